@@ -1,0 +1,89 @@
+"""Pieces every importer shares: a DuckDB connection with exact time-parsing macros, a
+read-only SQLite opener, and small conversions.
+
+Why SQL macros: the Ascend text files write epoch microseconds with three decimals
+(``1736408883704643.212``), 19 significant digits that float64 cannot hold.  ``ts_ns`` splits
+the decimal text and builds integer nanoseconds exactly, vectorised inside DuckDB.
+"""
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import duckdb
+
+_WS = "' ' || chr(9) || chr(10) || chr(13) || '\"'"
+
+MACROS = [
+    # text cell -> clean text or NULL ('' and 'N/A' mean "not collected")
+    f"CREATE OR REPLACE MACRO clean(x) AS nullif(nullif(trim(CAST(x AS VARCHAR), {_WS}), ''), 'N/A')",
+    # exact decimal microseconds text -> integer nanoseconds
+    """CREATE OR REPLACE MACRO ts_ns(x) AS (CASE
+         WHEN clean(x) IS NULL THEN NULL
+         WHEN contains(lower(clean(x)), 'e') THEN CAST(round(TRY_CAST(clean(x) AS DOUBLE) * 1000) AS BIGINT)
+         ELSE TRY_CAST(split_part(clean(x), '.', 1) AS BIGINT) * 1000
+              + (CASE WHEN starts_with(clean(x), '-') THEN -1 ELSE 1 END)
+                * TRY_CAST(rpad(left(split_part(clean(x), '.', 2), 3), 3, '0') AS BIGINT)
+       END)""",
+    # duration in (float) microseconds -> integer nanoseconds, rounded
+    "CREATE OR REPLACE MACRO dur_ns(x) AS CAST(round(TRY_CAST(clean(x) AS DOUBLE) * 1000) AS BIGINT)",
+    # ms (communication.json) -> ns
+    "CREATE OR REPLACE MACRO ms_ns(x) AS CAST(round(TRY_CAST(clean(x) AS DOUBLE) * 1000000) AS BIGINT)",
+    # integer cell or NULL; 4294967295 (2^32-1) is the vendors' 'invalid'
+    """CREATE OR REPLACE MACRO int_or_null(x) AS (CASE
+         WHEN TRY_CAST(clean(x) AS BIGINT) = 4294967295 THEN NULL
+         ELSE TRY_CAST(clean(x) AS BIGINT) END)""",
+    "CREATE OR REPLACE MACRO num_or_null(x) AS TRY_CAST(clean(x) AS DOUBLE)",
+    # binary MB (memory CSVs) -> bytes
+    "CREATE OR REPLACE MACRO mib_bytes(x) AS CAST(round(TRY_CAST(clean(x) AS DOUBLE) * 1048576) AS BIGINT)",
+    "CREATE OR REPLACE MACRO kib_bytes(x) AS CAST(round(TRY_CAST(clean(x) AS DOUBLE) * 1024) AS BIGINT)",
+    # decimal MB (communication JSON) -> bytes
+    "CREATE OR REPLACE MACRO mb_bytes(x) AS CAST(round(TRY_CAST(clean(x) AS DOUBLE) * 1000000) AS BIGINT)",
+]
+
+
+def duck(threads: int = 2) -> duckdb.DuckDBPyConnection:
+    """A fresh in-memory DuckDB connection with the parsing macros installed.
+
+    Extensions are never auto-installed: nothing may download at run time.
+    """
+    con = duckdb.connect(":memory:", config={"threads": threads, "autoinstall_known_extensions": False,
+                                             "autoload_known_extensions": True})
+    for m in MACROS:
+        con.execute(m)
+    return con
+
+
+def sql_str(value: str | Path) -> str:
+    """Quote a value (usually a path) as a SQL string literal."""
+    return "'" + str(value).replace("'", "''") + "'"
+
+
+def open_sqlite(path: str | Path) -> sqlite3.Connection:
+    """Open a SQLite file read-only.  Viewers write into these files, so never open them
+    writable; a DB in WAL mode inside a read-only folder cannot be opened with ``mode=ro``
+    (SQLite wants the -shm file), so fall back to ``immutable=1``."""
+    uri = Path(path).resolve().as_uri()
+    try:
+        con = sqlite3.connect(f"{uri}?mode=ro", uri=True)
+        con.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        return con
+    except sqlite3.Error:
+        con = sqlite3.connect(f"{uri}?immutable=1", uri=True)
+        con.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        return con
+
+
+def us_text_to_ns(text: str | None) -> int | None:
+    """Exact Python twin of the ``ts_ns`` macro for single values (metadata, tests)."""
+    if text is None:
+        return None
+    s = str(text).strip(" \t\r\n\"")
+    if s in ("", "N/A"):
+        return None
+    if "e" in s.lower():
+        return round(float(s) * 1000)
+    neg = s.startswith("-")
+    whole, _, frac = s.lstrip("-+").partition(".")
+    ns = int(whole or "0") * 1000 + int((frac[:3]).ljust(3, "0"))
+    return -ns if neg else ns

@@ -1,0 +1,17 @@
+"""The canonical tables, declared once.
+
+Every importer translates its format into exactly these tables; every analysis, surface and
+doc page reads the declaration from here.  Times are integer nanoseconds (``*_ns``), sizes
+integer bytes (``*_bytes``).  A table may carry extra columns (for example the PMU metrics
+``pmu_*`` whose set depends on the profiler's ``aic_metrics``), but never lacks a declared one:
+:func:`conform` adds missing declared columns as nulls and casts to the declared types.
+"""
+from __future__ import annotations
+
+from .tables import TABLES, Column, Table, PMU_PREFIX
+from .conform import conform, empty_table, arrow_schema
+
+SCHEMA_VERSION = 1
+
+__all__ = ["TABLES", "Column", "Table", "PMU_PREFIX", "conform", "empty_table", "arrow_schema",
+           "SCHEMA_VERSION"]

@@ -1,0 +1,65 @@
+"""The ``profinsight`` command: ``profinsight <command> PATH... [options]``.
+
+Each subcommand is one small module with ``add_arguments(parser)`` and ``run(args) -> int``
+(memray's habit).  Exit codes: 0 success; 1 the command ran and found errors; 2 bad usage or
+unreadable input.  No traceback reaches a user unless ``--debug`` is given.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+
+from .. import __version__
+from ..errors import ProfileError
+from . import doctor, export, info
+
+COMMANDS = {"info": info, "doctor": doctor, "export": export}
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # exit 2 with a short message, as argparse does, plus a hint
+        self.print_usage(sys.stderr)
+        self.exit(2, f"{self.prog}: error: {message}\n(try '{self.prog} --help')\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="profinsight",
+                     description="Find why a PyTorch model runs slow on Ascend NPUs and GPUs.")
+    parser.add_argument("--version", action="version", version=f"profinsight {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    for name, mod in COMMANDS.items():
+        p = sub.add_parser(name, help=mod.HELP, description=mod.__doc__)
+        p.add_argument("--debug", action="store_true", help="show a traceback on failure")
+        mod.add_arguments(p)
+        p.set_defaults(_run=mod.run)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "command", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args._run(args) or 0)
+    except ProfileError as exc:
+        if args.debug:
+            raise
+        print(f"profinsight: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("profinsight: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+    except Exception as exc:  # noqa: BLE001 - last line of defence: no traceback for users
+        if args.debug:
+            raise
+        print(f"profinsight: internal error: {type(exc).__name__}: {exc}\n"
+              "Run again with --debug for a traceback and report it.", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,83 @@
+"""Options and helpers every subcommand shares: PATH arguments, loading with a progress bar,
+output formats."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from rich.console import Console
+
+from ..api import load
+from ..errors import ProfileError
+from ..profile import Profile
+from ..samples import sample_path
+
+OUTPUT_SUFFIXES = {".json": "json", ".csv": "csv", ".html": "html", ".md": "md", ".txt": "table"}
+
+
+def add_paths(p: argparse.ArgumentParser) -> None:
+    p.add_argument("paths", nargs="*", metavar="PATH",
+                   help="profile: a *_ascend_pt folder, a folder of rank folders, or Kineto trace file(s); "
+                        "several PATHs form one run")
+    p.add_argument("--sample", action="store_true", help="use the bundled real sample profile")
+    p.add_argument("--prefer", choices=["db", "text"], help="export to read when a folder has both")
+
+
+def add_output(p: argparse.ArgumentParser, formats: list[str]) -> None:
+    p.add_argument("--format", choices=formats, help=f"output format (default: {formats[0]})")
+    p.add_argument("-o", "--output", metavar="FILE", help="write to FILE (format from its extension)")
+
+
+def output_format(args, formats: list[str]) -> str:
+    if args.format:
+        return args.format
+    if args.output:
+        fmt = OUTPUT_SUFFIXES.get(Path(args.output).suffix.lower())
+        if fmt in formats:
+            return fmt
+    return formats[0]
+
+
+def paths(args) -> list[str]:
+    if args.sample:
+        return [str(sample_path())]
+    if not args.paths:
+        raise ProfileError("no PATH given", fix="pass a profile folder or trace file, or --sample")
+    return args.paths
+
+
+def load_profile(args) -> Profile:
+    """Load the run named on the command line, with a progress bar on a terminal."""
+    ps = paths(args)
+    target = ps[0] if len(ps) == 1 else ps
+    console = Console(stderr=True)
+    if not console.is_terminal:
+        return load(target, prefer=args.prefer)
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+    with Progress(TextColumn("loading"), BarColumn(), TextColumn("{task.completed}/{task.total} ranks"),
+                  TimeElapsedColumn(), console=console, transient=True) as bar:
+        task = bar.add_task("load", total=None)
+
+        def progress(done, total, _label):
+            bar.update(task, completed=done, total=total)
+        return load(target, prefer=args.prefer, progress=progress)
+
+
+def emit(text: str, args) -> None:
+    """Write ``text`` to -o FILE or stdout."""
+    if args.output:
+        Path(args.output).write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+
+
+def dumps(data) -> str:
+    return json.dumps(data, indent=2, ensure_ascii=False, default=str)
+
+
+def make_console(args, width: int = 110) -> Console:
+    """A console that prints to the terminal, or records silently when -o FILE is given."""
+    import io
+    return Console(record=True, width=width, highlight=False, file=io.StringIO() if args.output else None)

@@ -1,0 +1,53 @@
+"""Check a profile and explain every problem: missing or empty files and the views they
+disable, collection switches that were off, truncated files, mixed runs, version mismatches.
+Exit 0 when there are no errors, 1 when there are, 2 when the input cannot be read at all."""
+from __future__ import annotations
+
+from rich.markup import escape
+
+from .. import diagnostics as dg
+from ..errors import MixedRuns
+from .common import make_console, add_output, add_paths, dumps, emit, load_profile, output_format
+
+HELP = "check a profile and explain every problem (exit 1 on errors)"
+FORMATS = ["table", "json"]
+_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
+
+
+def add_arguments(p) -> None:
+    add_paths(p)
+    add_output(p, FORMATS)
+
+
+def run(args) -> int:
+    try:
+        prof = load_profile(args)
+    except MixedRuns as exc:
+        diags = [dg.error("mixed-runs", str(exc).splitlines()[0], file=exc.file, fix=exc.fix)]
+        diags += [dg.info("run-found", r.label, file=str(r.root)) for r in exc.runs]
+        _print(diags, args)
+        return 1
+    diags = prof.diagnostics
+    _print(diags, args)
+    return 1 if dg.worst(diags) == "error" else 0
+
+
+def _print(diags, args) -> None:
+    if output_format(args, FORMATS) == "json":
+        emit(dumps([d.to_dict() for d in diags]), args)
+        return
+    console = make_console(args, 110)
+    if not diags:
+        console.print("[green]no problems found[/green]")
+    order = {"error": 0, "warning": 1, "info": 2}
+    for d in sorted(diags, key=lambda d: order[d.severity]):
+        rank = f" rank {d.rank}" if d.rank is not None else ""
+        console.print(f"[{_STYLE[d.severity]}]{d.severity.upper():7}[/] {escape(d.code)}{rank}: {escape(d.message)}")
+        if d.file:
+            console.print(f"         file: {escape(d.file)}")
+        if d.fix:
+            console.print(f"         fix:  {escape(d.fix)}")
+    counts = {s: sum(1 for d in diags if d.severity == s) for s in dg.SEVERITIES}
+    console.print(f"{counts['error']} errors, {counts['warning']} warnings, {counts['info']} notes")
+    if args.output:
+        emit(console.export_text(), args)

@@ -1,0 +1,161 @@
+"""The loaded profile: canonical tables of every rank, queried as pandas, Arrow or SQL.
+
+Tables are read lazily: a warm re-open touches only ``meta.json`` per rank; a table's Parquet
+files are read (memory-mapped) the first time it is asked for, and SQL runs in DuckDB directly
+over the Parquet files, so only the columns a query needs are read.
+"""
+from __future__ import annotations
+
+import html
+import json
+from functools import cached_property
+from pathlib import Path
+
+import duckdb
+import pandas as pd
+import pyarrow as pa
+
+from . import diagnostics as dg
+from .errors import ProfileError, UnknownTable
+from .schema import TABLES, conform
+from .store.loader import LoadedRank
+
+_PANDAS_TYPES = {
+    pa.int64(): pd.Int64Dtype(), pa.int32(): pd.Int32Dtype(), pa.float64(): pd.Float64Dtype(),
+    pa.bool_(): pd.BooleanDtype(), pa.string(): pd.StringDtype(), pa.large_string(): pd.StringDtype(),
+}
+
+
+class Profile:
+    """One run (one or more ranks) of one collection.
+
+    >>> p = profinsight.load("rank0_ascend_pt")
+    >>> p.table("device_tasks")            # pandas DataFrame, nullable dtypes, times in ns
+    >>> p.sql("select kind, count(*) from device_tasks group by kind")
+    """
+
+    def __init__(self, run, ranks: list[LoadedRank], run_notes: list[dg.Diagnostic]):
+        self.run = run
+        self._ranks = ranks
+        self._arrow: dict[str, pa.Table] = {}
+        self._con: duckdb.DuckDBPyConnection | None = None
+        self._diagnostics = [d for r in ranks for d in _with_rank(r.diagnostics, r.rank)] + run_notes
+
+    # --- what was loaded -------------------------------------------------------------
+    @property
+    def ranks(self) -> list[int]:
+        """Rank ids, sorted."""
+        return sorted(r.rank for r in self._ranks)
+
+    @property
+    def format(self) -> str:
+        return self.run.format
+
+    @property
+    def path(self) -> Path:
+        return Path(self.run.root)
+
+    @property
+    def diagnostics(self) -> list[dg.Diagnostic]:
+        """What the doctor found while loading (severity info / warning / error)."""
+        return list(self._diagnostics)
+
+    def row_counts(self) -> dict[str, int]:
+        """Rows per canonical table over all ranks (no table is read to answer this)."""
+        return {name: sum(r.row_count(name) for r in self._ranks) for name in TABLES}
+
+    @cached_property
+    def steps(self) -> list[int]:
+        t = self.arrow("steps")
+        return sorted(set(v for v in t.column("step").to_pylist() if v is not None))
+
+    # --- tables ----------------------------------------------------------------------
+    def arrow(self, name: str) -> pa.Table:
+        """Canonical table ``name`` as one Arrow table over all ranks."""
+        if name not in TABLES:
+            raise UnknownTable(f"no table named {name!r}", fix=f"tables: {', '.join(TABLES)}")
+        if name not in self._arrow:
+            parts = [r.read(name) for r in self._ranks]
+            table = pa.concat_tables(parts, promote_options="permissive") if parts else None
+            self._arrow[name] = conform(name, table)
+        return self._arrow[name]
+
+    def table(self, name: str) -> pd.DataFrame:
+        """Canonical table ``name`` as a pandas DataFrame with nullable dtypes (integer ns stay
+        exact; nulls are ``<NA>``, never NaN-converted floats)."""
+        return to_pandas(self.arrow(name))
+
+    def sql(self, query: str) -> pd.DataFrame:
+        """Run DuckDB SQL over the canonical tables (each is a view by its name)."""
+        try:
+            return to_pandas(self.connection().execute(query).fetch_arrow_table())
+        except duckdb.Error as exc:
+            raise ProfileError(f"SQL error: {exc}", fix=f"tables: {', '.join(TABLES)}") from None
+
+    def connection(self) -> duckdb.DuckDBPyConnection:
+        """The DuckDB connection with one view per canonical table."""
+        if self._con is None:
+            con = duckdb.connect(":memory:", config={"threads": 2, "autoinstall_known_extensions": False})
+            for name in TABLES:
+                files = [r.parquet_path / f"{name}.parquet" for r in self._ranks if r.parquet_path]
+                if len(files) == len(self._ranks) and files:
+                    lst = ", ".join("'" + str(f).replace("'", "''") + "'" for f in files)
+                    con.execute(f"CREATE VIEW {name} AS SELECT * FROM read_parquet([{lst}], union_by_name=true)")
+                else:
+                    con.register(name, self.arrow(name))
+            self._con = con
+        return self._con
+
+    def run_info(self) -> pd.DataFrame:
+        return self.table("run_info")
+
+    # --- display ---------------------------------------------------------------------
+    def summary(self) -> dict:
+        """Plain data describing what was loaded (rendered by repr, HTML and the CLI)."""
+        counts = self.row_counts()
+        info = self.arrow("run_info").to_pylist()
+        return {
+            "path": str(self.path), "format": self.format, "ranks": self.ranks,
+            "level": self.run.level, "steps": self.steps,
+            "devices": sorted({r["device"] for r in info if r.get("device") is not None}),
+            "device_names": sorted({r["device_name"] for r in info if r.get("device_name")}),
+            "tables": counts,
+            "diagnostics": {s: sum(1 for d in self._diagnostics if d.severity == s) for s in dg.SEVERITIES},
+        }
+
+    def __repr__(self) -> str:
+        s = self.summary()
+        rows = ", ".join(f"{k}={v}" for k, v in s["tables"].items() if v)
+        diag = ", ".join(f"{v} {k}" for k, v in s["diagnostics"].items() if v) or "none"
+        return (f"<Profile {s['format']} {s['path']} ranks={s['ranks']} steps={s['steps']}\n"
+                f"  rows: {rows}\n  diagnostics: {diag}>")
+
+    def _repr_html_(self) -> str:
+        s = self.summary()
+        e = html.escape
+        head = (f"<b>profinsight profile</b> <code>{e(s['path'])}</code><br>"
+                f"format <b>{e(s['format'])}</b>{' ' + e(s['level']) if s['level'] else ''} · "
+                f"ranks <b>{e(', '.join(map(str, s['ranks'])))}</b> · "
+                f"steps <b>{e(', '.join(map(str, s['steps'])) or 'none')}</b>")
+        rows = "".join(f"<tr><td>{e(k)}</td><td style='text-align:right'>{v:,}</td></tr>"
+                       for k, v in s["tables"].items())
+        diags = "".join(
+            f"<li><b>{e(d.severity)}</b> <code>{e(d.code)}</code> {e(d.message)}"
+            f"{' <i>' + e(d.fix) + '</i>' if d.fix else ''}</li>" for d in self._diagnostics)
+        return (f"<div class='profinsight-profile'>{head}"
+                f"<table><thead><tr><th>table</th><th>rows</th></tr></thead><tbody>{rows}</tbody></table>"
+                f"<details><summary>{len(self._diagnostics)} diagnostics</summary><ul>{diags}</ul></details></div>")
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        return {"text/html": self._repr_html_(), "text/plain": repr(self),
+                "application/vnd.profinsight.profile+json": json.loads(json.dumps(self.summary(), default=str))}
+
+
+def to_pandas(table: pa.Table) -> pd.DataFrame:
+    """Arrow -> pandas with nullable dtypes so that int64 ns and nulls survive."""
+    return table.to_pandas(types_mapper=_PANDAS_TYPES.get)
+
+
+def _with_rank(diags, rank):
+    for d in diags:
+        yield d if d.rank is not None else dg.Diagnostic(d.severity, d.code, d.message, d.file, d.fix, rank)

@@ -1,0 +1,138 @@
+"""On-disk cache of imported ranks: one Parquet file per canonical table plus ``meta.json``.
+
+Why: re-opening a GB-scale profile must take well under a second.  The cache lives *outside*
+the data folder (profiles are often on read-only or shared storage): the user cache dir by
+default, ``PROFINSIGHT_CACHE`` to move it, ``PROFINSIGHT_CACHE=off`` to disable it.
+
+The key hashes the importer, its version, the schema version and every source file's path,
+size and mtime, so a changed source invalidates the entry.  Writes go to a temporary folder
+renamed into place at the end (atomic on one filesystem): an interrupted write never leaves an
+entry that loads, because an entry is only an entry once ``meta.json`` exists in its final name.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from .. import __version__
+from ..diagnostics import Diagnostic
+from ..importers import RankData, RankSource, importer
+from ..schema import SCHEMA_VERSION, TABLES
+
+_OFF = {"off", "0", "none", "false", "no"}
+_META = "meta.json"
+
+
+def cache_root() -> Path | None:
+    """The cache folder, or None when caching is switched off."""
+    env = os.environ.get("PROFINSIGHT_CACHE")
+    if env is not None and env.strip().lower() in _OFF:
+        return None
+    if env:
+        return Path(env).expanduser()
+    from platformdirs import user_cache_dir
+    return Path(user_cache_dir("profinsight"))
+
+
+def cache_key(source: RankSource) -> str:
+    """Stable key of one rank source: importer + versions + every file's path/size/mtime."""
+    h = hashlib.sha256()
+    mod = importer(source.format)
+    h.update(f"{source.format}|{getattr(mod, 'VERSION', '0')}|{SCHEMA_VERSION}|{__version__}".encode())
+    h.update(repr(sorted(source.options)).encode())
+    for f in sorted(source.files):
+        try:
+            st = f.stat()
+            h.update(f"|{f.resolve()}|{st.st_size}|{st.st_mtime_ns}".encode())
+        except OSError:
+            h.update(f"|{f}|missing".encode())
+    return h.hexdigest()[:32]
+
+
+@dataclass
+class CachedRank:
+    """A rank whose tables are on disk; tables are read on first use (memory-mapped)."""
+    folder: Path
+    rank: int
+    diagnostics: list[Diagnostic]
+    row_counts: dict[str, int]
+
+    def table_path(self, name: str) -> Path:
+        return self.folder / f"{name}.parquet"
+
+    def read(self, name: str) -> pa.Table:
+        return pq.read_table(self.table_path(name), memory_map=True)
+
+
+def lookup(source: RankSource) -> CachedRank | None:
+    """The cached entry of ``source`` if a complete one exists."""
+    root = cache_root()
+    if root is None:
+        return None
+    folder = root / f"v{SCHEMA_VERSION}" / cache_key(source)
+    return _open(folder)
+
+
+def _open(folder: Path) -> CachedRank | None:
+    meta_path = folder / _META
+    try:
+        meta = json.loads(meta_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if any(not (folder / f"{name}.parquet").is_file() for name in TABLES):
+        return None
+    return CachedRank(folder, int(meta["rank"]),
+                      [Diagnostic.from_dict(d) for d in meta.get("diagnostics", [])],
+                      dict(meta.get("row_counts", {})))
+
+
+def store(source: RankSource, data: RankData) -> CachedRank | None:
+    """Write ``data`` for ``source`` atomically; None when caching is off or the folder is
+    not writable (the caller keeps the tables in memory then)."""
+    root = cache_root()
+    if root is None:
+        return None
+    final = root / f"v{SCHEMA_VERSION}" / cache_key(source)
+    tmp = final.parent / f".tmp-{final.name}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    try:
+        tmp.mkdir(parents=True)
+        for name, table in data.tables.items():
+            pq.write_table(table, tmp / f"{name}.parquet", compression="zstd")
+        meta = {"rank": data.rank if data.rank is not None else 0,
+                "source": {"format": source.format, "path": str(source.path)},
+                "diagnostics": [d.to_dict() for d in data.diagnostics],
+                "row_counts": {n: t.num_rows for n, t in data.tables.items()},
+                "written": time.time()}
+        (tmp / _META).write_text(json.dumps(meta), encoding="utf-8")
+        try:
+            os.replace(tmp, final)
+        except OSError:  # another process won the race: its entry is as good as ours
+            shutil.rmtree(tmp, ignore_errors=True)
+        _sweep(final.parent)
+        return _open(final)
+    except OSError:
+        shutil.rmtree(tmp, ignore_errors=True)
+        return None
+
+
+def _sweep(folder: Path, max_age_s: float = 3600.0) -> None:
+    """Remove temporary folders left by interrupted writes."""
+    now = time.time()
+    try:
+        for p in folder.glob(".tmp-*"):
+            try:
+                if now - p.stat().st_mtime > max_age_s:
+                    shutil.rmtree(p, ignore_errors=True)
+            except OSError:
+                pass
+    except OSError:
+        pass

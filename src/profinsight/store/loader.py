@@ -1,0 +1,112 @@
+"""Turn a run into loaded ranks: from the cache when it is fresh, else import (ranks in
+parallel processes when there are several to import) and store.
+
+Importing one rank is the unit of work; the same function runs in a local process pool or,
+later, on a Dask worker.
+"""
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from typing import Callable
+
+import pyarrow as pa
+
+from .. import diagnostics as dg
+from ..importers import RankData, RankSource, load_rank
+from . import cache
+
+Progress = Callable[[int, int, str], None]
+
+
+@dataclass
+class LoadedRank:
+    """One rank ready to read: either a cache entry or tables held in memory."""
+    source: RankSource
+    rank: int
+    diagnostics: list[dg.Diagnostic]
+    cached: cache.CachedRank | None = None
+    tables: dict[str, pa.Table] | None = None
+
+    def read(self, name: str) -> pa.Table:
+        if self.tables is not None:
+            return self.tables[name]
+        return self.cached.read(name)
+
+    def row_count(self, name: str) -> int:
+        if self.tables is not None:
+            return self.tables[name].num_rows
+        return self.cached.row_counts.get(name, 0)
+
+    @property
+    def parquet_path(self):
+        return None if self.cached is None else self.cached.folder
+
+
+def import_rank(source: RankSource) -> RankData:
+    """Import one rank; an unexpected importer failure becomes an error diagnostic, never a
+    traceback (the data of other ranks still loads)."""
+    try:
+        return load_rank(source)
+    except Exception as exc:  # noqa: BLE001 - the boundary between a bug and the user
+        data = RankData(source.rank_hint)
+        data.diagnostics.append(dg.error(
+            "import-failed", f"could not read this {source.format} profile: {type(exc).__name__}: {exc}",
+            file=source.path, fix="run with --debug and report the message; other ranks were loaded",
+            rank=source.rank_hint))
+        return data.finish()
+
+
+def _import_and_store(source: RankSource):
+    data = import_rank(source)
+    entry = cache.store(source, data)
+    if entry is not None:
+        return ("cached", entry.folder, None)
+    return ("memory", None, data)
+
+
+def load_sources(sources: tuple[RankSource, ...], progress: Progress | None = None,
+                 workers: int | None = None) -> list[LoadedRank]:
+    """Load every rank source, cache first; ranks to import run in parallel processes."""
+    loaded: dict[int, LoadedRank] = {}
+    todo = []
+    for i, src in enumerate(sources):
+        hit = cache.lookup(src)
+        if hit is not None:
+            loaded[i] = LoadedRank(src, hit.rank, hit.diagnostics, cached=hit)
+        else:
+            todo.append(i)
+    done = len(loaded)
+    total = len(sources)
+    if progress:
+        progress(done, total, "cached")
+    n_workers = min(len(todo), workers or os.cpu_count() or 1)
+    if n_workers > 1:
+        ctx = mp.get_context("spawn")
+        with ProcessPoolExecutor(max_workers=n_workers, mp_context=ctx) as pool:
+            futures = {i: pool.submit(_import_and_store, sources[i]) for i in todo}
+            for i, fut in futures.items():
+                loaded[i] = _to_loaded(sources[i], fut.result())
+                done += 1
+                if progress:
+                    progress(done, total, str(sources[i].path))
+    else:
+        for i in todo:
+            loaded[i] = _to_loaded(sources[i], _import_and_store(sources[i]))
+            done += 1
+            if progress:
+                progress(done, total, str(sources[i].path))
+    return [loaded[i] for i in range(len(sources))]
+
+
+def _to_loaded(source: RankSource, result) -> LoadedRank:
+    how, folder, data = result
+    if how == "cached":
+        entry = cache._open(folder)
+        if entry is not None:
+            return LoadedRank(source, entry.rank, entry.diagnostics, cached=entry)
+        data = import_rank(source)  # the entry vanished (cache cleared meanwhile): keep in memory
+    rank = 0 if data.rank is None else int(data.rank)
+    return LoadedRank(source, rank, list(data.diagnostics), tables=data.tables)

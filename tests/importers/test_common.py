@@ -1,0 +1,47 @@
+"""Exact time parsing and step assignment shared by the importers."""
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pyarrow as pa
+
+from profinsight.importers._common import duck, open_sqlite, us_text_to_ns
+from profinsight.importers._steps import assign_steps, build_steps, step_number
+
+
+def test_ts_ns_is_exact_where_float64_is_not():
+    text = "1736408883704643.212\t"
+    exact = int(Decimal(text.strip()) * 1000)
+    assert exact == 1736408883704643212
+    assert int(float(text) * 1000) != exact  # float64 loses the last digits: why the macro exists
+    con = duck()
+    got = con.execute("select ts_ns(?), ts_ns('N/A'), ts_ns(''), ts_ns('-0.5'), ts_ns('7'), ts_ns('1.25e3')",
+                      [text]).fetchone()
+    assert got == (exact, None, None, -500, 7000, 1250000)
+    assert us_text_to_ns(text) == exact and us_text_to_ns("N/A") is None and us_text_to_ns("-0.5") == -500
+
+
+def test_unit_macros():
+    con = duck()
+    got = con.execute("select dur_ns('53.7410625'), ms_ns('2.5'), int_or_null('4294967295'), int_or_null('12'),"
+                      " mib_bytes('1452.0'), mb_bytes('28.647232'), kib_bytes('2')").fetchone()
+    assert got == (53741, 2500000, None, 12, 1522532352, 28647232, 2048)
+
+
+def test_step_ranges_follow_the_vendor_rule():
+    # two host steps; tasks launched inside each; the device range ends no earlier than the host step
+    steps = build_steps([(1, 100, 200), (2, 200, 300)],
+                        start_ns=[150, 180, 260, 400], end_ns=[170, 250, 390, 410],
+                        launch_ns=pa.array([110, 190, 250, None], pa.int64()))
+    d = steps.to_pydict()
+    assert d["step"] == [1, 2]
+    assert d["device_start_ns"] == [150, 260]
+    assert d["device_end_ns"] == [250, 390]
+    assert assign_steps([150, 245, 255, 265, 500], steps).to_pylist() == [1, 1, None, 2, None]
+    assert step_number("ProfilerStep#50") == 50 and step_number("aten::add") is None
+
+
+def test_open_sqlite_read_only_on_wal_db(fixtures):
+    db = fixtures / "ascend_pt/db_level1/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/ascend_pytorch_profiler_0.db"
+    con = open_sqlite(db)
+    assert con.execute("select count(*) from TASK").fetchone()[0] == 552

@@ -1,0 +1,153 @@
+"""Discovery, loading and the on-disk cache, on the real fixtures."""
+from __future__ import annotations
+
+import os
+import shutil
+import time
+
+import pandas as pd
+import pytest
+
+import profinsight
+from profinsight import MixedRuns, NotAProfile, UnsupportedFormat
+from profinsight.store import cache
+
+
+def test_discover_lists_each_run_of_a_mixed_folder(fixtures):
+    runs = profinsight.discover(fixtures / "ascend_pt")
+    got = sorted((r.root.name, r.format, r.level, tuple(r.ranks)) for r in runs)
+    assert got == [("db_level0", "ascend_db", "Level0", (0, 1)), ("db_level1", "ascend_db", "Level1", (0, 1)),
+                   ("text_level0", "ascend_text", "Level0", (0, 1)), ("text_level1", "ascend_text", "Level1", (0, 1))]
+
+
+def test_load_refuses_a_mixed_folder_and_lists_runs(fixtures):
+    with pytest.raises(MixedRuns) as exc:
+        profinsight.load(fixtures / "ascend_pt")
+    assert len(exc.value.runs) == 4
+    assert "text_level1" in str(exc.value) and "db_level0" in str(exc.value)
+
+
+def test_load_a_run_object_from_discover(fixtures):
+    run = [r for r in profinsight.discover(fixtures / "ascend_pt") if r.root.name == "text_level1"][0]
+    p = profinsight.load(run)
+    assert p.ranks == [0, 1]
+
+
+def test_kineto_rank_files_of_one_job_form_one_run(fixtures):
+    k = fixtures / "kineto"
+    runs = profinsight.discover(k)
+    two = [r for r in runs if len(r.sources) == 2]
+    assert len(two) == 1 and sorted(s.path.name for s in two[0].sources) == [
+        "gpu_2rank_rank0.json.gz", "gpu_2rank_rank1.json.gz"]
+    p = profinsight.load([k / "gpu_2rank_rank0.json.gz", k / "gpu_2rank_rank1.json.gz"])
+    assert p.ranks == [0, 1]
+    assert any(d.code == "partial-ranks" for d in p.diagnostics)  # 2 of the job's ranks
+
+
+def test_empty_folder_is_one_clear_error(tmp_path):
+    with pytest.raises(NotAProfile) as exc:
+        profinsight.load(tmp_path)
+    assert "no profile found" in str(exc.value) and "Fix:" in str(exc.value)
+
+
+def test_missing_path(tmp_path):
+    with pytest.raises(NotAProfile, match="no such file"):
+        profinsight.load(tmp_path / "nope")
+
+
+def test_unsupported_formats_are_named(tmp_path):
+    prof = tmp_path / "PROF_000001_20230628101435646_FKFLNPEPPRRCFCBA"
+    (prof / "host").mkdir(parents=True)
+    with pytest.raises(UnsupportedFormat, match="msprof"):
+        profinsight.load(prof)
+    ms = tmp_path / "x" / "worker_1_ascend_ms"
+    ms.mkdir(parents=True)
+    with pytest.raises(UnsupportedFormat, match="MindSpore"):
+        profinsight.load(ms)
+
+
+def test_raw_data_never_parsed(tmp_path):
+    rank = tmp_path / "w_1_ascend_pt"
+    (rank / "FRAMEWORK").mkdir(parents=True)
+    with pytest.raises(NotAProfile, match="never parsed") as exc:
+        profinsight.load(rank)
+    assert "analyse" in str(exc.value)
+
+
+def test_both_exports_default_to_db_and_can_choose_text(fixtures, tmp_path):
+    rank = tmp_path / "rank0_ascend_pt"
+    shutil.copytree(fixtures / "ascend_pt/text_level1/rank0_ascend_pt", rank)
+    db = fixtures / "ascend_pt/db_level1/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/ascend_pytorch_profiler_0.db"
+    shutil.copy(db, rank / "ASCEND_PROFILER_OUTPUT")
+    p = profinsight.load(rank)
+    assert p.format == "ascend_db"
+    note = [d for d in p.diagnostics if d.code == "both-exports"]
+    assert note and "prefer='text'" in note[0].fix
+    assert profinsight.load(rank, prefer="text").format == "ascend_text"
+
+
+def test_tables_keep_exact_ns_and_nulls(fixtures):
+    p = profinsight.load(fixtures / "ascend_pt/text_level1/rank0_ascend_pt")
+    dt = p.table("device_tasks")
+    assert isinstance(dt, pd.DataFrame)
+    assert str(dt["start_ns"].dtype) == "Int64"
+    assert 1736408883704643212 in set(dt["start_ns"].dropna().astype("int64"))
+    got = p.sql("select count(*) as n from device_tasks where kind in ('kernel', 'communication')")
+    assert int(got["n"][0]) == 191
+    html = p._repr_html_()
+    assert "device_tasks" in html and "ascend_text" in html
+    assert "ranks=[0]" in repr(p)
+
+
+def test_warm_open_comes_from_cache_and_changes_invalidate(fixtures, tmp_path, monkeypatch):
+    rank = tmp_path / "rank0_ascend_pt"
+    shutil.copytree(fixtures / "ascend_pt/text_level1/rank0_ascend_pt", rank)
+    first = profinsight.load(rank)
+    n = first.row_counts()["device_tasks"]
+    import profinsight.store.loader as loader
+
+    def boom(_source):
+        raise AssertionError("imported again although the cache is fresh")
+    monkeypatch.setattr(loader, "load_rank", boom)
+    warm = profinsight.load(rank)
+    assert warm.row_counts()["device_tasks"] == n
+    assert len(warm.table("device_tasks")) == n
+    monkeypatch.undo()
+    os.environ["PROFINSIGHT_CACHE"] = str(cache.cache_root())  # undo() dropped the per-test cache env
+    # touching a source file changes the key: imported again
+    kd = rank / "ASCEND_PROFILER_OUTPUT" / "kernel_details.csv"
+    st = kd.stat()
+    os.utime(kd, ns=(st.st_atime_ns, st.st_mtime_ns + 10_000_000_000))
+    calls = []
+    real = loader.load_rank
+    monkeypatch.setattr(loader, "load_rank", lambda s: calls.append(s) or real(s))
+    profinsight.load(rank)
+    assert len(calls) == 1
+
+
+def test_interrupted_cache_write_never_loads(fixtures, tmp_path):
+    rank = fixtures / "ascend_pt/text_level0/rank0_ascend_pt"
+    src = profinsight.discover(rank)[0].sources[0]
+    key = cache.cache_key(src)
+    half = cache.cache_root() / "v1" / key
+    half.mkdir(parents=True)
+    (half / "device_tasks.parquet").write_bytes(b"PAR1 truncated")
+    assert cache.lookup(src) is None  # no meta.json: not an entry
+    p = profinsight.load(rank)
+    assert p.row_counts()["device_tasks"] > 0
+
+
+def test_cache_off_keeps_tables_in_memory(fixtures, monkeypatch):
+    monkeypatch.setenv("PROFINSIGHT_CACHE", "off")
+    p = profinsight.load(fixtures / "ascend_pt/text_level0/rank0_ascend_pt")
+    assert cache.cache_root() is None
+    assert p.sql("select count(*) as n from steps")["n"][0] == 1
+
+
+def test_cache_is_outside_the_data_folder(fixtures):
+    rank = fixtures / "ascend_pt/text_level0/rank1_ascend_pt"
+    before = sorted(x.name for x in rank.rglob("*"))
+    t0 = time.time()
+    profinsight.load(rank)
+    assert sorted(x.name for x in rank.rglob("*")) == before
+    assert time.time() - t0 < 30

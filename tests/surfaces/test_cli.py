@@ -1,0 +1,76 @@
+"""The CLI as a user runs it: exit codes, formats, no tracebacks."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pyarrow.parquet as pq
+import pytest
+
+from profinsight.cli import main
+
+
+def run_cli(*args, env=None):
+    return subprocess.run([sys.executable, "-m", "profinsight.cli", *map(str, args)],
+                          capture_output=True, text=True, env=env, timeout=120)
+
+
+def test_info_on_the_bundled_sample(capsys):
+    assert main(["info", "--sample"]) == 0
+    out = capsys.readouterr().out
+    assert "ascend_text" in out and "device_tasks" in out and "Level1" in out
+
+
+def test_info_json(capsys, fixtures):
+    assert main(["info", str(fixtures / "ascend_pt/text_level1"), "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["ranks"] == [0, 1] and data["steps"] == [50]
+    assert data["tables"]["device_tasks"] > 0
+
+
+def test_doctor_exit_codes(fixtures, tmp_path, capsys):
+    assert main(["doctor", str(fixtures / "ascend_pt/text_level1/rank0_ascend_pt")]) == 0
+    assert main(["doctor", str(fixtures / "ascend_pt")]) == 1  # mixed runs: an error, listed
+    out = capsys.readouterr().out
+    assert "mixed-runs" in out and "text_level1" in out
+    assert main(["doctor", str(tmp_path)]) == 2  # nothing readable
+    assert main(["doctor"]) == 2  # bad usage
+
+
+def test_doctor_json_lists_diagnostics(fixtures, capsys):
+    assert main(["doctor", str(fixtures / "ascend_pt/text_level0/rank0_ascend_pt"), "--format", "json"]) == 0
+    diags = json.loads(capsys.readouterr().out)
+    assert all({"severity", "code", "message", "file", "fix"} <= set(d) for d in diags)
+    assert any(d["severity"] in ("info", "warning") for d in diags)  # Level0: communication analysis missing
+
+
+def test_no_traceback_for_users(tmp_path):
+    r = run_cli("doctor", tmp_path / "does-not-exist")
+    assert r.returncode == 2
+    assert "Traceback" not in r.stderr and "no such file" in r.stderr
+    r = run_cli("info", tmp_path)
+    assert r.returncode == 2 and "Traceback" not in r.stderr and "Fix:" in r.stderr
+    r = run_cli("view-nothing")
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+
+
+def test_export_parquet(fixtures, tmp_path, capsys):
+    out = tmp_path / "tables"
+    assert main(["export", str(fixtures / "ascend_pt/text_level1/rank1_ascend_pt"), "--format", "parquet",
+                 "-o", str(out)]) == 0
+    t = pq.read_table(out / "device_tasks.parquet")
+    assert t.num_rows > 191 and t.schema.field("start_ns").type.bit_width == 64
+    assert (out / "run_info.parquet").exists()
+
+
+def test_export_csv_and_bad_table(fixtures, tmp_path):
+    assert main(["export", "--sample", "--format", "csv", "-o", str(tmp_path / "c"), "--tables", "steps"]) == 0
+    assert (tmp_path / "c" / "steps.csv").read_text().startswith('"rank"')
+    assert main(["export", "--sample", "-o", str(tmp_path / "d"), "--tables", "nope"]) == 2
+
+
+@pytest.mark.parametrize("cmd", ["info", "doctor", "export"])
+def test_help_everywhere(cmd):
+    r = run_cli(cmd, "--help")
+    assert r.returncode == 0 and "PATH" in r.stdout

@@ -74,3 +74,14 @@ def test_export_csv_and_bad_table(fixtures, tmp_path):
 def test_help_everywhere(cmd):
     r = run_cli(cmd, "--help")
     assert r.returncode == 0 and "PATH" in r.stdout
+
+
+def test_doctor_env_checks_the_installation(capsys, tmp_path, monkeypatch):
+    assert main(["doctor", "--env"]) == 0
+    out = capsys.readouterr().out
+    assert "pyarrow" in out and "duckdb" in out and "writable" in out
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    monkeypatch.setenv("PROFINSIGHT_CACHE", str(blocker / "sub"))  # a path under a file: not writable
+    assert main(["doctor", "--env", "--format", "json"]) == 0
+    assert any(d["code"] == "cache-not-writable" for d in json.loads(capsys.readouterr().out))

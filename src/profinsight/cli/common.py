@@ -44,7 +44,8 @@ def paths(args) -> list[str]:
     if args.sample:
         return [str(sample_path())]
     if not args.paths:
-        raise ProfileError("no PATH given", fix="pass a profile folder or trace file, or --sample")
+        raise ProfileError("no PATH given", fix="pass a profile folder or trace file, or --sample "
+                                                "(doctor --env checks the installation)")
     return args.paths
 
 

@@ -17,9 +17,14 @@ _STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 def add_arguments(p) -> None:
     add_paths(p)
     add_output(p, FORMATS)
+    p.add_argument("--env", action="store_true", help="check the installation instead of a profile (no PATH)")
 
 
 def run(args) -> int:
+    if args.env:
+        diags = environment_checks()
+        _print(diags, args)
+        return 1 if dg.worst(diags) == "error" else 0
     try:
         prof = load_profile(args)
     except MixedRuns as exc:
@@ -51,3 +56,49 @@ def _print(diags, args) -> None:
     console.print(f"{counts['error']} errors, {counts['warning']} warnings, {counts['info']} notes")
     if args.output:
         emit(console.export_text(), args)
+
+
+def environment_checks() -> list[dg.Diagnostic]:
+    """Is the installation sound: Python, the engine's libraries, a writable cache."""
+    import importlib
+    import os
+    import sys
+    import tempfile
+
+    from .. import __version__
+    from ..store.cache import cache_root
+
+    out = [dg.info("version", f"profinsight {__version__} on Python {sys.version.split()[0]}")]
+    if sys.version_info < (3, 10):
+        out.append(dg.error("python-too-old", "Python 3.10 or newer is needed", fix="use Python >= 3.10"))
+    for mod in ("pyarrow", "duckdb", "pandas", "orjson", "rich", "platformdirs"):
+        try:
+            m = importlib.import_module(mod)
+            out.append(dg.info("dependency", f"{mod} {_dist_version(mod, m)}"))
+        except ImportError as exc:
+            out.append(dg.error("dependency-missing", f"{mod} cannot be imported: {exc}",
+                                fix="pip install --force-reinstall profinsight"))
+    root = cache_root()
+    if root is None:
+        out.append(dg.info("cache-off", "the table cache is switched off (PROFINSIGHT_CACHE=off): every load imports again"))
+    else:
+        try:
+            root.mkdir(parents=True, exist_ok=True)
+            with tempfile.NamedTemporaryFile(dir=root):
+                pass
+            out.append(dg.info("cache", f"cache folder {root} is writable", file=root))
+        except OSError as exc:
+            out.append(dg.warning("cache-not-writable", f"cannot write to the cache folder {root}: {exc.strerror}",
+                                  file=root, fix="set PROFINSIGHT_CACHE to a writable folder; profiles still load, "
+                                                 "but every open imports again"))
+    if os.environ.get("PROFINSIGHT_FIXTURES"):
+        out.append(dg.info("fixtures", f"PROFINSIGHT_FIXTURES={os.environ['PROFINSIGHT_FIXTURES']}"))
+    return out
+
+
+def _dist_version(name: str, module) -> str:
+    from importlib.metadata import PackageNotFoundError, version
+    try:
+        return version(name)
+    except PackageNotFoundError:
+        return getattr(module, "__version__", "?")

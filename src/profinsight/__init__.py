@@ -10,12 +10,20 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-from .api import load, resolve_run  # noqa: E402
-from .diagnostics import Diagnostic  # noqa: E402
-from .discover import Run, discover  # noqa: E402
-from .errors import MixedRuns, NotAProfile, ProfileError, UnsupportedFormat  # noqa: E402
-from .profile import Profile  # noqa: E402
-from .samples import sample_path  # noqa: E402
+# Public names are imported on first use, so that `profinsight --help` and `import profinsight`
+# stay fast (pandas, DuckDB and Arrow load only when a profile is).
+_EXPORTS = {
+    "load": ".api", "resolve_run": ".api", "Diagnostic": ".diagnostics", "Run": ".discover",
+    "discover": ".discover", "MixedRuns": ".errors", "NotAProfile": ".errors", "ProfileError": ".errors",
+    "UnsupportedFormat": ".errors", "Profile": ".profile", "sample_path": ".samples",
+}
+__all__ = [*_EXPORTS, "__version__"]
 
-__all__ = ["load", "discover", "resolve_run", "Profile", "Run", "Diagnostic", "ProfileError",
-           "NotAProfile", "MixedRuns", "UnsupportedFormat", "sample_path", "__version__"]
+
+def __getattr__(name):
+    if name in _EXPORTS:
+        import importlib
+        value = getattr(importlib.import_module(_EXPORTS[name], __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'profinsight' has no attribute {name!r}")

@@ -9,9 +9,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from ..api import load
 from ..errors import ProfileError
-from ..profile import Profile
 from ..samples import sample_path
 
 OUTPUT_SUFFIXES = {".json": "json", ".csv": "csv", ".html": "html", ".md": "md", ".txt": "table"}
@@ -49,8 +47,9 @@ def paths(args) -> list[str]:
     return args.paths
 
 
-def load_profile(args) -> Profile:
+def load_profile(args):
     """Load the run named on the command line, with a progress bar on a terminal."""
+    from ..api import load
     ps = paths(args)
     target = ps[0] if len(ps) == 1 else ps
     console = Console(stderr=True)

@@ -4,9 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pyarrow.csv as pacsv
-import pyarrow.parquet as pq
-
 from ..errors import ProfileError
 from ..schema import TABLES
 from .common import add_paths, load_profile
@@ -30,6 +27,9 @@ def run(args) -> int:
     out = Path(args.output)
     if out.exists() and not out.is_dir():
         raise ProfileError(f"{out} exists and is not a folder", fix="give a folder for -o")
+    import pyarrow.csv as pacsv
+    import pyarrow.parquet as pq
+
     prof = load_profile(args)
     try:
         out.mkdir(parents=True, exist_ok=True)

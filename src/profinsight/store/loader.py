@@ -83,6 +83,8 @@ def load_sources(sources: tuple[RankSource, ...], progress: Progress | None = No
     if progress:
         progress(done, total, "cached")
     n_workers = min(len(todo), workers or os.cpu_count() or 1)
+    if workers is None and _source_bytes(sources[i] for i in todo) < PARALLEL_MIN_BYTES:
+        n_workers = 1  # starting a process costs ~1.5 s of imports: not worth it for small ranks
     if n_workers > 1:
         ctx = mp.get_context("spawn")
         with ProcessPoolExecutor(max_workers=n_workers, mp_context=ctx) as pool:
@@ -99,6 +101,21 @@ def load_sources(sources: tuple[RankSource, ...], progress: Progress | None = No
             if progress:
                 progress(done, total, str(sources[i].path))
     return [loaded[i] for i in range(len(sources))]
+
+
+#: below this many source bytes to import, ranks are imported in this process, one by one
+PARALLEL_MIN_BYTES = 64 * 2**20
+
+
+def _source_bytes(sources) -> int:
+    total = 0
+    for src in sources:
+        for f in src.files:
+            try:
+                total += f.stat().st_size
+            except OSError:
+                pass
+    return total
 
 
 def _to_loaded(source: RankSource, result) -> LoadedRank:

@@ -1,0 +1,224 @@
+"""``host_ops``, ``api_calls`` and ``launches`` from ``PYTORCH_API``, ``CANN_API`` and the links.
+
+Why it is built this way:
+
+* ``PYTORCH_API`` times are declared TEXT: they are cast to INTEGER in SQL, never parsed in
+  Python floats.  Input shapes/dtypes go through :func:`.._text.normalise_list`, the one
+  definition the text importer shares, and the sample's swapped ``inputDtypes``/``inputShapes``
+  columns are detected by content, once per file.
+* Self/total times need the op nesting; it is found per (thread, category) with one sorted
+  pass and a stack, O(n log n), so 10^6 framework events stay cheap.  Like the text export's
+  ``operator_details.csv`` they are given for ``op`` rows only (null for python/queue rows).
+* Device time of an op counts the rows of the text export's ``kernel_details.csv``
+  (kernel + communication) whose ``connection_id`` the op owns through ``CONNECTION_IDS``; the
+  other tasks (FFTS+ parents, HCCL small tasks) would count the same work twice.
+"""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pyarrow as pa
+
+from .._steps import assign_steps
+from .._text import join_stack, normalise_list
+from ..base import RankData
+from .reader import Db
+
+CATEGORY = {50001: "op", 50002: "queue", 50003: "python", 50004: "annotation"}
+API_LEVEL = {5000: "runtime", 5500: "hccl", 10000: "node", 15000: "model", 20000: "acl"}
+NODE_API = 10000
+_LOW32 = 0xFFFFFFFF
+_LETTERS = re.compile(r"[A-Za-z]")
+
+
+def load_api_calls(db: Db, data: RankData) -> tuple[dict[int, int], dict[int, int]]:
+    """Fill ``api_calls``; return (connectionId -> call_id, connectionId -> start of the node
+    launch call), the two maps the device tasks and launches need."""
+    if not db.has("CANN_API"):
+        return {}, {}
+    rows = db.rows("SELECT startNs, endNs, type, globalTid, connectionId, name FROM CANN_API ORDER BY startNs")
+    if not rows:
+        return {}, {}
+    start, end, typ, tid, conn, name = (list(c) for c in zip(*rows))
+    levels = {**API_LEVEL, **db.enum("ENUM_API_TYPE")}
+    data.tables["api_calls"] = pa.table({
+        "call_id": pa.array(range(len(rows)), pa.int64()),
+        "pid": pa.array([None if g is None else g >> 32 for g in tid], pa.int64()),
+        "thread": pa.array([None if g is None else g & _LOW32 for g in tid], pa.int64()),
+        "level": pa.array([levels.get(t) for t in typ], pa.string()),
+        "name": pa.array(db.text(name), pa.string()),
+        "start_ns": pa.array(start, pa.int64()),
+        "dur_ns": pa.array([e - s for s, e in zip(start, end)], pa.int64()),
+        "connection_id": pa.array(conn, pa.int64()),
+    })
+    call_of = {c: i for i, c in enumerate(conn) if c is not None}
+    node_start = {c: s for c, s, t in zip(conn, start, typ) if t == NODE_API and c is not None}
+    return call_of, node_start
+
+
+def load_host_ops(db: Db, data: RankData) -> dict[int, list[int]]:
+    """Fill ``host_ops``; return op_id -> the connection ids it owns (for ``launches``)."""
+    if not db.has("PYTORCH_API"):
+        return {}
+    cols = {"seq": ("sequenceNumber",), "fwd": ("fwdThreadId",), "dt": ("inputDtypes",),
+            "sh": ("inputShapes",), "cc": ("callchainId",)}
+    extra = [f'"{db.col("PYTORCH_API", *a)}"' if db.col("PYTORCH_API", *a) else "NULL" for a in cols.values()]
+    rows = db.rows("SELECT CAST(startNs AS INTEGER) AS s, CAST(endNs AS INTEGER), globalTid, connectionId, "
+                   f"name, type, {', '.join(extra)} FROM PYTORCH_API ORDER BY s")
+    if not rows:
+        return {}
+    start, end, tid, conn, name, typ, seq, fwd, dtypes, shapes, chain = (list(c) for c in zip(*rows))
+    dtypes, shapes = _unswap(db.text(dtypes), db.text(shapes))
+    n = len(rows)
+    start_a = np.array(start, dtype=np.int64)
+    dur_a = np.array(end, dtype=np.int64) - start_a
+    category = [CATEGORY.get(t, "op") for t in typ]
+    parent, nest_order = _parents(start_a, start_a + dur_a, [f"{g}|{c}" for g, c in zip(tid, category)])
+    host_self = dur_a.copy()
+    for i in np.flatnonzero(parent >= 0):
+        host_self[parent[i]] -= dur_a[i]
+
+    owned = _connections(db, conn)
+    per_conn = _device_time_per_connection(data)
+    is_op = np.array([c == "op" for c in category])
+    dev_self = np.array([sum(per_conn.get(c, 0) for c in owned.get(i, ())) for i in range(n)], dtype=np.int64)
+    dev_total = dev_self.copy()
+    for i in nest_order[::-1]:  # children come after their parent in the nesting order
+        if parent[i] >= 0:
+            dev_total[parent[i]] += dev_total[i]
+    stacks = _call_stacks(db)
+    data.tables["host_ops"] = pa.table({
+        "op_id": pa.array(range(n), pa.int64()),
+        "pid": pa.array([None if g is None else g >> 32 for g in tid], pa.int64()),
+        "thread": pa.array([None if g is None else g & _LOW32 for g in tid], pa.int64()),
+        "category": pa.array(category, pa.string()),
+        "name": pa.array(db.text(name), pa.string()),
+        "start_ns": pa.array(start_a), "dur_ns": pa.array(dur_a),
+        "step": _host_step(start_a, data.tables.get("steps")),
+        # -1 / 0 are the profiler's "none" (the text importer nulls them too)
+        "sequence": pa.array([None if v == -1 else v for v in seq], pa.int64()),
+        "fwd_thread": pa.array([None if v == 0 else v for v in fwd], pa.int64()),
+        "input_shapes": pa.array([normalise_list(s) for s in shapes], pa.string()),
+        "input_dtypes": pa.array([normalise_list(s) for s in dtypes], pa.string()),
+        "call_stack": pa.array([stacks.get(c) if c is not None else None for c in chain], pa.string()),
+        "host_self_ns": pa.array(host_self, mask=~is_op),
+        "device_self_ns": pa.array(dev_self, mask=~is_op),
+        "device_total_ns": pa.array(dev_total, mask=~is_op),
+    })
+    return owned
+
+
+def load_launches(data: RankData, owned: dict[int, list[int]], call_of: dict[int, int]) -> None:
+    """Fill ``launches``: framework op -> task (``torch_to_npu``, through ``CONNECTION_IDS``)
+    and CANN API call -> task (``connection_id``, same ``connectionId``)."""
+    tasks = data.tables.get("device_tasks")
+    if tasks is None or tasks.num_rows == 0:
+        return
+    by_conn: dict[int, list[int]] = {}
+    for uid, c in zip(tasks.column("task_uid").to_pylist(), tasks.column("connection_id").to_pylist()):
+        if c is not None:
+            by_conn.setdefault(c, []).append(uid)
+    host, api, uids, link = [], [], [], []
+    for op_id, conns in owned.items():
+        for c in conns:
+            for uid in by_conn.get(c, ()):
+                host.append(op_id), api.append(None), uids.append(uid), link.append("torch_to_npu")
+    for c, call_id in call_of.items():
+        for uid in by_conn.get(c, ()):
+            host.append(None), api.append(call_id), uids.append(uid), link.append("connection_id")
+    data.tables["launches"] = pa.table({"host_op_id": pa.array(host, pa.int64()),
+                                        "api_call_id": pa.array(api, pa.int64()),
+                                        "task_uid": pa.array(uids, pa.int64()), "link": pa.array(link, pa.string())})
+
+
+def load_trace_slices(db: Db, data: RankData) -> None:
+    """Fill ``trace_slices`` with the Python GC pauses of ``GC_RECORD`` (collected only with
+    ``gc_detect_threshold``); the text export shows them as the ``Python GC`` process."""
+    if not db.has("GC_RECORD"):
+        return
+    rows = db.rows("SELECT startNs, endNs, globalTid FROM GC_RECORD ORDER BY startNs")
+    if not rows:
+        return
+    start, end, tid = (list(c) for c in zip(*rows))
+    data.tables["trace_slices"] = pa.table({
+        "process": pa.array(["Python GC"] * len(rows), pa.string()),
+        "thread": pa.array([None if g is None else str(g & _LOW32) for g in tid], pa.string()),
+        "name": pa.array(["GC"] * len(rows), pa.string()), "cat": pa.array(["gc"] * len(rows), pa.string()),
+        "start_ns": pa.array(start, pa.int64()), "dur_ns": pa.array([e - s for s, e in zip(start, end)], pa.int64()),
+        "args": pa.array(["{}"] * len(rows), pa.string())})
+
+
+def _unswap(dtypes: list, shapes: list) -> tuple[list, list]:
+    """Return (dtypes, shapes) the right way round.  Types are words (``float``, ``Scalar``),
+    dims are digits and commas; the sample DB has the two columns swapped."""
+    def wordy(values):
+        return sum(1 for v in values if v and _LETTERS.search(v))
+    return (shapes, dtypes) if wordy(shapes) > wordy(dtypes) else (dtypes, shapes)
+
+
+def _parents(start: np.ndarray, end: np.ndarray, keys: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Index of each event's direct parent (the innermost event of the same key that contains
+    it), -1 for roots, and the (key, start, -end) order used, in which every parent precedes
+    its children.  One sorted pass with a stack."""
+    n = len(start)
+    parent = np.full(n, -1, dtype=np.int64)
+    key_codes = {k: i for i, k in enumerate(sorted(set(keys)))}
+    codes = np.array([key_codes[k] for k in keys], dtype=np.int64)
+    order = np.lexsort((-end, start, codes))
+    stack: list[int] = []
+    prev_code = None
+    for i in order:
+        if codes[i] != prev_code:
+            stack, prev_code = [], codes[i]
+        while stack and end[stack[-1]] < end[i]:  # not contained: pop (siblings or partial overlaps)
+            stack.pop()
+        if stack and start[i] >= start[stack[-1]]:
+            parent[i] = stack[-1]
+        stack.append(i)
+    return parent, order
+
+
+def _connections(db: Db, conn: list) -> dict[int, list[int]]:
+    """op row -> the CANN/TASK connection ids it owns (``PYTORCH_API.connectionId`` ->
+    ``CONNECTION_IDS``)."""
+    if not db.has("CONNECTION_IDS"):
+        return {}
+    expand: dict[int, list[int]] = {}
+    for i, c in db.rows("SELECT id, connectionId FROM CONNECTION_IDS"):
+        expand.setdefault(i, []).append(c)
+    return {row: expand[c] for row, c in enumerate(conn) if c is not None and c in expand}
+
+
+def _device_time_per_connection(data: RankData) -> dict[int, int]:
+    tasks = data.tables.get("device_tasks")
+    out: dict[int, int] = {}
+    if tasks is None:
+        return out
+    for kind, c, d in zip(tasks.column("kind").to_pylist(), tasks.column("connection_id").to_pylist(),
+                          tasks.column("dur_ns").to_pylist()):
+        if c is not None and kind in ("kernel", "communication"):
+            out[c] = out.get(c, 0) + d
+    return out
+
+
+def _call_stacks(db: Db) -> dict[int, str]:
+    """callchainId -> canonical call stack (innermost frame first)."""
+    if not db.has("PYTORCH_CALLCHAINS"):
+        return {}
+    frames: dict[int, list] = {}
+    strings = db.strings
+    for cid, stack in db.rows("SELECT id, stack FROM PYTORCH_CALLCHAINS ORDER BY id, stackDepth"):
+        frames.setdefault(cid, []).append(strings.get(stack))
+    return {cid: join_stack(f) for cid, f in frames.items()}
+
+
+def _host_step(start: np.ndarray, steps: pa.Table | None) -> pa.Array:
+    """Host events take the step whose *host* range contains their start."""
+    if steps is None or steps.num_rows == 0:
+        return pa.nulls(len(start), pa.int64())
+    host_only = pa.table({"step": steps.column("step"), "host_start_ns": steps.column("host_start_ns"),
+                          "host_end_ns": steps.column("host_end_ns"),
+                          "device_start_ns": pa.nulls(steps.num_rows, pa.int64()),
+                          "device_end_ns": pa.nulls(steps.num_rows, pa.int64())})
+    return assign_steps(start, host_only)

@@ -1,0 +1,160 @@
+"""Memory tables and counters: ``memory_samples``, ``memory_blocks``, ``module_memory``,
+``counters``.
+
+Why it is built this way: the DB already stores bytes and ns, so the only work is naming.
+
+* Counter names and units follow the text export's timeline (``trace_view.json``), so one chart
+  reads both exports: the msprof timeline assemblers convert B/s to MB/s with 2^20 (HBM, LLC
+  throughput) and bytes to KB with 2^10 (``NPU MEM``); ``Acc PMU`` levels are one series per
+  accelerator.  LLC hit rates stay in percent (the DB's unit); the timeline divides
+  them by 100 while still labelling them ``%``.
+* ``OP_MEMORY`` names graph-engine blocks without the ``cann::`` prefix the text export's
+  ``operator_memory.csv`` gives them; the prefix is added so both exports name them alike.
+* The APP memory curve is ``NPU_MEM`` rows of type ``app`` (``MEMORY_RECORD`` has no APP rows),
+  as the text export's ``memory_record.csv`` shows.
+"""
+from __future__ import annotations
+
+import pyarrow as pa
+
+from ..base import RankData
+from .reader import Db
+
+_MIB = 1024 * 1024
+
+
+def load_memory(db: Db, data: RankData) -> None:
+    """Fill ``memory_samples``, ``memory_blocks`` and ``module_memory``."""
+    _samples(db, data)
+    _blocks(db, data)
+    _modules(db, data)
+
+
+def _samples(db: Db, data: RankData) -> None:
+    m = db.select("MEMORY_RECORD", {"component": ("component",), "ts": ("timestamp", "timestampNs"),
+                                    "alloc": ("totalAllocated",), "reserved": ("totalReserved",),
+                                    "active": ("totalActive",), "stream": ("streamPtr",),
+                                    "device": ("deviceId",)})
+    comps = db.text(m["component"])
+    # GE events record no "active" total (the DB writes 0, the text export leaves it empty)
+    active = [None if c == "GE" else a for c, a in zip(comps, m["active"])]
+    cols = {"device": m["device"], "component": comps, "ts_ns": m["ts"],
+            "allocated_bytes": m["alloc"], "reserved_bytes": m["reserved"], "active_bytes": active,
+            "stream_ptr": [None if s is None else str(s) for s in m["stream"]]}
+    app = _npu_mem(db, "app")
+    for k in cols:
+        cols[k] = list(cols[k]) + app.get(k, [None] * len(app["ts_ns"]))
+    if not cols["ts_ns"]:
+        return
+    data.tables["memory_samples"] = _table(cols, {"device": pa.int32(), "component": pa.string(),
+                                                  "stream_ptr": pa.string()})
+
+
+def _npu_mem(db: Db, kind: str) -> dict[str, list]:
+    """``NPU_MEM`` rows of one type (``app`` / ``device``) as APP samples."""
+    n = db.select("NPU_MEM", {"type": ("type",), "hbm": ("hbm",), "ts": ("timestampNs",), "device": ("deviceId",)})
+    keep = [i for i, t in enumerate(db.text(n["type"])) if t == kind]
+    return {"device": [n["device"][i] for i in keep], "component": ["APP"] * len(keep),
+            "ts_ns": [n["ts"][i] for i in keep], "reserved_bytes": [_i(n["hbm"][i]) for i in keep]}
+
+
+def _blocks(db: Db, data: RankData) -> None:
+    cols = {"name": ("name",), "size_bytes": ("size",), "alloc_ns": ("allocationTime",),
+            "release_ns": ("releaseTime",), "active_release_ns": ("activeReleaseTime",),
+            "alloc_total_allocated_bytes": ("allocationTotalAllocated",),
+            "alloc_total_reserved_bytes": ("allocationTotalReserved",),
+            "alloc_total_active_bytes": ("allocationTotalActive",),
+            "release_total_allocated_bytes": ("releaseTotalAllocated",),
+            "release_total_reserved_bytes": ("releaseTotalReserved",),
+            "release_total_active_bytes": ("releaseTotalActive",),
+            "stream_ptr": ("streamPtr",), "device": ("deviceId",)}
+    m = db.select("OP_MEMORY", cols)
+    if not m["name"]:
+        return
+    names = db.text(m["name"])
+    # GE (graph engine) blocks carry neither a stream nor an "active" total; the text export
+    # names them `cann::<op>`, the DB without the prefix: add it so both exports agree.
+    ge = [(n or "").startswith("cann::") or (s is None and a is None)
+          for n, s, a in zip(names, m["stream_ptr"], m["alloc_total_active_bytes"])]
+    m["name"] = [f"cann::{n}" if g and n is not None and not n.startswith("cann::") else n
+                 for n, g in zip(names, ge)]
+    m["component"] = ["GE" if g else "PTA" for g in ge]
+    m["stream_ptr"] = [None if s is None else str(s) for s in m["stream_ptr"]]
+    data.tables["memory_blocks"] = _table(m, {"device": pa.int32(), "name": pa.string(),
+                                              "component": pa.string(), "stream_ptr": pa.string()})
+
+
+def _modules(db: Db, data: RankData) -> None:
+    m = db.select("NPU_MODULE_MEM", {"module": ("moduleId",), "ts": ("timestampNs",),
+                                     "reserved": ("totalReserved",), "device": ("deviceId",)})
+    if not m["ts"]:
+        return
+    names = db.enum("ENUM_MODULE")
+    data.tables["module_memory"] = _table(
+        {"device": m["device"], "component": [names.get(i, str(i)) for i in m["module"]], "ts_ns": m["ts"],
+         "reserved_bytes": [_i(v) for v in m["reserved"]]},
+        {"device": pa.int32(), "component": pa.string()})
+
+
+def load_counters(db: Db, data: RankData) -> None:
+    """Fill ``counters`` from every counter table present (names/units as the text timeline)."""
+    cols: dict[str, list] = {"device": [], "track": [], "name": [], "ts_ns": [], "value": [], "unit": []}
+
+    def add(device, track, name, ts, value, unit):
+        if ts is None or value is None:
+            return
+        cols["device"].append(device), cols["track"].append(track), cols["name"].append(name)
+        cols["ts_ns"].append(int(ts)), cols["value"].append(float(value)), cols["unit"].append(unit)
+
+    for dev, ts, freq in db.rows("SELECT deviceId, timestampNs, freq FROM AICORE_FREQ ORDER BY timestampNs") \
+            if db.has("AICORE_FREQ") else ():
+        add(dev, "AI Core Freq", "AI Core Freq", ts, freq, "MHz")
+    if db.has("HBM"):
+        for dev, ts, bw, hbm, typ in db.rows("SELECT deviceId, timestampNs, bandwidth, hbmId, type FROM HBM"):
+            add(dev, "HBM", f"HBM {hbm}/{str(db.strings.get(typ, typ)).capitalize()}", ts, _div(bw, _MIB), "MB/s")
+    if db.has("LLC"):
+        for dev, llc, ts, hit, thr, mode in db.rows(
+                "SELECT deviceId, llcId, timestampNs, hitRate, throughput, mode FROM LLC"):
+            m = str(db.strings.get(mode, mode)).capitalize()
+            add(dev, "LLC", f"LLC {llc} {m}/Hit Rate", ts, hit, "%")
+            add(dev, "LLC", f"LLC {llc} {m}/Throughput", ts, _div(thr, _MIB), "MB/s")
+    if db.has("NPU_MEM"):
+        for typ, ddr, hbm, ts, dev in db.rows("SELECT type, ddr, hbm, timestampNs, deviceId FROM NPU_MEM"):
+            who = {"app": "APP", "device": "Device"}.get(db.strings.get(typ), str(db.strings.get(typ, typ)))
+            add(dev, "NPU MEM", f"{who}/DDR", ts, _div(ddr, 1024), "KB")
+            add(dev, "NPU MEM", f"{who}/HBM", ts, _div(hbm, 1024), "KB")
+            add(dev, "NPU MEM", f"{who}/Memory", ts, _div((ddr or 0) + (hbm or 0), 1024), "KB")
+    _acc_pmu(db, add)
+    if db.has("SOC_BANDWIDTH_LEVEL"):
+        for l2, mata, ts, dev in db.rows(
+                "SELECT l2BufferBwLevel, mataBwLevel, timestampNs, deviceId FROM SOC_BANDWIDTH_LEVEL"):
+            add(dev, "Stars Soc Info", "L2 Buffer Bw Level", ts, l2, "level")
+            add(dev, "Stars Soc Info", "Mata Bw Level", ts, mata, "level")
+    if cols["ts_ns"]:
+        data.tables["counters"] = _table(cols, {"device": pa.int32(), "track": pa.string(), "name": pa.string(),
+                                                "value": pa.float64(), "unit": pa.string()})
+
+
+def _acc_pmu(db: Db, add) -> None:
+    """``Acc PMU`` levels, one series per accelerator: ``read_bandwidth (acc_id 3)``, as the text
+    importer names the timeline's per-accelerator events."""
+    if not db.has("ACC_PMU"):
+        return
+    rows = db.rows("SELECT deviceId, timestampNs, accId, readBwLevel, writeBwLevel, readOstLevel, writeOstLevel "
+                   "FROM ACC_PMU ORDER BY timestampNs, accId")
+    for dev, ts, acc, rbw, wbw, rost, wost in rows:
+        for metric, value in (("read_bandwidth", rbw), ("write_bandwidth", wbw), ("read_ost", rost),
+                              ("write_ost", wost)):
+            add(dev, "Acc PMU", f"{metric} (acc_id {acc})", ts, value, "level")
+
+
+def _table(cols: dict[str, list], types: dict[str, pa.DataType]) -> pa.Table:
+    return pa.table({k: pa.array(v, types.get(k, pa.int64())) for k, v in cols.items()})
+
+
+def _i(value) -> int | None:
+    return None if value is None else int(value)
+
+
+def _div(value, by: float) -> float | None:
+    return None if value is None else float(value) / by

@@ -1,0 +1,189 @@
+"""Importer for the torch_npu **text** export: one ``*_ascend_pt`` rank folder whose
+``ASCEND_PROFILER_OUTPUT`` holds CSV/JSON deliverables -> the canonical tables.
+
+How it works: ``trace_view.json`` is read once into DuckDB (``_trace_json``), every CSV through
+DuckDB ``read_csv``, and every canonical table is derived with SQL over those tables and fetched
+as Arrow -- no Python loop per event, so a multi-GB trace loads at DuckDB's speed.  Module map:
+
+- ``_files``: where files are, CSV reading with bad-row counting, diagnostics collection.
+- ``_meta``: profiler_info / profiler_metadata -> run_info, switch and missing-file checks.
+- ``_kernels``: kernel_details.csv (+ l2_cache.csv) with PMU column naming.
+- ``_trace``: splits the trace into working tables; counters and leftover slices.
+- ``_host``: host_ops (text normalisation of shapes/stacks), steps, api_calls, operator_details join.
+- ``_device``: device_tasks (kernel_details + trace, each device activity once, kinds).
+- ``_links``: launches from flows and connection ids.
+- ``_comm``: comm_ops / comm_links.  ``_memory``: the three memory CSVs.
+
+Decisions shared with the DB importer are documented in the module that makes them.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow as pa
+
+from .._common import duck
+from .._trace_json import TraceRead, read_trace_json
+from ..base import RankData, RankSource
+from . import _comm, _device, _files, _host, _kernels, _links, _memory, _meta, _sql, _trace
+
+VERSION = "1"
+FORMAT = "ascend_text"
+
+#: internal helper columns dropped before tables are handed out
+_INTERNAL = {"device_tasks": ("hw_idx", "op_idx", "plane_idx"), "host_ops": ("idx",),
+             "api_calls": ("idx", "trace_pid", "trace_tid")}
+
+
+def sniff(path: Path) -> RankSource | None:
+    """A RankSource for a torch_npu rank folder with text deliverables, else None."""
+    folder = _files.rank_folder(Path(path))
+    if folder is None:
+        return None
+    info = _files.info_file(folder)
+    rank = _meta.rank_from_name(info)
+    if rank is None and info is not None:
+        rank = _meta.read_config(folder).rank
+    return RankSource(format=FORMAT, path=folder, files=_files.source_files(folder), rank_hint=rank)
+
+
+def load_rank(source: RankSource) -> RankData:
+    """All canonical tables of one rank, plus what the doctor found."""
+    folder = Path(source.path)
+    cfg = _meta.read_config(folder)
+    rank = source.rank_hint if source.rank_hint is not None else cfg.rank
+    inputs = _files.Inputs(folder, rank)
+    cfg = _meta.read_config(folder, inputs)
+    con = duck()
+    _sql.install(con)
+    try:
+        tables = _load(con, inputs, cfg, folder)
+    finally:
+        con.close()
+    return RankData(rank=rank, tables=tables, diagnostics=inputs.diagnostics)
+
+
+def _load(con, inputs: _files.Inputs, cfg: _meta.Config, folder: Path) -> dict[str, pa.Table]:
+    truncated = _read_trace(con, inputs)
+    _trace.split_trace(con)
+    pmu = _kernels.load_kernels(con, inputs)
+    have_kd = pmu is not None
+    have_l2 = have_kd and _kernels.load_l2_cache(con, inputs)
+    made = _memory.load_memory(con, inputs)
+    device = _device_id(con, made)
+    _comm.load_comm_json(con, inputs)
+    _host.build_host_ops(con)
+    kd_steps = have_kd and con.sql("SELECT count(step) FROM kd").fetchall()[0][0] > 0
+    _host.build_steps_table(con, kd_steps)
+    _host.assign_host_steps(con)
+    _host.join_operator_details(con, inputs, quiet=truncated is not None)
+    _device.build_device_tasks(con, pmu or [], have_kd, device, have_l2)
+    _host.build_api_calls(con)
+    _links.build_launches(con)
+    if truncated is not None:
+        _report_trace(con, inputs, truncated)
+    else:
+        _check_unmatched(con, inputs, have_kd)
+    has_comm = con.sql("SELECT count(*) FROM device_tasks WHERE kind = 'communication'").fetchall()[0][0] > 0
+    _meta.check_switches(cfg, inputs)
+    _meta.check_missing(cfg, inputs, has_comm)
+    return _fetch(con, inputs, cfg, folder, device, made)
+
+
+def _read_trace(con, inputs: _files.Inputs) -> TraceRead | None:
+    """``ev`` from trace_view.json (empty when missing); a cut file loads its readable prefix.
+    Returns the read result when the file was truncated or unreadable (reported later, with
+    evidence from the CSVs), else None."""
+    path = inputs.path(_files.TRACE)
+    if not path.is_file() or path.stat().st_size == 0:
+        con.execute("CREATE OR REPLACE TABLE ev (idx BIGINT, ph VARCHAR, name VARCHAR, pid VARCHAR, tid VARCHAR, "
+                    "ts VARCHAR, dur VARCHAR, cat VARCHAR, id VARCHAR, bp VARCHAR, s VARCHAR, args JSON)")
+        if path.is_file():
+            inputs.add("warning", "empty_file", f"{_files.TRACE} is empty (0 bytes): host ops, launches, API calls, "
+                       "counters and timeline slices are empty.", path, _TRACE_FIX)
+        return None
+    result = read_trace_json(con, path, "ev")
+    return result if result.truncated else None
+
+
+_TRACE_FIX = ("Copy the file again from the machine that recorded it, or re-run "
+              "torch_npu.profiler.profiler.analyse(<rank folder>) to rebuild it.")
+
+
+def _report_trace(con, inputs: _files.Inputs, result: TraceRead) -> None:
+    """Say what a truncated trace lost: its own byte count, plus the kernels and framework ops
+    that kernel_details.csv / operator_details.csv list but the trace no longer holds."""
+    path = inputs.path(_files.TRACE)
+    if not result.events:
+        inputs.add("error", "trace_invalid", f"{_files.TRACE} could not be read ({result.error}); host ops, "
+                   "launches, API calls, counters and timeline slices are empty.", path, _TRACE_FIX)
+        return
+    kd_missing, kd_total = con.sql("SELECT count(*) FILTER (WHERE kd_row NOT IN (SELECT kd_row FROM kd_match)), "
+                                   "count(*) FROM kd").fetchall()[0]
+    od_total = con.sql("SELECT count(*) FROM od").fetchall()[0][0] if _has_table(con, "od") else 0
+    od_missing = od_total - (con.sql("SELECT count(*) FROM od_match").fetchall()[0][0] if od_total else 0)
+    evidence = []
+    if kd_total:
+        evidence.append(f"{kd_missing} of {kd_total} kernel_details.csv rows")
+    if od_total:
+        evidence.append(f"{od_missing} of {od_total} operator_details.csv ops")
+    tail = f"; missing from it: {' and '.join(evidence)}" if evidence else ""
+    inputs.add("warning", "trace_truncated", result.describe(_files.TRACE) + tail + ". Host ops, launches, API calls "
+               "and trace-only device tasks after the cut are absent.", path, _TRACE_FIX)
+
+
+def _has_table(con, name: str) -> bool:
+    return bool(con.sql(f"SELECT count(*) FROM duckdb_tables() WHERE table_name = '{name}'").fetchall()[0][0])
+
+
+def _device_id(con, made: dict[str, str]) -> int | None:
+    """Device from the memory files' ``NPU:{id}``, else kernel_details ``Device_id``, else the
+    low 5 bits of the Ascend Hardware pid (msprof pids end with the device id)."""
+    dev = _memory.memory_device(con, made)
+    if dev is None:
+        dev = con.sql("SELECT min(device) FROM kd").fetchall()[0][0]
+    if dev is None:
+        dev = con.sql("SELECT min(pid) % 32 FROM hw").fetchall()[0][0]
+    return None if dev is None else int(dev)
+
+
+def _check_unmatched(con, inputs: _files.Inputs, have_kd: bool) -> None:
+    """kernel_details rows the trace does not show lose their launch links: say how many."""
+    if not have_kd or not con.sql("SELECT count(*) FROM hw").fetchall()[0][0]:
+        return
+    n = con.sql("SELECT count(*) FROM kd WHERE kd_row NOT IN (SELECT kd_row FROM kd_match)").fetchall()[0][0]
+    if n:
+        inputs.add("info", "kernel_not_in_trace", f"{n} row(s) of {_files.KERNELS} have no matching event in "
+                   f"{_files.TRACE}; they have no launch link.", inputs.path(_files.KERNELS))
+
+
+def _fetch(con, inputs, cfg, folder, device, made) -> dict[str, pa.Table]:
+    dev = "NULL" if device is None else str(device)
+    con.execute("CREATE OR REPLACE TABLE used AS SELECT hw_idx AS idx FROM device_tasks WHERE hw_idx IS NOT NULL "
+                "UNION ALL SELECT op_idx FROM device_tasks WHERE op_idx IS NOT NULL "
+                "UNION ALL SELECT plane_idx FROM device_tasks WHERE plane_idx IS NOT NULL "
+                "UNION ALL SELECT idx FROM kd_match UNION ALL SELECT idx FROM host_ops UNION ALL SELECT idx FROM api_calls")
+    queries = {
+        "device_tasks": "SELECT * FROM device_tasks ORDER BY task_uid",
+        "host_ops": "SELECT * FROM host_ops ORDER BY op_id",
+        "launches": "SELECT * FROM launches",
+        "steps": "SELECT * FROM steps ORDER BY step",
+        "api_calls": "SELECT * FROM api_calls ORDER BY call_id",
+        "comm_ops": f"SELECT * REPLACE (coalesce(device, {dev}) AS device) FROM ({_comm.comm_ops_sql()})",
+        "counters": _trace.counters_sql(device) + " ORDER BY track, name, ts_ns",
+        "trace_slices": _trace.slices_sql("used") + " ORDER BY start_ns",
+    }
+    queries.update({t: f"SELECT * REPLACE (coalesce(device, {dev}) AS device) FROM {t}" for t in made})
+    out = {}
+    for name, sql in queries.items():
+        t = con.sql(sql).to_arrow_table()
+        drop = [c for c in _INTERNAL.get(name, ()) if c in t.column_names]
+        out[name] = t.drop_columns(drop) if drop else t
+    links = _comm.comm_links_table(inputs, con)
+    if links is not None:
+        out["comm_links"] = links
+    out["run_info"] = _meta.run_info(cfg, folder, device)
+    return out
+
+
+__all__ = ["VERSION", "FORMAT", "sniff", "load_rank"]

@@ -1,0 +1,128 @@
+"""Host side: ``host_ops`` (framework events), ``steps``, ``api_calls`` (CANN) and the
+per-instance durations of ``operator_details.csv``.
+
+Text normalisation: ``input_shapes`` / ``input_dtypes`` / ``call_stack`` use the canonical forms
+of :mod:`.._text` (shared with the DB importer) through their exact SQL twins in :mod:`._sql`:
+lists joined by ``;`` without line breaks (``"32,3,224,224;\\r\\n64;\\r\\n"`` ->
+``"32,3,224,224;64;"``, the trailing ``;`` being an empty last entry), frames joined by ``\\n``
+innermost first.
+
+operator_details.csv has no start time.  Its rows are the ``cpu_op`` events except
+``ProfilerStep#N`` in (start, file) order -- verified on every fixture rank (859/859, names and
+host durations equal).  The join uses that order, checks name and host duration, and falls back
+to the n-th occurrence of (name, host duration) for rows the order does not explain.
+"""
+from __future__ import annotations
+
+from .._steps import build_steps
+from . import _files as F
+
+_STEP_RE = "'^ProfilerStep#(\\d+)$'"
+
+
+def build_host_ops(con) -> None:
+    """``host_ops`` from the framework slices (``op_id`` in start order; internal ``idx``)."""
+    con.execute("""CREATE OR REPLACE TABLE host_ops AS
+        SELECT (row_number() OVER (ORDER BY start_ns, idx)) - 1 AS op_id, idx, pid, tid AS thread,
+               CASE cat WHEN 'cpu_op' THEN 'op' WHEN 'python_function' THEN 'python'
+                        WHEN 'user_annotation' THEN 'annotation' ELSE 'queue' END AS category,
+               name, start_ns, dur_ns,
+               nullif(TRY_CAST(args->>'Sequence number' AS BIGINT), -1) AS sequence,
+               nullif(TRY_CAST(args->>'Fwd thread id' AS BIGINT), 0) AS fwd_thread,
+               norm_list(args->>'Input Dims') AS input_shapes, norm_list(args->>'Input type') AS input_dtypes,
+               norm_stack(args->>'Call stack') AS call_stack,
+               CAST(NULL AS BIGINT) AS host_self_ns, CAST(NULL AS BIGINT) AS device_self_ns,
+               CAST(NULL AS BIGINT) AS device_total_ns
+        FROM host JOIN (SELECT idx, args FROM ev) USING (idx) ORDER BY op_id""")
+
+
+def build_steps_table(con, have_kd_steps: bool) -> None:
+    """``steps``: host range of each ``ProfilerStep#N``; device range from the kernel_details
+    rows with ``Step Id`` N (start = first start, end = max(last end, host end), the vendor's
+    rule).  Without a Step Id column, tasks that start inside the host step are used."""
+    con.execute(f"""CREATE OR REPLACE TABLE host_steps AS
+        SELECT TRY_CAST(regexp_extract(name, {_STEP_RE}, 1) AS BIGINT) AS step,
+               min(start_ns) AS host_start_ns, max(start_ns + dur_ns) AS host_end_ns
+        FROM host_ops WHERE category = 'op' AND regexp_matches(name, {_STEP_RE}) GROUP BY step""")
+    if have_kd_steps:
+        con.execute("""CREATE OR REPLACE TABLE steps AS
+            WITH dev AS (SELECT step, min(start_ns) AS s, max(start_ns + dur_ns) AS e FROM kd
+                         WHERE step IS NOT NULL GROUP BY step)
+            SELECT step, h.host_start_ns, h.host_end_ns, dev.s AS device_start_ns,
+                   greatest(dev.e, h.host_end_ns) AS device_end_ns
+            FROM host_steps h FULL OUTER JOIN dev USING (step) ORDER BY step""")
+        return
+    hs = con.execute("SELECT step, host_start_ns, host_end_ns FROM host_steps ORDER BY host_start_ns").fetchall()
+    src = "kd" if con.sql("SELECT count(*) FROM kd").fetchall()[0][0] else "hw"
+    t = con.sql(f"SELECT start_ns, start_ns + dur_ns AS end_ns FROM {src}").to_arrow_table()
+    con.register("steps_arrow", build_steps(hs, t.column("start_ns"), t.column("end_ns"), None))
+    con.execute("CREATE OR REPLACE TABLE steps AS SELECT * FROM steps_arrow")
+    con.unregister("steps_arrow")
+
+
+def assign_host_steps(con) -> None:
+    """Step of each host op: the ``ProfilerStep#N`` whose host range contains its start."""
+    con.execute("""CREATE OR REPLACE TABLE host_ops AS
+        SELECT h.* EXCLUDE (host_self_ns, device_self_ns, device_total_ns),
+               (SELECT min_by(s.step, s.host_start_ns) FROM steps s
+                WHERE h.start_ns BETWEEN s.host_start_ns AND s.host_end_ns) AS step,
+               h.host_self_ns, h.device_self_ns, h.device_total_ns
+        FROM host_ops h ORDER BY op_id""")
+
+
+def join_operator_details(con, inputs: F.Inputs, quiet: bool = False) -> None:
+    """Copy operator_details.csv's host self / device self / device total durations onto the
+    matching ``op`` rows (see the module docstring for the join).  ``quiet``: the trace is known
+    to be damaged (reported elsewhere), so unmatched rows are not a separate finding."""
+    cols = inputs.read_csv(con, F.OPERATORS, "od_raw")
+    if cols is None:
+        return
+    p = lambda *n: F.pick(cols, *n)  # noqa: E731
+    con.execute(f"""CREATE OR REPLACE TABLE od AS
+        SELECT (row_number() OVER ()) - 1 AS od_row, clean({p('Name')}) AS name,
+               dur_ns({p('Host Self Duration(us)')}) AS host_self_ns, dur_ns({p('Host Total Duration(us)')}) AS host_total_ns,
+               dur_ns({p('Device Self Duration(us)')}) AS device_self_ns,
+               dur_ns({p('Device Total Duration(us)')}) AS device_total_ns
+        FROM od_raw""")
+    con.execute(_OD_JOIN)
+    con.execute("""UPDATE host_ops SET host_self_ns = m.host_self_ns, device_self_ns = m.device_self_ns,
+                   device_total_ns = m.device_total_ns FROM od_match m WHERE host_ops.op_id = m.op_id""")
+    total, matched = con.sql("SELECT (SELECT count(*) FROM od), (SELECT count(*) FROM od_match)").fetchall()[0]
+    has_ops = con.sql("SELECT count(*) FROM host_ops WHERE category = 'op'").fetchall()[0][0]
+    if matched < total and has_ops and not quiet:
+        inputs.add("warning", "operator_details_unmatched",
+                   f"{total - matched} of {total} rows of {F.OPERATORS} match no cpu_op of trace_view.json; "
+                   "their host/device self times are not shown.", inputs.path(F.OPERATORS),
+                   "Use operator_details.csv and trace_view.json from the same export.")
+
+
+_OD_JOIN = f"""CREATE OR REPLACE TABLE od_match AS
+    WITH ops AS (SELECT op_id, name, dur_ns, (row_number() OVER (ORDER BY start_ns, idx)) - 1 AS ord
+                 FROM host_ops WHERE category = 'op' AND NOT regexp_matches(name, {_STEP_RE})),
+    by_order AS (SELECT o.op_id, d.* FROM ops o JOIN od d ON d.od_row = o.ord AND d.name = o.name
+                 WHERE abs(o.dur_ns - d.host_total_ns) <= 1000),
+    rest_ops AS (SELECT *, row_number() OVER (PARTITION BY name, round(dur_ns / 1000) ORDER BY ord) AS occ
+                 FROM ops WHERE op_id NOT IN (SELECT op_id FROM by_order)),
+    rest_od AS (SELECT *, row_number() OVER (PARTITION BY name, round(host_total_ns / 1000) ORDER BY od_row) AS occ
+                FROM od WHERE od_row NOT IN (SELECT od_row FROM by_order)),
+    by_value AS (SELECT o.op_id, d.* EXCLUDE (occ) FROM rest_ops o JOIN rest_od d
+                 ON d.name = o.name AND round(d.host_total_ns / 1000) = round(o.dur_ns / 1000) AND d.occ = o.occ)
+    SELECT * FROM by_order UNION ALL SELECT * FROM by_value"""
+
+
+def build_api_calls(con) -> None:
+    """``api_calls`` from the CANN process: ``AscendCL@aclnnMuls`` -> level from args ``level``
+    (else the prefix), name after ``@``, item from ``item_id``; pid = the framework process."""
+    con.execute("""CREATE OR REPLACE TABLE api_calls AS
+        SELECT (row_number() OVER (ORDER BY start_ns, idx)) - 1 AS call_id, idx, trace_pid, trace_tid,
+               (SELECT CASE WHEN count(DISTINCT pid) = 1 THEN min(pid) END FROM host) AS pid,
+               thread, level, name, start_ns, dur_ns, connection_id, item
+        FROM (SELECT idx, pid AS trace_pid, tid AS trace_tid, start_ns, dur_ns,
+                     coalesce(TRY_CAST(args->>'Thread Id' AS BIGINT), tid) AS thread,
+                     lower(coalesce(clean(args->>'level'), CASE split_part(name, '@', 1)
+                         WHEN 'AscendCL' THEN 'acl' WHEN 'Node' THEN 'node' WHEN 'Hccl' THEN 'hccl'
+                         WHEN 'Runtime' THEN 'runtime' WHEN 'Model' THEN 'model' END)) AS level,
+                     CASE WHEN contains(name, '@') THEN substr(name, strpos(name, '@') + 1) ELSE name END AS name,
+                     TRY_CAST(args->>'connection_id' AS BIGINT) AS connection_id, clean(args->>'item_id') AS item
+              FROM cann JOIN (SELECT idx, args FROM ev) USING (idx))
+        ORDER BY call_id""")

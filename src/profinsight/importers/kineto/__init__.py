@@ -1,0 +1,195 @@
+"""PyTorch Kineto chrome traces (GPU/CPU, CUDA and ROCm) -> canonical tables of one rank.
+
+The flow, and why (details in each module):
+
+1. :mod:`._reader` streams the file once (gzip or plain), keeps the small top-level object and
+   copies the bare event array to a temporary file - so that DuckDB can read it streaming.
+   A trace cut short is closed after its last complete event.
+2. :mod:`._events` reads that array columnar with exact nanosecond times.
+3. :mod:`._tables`, :mod:`._links`, :mod:`._comm` build the canonical tables in SQL (no
+   per-event Python); :mod:`..._steps` gives the step ranges shared with the other importers.
+4. :mod:`._runinfo` writes ``run_info`` and says what the trace lacks.
+"""
+from __future__ import annotations
+
+import re
+import tempfile
+import zlib
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ... import diagnostics as dx
+from .._common import duck
+from .._steps import assign_steps, build_steps
+from ..base import RankData, RankSource
+from . import _comm, _links, _runinfo, _sql, _tables
+from ._events import load_rest, recover
+from ._reader import ReadError, extract
+
+VERSION = "1"
+
+_RANK = re.compile(rb'"distributedInfo"\s*:\s*\{[^{}]*?"rank"\s*:\s*(-?\d+)')
+_KINETO_KEYS = (b'"traceEvents"', b'"schemaVersion"', b'"deviceProperties"', b'"distributedInfo"')
+
+
+def sniff(path: Path) -> RankSource | None:
+    """A Kineto trace: ``.json``/``.json.gz`` whose top level is an object with
+    ``traceEvents`` (torch_npu's trace_view.json is a bare array and is not one)."""
+    path = Path(path)
+    name = path.name.lower()
+    if not (name.endswith(".json") or name.endswith(".json.gz")) or not path.is_file():
+        return None
+    head = _head(path, 64 << 10).lstrip(b" \t\r\n\xef\xbb\xbf")
+    if not head.startswith(b"{") or not any(k in head for k in _KINETO_KEYS):
+        return None
+    m = _RANK.search(head)
+    return RankSource(format="kineto", path=path, files=(path,),
+                      rank_hint=int(m.group(1)) if m else None)
+
+
+def _head(path: Path, limit: int) -> bytes:
+    """The first ``limit`` decompressed bytes, inflating only as much as needed."""
+    try:
+        with open(path, "rb") as f:
+            raw = f.read(limit)
+            if raw[:2] != b"\x1f\x8b":
+                return raw
+            f.seek(0)
+            d, out = zlib.decompressobj(wbits=47), b""
+            while len(out) < limit and (piece := f.read(16 << 10)):
+                out += d.decompress(piece, limit - len(out))
+            return out
+    except (OSError, zlib.error):
+        return b""
+
+
+def load_rank(source: RankSource) -> RankData:
+    """Import one Kineto trace file."""
+    path = Path(source.files[0] if source.files else source.path)
+    with tempfile.TemporaryDirectory(prefix="profinsight-kineto-") as tmp:
+        try:
+            ex = extract(path, Path(tmp))
+        except (ReadError, OSError) as exc:
+            return RankData(source.rank_hint, diagnostics=[_unreadable(path, exc)])
+        con = duck()
+        try:
+            diags = _read_events(con, ex, path, Path(tmp))
+            if diags and diags[-1].severity == "error":
+                return RankData(source.rank_hint, diagnostics=diags)
+            return _build(con, ex, path, source, diags)
+        finally:
+            con.close()
+
+
+def _unreadable(path: Path, why) -> dx.Diagnostic:
+    return dx.error("unreadable_trace", f"Cannot read the Kineto trace {path.name}: {why}.", path,
+                    fix="Check that the file is a complete PyTorch profiler trace "
+                        "(prof.export_chrome_trace or tensorboard_trace_handler output); "
+                        "copy it again if it was cut short.")
+
+
+def _read_events(con, ex, path: Path, tmp: Path) -> list:
+    """Run the three read passes; on malformed JSON keep every event that parses and say how
+    many were lost."""
+    _sql.install(con)
+    base = ex.meta.get("baseTimeNanoseconds")
+    base = int(base) if isinstance(base, (int, float)) and not isinstance(base, bool) else 0
+    diags = []
+    try:
+        try:
+            _passes(con, ex.events_path, base)
+        except duckdb.InvalidInputException as exc:
+            fixed = tmp / "recovered.json"
+            kept, dropped, lost = recover(ex.events_path, fixed)
+            if not kept:
+                return [_unreadable(path, f"the event list is not valid JSON ({exc})")]
+            ex.events_path.unlink()
+            ex.events_path = fixed
+            _passes(con, fixed, base)
+            diags.append(dx.warning(
+                "malformed_events", f"{dropped} events ({lost:,} bytes) of the event list are "
+                f"not valid JSON and were skipped; {kept} events were read.", path,
+                fix="Export or copy the trace again; the file was damaged after it was written."))
+    finally:
+        ex.events_path.unlink(missing_ok=True)
+    events = con.execute("""SELECT (SELECT count(*) FROM ev WHERE ph <> 'M')
+                                   + (SELECT count(*) FROM hx) + (SELECT count(*) FROM dx)""").fetchall()[0][0]
+    diags = _runinfo.truncation(ex, events, path) + diags
+    if ex.truncated and not events:
+        diags.append(_unreadable(path, "the file ends before its first complete event"))
+    return diags
+
+
+def _passes(con, events_path: Path, base: int) -> None:
+    load_rest(con, events_path, base)
+    _tables.create_host_api(con, events_path, base)
+    rocm = con.execute("SELECT count(*) FROM api WHERE starts_with(name, 'hip')").fetchall()[0][0]
+    _tables.create_dev(con, events_path, base, "RCCL" if rocm else "NCCL")
+
+
+def _build(con, ex, path: Path, source: RankSource, diags: list) -> RankData:
+    meta = ex.meta
+    _links.create_links(con)
+    _comm.create_comm(con)
+    tables = {"launches": _arrow(con, _links.LAUNCHES), "api_calls": _arrow(con, _links.API_CALLS)}
+    tables.update(_stepped(con))
+    tables.update(_memory(con))
+    tables["counters"] = _arrow(con, _tables.COUNTERS)
+    tables["trace_slices"] = _arrow(con, _tables.TRACE_SLICES)
+    f = _runinfo.facts(con)
+    tables["run_info"] = _runinfo.run_info(meta, f, path)
+    rank = _rank(meta, source)
+    diags += _runinfo.doctor(meta, f, tables["steps"].num_rows, rank, path)
+    return RankData(rank, tables=tables, diagnostics=diags)
+
+
+def _rank(meta: dict, source: RankSource) -> int | None:
+    dist = meta.get("distributedInfo")
+    rank = dist.get("rank") if isinstance(dist, dict) else None
+    if isinstance(rank, int) and not isinstance(rank, bool):
+        return rank
+    return source.rank_hint
+
+
+def _stepped(con) -> dict[str, pa.Table]:
+    """steps, and the tables with a step column: device_tasks, comm_ops (by the device range),
+    host_ops (by the host range).  Sync tasks (waits) do not stretch a step's device range."""
+    host_steps = con.execute(r"""
+        SELECT CAST(regexp_extract(name, '^ProfilerStep#(\d+)$', 1) AS BIGINT) AS step,
+               min(start_ns), max(start_ns + dur_ns)
+        FROM host WHERE category IN ('op', 'annotation') AND regexp_matches(name, '^ProfilerStep#\d+$')
+        GROUP BY 1 ORDER BY 2""").fetchall()
+    dt = _arrow(con, _comm.DEVICE_TASKS)
+    # a task whose launching call is not in the trace counts as launched when it started
+    work = dt.filter(pc.not_equal(dt["kind"], "sync"))
+    steps = build_steps(host_steps, work["start_ns"], pc.add(work["start_ns"], work["dur_ns"]),
+                        pc.coalesce(work["launch_ns"], work["start_ns"]))
+    host_only = steps.set_column(3, "device_start_ns", pa.nulls(steps.num_rows, pa.int64())) \
+                     .set_column(4, "device_end_ns", pa.nulls(steps.num_rows, pa.int64()))
+    ho = _arrow(con, _comm.HOST_OPS)
+    co = _arrow(con, _comm.COMM_OPS)
+    return {
+        "steps": steps,
+        "device_tasks": dt.append_column("step", assign_steps(dt["start_ns"], steps)),
+        "host_ops": ho.append_column("step", assign_steps(ho["start_ns"], host_only)),
+        "comm_ops": co.append_column("step", assign_steps(co["start_ns"], steps)),
+    }
+
+
+def _memory(con) -> dict[str, pa.Table]:
+    _tables.create_memory(con)
+    if not con.execute("SELECT count(*) FROM mem").fetchall()[0][0]:
+        return {}
+    _links.enclosing(con, "SELECT mid AS pt, pid, thread, ts_ns FROM mem", "mem_enc")
+    return {"memory_samples": _arrow(con, _tables.MEMORY_SAMPLES),
+            "memory_blocks": _arrow(con, _tables.MEMORY_BLOCKS)}
+
+
+def _arrow(con, sql: str) -> pa.Table:
+    return con.sql(sql).to_arrow_table()
+
+
+__all__ = ["VERSION", "load_rank", "sniff"]

@@ -1,0 +1,219 @@
+"""Cut a Kineto trace into its top-level metadata and its bare event array, streaming.
+
+Why: a Kineto file is *one* JSON object ``{"schemaVersion": .., "traceEvents": [...], ...}``.
+Parsed whole (``orjson.loads`` or DuckDB's unstructured reader) a 1 GB trace costs 7-9x its
+size in memory.  DuckDB reads a bare top-level *array* of objects streaming, at a fraction of
+that cost, but only from a file that holds nothing else.  So this module streams the
+(decompressed) bytes once, keeps the small object around the array (parsed with orjson), and
+copies the array itself to a temporary file:
+
+* the prefix ``{ .. "traceEvents": [`` is found by trying each ``"traceEvents"`` match until
+  the text before it parses as the start of an object;
+* the last ``HOLD`` bytes are held back; at the end the array's closing ``]`` is the earliest
+  ``} ]`` whose remainder parses as the end of the object (later candidates lie inside arrays
+  of the trailing metadata, earlier ones inside events never leave a valid remainder);
+* when no such ``]`` exists the file was cut short: the array is closed after the last complete
+  event (``} , {``) and :class:`Extract` says how much was dropped.
+
+Gzip is detected by its magic bytes and decompressed with ``zlib`` so that a truncated stream
+still yields everything before the damage.
+"""
+from __future__ import annotations
+
+import re
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import orjson
+
+CHUNK = 4 << 20          # compressed / plain bytes read per step
+HOLD = 16 << 20          # bytes held back to find the array end in
+PREFIX_LIMIT = 256 << 20  # give up looking for "traceEvents" after this much text
+
+_KEY = re.compile(rb'"traceEvents"\s*:\s*\[')
+_CLOSE = re.compile(rb'[}\[]\s*\]')         # end of the last event (or an empty array), then ]
+_SEP = re.compile(rb'\}\s*,\s*\{')           # boundary between two events
+_OBJ_END = re.compile(rb'\s*\}[\s\x00]*')
+_NEXT_KEY = re.compile(rb'\s*,\s*"')
+_WS = b" \t\r\n"
+
+
+class ReadError(Exception):
+    """Nothing readable: not JSON, not an object, no ``traceEvents``."""
+
+
+@dataclass
+class Extract:
+    """What :func:`extract` found.  ``events_path`` holds ``[ev, ev, ...]``."""
+    meta: dict = field(default_factory=dict)
+    events_path: Path | None = None
+    total_bytes: int = 0          # decompressed bytes read from the file
+    kept_bytes: int = 0           # bytes of the file up to the last complete event
+    truncated: bool = False       # the JSON text ends before the object closes
+    stream_error: str | None = None  # the gzip stream itself was damaged
+    suffix_missing: bool = False  # metadata after the array (if any) was lost
+
+    @property
+    def lost_bytes(self) -> int:
+        return max(self.total_bytes - self.kept_bytes, 0)
+
+
+def read_head(path: Path, limit: int = 1 << 20) -> bytes:
+    """Up to ``limit`` decompressed bytes from the start of the file (for sniffing)."""
+    out = bytearray()
+    try:
+        for chunk in _chunks(path, stream_errors=[]):
+            out += chunk
+            if len(out) >= limit:
+                break
+    except OSError:
+        return bytes(out)
+    return bytes(out[:limit])
+
+
+def _chunks(path: Path, stream_errors: list):
+    """Decompressed byte chunks of ``path``; a damaged gzip stream ends the iteration and
+    records why in ``stream_errors``."""
+    with open(path, "rb") as f:
+        if f.read(2) != b"\x1f\x8b":
+            f.seek(0)
+            while b := f.read(CHUNK):
+                yield b
+            return
+        f.seek(0)
+        d, fed, members = zlib.decompressobj(wbits=47), False, 0
+        while b := f.read(CHUNK // 4):
+            while b:
+                try:
+                    out = d.decompress(b)
+                except zlib.error as exc:
+                    if not (members and not fed):  # garbage after a complete member is ignored
+                        stream_errors.append(f"the gzip data is damaged ({exc})")
+                    return
+                fed = True
+                if out:
+                    yield out
+                b = b""
+                if d.eof:  # concatenated gzip members
+                    b, members = d.unused_data, members + 1
+                    d, fed = zlib.decompressobj(wbits=47), False
+        if fed and not d.eof:
+            if tail := d.flush():
+                yield tail
+            stream_errors.append("the gzip stream ends before its end marker (the file was cut short)")
+
+
+def extract(path: Path, tmpdir: Path) -> Extract:
+    """Stream ``path`` once; write the event array to ``tmpdir/events.json``."""
+    res = Extract()
+    errors: list[str] = []
+    chunks = _chunks(path, errors)
+    buf = bytearray()
+    start = None
+    search_from = 0
+    for chunk in chunks:
+        res.total_bytes += len(chunk)
+        buf += chunk
+        start, meta = _find_prefix(buf, search_from)
+        if start is not None:
+            res.meta = meta
+            break
+        search_from = max(0, len(buf) - 64)
+        if len(buf) > PREFIX_LIMIT:
+            break
+    if start is None:
+        _no_prefix(buf, errors)
+    out_path = tmpdir / "events.json"
+    res.events_path = out_path
+    written = 0
+    with open(out_path, "wb") as out:
+        pending = bytearray(buf[start:])  # starts with "["
+        del buf
+        for chunk in chunks:
+            res.total_bytes += len(chunk)
+            pending += chunk
+            if len(pending) > 2 * HOLD:
+                cut = len(pending) - HOLD
+                out.write(pending[:cut])
+                written += cut
+                del pending[:cut]
+        prefix_len = res.total_bytes - written - len(pending)
+        end, suffix = _find_end(pending, at_array_start=(written == 0))
+        if end is not None:
+            out.write(pending[:end + 1])
+            res.meta.update(suffix)
+            res.kept_bytes = res.total_bytes
+        else:
+            res.truncated = True
+            res.suffix_missing = True
+            last = _last_event_end(pending)
+            if last is None:  # no complete event in the held tail
+                out.write(b"[]" if written == 0 else b"]")
+                res.kept_bytes = prefix_len + written + (1 if written == 0 else 0)
+            else:
+                out.write(pending[:last + 1])
+                out.write(b"]")
+                res.kept_bytes = prefix_len + written + last + 1
+    if errors:
+        res.stream_error = errors[0]
+        res.truncated = True
+        res.suffix_missing = True
+    return res
+
+
+def _find_prefix(buf: bytearray, search_from: int):
+    """(index of the ``[`` that opens traceEvents, metadata before it) or (None, None)."""
+    head = bytes(buf[:64]).lstrip(_WS + b"\xef\xbb\xbf")
+    if head and not head.startswith(b"{"):
+        raise ReadError("the file is not a JSON object (a torch_npu trace_view.json or another "
+                        "Chrome trace is a bare array)")
+    for m in _KEY.finditer(buf, search_from):
+        before = bytes(buf[:m.start()]).rstrip(_WS)
+        if before.endswith(b","):
+            before = before[:-1]
+        try:
+            meta = orjson.loads(before.lstrip(_WS + b"\xef\xbb\xbf") + b"}")
+        except orjson.JSONDecodeError:
+            continue
+        if isinstance(meta, dict):
+            return m.end() - 1, meta
+    return None, None
+
+
+def _no_prefix(buf: bytearray, errors: list[str]):
+    text = bytes(buf)
+    try:
+        obj = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        why = errors[0] if errors else "it is not valid JSON or ends before the event list starts"
+        raise ReadError(f"no readable \"traceEvents\" list: {why}") from None
+    if isinstance(obj, dict):
+        raise ReadError("the JSON object has no \"traceEvents\" key")
+    raise ReadError("the file is not a JSON object with \"traceEvents\"")
+
+
+def _find_end(tail: bytearray, at_array_start: bool):
+    """Index of the ``]`` that closes the event array in ``tail``, and the metadata after it."""
+    for m in _CLOSE.finditer(tail):
+        if tail[m.start()] == ord("[") and not (at_array_start and m.start() == 0):
+            continue
+        close = m.end() - 1
+        # cheap necessary conditions before parsing: the object ends here, or a key follows
+        if not (_OBJ_END.fullmatch(tail, close + 1) or _NEXT_KEY.match(tail, close + 1)):
+            continue
+        try:
+            obj = orjson.loads(b'{"_":0' + bytes(tail[close + 1:]).rstrip(_WS + b"\x00"))
+        except orjson.JSONDecodeError:
+            continue
+        obj.pop("_", None)
+        return close, obj
+    return None, {}
+
+
+def _last_event_end(tail: bytearray):
+    """Index of the ``}`` ending the last complete event in a cut-short tail, or None."""
+    last = None
+    for m in _SEP.finditer(tail):
+        last = m.start()
+    return last

@@ -1,0 +1,59 @@
+"""SQL macros for Kineto's free-form fields, so that every conversion runs vectorised in DuckDB.
+
+Each macro turns one Kineto spelling into the canonical one:
+
+* ``kineto_shapes(dims)``: ``Input Dims`` ``[[2048], [], [[2, 3], [4]]]`` -> ``2048;;[2,3],[4]``
+  (tensors joined by ``;``, dims by ``,``, only the outer brackets of each input removed).
+* ``kineto_dtypes(types)``: ``Input type`` ``["float", ""]`` -> ``float;``.
+* ``kernel_family(name)``: a short family name for a CUDA/HIP kernel, so kernels can be grouped
+  without the template arguments (``void at::native::vectorized_elementwise_kernel<4, ...>(...)``
+  -> ``vectorized_elementwise_kernel``; ``cutlass::Kernel<cutlass_80_tensorop_..>`` -> the
+  template's kernel name).
+* ``comm_type(x)``: a collective name in one spelling: lower case, no underscores, without
+  the ``_base``/``_tensor``/``_single``/``_coalesced`` variants (``_all_gather_base`` ->
+  ``allgather``, ``AllReduce`` -> ``allreduce``).
+* ``dtype_bytes(t)``: element size of a PyTorch/NCCL dtype name (``Float`` -> 4).
+"""
+from __future__ import annotations
+
+MACROS = [
+    r"""CREATE OR REPLACE MACRO kineto_shapes(dims) AS
+        CASE WHEN dims IS NULL OR json_type(dims) <> 'ARRAY' THEN NULL ELSE
+          array_to_string(list_transform(CAST(dims AS JSON[]),
+            lambda x: regexp_replace(regexp_replace(CAST(x AS VARCHAR), '\s', '', 'g'), '^\[(.*)\]$', '\1')), ';')
+        END""",
+    r"""CREATE OR REPLACE MACRO kineto_dtypes(types) AS
+        CASE WHEN types IS NULL OR json_type(types) <> 'ARRAY' THEN NULL ELSE
+          array_to_string(list_transform(CAST(types AS JSON[]),
+            lambda x: coalesce(json_extract_string(x, '$'), '')), ';')
+        END""",
+    r"""CREATE OR REPLACE MACRO kernel_base(n) AS
+        regexp_extract(replace(regexp_replace(n, '^\s*void\s+', ''), '(anonymous namespace)::', ''),
+                       '^([^<(]*)', 1)""",
+    r"""CREATE OR REPLACE MACRO kernel_family(n) AS (CASE
+          WHEN regexp_extract(trim(kernel_base(n)), '([A-Za-z0-9_$]+)$', 1) IN ('Kernel', 'Kernel2', 'kernel')
+               AND regexp_matches(n, '<\s*[A-Za-z_]')
+            THEN regexp_extract(n, '<\s*(?:[A-Za-z_][A-Za-z0-9_]*::)*([A-Za-z_][A-Za-z0-9_]*)', 1)
+          ELSE nullif(regexp_extract(trim(kernel_base(n)), '([A-Za-z0-9_$.]+)$', 1), '')
+        END)""",
+    r"""CREATE OR REPLACE MACRO comm_type(x) AS
+        nullif(regexp_replace(replace(lower(trim(x)), '_', ''),
+                              '(intotensor|tensor|base|single|coalesced)$', ''), '')""",
+    r"""CREATE OR REPLACE MACRO nccl_kernel_type(n) AS
+        comm_type(regexp_extract(n, '(?:nccl|rccl)(?:Dev)?Kernel_([A-Za-z]+)', 1))""",
+    r"""CREATE OR REPLACE MACRO comm_category(t) AS
+        CASE WHEN t IN ('send', 'recv', 'sendrecv', 'p2p') THEN 'p2p' ELSE 'collective' END""",
+    r"""CREATE OR REPLACE MACRO dtype_bytes(t) AS (CASE
+          WHEN t IS NULL THEN NULL
+          WHEN regexp_matches(lower(t), '^(complexdouble|complex128)$') THEN 16
+          WHEN regexp_matches(lower(t), '^(double|float64|long|int64|uint64|complexfloat|complex64|ncclint64|nccluint64|ncclfloat64|nccldouble)$') THEN 8
+          WHEN regexp_matches(lower(t), '^(float|float32|int|int32|uint32|ncclint32|nccluint32|ncclfloat32|ncclfloat|ncclint|complexhalf)$') THEN 4
+          WHEN regexp_matches(lower(t), '^(half|float16|bfloat16|short|int16|uint16|ncclfloat16|ncclhalf|ncclbfloat16)$') THEN 2
+          WHEN regexp_matches(lower(t), '^(byte|char|bool|int8|uint8|ncclint8|nccluint8|ncclchar)$') OR starts_with(lower(t), 'float8') THEN 1
+          ELSE NULL END)""",
+]
+
+
+def install(con) -> None:
+    for m in MACROS:
+        con.execute(m)

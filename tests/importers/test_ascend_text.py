@@ -1,0 +1,454 @@
+"""The Ascend text importer against the real fixtures.  Every expected value is computed here,
+independently of the importer: CSVs with Python's ``csv`` module and ``Decimal``, JSON with
+``json``; vendor aggregates (op_statistic.csv, api_statistic.csv, operator_details.csv,
+communication.json) are reconciled with the loaded tables."""
+from __future__ import annotations
+
+import collections
+import csv
+import json
+import random
+import shutil
+from decimal import ROUND_HALF_UP, Decimal
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from profinsight.importers import ascend_text, load_rank
+from profinsight.importers._text import normalise_list, normalise_stack
+from profinsight.importers.ascend_text import _sql
+
+MIB = 1 << 20
+_LOADED: dict = {}
+
+
+def rank_dir(fixtures: Path, level: int, rank: int) -> Path:
+    return fixtures / "ascend_pt" / f"text_level{level}" / f"rank{rank}_ascend_pt"
+
+
+def out_file(fixtures: Path, level: int, rank: int, name: str) -> Path:
+    return rank_dir(fixtures, level, rank) / "ASCEND_PROFILER_OUTPUT" / name
+
+
+def rows(path: Path) -> list[dict]:
+    with open(path, newline="", encoding="utf-8") as fh:
+        return list(csv.DictReader(fh))
+
+
+def ns(text: str) -> int:
+    """Exact decimal microseconds -> ns (independent of the importer's macros)."""
+    return int(Decimal(text.strip()) * 1000)
+
+
+def dur(text: str) -> int:
+    return int((Decimal(text.strip()) * 1000).quantize(Decimal(1), rounding=ROUND_HALF_UP))
+
+
+def na(text: str | None):
+    t = (text or "").strip()
+    return None if t in ("", "N/A") else t
+
+
+@pytest.fixture
+def loaded(fixtures):
+    def get(level: int, rank: int):
+        if (level, rank) not in _LOADED:
+            _LOADED[(level, rank)] = load_rank(ascend_text.sniff(rank_dir(fixtures, level, rank)))
+        return _LOADED[(level, rank)]
+    return get
+
+
+def table(data, name: str) -> list[dict]:
+    return data.tables[name].to_pylist()
+
+
+def trace(fixtures, level, rank) -> list[dict]:
+    return json.loads(out_file(fixtures, level, rank, "trace_view.json").read_text())
+
+
+def process_names(events) -> dict:
+    return {e["pid"]: e["args"]["name"] for e in events if e["ph"] == "M" and e["name"] == "process_name"}
+
+
+# ---------------------------------------------------------------- detection
+
+
+def test_sniff(fixtures, tmp_path):
+    src = ascend_text.sniff(rank_dir(fixtures, 1, 1))
+    assert src.format == "ascend_text" and src.rank_hint == 1
+    names = [p.name for p in src.files]
+    assert list(src.files) == sorted(src.files)
+    assert {"trace_view.json", "kernel_details.csv", "profiler_info_1.json", "communication.json"} <= set(names)
+    assert ascend_text.sniff(rank_dir(fixtures, 0, 0) / "ASCEND_PROFILER_OUTPUT").path == rank_dir(fixtures, 0, 0)
+    assert ascend_text.sniff(fixtures / "ascend_pt" / "db_level1" / "rank0_ascend_pt") is None
+    assert ascend_text.sniff(fixtures / "ascend_pt") is None
+    assert ascend_text.sniff(tmp_path / "nothing") is None
+
+
+# ---------------------------------------------------------------- device tasks
+
+
+def kernel_rows(data) -> list[dict]:
+    t = [r for r in table(data, "device_tasks") if r["kind"] in ("kernel", "communication")]
+    return sorted(t, key=lambda r: (r["start_ns"], r["name"]))
+
+
+def test_level1_kernel_rows_are_kernel_details(fixtures, loaded):
+    data = loaded(1, 0)
+    csv_rows = sorted(rows(out_file(fixtures, 1, 0, "kernel_details.csv")),
+                      key=lambda r: (ns(r["Start Time(us)"]), r["Name"]))
+    got = kernel_rows(data)
+    assert len(got) == len(csv_rows) == 191
+    assert collections.Counter(r["kind"] for r in got) == {"kernel": 187, "communication": 4}
+    for g, c in zip(got, csv_rows):
+        assert g["start_ns"] == ns(c["Start Time(us)"]), c["Name"]
+        assert g["dur_ns"] == dur(c["Duration(us)"]) and g["wait_ns"] == dur(c["Wait Time(us)"])
+        assert (g["name"], g["type"]) == (c["Name"], c["Type"])
+        assert g["core"] == c["Accelerator Core"]
+        assert g["step"] == int(c["Step Id"]) == 50
+        assert g["block_dim"] == int(c["Block Dim"])
+        assert g["stream"] == (None if c["Stream ID"] == "N/A" else int(c["Stream ID"]))
+        assert g["input_shapes"] == na(c["Input Shapes"].replace('"', ""))
+        assert g["output_formats"] == na(c["Output Formats"])
+    conv = next(r for r in got if r["name"] == "Conv2D1")
+    assert conv["input_shapes"] == "32,1,224,224,8;121,4,16,8;64"
+    assert next(r for r in got if r["name"] == "trans_TransData_0")["input_shapes"] == "32,3,224,224"
+    assert all(r["kind"] == "communication" and r["core"] == "HCCL" for r in got if r["name"].startswith("hcom_"))
+
+
+def test_pmu_columns(fixtures, loaded):
+    data = loaded(1, 0)
+    conv = next(r for r in kernel_rows(data) if r["name"] == "Conv2D1")
+    c = next(r for r in rows(out_file(fixtures, 1, 0, "kernel_details.csv")) if r["Name"] == "Conv2D1")
+    assert conv["pmu_aic_total_time_ns"] == pytest.approx(float(c["aicore_time(us)"]) * 1000)
+    assert conv["pmu_aic_mac_time_ns"] == pytest.approx(float(c["aic_mac_time(us)"]) * 1000)
+    assert conv["pmu_aic_mac_ratio"] == pytest.approx(float(c["aic_mac_ratio"]))
+    assert conv["pmu_aic_total_cycles"] == pytest.approx(float(c["aic_total_cycles"]))
+    assert conv["pmu_cube_utilization_ratio"] == pytest.approx(float(c["cube_utilization(%)"]) / 100)
+    hccl = next(r for r in kernel_rows(data) if r["kind"] == "communication")
+    assert hccl["pmu_aic_mac_ratio"] is None  # N/A
+
+
+def test_compute_sums_match_op_statistic(fixtures, loaded):
+    for rank in (0, 1):
+        got: dict = collections.defaultdict(lambda: [0, 0])
+        for r in kernel_rows(loaded(1, rank)):
+            if r["kind"] == "kernel":
+                got[(r["type"], r["core"])][0] += 1
+                got[(r["type"], r["core"])][1] += r["dur_ns"]
+        stats = rows(out_file(fixtures, 1, rank, "op_statistic.csv"))
+        assert len(stats) == len(got)
+        for s in stats:
+            count, total_ns = got[(s["OP Type"], s["Core Type"])]
+            assert count == int(s["Count"])
+            assert total_ns == pytest.approx(float(s["Total Time(us)"]) * 1000, rel=1e-3)
+
+
+def test_level0_loads_with_eight_columns(fixtures, loaded):
+    for rank in (0, 1):
+        data = loaded(0, rank)
+        csv_rows = rows(out_file(fixtures, 0, rank, "kernel_details.csv"))
+        assert len(csv_rows[0]) == 8
+        got = kernel_rows(data)
+        assert len(got) == len(csv_rows) == 191
+        assert sorted(r["start_ns"] for r in got) == sorted(ns(r["Start Time(us)"]) for r in csv_rows)
+        for r in got:
+            if r["kind"] == "kernel":
+                assert r["type"] is None and r["core"] is None
+            else:
+                assert r["core"] == "HCCL" and r["type"] == "hcom_allReduce_"
+        assert "pmu_aic_mac_ratio" not in data.tables["device_tasks"].column_names
+
+
+@pytest.mark.parametrize("level", [0, 1])
+def test_every_trace_device_event_loaded_once(fixtures, loaded, level):
+    """kernel + communication rows come from kernel_details; every Ascend Hardware event that is
+    not one of them adds one row; the HCCL Plane small tasks are the same tasks as Ascend
+    Hardware's and add none."""
+    events = trace(fixtures, level, 0)
+    names = process_names(events)
+    kd = {(r["Name"], ns(r["Start Time(us)"])) for r in rows(out_file(fixtures, level, 0, "kernel_details.csv"))}
+    hw = [e for e in events if names.get(e["pid"]) == "Ascend Hardware" and e["ph"] == "X"]
+    extra = [e for e in hw if (e["name"], ns(e["ts"])) not in kd]
+    data = loaded(level, 0)
+    dt = table(data, "device_tasks")
+    assert len(dt) == len(kd) + len(extra)
+    assert len({r["task_uid"] for r in dt}) == len(dt)
+    kinds = collections.Counter(r["kind"] for r in dt)
+    assert kinds["memcpy"] == sum(e["name"] == "MEMCPY_ASYNC" for e in extra)
+    assert kinds["sync"] == sum(e["name"] in ("EVENT_RECORD", "EVENT_WAIT") for e in extra)
+    small = [e for e in extra if e["name"] in ("Notify Wait", "Write Value", "SDMA")]
+    assert kinds["comm_task"] == len(small) == 296
+    comm = {r["name"] for r in dt if r["kind"] == "communication"}
+    tasks = [r for r in dt if r["kind"] == "comm_task"]
+    assert all(r["comm_op"] in comm and r["core"] == "HCCL" and r["step"] == 50 for r in tasks)
+    if level == 1:  # the Plane records' rich fields are on the merged rows
+        assert {r["name"] for r in tasks} == {"Notify_Wait", "Notify_Record", "Memcpy", "Reduce_Inline"}
+        assert all(r["type"] in ("Notify Wait", "Write Value", "SDMA") for r in tasks)
+        plane_bytes = sum(e["args"]["size(Byte)"] for e in events
+                          if names.get(e["pid"]) == "HCCL" and e["ph"] == "X" and e["tid"] > 0)
+        assert sum(r["bytes"] or 0 for r in tasks) == plane_bytes
+        assert all(r["group"] == "17522688603477080586" for r in tasks)
+
+
+# ---------------------------------------------------------------- steps, host, launches
+
+
+def test_steps(fixtures, loaded):
+    for level in (0, 1):
+        events = trace(fixtures, level, 0)
+        step = next(e for e in events if e.get("cat") == "cpu_op" and e["name"] == "ProfilerStep#50")
+        kd = rows(out_file(fixtures, level, 0, "kernel_details.csv"))
+        (s,) = table(loaded(level, 0), "steps")
+        assert s["step"] == 50
+        assert s["host_start_ns"] == ns(step["ts"])
+        assert s["host_end_ns"] == ns(step["ts"]) + dur(str(step["dur"]))
+        assert s["device_start_ns"] == min(ns(r["Start Time(us)"]) for r in kd)
+        last = max(ns(r["Start Time(us)"]) + dur(r["Duration(us)"]) for r in kd)
+        assert s["device_end_ns"] == max(last, s["host_end_ns"])
+
+
+def test_host_ops_and_operator_details(fixtures, loaded):
+    data = loaded(1, 0)
+    events = trace(fixtures, 1, 0)
+    host = table(data, "host_ops")
+    cats = collections.Counter(r["category"] for r in host)
+    expected = collections.Counter(e["cat"] for e in events if e["ph"] == "X" and e.get("cat") in
+                                   ("cpu_op", "python_function", "enqueue", "dequeue"))
+    assert cats == {"op": expected["cpu_op"], "python": expected["python_function"],
+                    "queue": expected["enqueue"] + expected["dequeue"]}
+    assert len({r["op_id"] for r in host}) == len(host)
+    od = rows(out_file(fixtures, 1, 0, "operator_details.csv"))
+    ops = [r for r in host if r["category"] == "op"]
+    for col, key in (("host_self_ns", "Host Self Duration(us)"), ("device_self_ns", "Device Self Duration(us)"),
+                     ("device_total_ns", "Device Total Duration(us)")):
+        assert sum(r[col] or 0 for r in ops) == sum(dur(r[key]) for r in od), col
+    assert sum(r["host_self_ns"] is not None for r in ops) == len(od) == 859
+    # canonical text: the CSV's `;\n` lists and the trace's `;\r\n` lists give the same strings
+    assert collections.Counter(r["input_shapes"] for r in ops if r["input_shapes"]) == \
+        collections.Counter(normalise_list(r["Input Shapes"]) for r in od if normalise_list(r["Input Shapes"]))
+    assert collections.Counter(r["call_stack"] for r in ops if r["call_stack"] and r["step"] is not None
+                               and not r["name"].startswith("ProfilerStep#")) == \
+        collections.Counter(normalise_stack(r["Call Stack"]) for r in od if normalise_stack(r["Call Stack"]))
+    drop = next(r for r in ops if r["name"] == "npu::_npu_dropout")
+    assert drop["input_shapes"] == "32,9216;" and drop["input_dtypes"] == "float;Scalar"
+    assert drop["sequence"] == 1365 and drop["step"] == 50
+
+
+def test_sql_normalisers_equal_the_shared_python_ones(fixtures):
+    """The SQL twins in ``_sql`` must give exactly what ``_text`` gives (the DB importer's)."""
+    samples = [None, "", "N/A", ";", ";\n", "a;\r\nb;\r\n", "x\ny", " ;\t\n ", "f1;  \nf2;\r\n;\r\nf3;",
+               '"""32,3,224,224"""', '"32,1,224,224,8;121,4,16,8;64"']
+    for e in trace(fixtures, 1, 0):
+        if e.get("cat") == "cpu_op":
+            samples += [e["args"].get("Input Dims"), e["args"].get("Input type"), e["args"].get("Call stack")]
+    rnd = random.Random(7)
+    parts = ["a", "b", ";", "\n", "\r\n", " ", "\t", ";\r\n", ";\n", "  ;\n", '"']
+    samples += ["".join(rnd.choice(parts) for _ in range(rnd.randint(0, 10))) for _ in range(400)]
+    con = duckdb.connect()
+    from profinsight.importers._common import MACROS
+    for m in MACROS:
+        con.execute(m)
+    _sql.install(con)
+    con.execute("CREATE TABLE s (i INTEGER, x VARCHAR)")
+    con.executemany("INSERT INTO s VALUES (?, ?)", list(enumerate(samples)))
+    got = con.execute("SELECT i, norm_list(x), norm_stack(x) FROM s ORDER BY i").fetchall()
+    for i, lst, stack in got:
+        assert (lst, stack) == (normalise_list(samples[i]), normalise_stack(samples[i])), repr(samples[i])
+
+
+def test_launches_point_at_rows(fixtures, loaded):
+    for level in (0, 1):
+        data = loaded(level, 0)
+        launches = table(data, "launches")
+        uids = {r["task_uid"] for r in table(data, "device_tasks")}
+        ops = {r["op_id"]: r for r in table(data, "host_ops")}
+        calls = {r["call_id"] for r in table(data, "api_calls")}
+        assert launches and all(r["task_uid"] in uids for r in launches)
+        assert all(r["host_op_id"] in ops for r in launches if r["host_op_id"] is not None)
+        assert all(r["api_call_id"] in calls for r in launches if r["api_call_id"] is not None)
+        flows = [e for e in trace(fixtures, level, 0) if e.get("cat") == "async_npu" and e["ph"] == "s"]
+        torch = [r for r in launches if r["link"] == "torch_to_npu"]
+        assert len(torch) == len(flows) == 210
+        assert all(ops[r["host_op_id"]]["category"] == "op" for r in torch)
+        hccl = {r["task_uid"] for r in table(data, "device_tasks") if r["kind"] == "communication"}
+        assert any(r["task_uid"] in hccl and ops[r["host_op_id"]]["name"] == "HcclAllreduce" for r in torch)
+    data = loaded(1, 0)
+    h2d = [r for r in table(data, "launches") if r["link"] == "HostToDevice"]
+    assert len(h2d) >= 210 and all(r["api_call_id"] is not None for r in h2d)
+
+
+def test_api_calls_match_api_statistic(fixtures, loaded):
+    for rank in (0, 1):
+        got = collections.Counter((r["level"], r["name"]) for r in table(loaded(1, rank), "api_calls"))
+        want = {(r["Level"], r["API Name"]): int(r["Count"]) for r in rows(out_file(fixtures, 1, rank,
+                                                                                  "api_statistic.csv"))}
+        assert dict(got) == want
+    launch = next(r for r in table(loaded(1, 0), "api_calls") if r["name"] == "launch")
+    assert launch["level"] == "node" and launch["item"] and launch["connection_id"] is not None
+    assert table(loaded(0, 0), "api_calls") == []  # Level0 prunes the CANN layer
+
+
+# ---------------------------------------------------------------- memory, communication, counters
+
+
+def test_memory_tables(fixtures, loaded):
+    data = loaded(1, 0)
+    mr = rows(out_file(fixtures, 1, 0, "memory_record.csv"))
+    samples = table(data, "memory_samples")
+    assert len(samples) == len(mr)
+    app = [r for r in samples if r["component"] == "APP"]
+    app_csv = [r for r in mr if r["Component"] == "APP"]
+    assert len(app) == len(app_csv) and all(r["allocated_bytes"] is None for r in app)
+    assert sorted(r["reserved_bytes"] for r in app) == \
+        sorted(int(Decimal(r["Total Reserved(MB)"]) * MIB) for r in app_csv)
+    assert {r["device"] for r in samples} == {0}
+    om = rows(out_file(fixtures, 1, 0, "operator_memory.csv"))
+    blocks = table(data, "memory_blocks")
+    assert len(blocks) == len(om)
+    assert sum(r["size_bytes"] for r in blocks) == sum(int(Decimal(r["Size(KB)"]) * 1024) for r in om)
+    assert {r["component"] for r in blocks if r["name"].startswith("cann::")} == {"GE"}
+    assert {r["component"] for r in blocks if not r["name"].startswith("cann::")} == {"PTA"}
+    assert len(table(data, "module_memory")) == len(rows(out_file(fixtures, 1, 0, "npu_module_mem.csv")))
+
+
+def test_comm_ops_level1(fixtures, loaded):
+    for rank in (0, 1):
+        data = loaded(1, rank)
+        ops = {r["name"]: r for r in table(data, "comm_ops")}
+        comm = json.loads(out_file(fixtures, 1, rank, "communication.json").read_text())["step50"]["collective"]
+        kd = {r["Name"]: r for r in rows(out_file(fixtures, 1, rank, "kernel_details.csv"))
+              if r["Accelerator Core"] == "HCCL"}
+        assert len(ops) == 4 and set(ops) == set(kd)
+        for key, rec in comm.items():
+            if key == "Total Op Info":
+                continue
+            name, group = key.rsplit("@", 1)
+            op, t, bw = ops[name], rec["Communication Time Info"], rec["Communication Bandwidth Info"]
+            assert op["start_ns"] == ns(kd[name]["Start Time(us)"]) and op["dur_ns"] == dur(kd[name]["Duration(us)"])
+            assert (op["group"], op["step"], op["category"], op["type"]) == (group, 50, "collective", "hcom_allReduce_")
+            for col, k in (("transit_ns", "Transit Time(ms)"), ("wait_ns", "Wait Time(ms)"),
+                           ("sync_ns", "Synchronization Time(ms)"), ("idle_ns", "Idle Time(ms)")):
+                assert abs(op[col] - Decimal(str(t[k])) * 1_000_000) <= 1, col
+            assert abs(op["hccs_bytes"] - Decimal(str(bw["HCCS"]["Transit Size(MB)"])) * 1_000_000) <= 1
+            # SDMA repeats HCCS on these on-node all-reduces: bytes must not count it twice
+            assert bw["SDMA"]["Transit Size(MB)"] == bw["HCCS"]["Transit Size(MB)"]
+            assert op["bytes"] == op["hccs_bytes"] + op["rdma_bytes"] + op["pcie_bytes"] + op["sio_bytes"]
+            assert op["data_type"] == "FP32" and op["algorithm"] == "MESH-RING" and op["count"] > 0
+
+
+def test_comm_ops_level0_from_kernel_details(fixtures, loaded):
+    data = loaded(0, 0)
+    ops = table(data, "comm_ops")
+    kd = [r for r in rows(out_file(fixtures, 0, 0, "kernel_details.csv")) if r["Accelerator Core"] == "HCCL"]
+    assert sorted(r["start_ns"] for r in ops) == sorted(ns(r["Start Time(us)"]) for r in kd)
+    assert all(r["transit_ns"] is None and r["bytes"] is None for r in ops)
+    assert table(data, "comm_links") == []
+    assert any(d.code == "level0_no_comm_analysis" and "ProfilerLevel.Level1" in d.fix for d in data.diagnostics)
+
+
+def test_comm_links(fixtures, loaded):
+    data = loaded(1, 0)
+    matrix = json.loads(out_file(fixtures, 1, 0, "communication_matrix.json").read_text())
+    expected = [(k, link) for s in matrix.values() for c in s.values() for k, links in c.items() for link in links]
+    links = table(data, "comm_links")
+    assert len(links) == len(expected) == 48
+    top = next(r for r in links if r["summary"] == "top1" and (r["src_rank"], r["dst_rank"]) == (0, 1))
+    rec = matrix["step50"]["collective"]["allreduce-top1@17522688603477080586"]["0-1"]
+    assert (top["op_type"], top["group"], top["transport"], top["op_name"]) == \
+        ("allreduce", "17522688603477080586", rec["Transport Type"], rec["Op Name"])
+    assert top["bytes"] == round(Decimal(str(rec["Transit Size(MB)"])) * 1_000_000)
+
+
+def test_counters(fixtures, loaded):
+    data = loaded(1, 0)
+    events = [e for e in trace(fixtures, 1, 0) if e["ph"] == "C"]
+    counters = table(data, "counters")
+    assert len(counters) == len(events)
+    units = {(r["track"], r["unit"]) for r in counters}
+    assert {("AI Core Freq", "MHz"), ("HBM", "MB/s"), ("NPU MEM", "KB"), ("LLC", "%"), ("QoS", "MB/s")} <= units
+    freq = [r for r in counters if r["track"] == "AI Core Freq"]
+    assert [r["value"] for r in freq] == [e["args"]["MHz"] for e in events if e["name"] == "AI Core Freq"]
+    assert any(r["name"] == "read_bandwidth (acc_id 3)" for r in counters)
+
+
+def test_trace_slices_and_run_info(fixtures, loaded):
+    data = loaded(1, 0)
+    overlap = [e for e in trace(fixtures, 1, 0) if e["ph"] == "X" and e["pid"] == 3170820832]
+    slices = table(data, "trace_slices")
+    assert len(slices) == len(overlap) and {r["process"] for r in slices} == {"Overlap Analysis"}
+    (info,) = table(data, "run_info")
+    cfg = json.loads((rank_dir(fixtures, 1, 0) / "profiler_info_0.json").read_text())
+    assert (info["rank"], info["device"], info["source_format"], info["profiler_level"]) == (0, 0, "ascend_text",
+                                                                                             "Level1")
+    assert info["activities"] == "CPU,NPU" and info["with_stack"] and info["record_shapes"]
+    assert info["aic_metrics"] == "ACL_AICORE_PIPE_UTILIZATION" and info["versions"] == "{}"
+    assert json.loads(info["schedule"]) == cfg["config"]["common_config"]["schedule"]
+    assert "PYTORCH_NPU_ALLOC_CONF" in json.loads(info["env"])
+    assert info["collect_end_ns"] == cfg["end_info"]["collectionTimeEnd"]
+    assert table(loaded(0, 1), "run_info")[0]["device"] == 1
+
+
+# ---------------------------------------------------------------- damaged inputs
+
+
+def copy_rank(fixtures, tmp_path, level=1, rank=0) -> Path:
+    dst = tmp_path / f"rank{rank}_ascend_pt"
+    shutil.copytree(rank_dir(fixtures, level, rank), dst)
+    for p in dst.rglob("*"):
+        p.chmod(0o644 if p.is_file() else 0o755)
+    return dst
+
+
+def test_trace_cut_in_half_loads_with_warning(fixtures, tmp_path):
+    folder = copy_rank(fixtures, tmp_path)
+    path = folder / "ASCEND_PROFILER_OUTPUT" / "trace_view.json"
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 2])
+    loaded = load_rank(ascend_text.sniff(folder))
+    (warn,) = [d for d in loaded.diagnostics if d.code == "trace_truncated"]
+    assert warn.severity == "warning" and "truncated" in warn.message and "events" in warn.message
+    assert "191 of 191 kernel_details.csv rows" in warn.message and warn.fix
+    assert loaded.tables["host_ops"].num_rows > 0
+    assert loaded.tables["device_tasks"].num_rows >= 191  # kernel_details rows stay
+
+
+def test_trace_damaged_in_the_middle_keeps_the_readable_prefix(fixtures, tmp_path):
+    folder = copy_rank(fixtures, tmp_path)
+    path = folder / "ASCEND_PROFILER_OUTPUT" / "trace_view.json"
+    data = bytearray(path.read_bytes())
+    cut = len(data) // 3
+    data[cut:cut + 4] = b"@@@@"
+    path.write_bytes(bytes(data))
+    loaded = load_rank(ascend_text.sniff(folder))
+    (warn,) = [d for d in loaded.diagnostics if d.code == "trace_truncated"]
+    assert "% of the file" in warn.message and "MB" in warn.message
+    assert 0 < loaded.tables["host_ops"].num_rows < 2460
+
+
+def test_missing_kernel_details_warns_and_uses_the_trace(fixtures, tmp_path):
+    folder = copy_rank(fixtures, tmp_path)
+    (folder / "ASCEND_PROFILER_OUTPUT" / "kernel_details.csv").unlink()
+    loaded = load_rank(ascend_text.sniff(folder))
+    (warn,) = [d for d in loaded.diagnostics if d.code == "missing_file"]
+    assert warn.severity == "warning" and "kernel_details.csv" in warn.message and warn.fix
+    kinds = collections.Counter(loaded.tables["device_tasks"].column("kind").to_pylist())
+    assert kinds["kernel"] == 187 and kinds["communication"] == 4
+
+
+def test_bad_csv_rows_and_switches_off(fixtures, tmp_path):
+    folder = copy_rank(fixtures, tmp_path)
+    mr = folder / "ASCEND_PROFILER_OUTPUT" / "memory_record.csv"
+    with open(mr, "a", newline="") as fh:
+        fh.write("PTA,1,2\r\nnot,a,valid,row,with,too,many,columns,here\r\n")
+    info = folder / "profiler_info_0.json"
+    cfg = json.loads(info.read_text())
+    cfg["config"]["common_config"]["with_stack"] = False
+    info.write_text(json.dumps(cfg))
+    loaded = load_rank(ascend_text.sniff(folder))
+    (bad,) = [d for d in loaded.diagnostics if d.code == "csv_bad_rows"]
+    assert "2 malformed row(s)" in bad.message and bad.file.endswith("memory_record.csv")
+    assert loaded.tables["memory_samples"].num_rows == len(rows(out_file(fixtures, 1, 0, "memory_record.csv")))
+    (off,) = [d for d in loaded.diagnostics if d.code == "switch_off"]
+    assert "with_stack=True" in off.fix

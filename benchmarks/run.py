@@ -218,7 +218,22 @@ def child(mode: str, target: str, out_dir: str | None) -> dict:
         return res
 
     t0 = time.perf_counter()
+    import importlib
+
     import profinsight
+    # import what load() would import lazily, so that the timed call measures loading, not
+    # module imports (the end-to-end figure incl. imports is the process wall time)
+    for mod in _PRELOAD:
+        try:
+            importlib.import_module(mod)
+        except ImportError:
+            pass
+    try:
+        from profinsight.importers import FORMATS
+        for mod in FORMATS.values():
+            importlib.import_module(mod)
+    except ImportError:
+        pass
     res["import_s"] = time.perf_counter() - t0
     res["baseline_rss"] = _rss_now()
     prof = sampler = dstats = None
@@ -495,25 +510,38 @@ def _drop_data(size, fmt, data_root):
             shutil.rmtree(folder, ignore_errors=True)
 
 
+_PRELOAD = ("pandas", "pyarrow", "pyarrow.parquet", "duckdb", "profinsight.api", "profinsight.profile",
+            "profinsight.discover", "profinsight.store.loader", "profinsight.store.cache")
+
+
 def importtime() -> dict:
-    """``python -X importtime -c 'import profinsight'``: total and the slowest modules."""
-    r = subprocess.run([sys.executable, "-X", "importtime", "-c", "import profinsight"],
-                       capture_output=True, text=True)
+    """``python -X importtime`` of profinsight and of everything ``load()`` imports (the
+    package imports lazily, so this is what the first ``load`` of a session pays on top)."""
+    code = ("import importlib, profinsight\n"
+            f"for m in {_PRELOAD!r}:\n"
+            "    try: importlib.import_module(m)\n"
+            "    except ImportError: pass\n"
+            "try:\n"
+            "    from profinsight.importers import FORMATS\n"
+            "    for m in FORMATS.values(): importlib.import_module(m)\n"
+            "except ImportError: pass\n")
+    t0 = time.perf_counter()
+    r = subprocess.run([sys.executable, "-X", "importtime", "-c", code], capture_output=True, text=True)
+    wall = time.perf_counter() - t0
     rows = []
     for line in r.stderr.splitlines():
         if not line.startswith("import time:") or "cumulative" in line:
             continue
         parts = line[len("import time:"):].split("|")
         try:
-            rows.append((int(parts[1]), int(parts[0]), parts[2].rstrip()))
+            name = parts[2][1:].rstrip()
+            rows.append((int(parts[1]), (len(name) - len(name.lstrip())) // 2, name.strip()))
         except (ValueError, IndexError):
             pass
-    total = next((c for c, s, n in rows if n.strip() == "profinsight"), None)
-    # depth = indentation: list the heaviest third-party packages (depth 1-2 under profinsight)
-    heavy = sorted(((c, n.strip()) for c, s, n in rows if "." not in n.strip() and n.strip() != "profinsight"),
-                   reverse=True)[:12]
-    return {"total_s": None if total is None else total / 1e6,
-            "heaviest": [{"module": n, "cumulative_s": c / 1e6} for c, n in heavy]}
+    top = [(c, n) for c, d, n in rows if d == 0]
+    total = sum(c for c, d, n in rows if d == 0)
+    return {"total_s": total / 1e6, "process_wall_s": round(wall, 3),
+            "heaviest": [{"module": n, "cumulative_s": c / 1e6} for c, n in sorted(top, reverse=True)[:12]]}
 
 
 def fmt_row(r) -> list[str]:
@@ -587,7 +615,11 @@ def main(argv=None) -> int:
             "targets": {"warm_s": TARGET_WARM_S, "cold_over_floor": TARGET_COLD_RATIO,
                         "rss_over_file": TARGET_RSS_RATIO},
             "importtime": importtime()}
-    print(f"import profinsight: {meta['importtime']['total_s']} s (not included in the timings)")
+    it = meta["importtime"]
+    print(f"imports of profinsight + what load() needs: {it['total_s']:.2f} s "
+          f"(python start + imports {it['process_wall_s']:.2f} s; not included in cold/warm s, "
+          f"included in 'warm proc s'); heaviest: "
+          + ", ".join(f"{m['module']} {m['cumulative_s']:.2f}" for m in it["heaviest"][:4]))
     rows = []
     stamp = time.strftime("%Y%m%d-%H%M%S")
     out_path = a.results / f"load_{stamp}.json"
@@ -606,9 +638,25 @@ def main(argv=None) -> int:
                     print(f"   importer errors: {errs}")
             doc = {"meta": meta, "results": rows}
             out_path.write_text(json.dumps(doc, indent=2, default=str))
-    (a.results / "latest.json").write_text(json.dumps({"meta": meta, "results": rows}, indent=2, default=str))
+    # latest.json: the newest figure of every (format, size) measured so far
+    latest_path = a.results / "latest.json"
+    merged = {}
+    if latest_path.exists():
+        try:
+            for r in json.loads(latest_path.read_text()).get("results", []):
+                merged[(r["format"], r["size_mb"])] = r
+        except (ValueError, KeyError):
+            pass
+    for r in rows:
+        r["measured"] = meta["started"]
+        merged[(r["format"], r["size_mb"])] = r
+    allrows = sorted(merged.values(), key=lambda r: (r["size_mb"], r["format"]))
+    latest_path.write_text(json.dumps({"meta": meta, "results": allrows}, indent=2, default=str))
     print()
     print(print_table(rows))
+    if len(allrows) > len(rows):
+        print("\nall sizes measured so far (benchmarks/results/latest.json):")
+        print(print_table(allrows))
     print(f"\nresults: {out_path}")
     return 0
 

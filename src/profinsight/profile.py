@@ -88,7 +88,8 @@ class Profile:
     def sql(self, query: str) -> pd.DataFrame:
         """Run DuckDB SQL over the canonical tables (each is a view by its name)."""
         try:
-            return to_pandas(self.connection().execute(query).to_arrow_table())
+            rel = self.connection().sql(query)
+            return pd.DataFrame() if rel is None else to_pandas(rel.to_arrow_table())
         except duckdb.Error as exc:
             raise ProfileError(f"SQL error: {exc}", fix=f"tables: {', '.join(TABLES)}") from None
 

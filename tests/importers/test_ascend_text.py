@@ -12,10 +12,11 @@ import shutil
 from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 
-import duckdb
+import pyarrow as pa
 import pytest
 
 from profinsight.importers import ascend_text, load_rank
+from profinsight.importers._common import duck
 from profinsight.importers._text import normalise_list, normalise_stack
 from profinsight.importers.ascend_text import _sql
 
@@ -207,6 +208,8 @@ def test_steps(fixtures, loaded):
         assert s["device_start_ns"] == min(ns(r["Start Time(us)"]) for r in kd)
         last = max(ns(r["Start Time(us)"]) + dur(r["Duration(us)"]) for r in kd)
         assert s["device_end_ns"] == max(last, s["host_end_ns"])
+        (trace_time,) = rows(out_file(fixtures, level, 0, "step_trace_time.csv"))  # the vendor's Preparing
+        assert abs(s["device_start_ns"] - s["host_start_ns"] - ns(trace_time["Preparing"])) < 1000
 
 
 def test_host_ops_and_operator_details(fixtures, loaded):
@@ -246,14 +249,10 @@ def test_sql_normalisers_equal_the_shared_python_ones(fixtures):
     rnd = random.Random(7)
     parts = ["a", "b", ";", "\n", "\r\n", " ", "\t", ";\r\n", ";\n", "  ;\n", '"']
     samples += ["".join(rnd.choice(parts) for _ in range(rnd.randint(0, 10))) for _ in range(400)]
-    con = duckdb.connect()
-    from profinsight.importers._common import MACROS
-    for m in MACROS:
-        con.execute(m)
+    con = duck()
     _sql.install(con)
-    con.execute("CREATE TABLE s (i INTEGER, x VARCHAR)")
-    con.executemany("INSERT INTO s VALUES (?, ?)", list(enumerate(samples)))
-    got = con.execute("SELECT i, norm_list(x), norm_stack(x) FROM s ORDER BY i").fetchall()
+    con.register("s", pa.table({"i": range(len(samples)), "x": pa.array(samples, pa.string())}))
+    got = con.sql("SELECT i, norm_list(x), norm_stack(x) FROM s ORDER BY i").fetchall()
     for i, lst, stack in got:
         assert (lst, stack) == (normalise_list(samples[i]), normalise_stack(samples[i])), repr(samples[i])
 
@@ -345,7 +344,7 @@ def test_comm_ops_level0_from_kernel_details(fixtures, loaded):
     assert sorted(r["start_ns"] for r in ops) == sorted(ns(r["Start Time(us)"]) for r in kd)
     assert all(r["transit_ns"] is None and r["bytes"] is None for r in ops)
     assert table(data, "comm_links") == []
-    assert any(d.code == "level0_no_comm_analysis" and "ProfilerLevel.Level1" in d.fix for d in data.diagnostics)
+    assert any(d.code == "level0-no-comm-analysis" and "ProfilerLevel.Level1" in d.fix for d in data.diagnostics)
 
 
 def test_comm_links(fixtures, loaded):
@@ -407,7 +406,7 @@ def test_trace_cut_in_half_loads_with_warning(fixtures, tmp_path):
     data = path.read_bytes()
     path.write_bytes(data[: len(data) // 2])
     loaded = load_rank(ascend_text.sniff(folder))
-    (warn,) = [d for d in loaded.diagnostics if d.code == "trace_truncated"]
+    (warn,) = [d for d in loaded.diagnostics if d.code == "trace-truncated"]
     assert warn.severity == "warning" and "truncated" in warn.message and "events" in warn.message
     assert "191 of 191 kernel_details.csv rows" in warn.message and warn.fix
     assert loaded.tables["host_ops"].num_rows > 0
@@ -422,23 +421,16 @@ def test_trace_damaged_in_the_middle_keeps_the_readable_prefix(fixtures, tmp_pat
     data[cut:cut + 4] = b"@@@@"
     path.write_bytes(bytes(data))
     loaded = load_rank(ascend_text.sniff(folder))
-    (warn,) = [d for d in loaded.diagnostics if d.code == "trace_truncated"]
+    (warn,) = [d for d in loaded.diagnostics if d.code == "trace-truncated"]
     assert "% of the file" in warn.message and "MB" in warn.message
     assert 0 < loaded.tables["host_ops"].num_rows < 2460
 
 
-def test_missing_kernel_details_warns_and_uses_the_trace(fixtures, tmp_path):
+def test_damaged_inputs_warn_and_still_load(fixtures, tmp_path):
+    """No kernel_details.csv, two malformed memory_record.csv rows, with_stack off: each is a
+    diagnostic with a fix, and everything else loads (kernels then come from the trace)."""
     folder = copy_rank(fixtures, tmp_path)
     (folder / "ASCEND_PROFILER_OUTPUT" / "kernel_details.csv").unlink()
-    loaded = load_rank(ascend_text.sniff(folder))
-    (warn,) = [d for d in loaded.diagnostics if d.code == "missing_file"]
-    assert warn.severity == "warning" and "kernel_details.csv" in warn.message and warn.fix
-    kinds = collections.Counter(loaded.tables["device_tasks"].column("kind").to_pylist())
-    assert kinds["kernel"] == 187 and kinds["communication"] == 4
-
-
-def test_bad_csv_rows_and_switches_off(fixtures, tmp_path):
-    folder = copy_rank(fixtures, tmp_path)
     mr = folder / "ASCEND_PROFILER_OUTPUT" / "memory_record.csv"
     with open(mr, "a", newline="") as fh:
         fh.write("PTA,1,2\r\nnot,a,valid,row,with,too,many,columns,here\r\n")
@@ -447,8 +439,38 @@ def test_bad_csv_rows_and_switches_off(fixtures, tmp_path):
     cfg["config"]["common_config"]["with_stack"] = False
     info.write_text(json.dumps(cfg))
     loaded = load_rank(ascend_text.sniff(folder))
-    (bad,) = [d for d in loaded.diagnostics if d.code == "csv_bad_rows"]
+    by_code = collections.defaultdict(list)
+    for d in loaded.diagnostics:
+        by_code[d.code].append(d)
+    (missing,) = by_code["missing-file"]
+    assert missing.severity == "warning" and "kernel_details.csv" in missing.message and missing.fix
+    kinds = collections.Counter(loaded.tables["device_tasks"].column("kind").to_pylist())
+    assert kinds["kernel"] == 187 and kinds["communication"] == 4
+    (bad,) = by_code["csv-bad-rows"]
     assert "2 malformed row(s)" in bad.message and bad.file.endswith("memory_record.csv")
     assert loaded.tables["memory_samples"].num_rows == len(rows(out_file(fixtures, 1, 0, "memory_record.csv")))
-    (off,) = [d for d in loaded.diagnostics if d.code == "switch_off"]
+    (off,) = by_code["no-call-stacks"]
     assert "with_stack=True" in off.fix
+
+
+def test_trace_reader_edge_cases(tmp_path):
+    """The reusable reader: a complete array, one missing only its ``]``, one cut inside an
+    event, and a file that is not an array at all."""
+    from profinsight.importers._trace_json import read_trace_json
+    events = [{"ph": "X", "name": f"e{i}", "pid": 1, "tid": 1, "ts": f"{i}.000", "dur": 1, "args": {"a": i}}
+              for i in range(50)]
+    text = json.dumps(events)
+    cases = {"whole": (text, 50, False), "no_bracket": (text[:-1], 50, True),
+             "cut": (text[: len(text) // 2], None, True), "object": ('{"traceEvents": [', 0, True)}
+    for name, (body, n, truncated) in cases.items():
+        path = tmp_path / f"{name}.json"
+        path.write_text(body)
+        con = duck()
+        got = read_trace_json(con, path, "ev")
+        assert got.truncated == truncated, name
+        count = con.sql("SELECT count(*) FROM ev").fetchall()[0][0]
+        assert count == got.events == (n if n is not None else count), name
+        if name == "cut":
+            assert 0 < count < 50 and "truncated" in got.describe("t.json")
+            names = [r[0] for r in con.sql("SELECT name FROM ev ORDER BY idx").fetchall()]
+            assert names == [f"e{i}" for i in range(count)]

@@ -75,7 +75,7 @@ def read_trace_json(con: duckdb.DuckDBPyConnection, path: str | Path, table: str
         first_error = str(exc).splitlines()[0]
     cut = _find_readable_prefix(con, path, size, table)
     if cut is None:
-        _create_empty(con, table)
+        create_empty_trace(con, table)
         return TraceRead(0, size, True, size, 0, first_error)
     n = con.sql(f"SELECT count(*) FROM {table}").fetchall()[0][0]
     lost = size - cut
@@ -92,7 +92,8 @@ def _load(con, path: Path, table: str) -> int:
     return con.sql(f"SELECT count(*) FROM {table}").fetchall()[0][0]
 
 
-def _create_empty(con, table: str) -> None:
+def create_empty_trace(con, table: str) -> None:
+    """An empty event table with the columns :func:`read_trace_json` creates."""
     cols = ", ".join(f"{k} {v}" for k, v in TRACE_COLUMNS.items())
     con.execute(f"CREATE OR REPLACE TABLE {table} (idx BIGINT, {cols})")
 
@@ -101,6 +102,10 @@ def _find_readable_prefix(con, path: Path, size: int, table: str) -> int | None:
     """Byte length of the longest prefix that parses as an array once closed with ``]``; the
     table holds its events.  Tries the last few element boundaries first (a file cut at the
     end), then bisects over every boundary (damage in the middle)."""
+    with open(path, "rb") as fh:
+        head = fh.read(4096).lstrip(b" \t\r\n\xef\xbb\xbf")
+    if not head.startswith(b"["):  # not a JSON array at all: nothing to recover
+        return None
     tried: set[int] = set()
     for cut in _tail_boundaries(path, size):
         if len(tried) >= _TAIL_TRIES:
@@ -184,4 +189,4 @@ def _copy_bytes(src, dst, n: int, block: int = 16 << 20) -> None:
         remaining -= len(buf)
 
 
-__all__ = ["TRACE_COLUMNS", "TraceRead", "read_trace_json"]
+__all__ = ["TRACE_COLUMNS", "TraceRead", "create_empty_trace", "read_trace_json"]

@@ -131,6 +131,8 @@ def _add_tasks(db: Db, rows: dict, gids: list, comm_groups: dict[str, str]) -> N
             base.update(compute[gid], kind="kernel")
         elif gid in comm:
             base.update(comm[gid], kind="comm_task", type=hw)
+            if base.get("name") in (None, "N/A"):  # Level0 records no small-task kind: name by hardware
+                base["name"] = hw
         else:
             kind = "memcpy" if (hw or "").startswith("MEMCPY") else "sync" if hw in _SYNC else "other"
             base.update(kind=kind, name=hw, type=hw, bytes=memcpy.get(gid))

@@ -23,7 +23,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from .._common import duck
-from .._trace_json import TraceRead, read_trace_json
+from .._trace_json import TraceRead, create_empty_trace, read_trace_json
 from ..base import RankData, RankSource
 from . import _comm, _device, _files, _host, _kernels, _links, _memory, _meta, _sql, _trace
 
@@ -50,10 +50,10 @@ def sniff(path: Path) -> RankSource | None:
 def load_rank(source: RankSource) -> RankData:
     """All canonical tables of one rank, plus what the doctor found."""
     folder = Path(source.path)
-    cfg = _meta.read_config(folder)
-    rank = source.rank_hint if source.rank_hint is not None else cfg.rank
-    inputs = _files.Inputs(folder, rank)
+    inputs = _files.Inputs(folder, source.rank_hint)
     cfg = _meta.read_config(folder, inputs)
+    rank = source.rank_hint if source.rank_hint is not None else cfg.rank
+    inputs.set_rank(rank)
     con = duck()
     _sql.install(con)
     try:
@@ -86,6 +86,7 @@ def _load(con, inputs: _files.Inputs, cfg: _meta.Config, folder: Path) -> dict[s
         _check_unmatched(con, inputs, have_kd)
     has_comm = con.sql("SELECT count(*) FROM device_tasks WHERE kind = 'communication'").fetchall()[0][0] > 0
     _meta.check_switches(cfg, inputs)
+    _check_steps(con, inputs)
     _meta.check_missing(cfg, inputs, has_comm)
     return _fetch(con, inputs, cfg, folder, device, made)
 
@@ -96,10 +97,9 @@ def _read_trace(con, inputs: _files.Inputs) -> TraceRead | None:
     evidence from the CSVs), else None."""
     path = inputs.path(_files.TRACE)
     if not path.is_file() or path.stat().st_size == 0:
-        con.execute("CREATE OR REPLACE TABLE ev (idx BIGINT, ph VARCHAR, name VARCHAR, pid VARCHAR, tid VARCHAR, "
-                    "ts VARCHAR, dur VARCHAR, cat VARCHAR, id VARCHAR, bp VARCHAR, s VARCHAR, args JSON)")
+        create_empty_trace(con, "ev")
         if path.is_file():
-            inputs.add("warning", "empty_file", f"{_files.TRACE} is empty (0 bytes): host ops, launches, API calls, "
+            inputs.add("warning", "empty-file", f"{_files.TRACE} is empty (0 bytes): host ops, launches, API calls, "
                        "counters and timeline slices are empty.", path, _TRACE_FIX)
         return None
     result = read_trace_json(con, path, "ev")
@@ -115,7 +115,7 @@ def _report_trace(con, inputs: _files.Inputs, result: TraceRead) -> None:
     that kernel_details.csv / operator_details.csv list but the trace no longer holds."""
     path = inputs.path(_files.TRACE)
     if not result.events:
-        inputs.add("error", "trace_invalid", f"{_files.TRACE} could not be read ({result.error}); host ops, "
+        inputs.add("error", "trace-invalid", f"{_files.TRACE} could not be read ({result.error}); host ops, "
                    "launches, API calls, counters and timeline slices are empty.", path, _TRACE_FIX)
         return
     kd_missing, kd_total = con.sql("SELECT count(*) FILTER (WHERE kd_row NOT IN (SELECT kd_row FROM kd_match)), "
@@ -128,7 +128,7 @@ def _report_trace(con, inputs: _files.Inputs, result: TraceRead) -> None:
     if od_total:
         evidence.append(f"{od_missing} of {od_total} operator_details.csv ops")
     tail = f"; missing from it: {' and '.join(evidence)}" if evidence else ""
-    inputs.add("warning", "trace_truncated", result.describe(_files.TRACE) + tail + ". Host ops, launches, API calls "
+    inputs.add("warning", "trace-truncated", result.describe(_files.TRACE) + tail + ". Host ops, launches, API calls "
                "and trace-only device tasks after the cut are absent.", path, _TRACE_FIX)
 
 
@@ -153,8 +153,17 @@ def _check_unmatched(con, inputs: _files.Inputs, have_kd: bool) -> None:
         return
     n = con.sql("SELECT count(*) FROM kd WHERE kd_row NOT IN (SELECT kd_row FROM kd_match)").fetchall()[0][0]
     if n:
-        inputs.add("info", "kernel_not_in_trace", f"{n} row(s) of {_files.KERNELS} have no matching event in "
+        inputs.add("info", "kernel-not-in-trace", f"{n} row(s) of {_files.KERNELS} have no matching event in "
                    f"{_files.TRACE}; they have no launch link.", inputs.path(_files.KERNELS))
+
+
+def _check_steps(con, inputs: _files.Inputs) -> None:
+    """No ``ProfilerStep#N``: every per-step view (step breakdown, steps column) is empty."""
+    has_ops = con.sql("SELECT count(*) FROM host_ops").fetchall()[0][0]
+    if has_ops and not con.sql("SELECT count(*) FROM steps").fetchall()[0][0]:
+        inputs.add("info", "no-steps", "No ProfilerStep#N in trace_view.json: per-step views are empty and "
+                   "no task has a step.", inputs.path(_files.TRACE),
+                   "Call prof.step() once per training iteration inside the torch_npu.profiler.profile context.")
 
 
 def _fetch(con, inputs, cfg, folder, device, made) -> dict[str, pa.Table]:
@@ -162,7 +171,8 @@ def _fetch(con, inputs, cfg, folder, device, made) -> dict[str, pa.Table]:
     con.execute("CREATE OR REPLACE TABLE used AS SELECT hw_idx AS idx FROM device_tasks WHERE hw_idx IS NOT NULL "
                 "UNION ALL SELECT op_idx FROM device_tasks WHERE op_idx IS NOT NULL "
                 "UNION ALL SELECT plane_idx FROM device_tasks WHERE plane_idx IS NOT NULL "
-                "UNION ALL SELECT idx FROM kd_match UNION ALL SELECT idx FROM host_ops UNION ALL SELECT idx FROM api_calls")
+                "UNION ALL SELECT idx FROM kd_match UNION ALL SELECT idx FROM host_ops "
+                "UNION ALL SELECT idx FROM api_calls")
     queries = {
         "device_tasks": "SELECT * FROM device_tasks ORDER BY task_uid",
         "host_ops": "SELECT * FROM host_ops ORDER BY op_id",

@@ -38,7 +38,7 @@ def _read(inputs: F.Inputs, name: str):
     try:
         data = orjson.loads(inputs.path(name).read_bytes())
     except orjson.JSONDecodeError as exc:
-        inputs.add("warning", "json_invalid", f"{name} is not valid JSON ({exc}); communication views "
+        inputs.add("warning", "json-invalid", f"{name} is not valid JSON ({exc}); communication views "
                    "from it are empty.", inputs.path(name), "Re-export the profile or restore the file.")
         return None
     return data if isinstance(data, dict) else None
@@ -132,7 +132,8 @@ def comm_links_table(inputs: F.Inputs, con) -> pa.Table | None:
     con.register("links_arrow", pa.table({c: pa.array([r[i] for r in rows], types.get(c, pa.string()))
                                           for i, c in enumerate(cols)}))
     out = con.sql("""SELECT step, category, op_type, summary, "group", src_rank, dst_rank, transport,
-                            mb_bytes(mb) AS bytes, ms_ns(ms) AS transit_ns, op_name FROM links_arrow""").to_arrow_table()
+                            mb_bytes(mb) AS bytes, ms_ns(ms) AS transit_ns, op_name
+                     FROM links_arrow""").to_arrow_table()
     con.unregister("links_arrow")
     return out
 

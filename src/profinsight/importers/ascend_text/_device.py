@@ -121,14 +121,16 @@ def _from_hw(dev: str, have_kd: bool) -> str:
             CASE kind WHEN 'comm_task' THEN 'HCCL' WHEN 'kernel' THEN hw_task_type END AS core FROM (
         SELECT 'hw' AS src, h.idx AS src_order,
             CASE {kernel_rule}
-                 WHEN hp.plane_idx IS NOT NULL OR h.connection_id IN (SELECT connection_id FROM hccl_op) THEN 'comm_task'
+                 WHEN hp.plane_idx IS NOT NULL
+                      OR h.connection_id IN (SELECT connection_id FROM hccl_op) THEN 'comm_task'
                  WHEN upper(h.name) LIKE '%MEMCPY%' THEN 'memcpy'
                  WHEN upper(h.name) LIKE '%MEMSET%' THEN 'memset'
                  WHEN upper(h.name) LIKE 'EVENT%' OR upper(h.name) LIKE '%STREAM_WAIT%'
                       OR upper(coalesce(h.hw_task_type, '')) LIKE 'EVENT%' THEN 'sync'
                  WHEN h.hw_task_type IN {SMALL_TASKS} OR h.name IN {SMALL_TASKS} THEN 'comm_task'
                  ELSE 'other' END AS kind,
-            coalesce(p.task_type, h.name) AS name, h.name AS type, h.start_ns, h.dur_ns, {dev} AS device, h.stream, h.task_id, h.context_id,
+            coalesce(p.task_type, h.name) AS name, h.name AS type, h.start_ns, h.dur_ns, {dev} AS device,
+            h.stream, h.task_id, h.context_id,
             h.connection_id, p.src_rank, p.dst_rank, p.transport, p.link_type, coalesce(p.bytes, h.bytes) AS bytes,
             h.hw_task_type, p.plane_id, h.idx AS hw_idx, p.idx AS plane_idx
         FROM hw h LEFT JOIN hw_plane hp ON hp.hw_idx = h.idx LEFT JOIN plane p ON p.idx = hp.plane_idx
@@ -136,7 +138,8 @@ def _from_hw(dev: str, have_kd: bool) -> str:
 
 
 def _from_plane(dev: str) -> str:
-    return f"""SELECT 'plane' AS src, p.idx AS src_order, 'comm_task' AS kind, coalesce(p.task_type, p.name) AS name, 'HCCL' AS core,
+    return f"""SELECT 'plane' AS src, p.idx AS src_order, 'comm_task' AS kind,
+            coalesce(p.task_type, p.name) AS name, 'HCCL' AS core,
             p.start_ns, p.dur_ns, {dev} AS device, p.stream, p.task_id, p.context_id,
             p.src_rank, p.dst_rank, p.transport, p.link_type, p.bytes, p.plane_id, p.idx AS plane_idx
         FROM plane p WHERE p.idx NOT IN (SELECT plane_idx FROM hw_plane)"""

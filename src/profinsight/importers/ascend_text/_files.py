@@ -8,6 +8,7 @@ table, so a damaged file still loads and the doctor says how many rows were drop
 """
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 from ... import diagnostics as dg
@@ -69,6 +70,11 @@ class Inputs:
         self.rank = rank
         self.diagnostics: list[dg.Diagnostic] = []
 
+    def set_rank(self, rank: int | None) -> None:
+        """The rank is known only once profiler_info was read; stamp it on what came before."""
+        self.rank = rank
+        self.diagnostics = [dataclasses.replace(d, rank=rank) for d in self.diagnostics]
+
     def path(self, name: str) -> Path:
         return self.out / name
 
@@ -88,32 +94,32 @@ class Inputs:
         if not path.is_file():
             return None
         if path.stat().st_size == 0:
-            self.add("warning", "empty_file", f"{name} is empty (0 bytes); its views stay empty.", path,
+            self.add("warning", "empty-file", f"{name} is empty (0 bytes); its views stay empty.", path,
                      "Re-export the profile: torch_npu.profiler.profiler.analyse(<rank folder>).")
             return None
         rejects, scan = f"{table}_rejects", f"{table}_rejects_scan"
         try:
             con.execute(f"""CREATE OR REPLACE TABLE {table} AS SELECT * FROM read_csv({sql_str(path)},
-                all_varchar=true, header=true, quote='"', escape='"', store_rejects=true,
+                all_varchar=true, header=true, delim=',', quote='"', escape='"', store_rejects=true,
                 rejects_table='{rejects}', rejects_scan='{scan}', auto_detect=true)""")
         except Exception as exc:  # noqa: BLE001 - any reader failure is a user-facing file problem
-            self.add("warning", "csv_unreadable", f"{name} could not be read ({str(exc).splitlines()[0]}); "
+            self.add("warning", "csv-unreadable", f"{name} could not be read ({str(exc).splitlines()[0]}); "
                      "its views stay empty.", path, "Re-export the profile or restore the file.")
             return None
         bad = con.sql(f"SELECT count(DISTINCT line) FROM {rejects}").fetchall()[0][0]
         if bad:
             good = con.sql(f"SELECT count(*) FROM {table}").fetchall()[0][0]
-            self.add("warning", "csv_bad_rows", f"{name}: {bad} malformed row(s) were dropped, {good} loaded.",
+            self.add("warning", "csv-bad-rows", f"{name}: {bad} malformed row(s) were dropped, {good} loaded.",
                      path, "The file was damaged or cut; re-export the profile for complete data.")
         cols = [r[0] for r in con.execute(f"DESCRIBE {table}").fetchall()]
         if not con.sql(f"SELECT count(*) FROM {table}").fetchall()[0][0]:
-            self.add("info", "empty_file", f"{name} has a header but no rows.", path)
+            self.add("info", "empty-file", f"{name} has a header but no rows.", path)
         return cols
 
     def report_dropped(self, name: str, dropped: int, why: str) -> None:
         """Rows that split fine but hold no usable value (e.g. an unparsable start time)."""
         if dropped:
-            self.add("warning", "csv_bad_rows", f"{name}: {dropped} row(s) dropped because {why}.",
+            self.add("warning", "csv-bad-rows", f"{name}: {dropped} row(s) dropped because {why}.",
                      self.path(name), "The file was damaged; re-export the profile for complete data.")
 
 

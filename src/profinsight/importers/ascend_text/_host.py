@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from .._steps import build_steps
 from . import _files as F
+from ._device import COMPUTE_HW
 
 _STEP_RE = "'^ProfilerStep#(\\d+)$'"
 
@@ -53,8 +54,12 @@ def build_steps_table(con, have_kd_steps: bool) -> None:
             FROM host_steps h FULL OUTER JOIN dev USING (step) ORDER BY step""")
         return
     hs = con.execute("SELECT step, host_start_ns, host_end_ns FROM host_steps ORDER BY host_start_ns").fetchall()
-    src = "kd" if con.sql("SELECT count(*) FROM kd").fetchall()[0][0] else "hw"
-    t = con.sql(f"SELECT start_ns, start_ns + dur_ns AS end_ns FROM {src}").to_arrow_table()
+    if con.sql("SELECT count(*) FROM kd").fetchall()[0][0]:
+        src = "SELECT start_ns, dur_ns FROM kd"
+    else:  # compute tasks and collectives only, as the vendor's rule (memcpys do not open a step)
+        src = (f"SELECT start_ns, dur_ns FROM hw WHERE hw_task_type IN {COMPUTE_HW} "
+               "UNION ALL SELECT start_ns, dur_ns FROM hccl_op")
+    t = con.sql(f"SELECT start_ns, start_ns + dur_ns AS end_ns FROM ({src})").to_arrow_table()
     con.register("steps_arrow", build_steps(hs, t.column("start_ns"), t.column("end_ns"), None))
     con.execute("CREATE OR REPLACE TABLE steps AS SELECT * FROM steps_arrow")
     con.unregister("steps_arrow")
@@ -80,7 +85,8 @@ def join_operator_details(con, inputs: F.Inputs, quiet: bool = False) -> None:
     p = lambda *n: F.pick(cols, *n)  # noqa: E731
     con.execute(f"""CREATE OR REPLACE TABLE od AS
         SELECT (row_number() OVER ()) - 1 AS od_row, clean({p('Name')}) AS name,
-               dur_ns({p('Host Self Duration(us)')}) AS host_self_ns, dur_ns({p('Host Total Duration(us)')}) AS host_total_ns,
+               dur_ns({p('Host Self Duration(us)')}) AS host_self_ns,
+               dur_ns({p('Host Total Duration(us)')}) AS host_total_ns,
                dur_ns({p('Device Self Duration(us)')}) AS device_self_ns,
                dur_ns({p('Device Total Duration(us)')}) AS device_total_ns
         FROM od_raw""")
@@ -90,7 +96,7 @@ def join_operator_details(con, inputs: F.Inputs, quiet: bool = False) -> None:
     total, matched = con.sql("SELECT (SELECT count(*) FROM od), (SELECT count(*) FROM od_match)").fetchall()[0]
     has_ops = con.sql("SELECT count(*) FROM host_ops WHERE category = 'op'").fetchall()[0][0]
     if matched < total and has_ops and not quiet:
-        inputs.add("warning", "operator_details_unmatched",
+        inputs.add("warning", "operator-details-unmatched",
                    f"{total - matched} of {total} rows of {F.OPERATORS} match no cpu_op of trace_view.json; "
                    "their host/device self times are not shown.", inputs.path(F.OPERATORS),
                    "Use operator_details.csv and trace_view.json from the same export.")

@@ -66,7 +66,7 @@ def _select(cols: list[str], pmu: list[str]) -> str:
     core = f"clean({p('Accelerator Core', 'Task Type')})"
     name = f"clean({p('Name', 'Op Name')})"
     pmu_sql = "".join(
-        f", num_or_null({F.pick(cols, c)}) * {pmu_column(c)[1]!r} AS {pmu_column(c)[0]}" for c in pmu)
+        f", TRY_CAST({F.pick(cols, c)} AS DOUBLE) * {pmu_column(c)[1]!r} AS {pmu_column(c)[0]}" for c in pmu)
     source = "FROM kd_raw" if cols else ""
     return f"""SELECT (row_number() OVER ()) - 1 AS kd_row,
         int_or_null({p('Step Id')}) AS step,

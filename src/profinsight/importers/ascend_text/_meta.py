@@ -19,10 +19,10 @@ from . import _files as F
 
 _LEVEL1_FIX = ("experimental_config=torch_npu.profiler._ExperimentalConfig("
                "profiler_level=torch_npu.profiler.ProfilerLevel.Level1)")
-_SWITCHES = {  # flag -> what is missing without it
-    "record_shapes": "host ops have no input shapes or dtypes",
-    "with_stack": "host ops have no Python call stacks",
-    "profile_memory": "memory views (memory_samples, memory_blocks, module_memory) are empty",
+_SWITCHES = {  # flag -> (diagnostic code, what is missing without it); codes as the other importers
+    "record_shapes": ("no-shapes", "host ops have no input shapes or dtypes"),
+    "with_stack": ("no-call-stacks", "host ops have no Python call stacks"),
+    "profile_memory": ("no-memory-profile", "memory views (memory_samples, memory_blocks, module_memory) are empty"),
 }
 
 
@@ -53,7 +53,7 @@ def read_config(folder: Path, inputs: F.Inputs | None = None) -> Config:
     info_path = F.info_file(folder)
     info = _load_json(info_path, inputs) if info_path else None
     if info_path is None and inputs is not None:
-        inputs.add("info", "missing_file", "profiler_info_*.json is missing: rank, level and capture "
+        inputs.add("info", "missing-file", "profiler_info_*.json is missing: rank, level and capture "
                    "switches are unknown.", folder, "Copy the whole *_ascend_pt folder, not only its outputs.")
     if isinstance(info, dict):
         _apply_info(cfg, info)
@@ -73,7 +73,7 @@ def _load_json(path: Path, inputs: F.Inputs | None):
         return json.loads(path.read_text(encoding="utf-8", errors="replace"))
     except ValueError as exc:
         if inputs is not None:
-            inputs.add("warning", "json_invalid", f"{path.name} is not valid JSON ({exc}); ignored.", path)
+            inputs.add("warning", "json-invalid", f"{path.name} is not valid JSON ({exc}); ignored.", path)
         return None
 
 
@@ -132,9 +132,9 @@ def check_switches(cfg: Config, inputs: F.Inputs) -> None:
     """Say which capture switches were off and the exact flag that turns each on."""
     if not cfg.known:
         return
-    for flag, loss in _SWITCHES.items():
+    for flag, (code, loss) in _SWITCHES.items():
         if cfg.switches.get(flag) is False:
-            inputs.add("info", "switch_off", f"Collected without {flag}: {loss}.", F.info_file(inputs.folder),
+            inputs.add("info", code, f"Collected without {flag}: {loss}.", F.info_file(inputs.folder),
                        f"Pass {flag}=True to torch_npu.profiler.profile(...).")
 
 
@@ -156,7 +156,7 @@ def check_missing(cfg: Config, inputs: F.Inputs, has_collectives: bool) -> None:
                      for n in (F.MEMORY_RECORD, F.OPERATOR_MEMORY, F.MODULE_MEMORY)]
     if has_collectives and level in ("Level0", "Level_none"):
         if not inputs.path(F.COMMUNICATION).is_file():
-            inputs.add("info", "level0_no_comm_analysis",
+            inputs.add("info", "level0-no-comm-analysis",
                        f"No communication.json at {level}: communication analysis (transit/wait split, "
                        "bandwidth, link matrix) needs profiler Level1; comm_ops come from kernel_details.csv.",
                        inputs.path(F.COMMUNICATION), f"Set {_LEVEL1_FIX}.")
@@ -167,4 +167,4 @@ def check_missing(cfg: Config, inputs: F.Inputs, has_collectives: bool) -> None:
                       "Re-run torch_npu.profiler.profiler.analyse(<rank folder>) on the whole run.")]
     for name, severity, loss, fix in expected:
         if not inputs.path(name).is_file():
-            inputs.add(severity, "missing_file", f"{name} is missing: {loss}.", inputs.path(name), fix)
+            inputs.add(severity, "missing-file", f"{name} is missing: {loss}.", inputs.path(name), fix)

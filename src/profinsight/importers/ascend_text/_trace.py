@@ -40,7 +40,7 @@ _SLICES = """CREATE OR REPLACE TABLE x AS
     FROM ev e
     LEFT JOIN procs p ON p.pid = e.pid
     LEFT JOIN threads t ON t.pid = e.pid AND t.tid = e.tid
-    WHERE e.ph IN ('X', 'i', 'I') AND e.ts IS NOT NULL"""
+    WHERE e.ph IN ('X', 'i', 'I') AND e.ts IS NOT NULL AND trace_ts_ns(e.ts) IS NOT NULL"""
 
 _HW = f"""CREATE OR REPLACE TABLE hw AS
     SELECT x.idx, x.name, x.pid, x.tid, x.start_ns, x.dur_ns,
@@ -107,7 +107,8 @@ def counters_sql(device: int | None) -> str:
               WHERE key = 'id' OR key LIKE '%\\_id' ESCAPE '\\' GROUP BY idx),
       vals AS (SELECT kv.*, replace(kv.name, 'write_band_width', 'write_bandwidth') AS ename,
                       count(*) OVER (PARTITION BY idx) AS n FROM kv
-               WHERE jt IN ('DOUBLE', 'BIGINT', 'UBIGINT', 'INTEGER')
+               WHERE (jt IN ('DOUBLE', 'BIGINT', 'UBIGINT', 'INTEGER')
+                      OR (jt = 'VARCHAR' AND TRY_CAST(v AS DOUBLE) IS NOT NULL))
                  AND NOT (key = 'id' OR key LIKE '%\\_id' ESCAPE '\\'))
     SELECT device, track, name, ts_ns,
            CASE WHEN track = 'LLC' AND unit = '%' THEN value * 100 ELSE value END AS value, unit FROM (

@@ -76,10 +76,10 @@ def load_rank(source: RankSource) -> RankData:
             return RankData(source.rank_hint, diagnostics=[_unreadable(path, exc)])
         con = duck()
         try:
-            diags = _read_events(con, ex, path, Path(tmp))
-            if diags and diags[-1].severity == "error":
+            passes, diags = _read_events(con, ex, path, Path(tmp))
+            if passes is None:
                 return RankData(source.rank_hint, diagnostics=diags)
-            return _build(con, ex, path, source, diags)
+            return _build(con, *passes, ex, path, source, diags)
         finally:
             con.close()
 
@@ -91,56 +91,64 @@ def _unreadable(path: Path, why) -> dx.Diagnostic:
                         "copy it again if it was cut short.")
 
 
-def _read_events(con, ex, path: Path, tmp: Path) -> list:
-    """Run the three read passes; on malformed JSON keep every event that parses and say how
-    many were lost."""
+def _read_events(con, ex, path: Path, tmp: Path):
+    """Run the read passes -> ((host, api, dev tables), diagnostics); on malformed JSON
+    keep every event that parses and say how many were lost."""
     _sql.install(con)
     base = ex.meta.get("baseTimeNanoseconds")
     base = int(base) if isinstance(base, (int, float)) and not isinstance(base, bool) else 0
     diags = []
     try:
         try:
-            _passes(con, ex.events_path, base)
+            passes = _passes(con, ex.events_path, base)
         except duckdb.InvalidInputException as exc:
             fixed = tmp / "recovered.json"
             kept, dropped, lost = recover(ex.events_path, fixed)
             if not kept:
-                return [_unreadable(path, f"the event list is not valid JSON ({exc})")]
+                return None, [_unreadable(path, f"the event list is not valid JSON ({exc})")]
             ex.events_path.unlink()
             ex.events_path = fixed
-            _passes(con, fixed, base)
+            passes = _passes(con, fixed, base)
             diags.append(dx.warning(
                 "malformed_events", f"{dropped} events ({lost:,} bytes) of the event list are "
                 f"not valid JSON and were skipped; {kept} events were read.", path,
                 fix="Export or copy the trace again; the file was damaged after it was written."))
     finally:
         ex.events_path.unlink(missing_ok=True)
-    events = con.execute("""SELECT (SELECT count(*) FROM ev WHERE ph <> 'M')
-                                   + (SELECT count(*) FROM hx) + (SELECT count(*) FROM dx)""").fetchall()[0][0]
+    events = (con.execute("SELECT count(*) FROM ev WHERE ph <> 'M'").fetchall()[0][0]
+              + sum(t.num_rows for t in passes))
     diags = _runinfo.truncation(ex, events, path) + diags
     if ex.truncated and not events:
-        diags.append(_unreadable(path, "the file ends before its first complete event"))
-    return diags
+        return None, diags + [_unreadable(path, "the file ends before its first complete event")]
+    return passes, diags
 
 
-def _passes(con, events_path: Path, base: int) -> None:
+def _passes(con, events_path: Path, base: int):
     load_rest(con, events_path, base)
-    _tables.create_host_api(con, events_path, base)
-    rocm = con.execute("SELECT count(*) FROM api WHERE starts_with(name, 'hip')").fetchall()[0][0]
-    _tables.create_dev(con, events_path, base, "RCCL" if rocm else "NCCL")
+    host = _tables.read_host(con, events_path, base)
+    api = _tables.read_api(con, events_path, base)
+    rocm = pc.any(pc.starts_with(api["name"], "hip")).as_py() if api.num_rows else False
+    return host, api, _tables.read_dev(con, events_path, base, "RCCL" if rocm else "NCCL")
 
 
-def _build(con, ex, path: Path, source: RankSource, diags: list) -> RankData:
+def _build(con, host: pa.Table, api: pa.Table, dev: pa.Table, ex, path: Path,
+           source: RankSource, diags: list) -> RankData:
+    """Every canonical table; host_ops, api_calls and device_tasks share the pass tables'
+    buffers."""
     meta = ex.meta
     _links.create_links(con)
     _comm.create_comm(con)
-    tables = {"launches": _arrow(con, _links.LAUNCHES), "api_calls": _arrow(con, _links.API_CALLS)}
-    tables.update(_stepped(con))
-    tables.update(_memory(con))
-    tables["counters"] = _arrow(con, _tables.COUNTERS)
-    tables["trace_slices"] = _arrow(con, _tables.TRACE_SLICES)
     f = _runinfo.facts(con)
-    tables["run_info"] = _runinfo.run_info(meta, f, path)
+    tables = {"launches": _arrow(con, _links.LAUNCHES),
+              "counters": _arrow(con, _tables.COUNTERS),
+              "trace_slices": _arrow(con, _tables.TRACE_SLICES),
+              "run_info": _runinfo.run_info(meta, f, path)}
+    tables.update(_memory(con))
+    tables.update(_stepped(con, host, dev))
+    tables["api_calls"] = api.select(["call_id", "pid", "thread", "level", "name", "start_ns",
+                                      "dur_ns", "connection_id", "item", "external_id"])
+    for name in ("host", "api", "dev"):
+        con.unregister(name)
     rank = _rank(meta, source)
     diags += _runinfo.doctor(meta, f, tables["steps"].num_rows, rank, path)
     return RankData(rank, tables=tables, diagnostics=diags)
@@ -154,7 +162,7 @@ def _rank(meta: dict, source: RankSource) -> int | None:
     return source.rank_hint
 
 
-def _stepped(con) -> dict[str, pa.Table]:
+def _stepped(con, host: pa.Table, dev: pa.Table) -> dict[str, pa.Table]:
     """steps, and the tables with a step column: device_tasks, comm_ops (by the device range),
     host_ops (by the host range).  Sync tasks (waits) do not stretch a step's device range."""
     host_steps = con.execute(r"""
@@ -162,15 +170,17 @@ def _stepped(con) -> dict[str, pa.Table]:
                min(start_ns), max(start_ns + dur_ns)
         FROM host WHERE category IN ('op', 'annotation') AND regexp_matches(name, '^ProfilerStep#\d+$')
         GROUP BY 1 ORDER BY 2""").fetchall()
-    dt = _arrow(con, _comm.DEVICE_TASKS)
+    co = _arrow(con, _comm.COMM_OPS)
+    dt = _comm.device_tasks(con, dev)
     # a task whose launching call is not in the trace counts as launched when it started
-    work = dt.filter(pc.not_equal(dt["kind"], "sync"))
+    work = dt.select(["kind", "start_ns", "dur_ns", "launch_ns"])
+    work = work.filter(pc.not_equal(work["kind"], "sync"))
     steps = build_steps(host_steps, work["start_ns"], pc.add(work["start_ns"], work["dur_ns"]),
                         pc.coalesce(work["launch_ns"], work["start_ns"]))
+    del work
     host_only = steps.set_column(3, "device_start_ns", pa.nulls(steps.num_rows, pa.int64())) \
                      .set_column(4, "device_end_ns", pa.nulls(steps.num_rows, pa.int64()))
-    ho = _arrow(con, _comm.HOST_OPS)
-    co = _arrow(con, _comm.COMM_OPS)
+    ho = host.select(_comm.HOST_COLS)
     return {
         "steps": steps,
         "device_tasks": dt.append_column("step", assign_steps(dt["start_ns"], steps)),

@@ -1,13 +1,18 @@
-"""Collectives from NCCL/RCCL kernels, and the final ``device_tasks`` projection.
+"""Collectives from NCCL/RCCL kernels, and the canonical ``device_tasks`` as a column selection of the device pass table.
 
-Why the host op is consulted: old traces name the kernel only (``ncclKernel_SendRecv_...``,
-which serves all_to_all as well as send/recv), newer ones put ``Collective name``,
-``In msg nelems``, ``dtype`` and ``Process Group Name`` on the kernel; either way the host side
-(``record_param_comms`` cpu_op or the ``nccl:all_to_all`` annotation that launched the kernel)
-often knows the collective better.  Priority: kernel args, launching host op args, the
-annotation's name, the kernel name.  Bytes = element count x dtype size (reference 5.6).
+Why the host op is consulted for collectives: old traces name the kernel only
+(``ncclKernel_SendRecv_...``, which serves all_to_all as well as send/recv), newer ones put
+``Collective name``, ``In msg nelems``, ``dtype`` and ``Process Group Name`` on the kernel;
+either way the host side (``record_param_comms`` cpu_op or the ``nccl:all_to_all`` annotation
+that launched the kernel) often knows the collective better.  Priority: kernel args, launching
+host op args, the annotation's name, the kernel name.  Bytes = element count x dtype size
+(reference 5.6).
 """
 from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
 
 def create_comm(con) -> None:
@@ -30,19 +35,36 @@ COMM_OPS = """
            count * dtype_bytes(data_type) AS bytes, data_type, count
     FROM comm ORDER BY start_ns, task_uid"""
 
-DEVICE_TASKS = """
-    SELECT d.task_uid, d.device, d.stream, d.kind, d.name, coalesce(c.type, d.type) AS type,
-      d.core, d.start_ns, d.dur_ns, d.connection_id, d.comm_op,
-      coalesce(c."group", d."group") AS "group",
-      coalesce(c.count * dtype_bytes(c.data_type), d.bytes) AS bytes,
-      t.launch_ns, d.external_id, d.context, d.grid, d.block, d.registers_per_thread,
-      d.shared_memory_bytes, d.pmu_est_occupancy_ratio, d.pmu_warps_per_sm, d.pmu_blocks_per_sm
-    FROM dev d LEFT JOIN comm c ON c.task_uid = d.task_uid
-               LEFT JOIN task_launch t ON t.task_uid = d.task_uid
-    ORDER BY d.start_ns, d.task_uid"""
+_DEVICE_COLS = ["task_uid", "device", "stream", "kind", "name", "type", "core", "start_ns",
+                "dur_ns", "connection_id", "comm_op", "group", "bytes", "external_id", "context",
+                "grid", "block", "registers_per_thread", "shared_memory_bytes",
+                "pmu_est_occupancy_ratio", "pmu_warps_per_sm", "pmu_blocks_per_sm"]
 
-HOST_OPS = """
-    SELECT op_id, pid, thread, category, name, start_ns, dur_ns, sequence, fwd_thread,
-           input_shapes, input_dtypes, call_stack, external_id, python_id, python_parent_id,
-           module_hierarchy
-    FROM host ORDER BY start_ns, op_id"""
+
+def device_tasks(con, dev: pa.Table) -> pa.Table:
+    """``dev`` without its helper columns (the other columns share its buffers), collectives
+    completed from ``comm``, and ``launch_ns`` (start of the launching call).  ``task_uid`` is
+    the row index of ``dev``, so both are scattered by position, without a sort or a join."""
+    out = dev.select(_DEVICE_COLS)
+    n = dev.num_rows
+    comm = con.sql("""SELECT task_uid, type, "group", count * dtype_bytes(data_type) AS bytes
+                      FROM comm ORDER BY task_uid""").to_arrow_table()
+    if comm.num_rows:
+        mask = np.zeros(n, bool)
+        mask[comm["task_uid"].to_numpy()] = True
+        for col in ("type", "group", "bytes"):
+            i = out.schema.get_field_index(col)
+            merged = pc.replace_with_mask(out[col].combine_chunks(), pa.array(mask),
+                                          comm[col].combine_chunks().cast(out.schema.field(col).type))
+            out = out.set_column(i, col, merged)
+    launch = con.sql("SELECT task_uid, launch_ns FROM task_launch").to_arrow_table()
+    values, valid = np.zeros(n, np.int64), np.zeros(n, bool)
+    pos = launch["task_uid"].to_numpy()
+    values[pos] = launch["launch_ns"].to_numpy()
+    valid[pos] = True
+    return out.append_column("launch_ns", pa.array(values, pa.int64(), mask=~valid))
+
+
+HOST_COLS = ["op_id", "pid", "thread", "category", "name", "start_ns", "dur_ns", "sequence",
+             "fwd_thread", "input_shapes", "input_dtypes", "call_stack", "external_id",
+             "python_id", "python_parent_id", "module_hierarchy"]

@@ -12,52 +12,44 @@ Why three rules (reference 5.6):
 * ``enclosing``: when no id matches, the innermost host op open on the launching thread at the
   launch — what Kineto's ``External id`` would have named.
 
-"Innermost op enclosing a point" is computed vectorised with the nesting depth: per thread,
-intervals sorted by (start, end desc); depth = intervals started before minus intervals ended
-by the start; the parent of a point is the latest interval before it one level up (one ASOF
-join).  No per-event Python.
+"Innermost op enclosing a point" is computed vectorised from the nesting depth (see
+:func:`enclosing`); no per-event Python.
 """
 from __future__ import annotations
 
 
 def enclosing(con, points_sql: str, out: str) -> None:
     """Create table ``out(pt, op_id)``: for each point ``(pt, pid, thread, ts_ns)`` of
-    ``points_sql`` the innermost host op (cpu_op / user_annotation) enclosing it on its thread."""
-    con.execute(f"""
-    CREATE OR REPLACE TEMP TABLE iv AS
-      SELECT pid, thread, start_ns AS s, start_ns + dur_ns AS e, op_id AS id, 0 AS is_pt FROM host
-      WHERE category IN ('op', 'annotation') AND pid IS NOT NULL AND thread IS NOT NULL
-        AND start_ns IS NOT NULL
-      UNION ALL
-      SELECT pid, thread, ts_ns, ts_ns, pt, 1 FROM ({points_sql})
-      WHERE pid IS NOT NULL AND thread IS NOT NULL AND ts_ns IS NOT NULL""")
-    con.execute("""
-    CREATE OR REPLACE TEMP TABLE iv_ord AS
-      SELECT *, row_number() OVER w AS ord,
-             coalesce(sum(1 - is_pt) OVER (w ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0)
-               AS opened
-      FROM iv WINDOW w AS (PARTITION BY pid, thread ORDER BY s, e DESC, is_pt, id)""")
-    con.execute("""
-    CREATE OR REPLACE TEMP TABLE iv_end AS
-      SELECT DISTINCT pid, thread, e,
-             count(*) OVER (PARTITION BY pid, thread ORDER BY e
-                            RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS closed
-      FROM iv WHERE is_pt = 0""")
-    con.execute("""
-    CREATE OR REPLACE TEMP TABLE iv_depth AS
-      SELECT i.*, i.opened - coalesce(x.closed, 0) AS depth,
-             i.opened - coalesce(x.closed, 0) - 1 AS parent_depth
-      FROM iv_ord i ASOF LEFT JOIN iv_end x
-        ON i.pid = x.pid AND i.thread = x.thread AND i.s >= x.e""")
+    ``points_sql`` the innermost host op (cpu_op / user_annotation) enclosing it on its thread.
+
+    Per thread, op starts (+1), op ends (-1) and points are put in time order (ends first,
+    then starts, outer before inner, then points); the running sum before an event is the
+    number of ops open there.  An op start gets the key "open ops including itself", a point
+    "open ops"; the innermost op around a point is the latest start before it with the same
+    key (two window functions, no per-event Python).  Zero-length ops enclose nothing."""
     con.execute(f"""
     CREATE OR REPLACE TEMP TABLE {out} AS
-      SELECT p.id AS pt, o.id AS op_id
-      FROM (SELECT * FROM iv_depth WHERE is_pt = 1) p
-      ASOF JOIN (SELECT * FROM iv_depth WHERE is_pt = 0) o
-        ON p.pid = o.pid AND p.thread = o.thread AND p.parent_depth = o.depth AND p.ord > o.ord
-      WHERE o.e >= p.s""")
-    for t in ("iv", "iv_ord", "iv_end", "iv_depth"):
-        con.execute(f"DROP TABLE {t}")
+    WITH ops AS (
+      SELECT pid, thread, start_ns AS s, start_ns + dur_ns AS e, op_id FROM host
+      WHERE category IN ('op', 'annotation') AND dur_ns > 0
+        AND pid IS NOT NULL AND thread IS NOT NULL AND start_ns IS NOT NULL),
+    stream AS (
+      SELECT pid, thread, s AS t, 1 AS k, e, op_id AS id FROM ops
+      UNION ALL SELECT pid, thread, e, 0, NULL, NULL FROM ops
+      UNION ALL SELECT pid, thread, ts_ns, 2, NULL, pt FROM ({points_sql})
+                WHERE pid IS NOT NULL AND thread IS NOT NULL AND ts_ns IS NOT NULL),
+    depth AS (
+      SELECT *, coalesce(sum(CASE k WHEN 1 THEN 1 WHEN 0 THEN -1 ELSE 0 END) OVER (
+                  PARTITION BY pid, thread ORDER BY t, k, e DESC, id
+                  ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS open_before
+      FROM stream),
+    keyed AS (
+      SELECT k, id, last_value(CASE WHEN k = 1 THEN id END IGNORE NULLS) OVER (
+                  PARTITION BY pid, thread, open_before + (k = 1)::INTEGER
+                  ORDER BY t, k, e DESC, id ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)
+               AS op_id
+      FROM depth WHERE k <> 0)
+    SELECT id AS pt, op_id FROM keyed WHERE k = 2 AND op_id IS NOT NULL""")
 
 
 def create_links(con) -> None:
@@ -98,13 +90,3 @@ def create_links(con) -> None:
 
 
 LAUNCHES = "SELECT host_op_id, api_call_id, task_uid, link FROM links ORDER BY task_uid, link"
-
-# the call's own `kernel` arg (ROCm) or the name of the (first) task it launched
-API_CALLS = """
-    SELECT a.call_id, a.pid, a.thread, a.level, a.name, a.start_ns, a.dur_ns, a.connection_id,
-           coalesce(a.item, f.name) AS item, a.external_id
-    FROM api a LEFT JOIN (
-        SELECT c.call_id, arg_min(d.name, d.start_ns) AS name
-        FROM corr_link c JOIN dev d ON d.task_uid = c.task_uid GROUP BY c.call_id) f
-      ON f.call_id = a.call_id
-    ORDER BY a.start_ns, a.call_id"""

@@ -59,8 +59,9 @@ def facts(con) -> Facts:
     (f.first_ns, f.last_ns) = con.execute("""
         SELECT min(s), max(e) FROM (
           SELECT min(start_ns) AS s, max(start_ns + dur_ns) AS e FROM ev WHERE ph <> 'M'
-          UNION ALL SELECT min(start_ns), max(start_ns + dur_ns) FROM hx
-          UNION ALL SELECT min(start_ns), max(start_ns + dur_ns) FROM dx)""").fetchall()[0]
+          UNION ALL SELECT min(start_ns), max(start_ns + dur_ns) FROM host
+          UNION ALL SELECT min(start_ns), max(start_ns + dur_ns) FROM api
+          UNION ALL SELECT min(start_ns), max(start_ns + dur_ns) FROM dev)""").fetchall()[0]
     (f.span_start_ns, f.span_end_ns) = con.execute("""
         SELECT min(start_ns), max(start_ns + dur_ns) FROM ev
         WHERE ph = 'X' AND cat = 'Trace' AND starts_with(name, 'PyTorch Profiler')""").fetchall()[0]

@@ -2,9 +2,9 @@
 
 Each macro turns one Kineto spelling into the canonical one:
 
-* ``kineto_shapes(dims)``: ``Input Dims`` ``[[2048], [], [[2, 3], [4]]]`` -> ``2048;;[2,3],[4]``
+* ``kineto_shapes(text)``: ``Input Dims`` ``[[2048], [], [[2, 3], [4]]]`` -> ``2048;;[2,3],[4]``
   (tensors joined by ``;``, dims by ``,``, only the outer brackets of each input removed).
-* ``kineto_dtypes(types)``: ``Input type`` ``["float", ""]`` -> ``float;``.
+* ``kineto_dtypes(text)``: ``Input type`` ``["float", ""]`` -> ``float;``.
 * ``kernel_family(name)``: a short family name for a CUDA/HIP kernel, so kernels can be grouped
   without the template arguments (``void at::native::vectorized_elementwise_kernel<4, ...>(...)``
   -> ``vectorized_elementwise_kernel``; ``cutlass::Kernel<cutlass_80_tensorop_..>`` -> the
@@ -17,16 +17,25 @@ Each macro turns one Kineto spelling into the canonical one:
 from __future__ import annotations
 
 MACROS = [
-    r"""CREATE OR REPLACE MACRO kineto_shapes(dims) AS
-        CASE WHEN dims IS NULL OR json_type(dims) <> 'ARRAY' THEN NULL ELSE
-          array_to_string(list_transform(CAST(dims AS JSON[]),
-            lambda x: regexp_replace(regexp_replace(CAST(x AS VARCHAR), '\s', '', 'g'), '^\[(.*)\]$', '\1')), ';')
-        END""",
-    r"""CREATE OR REPLACE MACRO kineto_dtypes(types) AS
-        CASE WHEN types IS NULL OR json_type(types) <> 'ARRAY' THEN NULL ELSE
-          array_to_string(list_transform(CAST(types AS JSON[]),
-            lambda x: coalesce(json_extract_string(x, '$'), '')), ';')
-        END""",
+    # fast path on the minified text DuckDB hands over ([[2048],[]] -> 2048;), JSON path for
+    # nested (tensor list) inputs
+    r"""CREATE OR REPLACE MACRO kineto_shapes(x) AS (CASE
+          WHEN x IS NULL OR NOT starts_with(x, '[') THEN NULL
+          WHEN x = '[]' THEN ''
+          WHEN regexp_full_match(x, '\[\[[0-9,-]*\](,\[[0-9,-]*\])*\]')
+            THEN replace(substr(x, 3, length(x) - 4), '],[', ';')
+          ELSE array_to_string(list_transform(TRY_CAST(TRY_CAST(x AS JSON) AS JSON[]),
+            lambda e: regexp_replace(regexp_replace(CAST(e AS VARCHAR), '\s', '', 'g'),
+                                     '^\[(.*)\]$', '\1')), ';')
+        END)""",
+    r"""CREATE OR REPLACE MACRO kineto_dtypes(x) AS (CASE
+          WHEN x IS NULL OR NOT starts_with(x, '[') THEN NULL
+          WHEN x = '[]' THEN ''
+          WHEN regexp_full_match(x, '\["[^"\\]*"(,"[^"\\]*")*\]')
+            THEN replace(substr(x, 3, length(x) - 4), '","', ';')
+          ELSE array_to_string(list_transform(TRY_CAST(TRY_CAST(x AS JSON) AS JSON[]),
+            lambda e: coalesce(json_extract_string(e, '$'), '')), ';')
+        END)""",
     r"""CREATE OR REPLACE MACRO kernel_base(n) AS
         regexp_extract(replace(regexp_replace(n, '^\s*void\s+', ''), '(anonymous namespace)::', ''),
                        '^([^<(]*)', 1)""",

@@ -1,59 +1,64 @@
-"""The working tables - ``dev`` (device activity), ``host`` (framework ops), ``api`` (runtime
-calls) - and the tables that are plain projections of the remaining events (memory, counters,
+"""The working tables - ``host`` (framework ops), ``api`` (runtime calls), ``dev`` (device
+activity) - and the tables that are plain projections of the remaining events (memory, counters,
 trace slices).
 
-Why tables plus views: each pass stores its rows once, already converted (``TRY_CAST`` of the
-text that :mod:`._events` read, so a key written as an int in one trace and a string in another
-never fails the load); the views add the row id (``rowid``, file order within the pass) as
-``task_uid`` / ``op_id`` / ``call_id``.  Host ops and API calls share one table, so their ids
-never collide.
+Why Arrow tables registered in DuckDB: each pass is converted once (``TRY_CAST`` of the text
+that :mod:`._events` read, so a key written as an int in one trace and a string in another
+never fails the load) straight into Arrow, which DuckDB then scans without copying; the output
+tables are column selections of the same buffers, so the rows exist once in memory, not once
+in DuckDB and again in Arrow.  The row number in file order (within the pass) is the id:
+``task_uid``, ``op_id``, ``call_id``.
 """
 from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
 
 from . import _events
 from ._events import API_CATS, DEVICE_CATS, HOST_CATS, cats
 
 
-def create_host_api(con, events_path, base_ns: int) -> None:
-    """Tables ``hx`` and views ``host``, ``api``."""
-    con.execute(f"""
-    CREATE OR REPLACE TABLE hx AS
+def read_host(con, events_path, base_ns: int) -> pa.Table:
+    """Arrow table ``host`` (framework ops, registered in ``con``), ``op_id`` = file order."""
+    host = _with_rid(con.sql(f"""
     WITH h AS ({_events.host_pass(events_path, base_ns)})
-    SELECT cat, TRY_CAST(pid AS BIGINT) AS pid, TRY_CAST(tid AS BIGINT) AS thread, name,
-      start_ns, dur_ns,
+    SELECT TRY_CAST(pid AS BIGINT) AS pid, TRY_CAST(tid AS BIGINT) AS thread,
       CASE cat WHEN 'cpu_op' THEN 'op' WHEN 'user_annotation' THEN 'annotation'
-               WHEN 'python_function' THEN 'python' END AS category,
+               ELSE 'python' END AS category,
+      name, start_ns, dur_ns,
       TRY_CAST(a."Sequence number" AS BIGINT) AS sequence,
       TRY_CAST(a."Fwd thread id" AS BIGINT) AS fwd_thread,
-      kineto_shapes(TRY_CAST(a."Input Dims" AS JSON)) AS input_shapes,
-      kineto_dtypes(TRY_CAST(a."Input type" AS JSON)) AS input_dtypes,
+      kineto_shapes(a."Input Dims") AS input_shapes,
+      kineto_dtypes(a."Input type") AS input_dtypes,
       nullif(a."Call stack", '') AS call_stack,
       TRY_CAST(a."External id" AS BIGINT) AS external_id,
       TRY_CAST(a."Python id" AS BIGINT) AS python_id,
       TRY_CAST(a."Python parent id" AS BIGINT) AS python_parent_id,
       nullif(a."Module Hierarchy", '') AS module_hierarchy,
       a."Collective name" AS coll_name, a."Process Group Name" AS coll_group,
-      TRY_CAST(a."In msg nelems" AS BIGINT) AS coll_count, a.dtype AS coll_dtype,
-      TRY_CAST(a.correlation AS BIGINT) AS connection_id, nullif(a.kernel, '') AS item
-    FROM h""")
-    con.execute(f"""
-    CREATE OR REPLACE VIEW host AS
-    SELECT rowid AS op_id, pid, thread, category, name, start_ns, dur_ns, sequence, fwd_thread,
-      input_shapes, input_dtypes, call_stack, external_id, python_id, python_parent_id,
-      module_hierarchy, coll_name, coll_group, coll_count, coll_dtype
-    FROM hx WHERE cat IN {cats(HOST_CATS)}""")
-    con.execute(f"""
-    CREATE OR REPLACE VIEW api AS
-    SELECT rowid AS call_id, pid, thread, cat AS level, name, start_ns, dur_ns, connection_id,
-      item, external_id
-    FROM hx WHERE cat IN {cats(API_CATS)}""")
+      TRY_CAST(a."In msg nelems" AS BIGINT) AS coll_count, a.dtype AS coll_dtype
+    FROM h""").to_arrow_table(), "op_id")
+    con.register("host", host)
+    return host
 
 
-def create_dev(con, events_path, base_ns: int, comm_core: str) -> None:
-    """Table ``dx`` and view ``dev``: one row per device activity, with the collective
-    helpers ``coll_*`` that :mod:`._comm` completes from the host side."""
-    con.execute(f"""
-    CREATE OR REPLACE TABLE dx AS
+def read_api(con, events_path, base_ns: int) -> pa.Table:
+    """Arrow table ``api`` (CUDA/HIP runtime and driver calls), ``call_id`` = file order."""
+    api = _with_rid(con.sql(f"""
+    WITH c AS ({_events.api_pass(events_path, base_ns)})
+    SELECT TRY_CAST(pid AS BIGINT) AS pid, TRY_CAST(tid AS BIGINT) AS thread, cat AS level,
+      name, start_ns, dur_ns, TRY_CAST(a.correlation AS BIGINT) AS connection_id,
+      nullif(a.kernel, '') AS item, TRY_CAST(a."External id" AS BIGINT) AS external_id
+    FROM c""").to_arrow_table(), "call_id")
+    con.register("api", api)
+    return api
+
+
+def read_dev(con, events_path, base_ns: int, comm_core: str) -> pa.Table:
+    """Arrow table ``dev`` (registered in ``con``): one row per device activity, ``task_uid``
+    = file order within the pass, with the collective helpers ``coll_*`` that :mod:`._comm`
+    completes from the host side."""
+    dev = _with_rid(con.sql(f"""
     WITH d AS ({_events.device_pass(events_path, base_ns)}),
     k AS (
       SELECT *, CASE cat
@@ -89,13 +94,19 @@ def create_dev(con, events_path, base_ns: int, comm_core: str) -> None:
       TRY_CAST(a."blocks per SM" AS DOUBLE) AS pmu_blocks_per_sm,
       a."Collective name" AS coll_name, TRY_CAST(a."In msg nelems" AS BIGINT) AS coll_count,
       a.dtype AS coll_dtype
-    FROM k""")
-    con.execute("CREATE OR REPLACE VIEW dev AS SELECT rowid AS task_uid, * FROM dx")
+    FROM k""").to_arrow_table(), "task_uid")
+    con.register("dev", dev)
     con.execute("""
         CREATE OR REPLACE TEMP TABLE gpu_pids AS
-        SELECT DISTINCT pid FROM dx UNION
+        SELECT DISTINCT pid FROM dev UNION
         SELECT DISTINCT pid FROM meta
         WHERE name = 'process_labels' AND starts_with(json_extract_string(args, '$.labels'), 'GPU')""")
+    return dev
+
+
+def _with_rid(table: pa.Table, name: str) -> pa.Table:
+    """Prepend the row number (file order within the pass) as the table's id column."""
+    return table.add_column(0, name, pa.array(np.arange(table.num_rows, dtype=np.int64)))
 
 
 def create_memory(con) -> None:
@@ -165,5 +176,5 @@ TRACE_SLICES = """
     WHERE e.ph NOT IN ('M', 'C') AND NOT (e.ph IN ('i', 'I') AND e.name = '[memory]')
     ORDER BY e.start_ns, e.rowid"""
 
-__all__ = ["DEVICE_CATS", "HOST_CATS", "API_CATS", "create_host_api", "create_dev",
+__all__ = ["DEVICE_CATS", "HOST_CATS", "API_CATS", "read_host", "read_api", "read_dev",
            "create_memory", "MEMORY_SAMPLES", "MEMORY_BLOCKS", "COUNTERS", "TRACE_SLICES"]

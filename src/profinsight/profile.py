@@ -110,6 +110,35 @@ class Profile:
     def run_info(self) -> pd.DataFrame:
         return self.table("run_info")
 
+    # --- analyses (one method per registered analysis) ---------------------------------
+    def view(self, name: str, **params) -> pd.DataFrame:
+        """Run registered analysis ``name`` (same as ``p.<name>(**params)``)."""
+        from .analyses.registry import get
+        return get(name).run(self, **params)
+
+    def analyses(self) -> list[str]:
+        from .analyses.registry import registry
+        return sorted(registry())
+
+    def __getattr__(self, name: str):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        from .analyses.registry import registry
+        reg = registry()
+        if name in reg:
+            a = reg[name]
+
+            def method(**params):
+                return a.run(self, **params)
+            method.__name__ = name
+            method.__doc__ = a.doc
+            return method
+        raise AttributeError(f"'Profile' has no attribute {name!r}")
+
+    def __dir__(self):
+        from .analyses.registry import registry
+        return sorted(set(super().__dir__()) | set(registry()))
+
     # --- display ---------------------------------------------------------------------
     def summary(self) -> dict:
         """Plain data describing what was loaded (rendered by repr, HTML and the CLI)."""

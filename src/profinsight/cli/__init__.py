@@ -11,9 +11,9 @@ import sys
 
 from .. import __version__
 from ..errors import ProfileError
-from . import doctor, export, info
+from . import doctor, export, info, view
 
-COMMANDS = {"info": info, "doctor": doctor, "export": export}
+COMMANDS = {"info": info, "doctor": doctor, "view": view, "export": export}
 
 
 class _Parser(argparse.ArgumentParser):
@@ -35,9 +35,33 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _extra_params(extra: list[str], parser) -> list[str]:
+    """``--by type --top 20`` after ``view NAME PATH`` -> ["by=type", "top=20"]."""
+    out, i = [], 0
+    while i < len(extra):
+        tok = extra[i]
+        if not tok.startswith("--"):
+            parser.error(f"unexpected argument {tok!r}")
+        name = tok[2:]
+        if "=" in name:
+            out.append(name)
+            i += 1
+        elif i + 1 < len(extra) and not extra[i + 1].startswith("--"):
+            out.append(f"{name}={extra[i + 1]}")
+            i += 2
+        else:
+            out.append(f"{name}=true")
+            i += 1
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        if getattr(args, "command", None) != "view":
+            parser.parse_args(argv)  # reports the unknown options and exits 2
+        args.extra = _extra_params(extra, parser)
     if not getattr(args, "command", None):
         parser.print_help()
         return 2

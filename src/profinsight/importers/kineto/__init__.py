@@ -126,7 +126,7 @@ def _read_events(con, ex, path: Path, tmp: Path):
 def _passes(con, events_path: Path, base: int):
     load_rest(con, events_path, base)
     host = _tables.read_host(con, events_path, base)
-    api = _tables.read_api(con, events_path, base)
+    api = _tables.read_api(con)
     rocm = pc.any(pc.starts_with(api["name"], "hip")).as_py() if api.num_rows else False
     return host, api, _tables.read_dev(con, events_path, base, "RCCL" if rocm else "NCCL")
 

@@ -1,12 +1,13 @@
-"""Read the bare event array into DuckDB, columnar, in four filtered passes.
+"""Read the bare event array into DuckDB, columnar, in three filtered passes.
 
 Why DuckDB's array reader: it streams the file with bounded memory and never builds one
-Python object per event.  Why four passes (host ops, runtime calls, device activity, the rest)
-instead of one table of every event: each pass reads ``args`` as a STRUCT of just the keys its
-category uses, which DuckDB fills while parsing - far cheaper in time and memory than keeping
-every event's args as JSON text and extracting keys afterwards - and each pass's rows land in
-their own Arrow table that the output uses as is, without a filtered copy (measured on a
-200 MB trace: peak memory about halved for about the same time).  Column choices:
+Python object per event.  Why three passes (host ops, device activity, the rest) instead of one
+table of every event: the host and device passes read ``args`` as a STRUCT of just the keys
+their category uses, which DuckDB fills while parsing - far cheaper in memory than keeping
+every event's args as JSON text and extracting keys afterwards - and their rows land in their
+own Arrow tables that the output uses as is, without a filtered copy (measured on a 200 MB
+trace: peak memory about halved for about the same time).  Parsing the file is the cost of a
+pass (about 13 s per GB here), so there are no more passes than that.  Column choices:
 
 * ``ts``/``dur`` are ``DECIMAL(38,3)``: DuckDB converts the JSON number text itself, so
   ``1682725898236567.123`` keeps its last digits (float64 would not) and ``* 1000`` gives exact
@@ -40,7 +41,6 @@ DEVICE_KEYS = ("device", "stream", "correlation", "External id", "bytes", "Colle
 HOST_KEYS = ("Sequence number", "Fwd thread id", "External id", "Call stack", "Input Dims",
              "Input type", "Python id", "Python parent id", "Collective name",
              "Process Group Name", "In msg nelems", "dtype", "Module Hierarchy")
-API_KEYS = ("correlation", "External id", "kernel")
 
 _BASE = ("ph: 'VARCHAR', cat: 'VARCHAR', name: 'VARCHAR', pid: 'VARCHAR', tid: 'VARCHAR', "
          "ts: 'DECIMAL(38,3)', dur: 'DECIMAL(38,3)'")
@@ -82,16 +82,12 @@ def host_pass(events_path: Path, base_ns: int) -> str:
             f"WHERE ph = 'X' AND cat IN {cats(HOST_CATS)}")
 
 
-def api_pass(events_path: Path, base_ns: int) -> str:
-    return (f"SELECT cat, name, pid, tid, {times(base_ns)}, args AS a "
-            f"FROM {source(events_path, _struct(API_KEYS))} "
-            f"WHERE ph = 'X' AND cat IN {cats(API_CATS)}")
-
-
 def load_rest(con, events_path: Path, base_ns: int) -> None:
-    """Table ``ev``: every event the other passes do not take (metadata, instants, counters,
-    other slices) with its args as JSON; ``meta`` and the name maps built from it."""
-    taken = cats(DEVICE_CATS + HOST_CATS + API_CATS)
+    """Table ``ev``: every event the host and device passes do not take (runtime calls,
+    metadata, instants, counters, other slices) with its args as JSON; ``meta`` and the name
+    maps built from it.  Runtime calls ride along here because their args are tiny and a pass
+    of its own would parse the whole file once more."""
+    taken = cats(DEVICE_CATS + HOST_CATS)
     con.execute(f"""
         CREATE OR REPLACE TABLE ev AS
         SELECT ph, cat, name, pid, tid, {times(base_ns)}, args

@@ -42,14 +42,19 @@ def read_host(con, events_path, base_ns: int) -> pa.Table:
     return host
 
 
-def read_api(con, events_path, base_ns: int) -> pa.Table:
-    """Arrow table ``api`` (CUDA/HIP runtime and driver calls), ``call_id`` = file order."""
+def read_api(con) -> pa.Table:
+    """Arrow table ``api`` (CUDA/HIP runtime and driver calls, taken out of ``ev``),
+    ``call_id`` = file order."""
     api = _with_rid(con.sql(f"""
-    WITH c AS ({_events.api_pass(events_path, base_ns)})
+    WITH c AS (
+      SELECT pid, tid, cat, name, start_ns, dur_ns,
+             json_extract_string(args, ['$.correlation', '$.kernel', '$."External id"']) AS a
+      FROM ev WHERE ph = 'X' AND cat IN {cats(API_CATS)} ORDER BY rowid)
     SELECT TRY_CAST(pid AS BIGINT) AS pid, TRY_CAST(tid AS BIGINT) AS thread, cat AS level,
-      name, start_ns, dur_ns, TRY_CAST(a.correlation AS BIGINT) AS connection_id,
-      nullif(a.kernel, '') AS item, TRY_CAST(a."External id" AS BIGINT) AS external_id
+      name, start_ns, dur_ns, TRY_CAST(a[1] AS BIGINT) AS connection_id,
+      nullif(a[2], '') AS item, TRY_CAST(a[3] AS BIGINT) AS external_id
     FROM c""").to_arrow_table(), "call_id")
+    con.execute(f"DELETE FROM ev WHERE ph = 'X' AND cat IN {cats(API_CATS)}")
     con.register("api", api)
     return api
 

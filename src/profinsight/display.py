@@ -1,0 +1,147 @@
+"""Rich display of analysis results: static HTML (a table plus an inline SVG chart) that
+survives a saved notebook, and a ``application/vnd.profinsight.analysis+json`` payload that the
+JupyterLab extension renders interactively.  Building data and drawing never mix: analyses
+return plain DataFrames; this module only draws them.
+"""
+from __future__ import annotations
+
+import html
+import json
+import math
+
+import pandas as pd
+
+MIME = "application/vnd.profinsight.analysis+json"
+_PALETTE = ("#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7",
+            "#9c755f", "#bab0ac")
+_MAX_HTML_ROWS = 50
+
+
+class AnalysisFrame(pd.DataFrame):
+    """A DataFrame that remembers which analysis made it (for display only).  Any operation on
+    it returns a plain DataFrame, so users keep slicing as usual."""
+
+    _metadata = ["_analysis", "_params"]
+
+    @property
+    def _constructor(self):
+        return pd.DataFrame
+
+    @classmethod
+    def wrap(cls, df: pd.DataFrame, analysis, params: dict) -> "AnalysisFrame":
+        out = cls(df)
+        out._analysis = analysis
+        out._params = dict(params)
+        return out
+
+    def _repr_html_(self) -> str:
+        return render_html(pd.DataFrame(self), getattr(self, "_analysis", None), getattr(self, "_params", {}))
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        a = getattr(self, "_analysis", None)
+        return {"text/html": self._repr_html_(), "text/plain": repr(pd.DataFrame(self)),
+                MIME: payload(pd.DataFrame(self), a, getattr(self, "_params", {}))}
+
+
+def payload(df: pd.DataFrame, analysis, params: dict) -> dict:
+    """JSON payload for interactive renderers: schema, rows (capped), chart spec."""
+    rows = json.loads(df.head(5000).to_json(orient="records", date_format="iso", default_handler=str))
+    chart = None
+    if analysis is not None and analysis.chart is not None:
+        c = analysis.chart
+        chart = {"kind": c.kind, "x": c.x, "y": list(c.y), "top": c.top, "title": c.title}
+    return {"analysis": getattr(analysis, "name", None), "title": getattr(analysis, "title", None),
+            "params": {k: v for k, v in params.items()}, "columns": [str(c) for c in df.columns],
+            "dtypes": [str(t) for t in df.dtypes], "rows": rows, "total_rows": int(len(df)), "chart": chart}
+
+
+def render_html(df: pd.DataFrame, analysis=None, params: dict | None = None) -> str:
+    e = html.escape
+    title = e(analysis.title) if analysis is not None else ""
+    args = ", ".join(f"{k}={v!r}" for k, v in (params or {}).items())
+    head = f"<div style='font-weight:600;margin:4px 0'>{title} <code style='font-weight:400'>{e(args)}</code></div>" \
+        if title else ""
+    svg = ""
+    if analysis is not None and analysis.chart is not None and len(df):
+        try:
+            svg = render_svg(df, analysis.chart)
+        except (KeyError, TypeError, ValueError):
+            svg = ""
+    shown = df.head(_MAX_HTML_ROWS)
+    more = f"<div style='color:#666'>{len(df) - len(shown):,} more rows</div>" if len(df) > len(shown) else ""
+    table = shown.to_html(index=False, border=0, na_rep="", float_format=lambda v: f"{v:,.3f}",
+                          classes="profinsight-table", max_cols=40)
+    return f"<div class='profinsight-result'>{head}{svg}{table}{more}</div>"
+
+
+def render_svg(df: pd.DataFrame, chart, width: int = 640) -> str:
+    """Inline SVG of a result: horizontal bars, stacked bars or lines."""
+    if chart.kind == "line":
+        return _lines(df, chart, width)
+    return _bars(df, chart, width, stacked=chart.kind == "stacked")
+
+
+def _num(v) -> float:
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return 0.0
+    return 0.0 if math.isnan(f) else f
+
+
+def _bars(df, chart, width, stacked: bool) -> str:
+    e = html.escape
+    data = df.head(chart.top)
+    ys = [y for y in chart.y if y in data.columns]
+    labels = [str(v) for v in data[chart.x]] if chart.x in data.columns else [str(i) for i in data.index]
+    totals = [sum(_num(r[y]) for y in ys) if stacked else _num(r[ys[0]]) for _, r in data.iterrows()]
+    vmax = max(totals + [1e-12])
+    bar_h, label_w = 16, 200
+    plot_w = width - label_w - 90
+    h = bar_h * len(data) + 26 + (18 if stacked else 0)
+    out = [f"<svg xmlns='http://www.w3.org/2000/svg' width='{width}' height='{h}' font-family='sans-serif' "
+           f"font-size='11'>"]
+    for i, (_, r) in enumerate(data.iterrows()):
+        y0 = 4 + i * bar_h
+        out.append(f"<text x='{label_w - 6}' y='{y0 + 11}' text-anchor='end'>{e(labels[i][:34])}</text>")
+        x = label_w
+        for j, y in enumerate(ys if stacked else ys[:1]):
+            w = plot_w * _num(r[y]) / vmax
+            out.append(f"<rect x='{x:.1f}' y='{y0 + 1}' width='{max(w, 0):.1f}' height='{bar_h - 3}' "
+                       f"fill='{_PALETTE[j % len(_PALETTE)]}'><title>{e(y)}: {_num(r[y]):,.3f}</title></rect>")
+            x += w
+        out.append(f"<text x='{x + 4:.1f}' y='{y0 + 11}' fill='#444'>{totals[i]:,.1f}</text>")
+    if stacked:
+        lx, ly = label_w, h - 6
+        for j, y in enumerate(ys):
+            out.append(f"<rect x='{lx}' y='{ly - 9}' width='10' height='10' fill='{_PALETTE[j % len(_PALETTE)]}'/>"
+                       f"<text x='{lx + 13}' y='{ly}'>{e(y)}</text>")
+            lx += 18 + 6.5 * len(y)
+    out.append("</svg>")
+    return "".join(out)
+
+
+def _lines(df, chart, width, height: int = 200) -> str:
+    e = html.escape
+    ys = [y for y in chart.y if y in df.columns]
+    xs = pd.to_numeric(df[chart.x], errors="coerce").astype("float64")
+    if xs.isna().all() or not ys:
+        return ""
+    x0, x1 = float(xs.min()), float(xs.max())
+    vals = [pd.to_numeric(df[y], errors="coerce").astype("float64") for y in ys]
+    vmax = max([float(v.max()) for v in vals if v.notna().any()] + [1e-12])
+    pad_l, pad_b = 60, 20
+    pw, ph = width - pad_l - 10, height - pad_b - 10
+    out = [f"<svg xmlns='http://www.w3.org/2000/svg' width='{width}' height='{height}' font-family='sans-serif' "
+           f"font-size='11'><rect x='{pad_l}' y='10' width='{pw}' height='{ph}' fill='none' stroke='#ccc'/>"
+           f"<text x='{pad_l - 4}' y='18' text-anchor='end'>{vmax:,.0f}</text>"
+           f"<text x='{pad_l - 4}' y='{10 + ph}' text-anchor='end'>0</text>"]
+    span = (x1 - x0) or 1.0
+    for j, v in enumerate(vals):
+        pts = " ".join(f"{pad_l + pw * (float(x) - x0) / span:.1f},{10 + ph - ph * _num(y) / vmax:.1f}"
+                       for x, y in zip(xs, v) if not math.isnan(x))
+        out.append(f"<polyline fill='none' stroke='{_PALETTE[j % len(_PALETTE)]}' stroke-width='1.5' points='{pts}'>"
+                   f"<title>{e(ys[j])}</title></polyline>")
+        out.append(f"<text x='{pad_l + 8 + 120 * j}' y='{height - 4}' fill='{_PALETTE[j % len(_PALETTE)]}'>{e(ys[j])}</text>")
+    out.append("</svg>")
+    return "".join(out)

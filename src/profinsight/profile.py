@@ -117,14 +117,14 @@ class Profile:
         return get(name).run(self, **params)
 
     def analyses(self) -> list[str]:
-        from .analyses.registry import registry
-        return sorted(registry())
+        from .analyses.registry import all_analyses
+        return sorted(all_analyses())
 
     def __getattr__(self, name: str):
         if name.startswith("_"):
             raise AttributeError(name)
-        from .analyses.registry import registry
-        reg = registry()
+        from .analyses.registry import all_analyses
+        reg = all_analyses()
         if name in reg:
             a = reg[name]
 
@@ -136,8 +136,8 @@ class Profile:
         raise AttributeError(f"'Profile' has no attribute {name!r}")
 
     def __dir__(self):
-        from .analyses.registry import registry
-        return sorted(set(super().__dir__()) | set(registry()))
+        from .analyses.registry import all_analyses
+        return sorted(set(super().__dir__()) | set(all_analyses()))
 
     # --- display ---------------------------------------------------------------------
     def summary(self) -> dict:

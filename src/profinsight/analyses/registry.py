@@ -105,7 +105,7 @@ def analysis(name: str, *, title: str, params: tuple[Param, ...] = (), chart: Ch
 _loaded = False
 
 
-def registry() -> dict[str, Analysis]:
+def all_analyses() -> dict[str, Analysis]:
     """Every registered analysis (importing the analysis modules once)."""
     global _loaded
     if not _loaded:
@@ -120,7 +120,7 @@ def registry() -> dict[str, Analysis]:
 
 
 def get(name: str) -> Analysis:
-    reg = registry()
+    reg = all_analyses()
     if name not in reg:
         raise UnknownTable(f"no analysis named {name!r}", fix=f"analyses: {', '.join(sorted(reg))}")
     return reg[name]

@@ -21,9 +21,9 @@ def add_arguments(p) -> None:
 
 
 def run(args) -> int:
-    from ..analyses.registry import get, registry
+    from ..analyses.registry import all_analyses, get
     if args.analysis in ("list", "--list"):
-        for name, a in sorted(registry().items()):
+        for name, a in sorted(all_analyses().items()):
             print(f"{name:20} {a.title}")
         return 0
     a = get(args.analysis)

@@ -1,0 +1,94 @@
+"""The registry gives every analysis a notebook method, a CLI form and rich display."""
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+
+from profinsight import ProfileError
+from profinsight.analyses import registry as reg
+from profinsight.cli import main
+from profinsight.display import MIME, AnalysisFrame, render_svg
+from profinsight.testing import profile_from_tables
+
+
+@pytest.fixture
+def kernel_counts():
+    """A throw-away analysis registered for the test only."""
+    @reg.analysis("test_kernel_counts", title="Kernels per name",
+                  params=(reg.Param("top", int, None, help="keep N"),
+                          reg.Param("kind", str, "kernel", choices=("kernel", "memcpy"))),
+                  chart=reg.Chart("bar", "name", ("n",)))
+    def kernel_counts(p, top, kind):
+        """Count tasks per name."""
+        from profinsight.analyses._sql import query
+        df = query(p, f"select name, count(*) as n from device_tasks where kind = '{kind}' "
+                      "group by name order by n desc, name")
+        return df.head(top) if top else df
+    yield reg.ANALYSES["test_kernel_counts"]
+    del reg.ANALYSES["test_kernel_counts"]
+
+
+@pytest.fixture
+def prof():
+    return profile_from_tables({"device_tasks": pd.DataFrame({
+        "kind": ["kernel", "kernel", "kernel", "memcpy"], "name": ["a", "b", "a", "m"],
+        "start_ns": [0, 10, 20, 30], "dur_ns": [5, 5, 5, 5]})})
+
+
+def test_method_and_view_agree(kernel_counts, prof):
+    df = prof.test_kernel_counts(top=1)
+    assert isinstance(df, pd.DataFrame) and df.to_dict("list") == {"name": ["a"], "n": [2]}
+    assert prof.view("test_kernel_counts", kind="memcpy").to_dict("list") == {"name": ["m"], "n": [1]}
+    assert "test_kernel_counts" in dir(prof)
+    assert prof.test_kernel_counts.__doc__ == "Count tasks per name."
+
+
+def test_params_are_checked(kernel_counts, prof):
+    with pytest.raises(ProfileError, match="no parameter"):
+        prof.test_kernel_counts(bogus=1)
+    with pytest.raises(ProfileError, match="one of"):
+        prof.test_kernel_counts(kind="sync")
+    with pytest.raises(ProfileError, match="must be int"):
+        prof.test_kernel_counts(top="many")
+    assert prof.test_kernel_counts(top="1").shape == (1, 2)  # CLI text is converted
+
+
+def test_rich_display(kernel_counts, prof):
+    df = prof.test_kernel_counts()
+    html = df._repr_html_()
+    assert "<svg" in html and "<table" in html and "Kernels per name" in html
+    bundle = df._repr_mimebundle_()
+    assert bundle[MIME]["rows"] == [{"name": "a", "n": 2}, {"name": "b", "n": 1}]
+    assert bundle[MIME]["chart"]["kind"] == "bar"
+    assert type(df.head(1)) is pd.DataFrame  # slicing gives a plain DataFrame
+
+
+def test_svg_kinds():
+    df = pd.DataFrame({"x": [0, 1, 2], "a": [1.0, 3.0, 2.0], "b": [0.5, 0.5, None]})
+    assert "<polyline" in render_svg(df, reg.Chart("line", "x", ("a", "b")))
+    assert render_svg(df, reg.Chart("stacked", "x", ("a", "b"))).count("<rect") >= 6
+
+
+def test_cli_view_forms(kernel_counts, fixtures, capsys):
+    path = str(fixtures / "ascend_pt/text_level1/rank0_ascend_pt")
+    assert main(["view", "test_kernel_counts", path, "--top", "2", "--format", "json"]) == 0
+    rows = json.loads(capsys.readouterr().out)["rows"]
+    assert len(rows) == 2 and rows[0]["n"] >= rows[1]["n"]
+    assert main(["view", "test_kernel_counts", path, "-p", "kind=memcpy", "--format", "csv"]) == 0
+    assert capsys.readouterr().out.splitlines()[0] == "name,n"
+    assert main(["view", "test_kernel_counts", path, "--kind", "sync"]) == 2
+    assert main(["view", "no_such_view", path]) == 2
+
+
+def test_unknown_option_outside_view_exits_2():
+    with pytest.raises(SystemExit) as exc:
+        main(["info", "--sample", "--bogus"])
+    assert exc.value.code == 2
+
+
+def test_analysis_frame_wraps_without_copying_meaning(kernel_counts):
+    a = reg.ANALYSES["test_kernel_counts"]
+    f = AnalysisFrame.wrap(pd.DataFrame({"name": ["x"], "n": [1]}), a, {"top": 1})
+    assert f._analysis is a and f._params == {"top": 1}

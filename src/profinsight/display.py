@@ -65,7 +65,7 @@ def render_html(df: pd.DataFrame, analysis=None, params: dict | None = None) -> 
     if analysis is not None and analysis.chart is not None and len(df):
         try:
             svg = render_svg(df, analysis.chart)
-        except (KeyError, TypeError, ValueError):
+        except (KeyError, TypeError, ValueError, IndexError):
             svg = ""
     shown = df.head(_MAX_HTML_ROWS)
     more = f"<div style='color:#666'>{len(df) - len(shown):,} more rows</div>" if len(df) > len(shown) else ""
@@ -93,6 +93,8 @@ def _bars(df, chart, width, stacked: bool) -> str:
     e = html.escape
     data = df.head(chart.top)
     ys = [y for y in chart.y if y in data.columns]
+    if not ys:
+        return ""
     labels = [str(v) for v in data[chart.x]] if chart.x in data.columns else [str(i) for i in data.index]
     totals = [sum(_num(r[y]) for y in ys) if stacked else _num(r[ys[0]]) for _, r in data.iterrows()]
     vmax = max(totals + [1e-12])

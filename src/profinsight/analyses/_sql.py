@@ -12,5 +12,5 @@ STEP_TASKS = "kind IN ('kernel', 'communication')"
 def query(profile, sql: str, params: list | None = None) -> pd.DataFrame:
     """Run SQL over the profile's canonical tables; a plain DataFrame with nullable dtypes."""
     con = profile.connection()
-    rel = con.execute(sql, params) if params else con.sql(sql)
-    return to_pandas(rel.to_arrow_table() if hasattr(rel, "to_arrow_table") else rel.arrow())
+    rel = con.sql(sql, params=params) if params else con.sql(sql)
+    return to_pandas(rel.to_arrow_table())

@@ -68,8 +68,8 @@ def category_sql(alias: str = "") -> str:
     fc = ", ".join(f"'{t}'" for t in sorted(FORMAT_CONVERSION_TYPES))
     mf = ", ".join(f"'{t}'" for t in sorted(MAYBE_FORMAT_TYPES))
     label = f"coalesce(nullif(nullif(trim({a}type), ''), 'N/A'), {a}name, '')"
-    differ = (f"(list_sort(list_distinct(list_filter(string_split(coalesce({a}input_formats, ''), ';'), x -> x <> '')))"
-              f" <> list_sort(list_distinct(list_filter(string_split(coalesce({a}output_formats, ''), ';'), x -> x <> '')))"
+    differ = (f"(list_sort(list_distinct(list_filter(string_split(coalesce({a}input_formats, ''), ';'), lambda x: x <> '')))"
+              f" <> list_sort(list_distinct(list_filter(string_split(coalesce({a}output_formats, ''), ';'), lambda x: x <> '')))"
               f" AND coalesce({a}input_formats, '') <> '' AND coalesce({a}output_formats, '') <> '')")
     return f"""(CASE
       WHEN {a}kind IN ('communication', 'comm_task') THEN 'communication'

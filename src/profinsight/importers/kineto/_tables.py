@@ -148,7 +148,8 @@ MEMORY_BLOCKS = """
         lag(bytes) OVER w AS prev_bytes
       FROM mem m LEFT JOIN mem_enc e ON e.pt = m.mid
       WINDOW w AS (PARTITION BY device_type, device, addr ORDER BY ts_ns, mid))
-    SELECT o.device, h.name, o.component, abs(o.bytes) AS size_bytes,
+    SELECT o.device, CASE WHEN o.bytes > 0 THEN h.name END AS name, o.component,
+      abs(o.bytes) AS size_bytes,
       CASE WHEN o.bytes > 0 THEN o.ts_ns END AS alloc_ns,
       CASE WHEN o.bytes > 0 THEN (CASE WHEN o.next_bytes < 0 THEN o.next_ts END) ELSE o.ts_ns END
         AS release_ns,

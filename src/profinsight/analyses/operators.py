@@ -67,7 +67,7 @@ def _format_conversion_sql() -> str:
     """Predicate: the kernel is a layout conversion (the rules of :mod:`.categories`)."""
     # category_sql() still writes lambdas as ``x -> ...``, which DuckDB >= 1.3 deprecates and
     # 2.0 refuses; rewrite them to ``lambda x: ...`` (a no-op once categories.py is updated).
-    return category_sql().replace("x -> ", "lambda x: ") + " = 'format_conversion'"
+    return category_sql() + " = 'format_conversion'"
 
 
 def _in(values) -> str:

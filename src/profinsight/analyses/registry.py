@@ -59,6 +59,8 @@ class Chart:
     y: tuple[str, ...]
     top: int = 15
     title: str = ""
+    #: line charts: one line per distinct value of these columns (e.g. rank, component)
+    series: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

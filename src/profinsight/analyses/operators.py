@@ -65,8 +65,6 @@ def _scope(rank, step, alias: str = "") -> str:
 
 def _format_conversion_sql() -> str:
     """Predicate: the kernel is a layout conversion (the rules of :mod:`.categories`)."""
-    # category_sql() still writes lambdas as ``x -> ...``, which DuckDB >= 1.3 deprecates and
-    # 2.0 refuses; rewrite them to ``lambda x: ...`` (a no-op once categories.py is updated).
     return category_sql() + " = 'format_conversion'"
 
 

@@ -126,12 +126,14 @@ def _bars(df, chart, width, stacked: bool) -> str:
 def _lines(df, chart, width, height: int = 200) -> str:
     e = html.escape
     ys = [y for y in chart.y if y in df.columns]
-    xs = pd.to_numeric(df[chart.x], errors="coerce").astype("float64")
-    if xs.isna().all() or not ys:
+    xs_all = pd.to_numeric(df[chart.x], errors="coerce").astype("float64")
+    if xs_all.isna().all() or not ys:
         return ""
-    x0, x1 = float(xs.min()), float(xs.max())
-    vals = [pd.to_numeric(df[y], errors="coerce").astype("float64") for y in ys]
-    vmax = max([float(v.max()) for v in vals if v.notna().any()] + [1e-12])
+    series_cols = [c for c in getattr(chart, "series", ()) if c in df.columns]
+    groups = list(df.groupby(series_cols, dropna=False, sort=True)) if series_cols else [((), df)]
+    x0, x1 = float(xs_all.min()), float(xs_all.max())
+    vmax = max([float(pd.to_numeric(df[y], errors="coerce").max()) for y in ys
+                if pd.to_numeric(df[y], errors="coerce").notna().any()] + [1e-12])
     pad_l, pad_b = 60, 20
     pw, ph = width - pad_l - 10, height - pad_b - 10
     out = [f"<svg xmlns='http://www.w3.org/2000/svg' width='{width}' height='{height}' font-family='sans-serif' "
@@ -139,11 +141,22 @@ def _lines(df, chart, width, height: int = 200) -> str:
            f"<text x='{pad_l - 4}' y='18' text-anchor='end'>{vmax:,.0f}</text>"
            f"<text x='{pad_l - 4}' y='{10 + ph}' text-anchor='end'>0</text>"]
     span = (x1 - x0) or 1.0
-    for j, v in enumerate(vals):
-        pts = " ".join(f"{pad_l + pw * (float(x) - x0) / span:.1f},{10 + ph - ph * _num(y) / vmax:.1f}"
-                       for x, y in zip(xs, v) if not math.isnan(x))
-        out.append(f"<polyline fill='none' stroke='{_PALETTE[j % len(_PALETTE)]}' stroke-width='1.5' points='{pts}'>"
-                   f"<title>{e(ys[j])}</title></polyline>")
-        out.append(f"<text x='{pad_l + 8 + 120 * j}' y='{height - 4}' fill='{_PALETTE[j % len(_PALETTE)]}'>{e(ys[j])}</text>")
+    j = 0
+    for key, part in groups:
+        xs = pd.to_numeric(part[chart.x], errors="coerce").astype("float64")
+        order = xs.sort_values().index
+        key = key if isinstance(key, tuple) else (key,)
+        prefix = " ".join(str(k) for k in key)
+        for y in ys:
+            v = pd.to_numeric(part[y], errors="coerce").astype("float64")
+            pts = " ".join(f"{pad_l + pw * (float(xs[i]) - x0) / span:.1f},{10 + ph - ph * _num(v[i]) / vmax:.1f}"
+                           for i in order if not math.isnan(xs[i]))
+            name = f"{prefix} {y}".strip()
+            color = _PALETTE[j % len(_PALETTE)]
+            out.append(f"<polyline fill='none' stroke='{color}' stroke-width='1.5' points='{pts}'>"
+                       f"<title>{e(name)}</title></polyline>")
+            if j < 6:
+                out.append(f"<text x='{pad_l + 8 + 150 * j}' y='{height - 4}' fill='{color}'>{e(name[:24])}</text>")
+            j += 1
     out.append("</svg>")
     return "".join(out)

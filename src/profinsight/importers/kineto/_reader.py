@@ -37,6 +37,7 @@ _SEP = re.compile(rb'\}\s*,\s*\{')           # boundary between two events
 _OBJ_END = re.compile(rb'\s*\}[\s\x00]*')
 _NEXT_KEY = re.compile(rb'\s*,\s*"')
 _WS = b" \t\r\n"
+_PROBE = b'{"_":0'  # written before a candidate remainder to parse it as an object
 
 
 class ReadError(Exception):
@@ -57,19 +58,6 @@ class Extract:
     @property
     def lost_bytes(self) -> int:
         return max(self.total_bytes - self.kept_bytes, 0)
-
-
-def read_head(path: Path, limit: int = 1 << 20) -> bytes:
-    """Up to ``limit`` decompressed bytes from the start of the file (for sniffing)."""
-    out = bytearray()
-    try:
-        for chunk in _chunks(path, stream_errors=[]):
-            out += chunk
-            if len(out) >= limit:
-                break
-    except OSError:
-        return bytes(out)
-    return bytes(out[:limit])
 
 
 def _chunks(path: Path, stream_errors: list):
@@ -194,21 +182,36 @@ def _no_prefix(buf: bytearray, errors: list[str]):
 
 
 def _find_end(tail: bytearray, at_array_start: bool):
-    """Index of the ``]`` that closes the event array in ``tail``, and the metadata after it."""
-    for m in _CLOSE.finditer(tail):
-        if tail[m.start()] == ord("[") and not (at_array_start and m.start() == 0):
-            continue
-        close = m.end() - 1
-        # cheap necessary conditions before parsing: the object ends here, or a key follows
-        if not (_OBJ_END.fullmatch(tail, close + 1) or _NEXT_KEY.match(tail, close + 1)):
-            continue
-        try:
-            obj = orjson.loads(b'{"_":0' + bytes(tail[close + 1:]).rstrip(_WS + b"\x00"))
-        except orjson.JSONDecodeError:
-            continue
-        obj.pop("_", None)
-        return close, obj
-    return None, {}
+    """Index of the ``]`` that closes the event array in ``tail``, and the metadata after it.
+
+    Each candidate's remainder is parsed in place (``{"_":0`` written over the bytes just
+    before it, in one working copy of the tail), so a candidate costs what orjson reads before
+    failing, not a copy of the tail."""
+    work = bytearray(len(_PROBE)) + tail
+    stop = len(work.rstrip(b"\x00"))
+    view = memoryview(work)
+    try:
+        for m in _CLOSE.finditer(tail):
+            if tail[m.start()] == ord("[") and not (at_array_start and m.start() == 0):
+                continue
+            close = m.end() - 1
+            # cheap necessary conditions first: the object ends here, or a key follows
+            if not (_OBJ_END.fullmatch(tail, close + 1) or _NEXT_KEY.match(tail, close + 1)):
+                continue
+            at = close + 1  # == index in `work` where the probe must start
+            saved = bytes(work[at:at + len(_PROBE)])
+            work[at:at + len(_PROBE)] = _PROBE
+            try:
+                obj = orjson.loads(view[at:stop])
+            except orjson.JSONDecodeError:
+                continue
+            finally:
+                work[at:at + len(_PROBE)] = saved
+            obj.pop("_", None)
+            return close, obj
+        return None, {}
+    finally:
+        view.release()
 
 
 def _last_event_end(tail: bytearray):

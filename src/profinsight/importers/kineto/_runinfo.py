@@ -6,7 +6,9 @@ Why here and not in SQL: both read a handful of counts and the small top-level o
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
+from pathlib import Path
 
 import pyarrow as pa
 
@@ -96,6 +98,7 @@ def run_info(meta: dict, f: Facts, path) -> pa.Table:
         "with_modules": f.modules > 0,
         "versions": json.dumps(versions, sort_keys=True),
         "device_name": name,
+        "host": _host_from_name(path),
         "world_size": dist.get("world_size"),
         "collect_start_ns": f.span_start_ns if f.span_start_ns is not None else f.first_ns,
         "collect_end_ns": f.span_end_ns if f.span_end_ns is not None else f.last_ns,
@@ -105,6 +108,16 @@ def run_info(meta: dict, f: Facts, path) -> pa.Table:
                             sort_keys=True, default=str),
     }
     return pa.Table.from_pylist([row])
+
+
+_HANDLER_NAME = re.compile(r"^(?P<host>.+)_\d+\.\d+\.pt\.trace\.json(\.gz)?$")
+
+
+def _host_from_name(path) -> str | None:
+    """tensorboard_trace_handler names files ``{hostname}_{pid}.{epoch_ms}.pt.trace.json``;
+    the trace itself records no host."""
+    m = _HANDLER_NAME.match(Path(path).name)
+    return m.group("host") if m else None
 
 
 def doctor(meta: dict, f: Facts, steps: int, rank, path) -> list:
@@ -117,7 +130,7 @@ def doctor(meta: dict, f: Facts, steps: int, rank, path) -> list:
         else:
             what = "no GPU activity at all (a CPU-only trace)"
         out.append(dx.warning(
-            "no_device_activity",
+            "no-device-activity",
             f"The trace records {what}: device_tasks, launches, comm_ops and every device view "
             "(step breakdown, utilization, idle gaps, kernels, collectives) will be empty; host "
             "ops and API calls are loaded.", path,
@@ -125,24 +138,24 @@ def doctor(meta: dict, f: Facts, steps: int, rank, path) -> list:
                 "ProfilerActivity.CUDA]) and without a CUPTI range-profiler config."))
     if not steps:
         out.append(dx.info(
-            "no_steps", "No ProfilerStep#N ranges: the trace is treated as one unnamed window; "
+            "no-steps", "No ProfilerStep#N ranges: the trace is treated as one unnamed window; "
             "per-step views are empty and step columns are null.", path,
             fix="Use torch.profiler.profile(schedule=torch.profiler.schedule(wait=1, warmup=1, "
                 "active=3), ...) and call prof.step() once per training iteration."))
     if rank is None:
         out.append(dx.info(
-            "no_rank", "The trace records no distributedInfo.rank; it is loaded as rank 0.", path,
+            "no-rank-id", "The trace records no distributedInfo.rank; it is loaded as rank 0.", path,
             fix="Record with torch.distributed initialised (the profiler then writes "
                 "distributedInfo), or give each rank's file a distinct name."))
     if f.host_ops and not f.shapes and not meta.get("record_shapes"):
         out.append(dx.info(
-            "no_shapes", "Input shapes were not recorded: host_ops.input_shapes is empty and "
+            "no-shapes", "Input shapes were not recorded: host_ops.input_shapes is empty and "
             "shape-based grouping is unavailable.", path,
             fix="Pass record_shapes=True to torch.profiler.profile."))
     base = meta.get("baseTimeNanoseconds")
     if base is None and f.first_ns is not None and f.first_ns < 10 ** 18:
         out.append(dx.warning(
-            "relative_time", "The trace has no baseTimeNanoseconds and its timestamps are not "
+            "relative-time", "The trace has no baseTimeNanoseconds and its timestamps are not "
             "epoch times: times are relative, so ranks cannot be aligned by wall clock.", path,
             fix="Export the trace again with a current PyTorch (it writes baseTimeNanoseconds); "
                 "a trace cut short loses it, as it is written after the events."))
@@ -159,7 +172,7 @@ def truncation(ex, events: int, path) -> list:
     missing = (" Metadata written after the events (baseTimeNanoseconds, distributedInfo, "
                "deviceProperties in some versions) is missing." if ex.suffix_missing else "")
     return [dx.warning(
-        "truncated_trace",
+        "trace-truncated",
         f"The trace is incomplete: {why}. Read {events} events from the first "
         f"{ex.kept_bytes:,} bytes; dropped the last {ex.lost_bytes:,} bytes ({pct:.2f}% of the "
         f"{ex.total_bytes:,} bytes read) and whatever the full file held after them.{missing}",

@@ -16,6 +16,26 @@ Each macro turns one Kineto spelling into the canonical one:
 """
 from __future__ import annotations
 
+#: element size of the dtype names PyTorch (``Float``, ``BFloat16``) and NCCL (``ncclFloat32``) use
+DTYPE_BYTES = {
+    16: ("complexdouble", "complex128"),
+    8: ("double", "float64", "long", "int64", "uint64", "complexfloat", "complex64", "ncclint64",
+        "nccluint64", "ncclfloat64", "nccldouble"),
+    4: ("float", "float32", "int", "int32", "uint32", "complexhalf", "ncclint32", "nccluint32",
+        "ncclfloat32", "ncclfloat", "ncclint"),
+    2: ("half", "float16", "bfloat16", "short", "int16", "uint16", "ncclfloat16", "ncclhalf",
+        "ncclbfloat16"),
+    1: ("byte", "char", "bool", "int8", "uint8", "ncclint8", "nccluint8", "ncclchar"),
+}
+
+
+def _dtype_macro() -> str:
+    cases = "\n".join(f"          WHEN lower(t) IN ({', '.join(repr(n) for n in names)}) THEN {size}"
+                      for size, names in DTYPE_BYTES.items())
+    return ("CREATE OR REPLACE MACRO dtype_bytes(t) AS (CASE\n" + cases +
+            "\n          WHEN starts_with(lower(t), 'float8') THEN 1 ELSE NULL END)")
+
+
 MACROS = [
     # fast path on the minified text DuckDB hands over ([[2048],[]] -> 2048;), JSON path for
     # nested (tensor list) inputs
@@ -52,14 +72,7 @@ MACROS = [
         comm_type(regexp_extract(n, '(?:nccl|rccl)(?:Dev)?Kernel_([A-Za-z]+)', 1))""",
     r"""CREATE OR REPLACE MACRO comm_category(t) AS
         CASE WHEN t IN ('send', 'recv', 'sendrecv', 'p2p') THEN 'p2p' ELSE 'collective' END""",
-    r"""CREATE OR REPLACE MACRO dtype_bytes(t) AS (CASE
-          WHEN t IS NULL THEN NULL
-          WHEN regexp_matches(lower(t), '^(complexdouble|complex128)$') THEN 16
-          WHEN regexp_matches(lower(t), '^(double|float64|long|int64|uint64|complexfloat|complex64|ncclint64|nccluint64|ncclfloat64|nccldouble)$') THEN 8
-          WHEN regexp_matches(lower(t), '^(float|float32|int|int32|uint32|ncclint32|nccluint32|ncclfloat32|ncclfloat|ncclint|complexhalf)$') THEN 4
-          WHEN regexp_matches(lower(t), '^(half|float16|bfloat16|short|int16|uint16|ncclfloat16|ncclhalf|ncclbfloat16)$') THEN 2
-          WHEN regexp_matches(lower(t), '^(byte|char|bool|int8|uint8|ncclint8|nccluint8|ncclchar)$') OR starts_with(lower(t), 'float8') THEN 1
-          ELSE NULL END)""",
+    _dtype_macro(),
 ]
 
 

@@ -17,6 +17,11 @@ import pyarrow as pa
 from . import _events
 from ._events import API_CATS, DEVICE_CATS, HOST_CATS, cats
 
+#: the canonical host_ops columns (plus extras) of the host pass table
+HOST_COLS = ["op_id", "pid", "thread", "category", "name", "start_ns", "dur_ns", "sequence",
+             "fwd_thread", "input_shapes", "input_dtypes", "call_stack", "external_id",
+             "python_id", "python_parent_id", "module_hierarchy"]
+
 
 def read_host(con, events_path, base_ns: int) -> pa.Table:
     """Arrow table ``host`` (framework ops, registered in ``con``), ``op_id`` = file order."""

@@ -77,7 +77,8 @@ class _Sampler:
     def __init__(self, interval=0.02):
         self.interval = interval
         self.samples: dict[str, int] = {}
-        self.growth: dict[str, int] = {}
+        self.growth: dict[str, int] = {}    # net RSS change while there (can be negative)
+        self.high: dict[str, int] = {}      # highest RSS seen while there
         self.peak = (0, "")
         self.stop = threading.Event()
         self.main = threading.main_thread().ident
@@ -107,8 +108,8 @@ class _Sampler:
             rss = _rss_now()
             key = self.where()
             self.samples[key] = self.samples.get(key, 0) + 1
-            if rss > prev:
-                self.growth[key] = self.growth.get(key, 0) + (rss - prev)
+            self.growth[key] = self.growth.get(key, 0) + (rss - prev)
+            self.high[key] = max(self.high.get(key, 0), rss)
             if rss > self.peak[0]:
                 self.peak = (rss, key)
             prev = rss
@@ -125,9 +126,11 @@ class _Sampler:
         n = sum(self.samples.values()) or 1
         by_time = sorted(self.samples.items(), key=lambda kv: -kv[1])[:top]
         by_mem = sorted(self.growth.items(), key=lambda kv: -kv[1])[:top]
+        by_high = sorted(self.high.items(), key=lambda kv: -kv[1])[:top]
         return {"interval_s": self.interval, "samples": n,
                 "time": [{"where": k, "share": round(v / n, 4), "s": round(v * self.interval, 2)} for k, v in by_time],
                 "rss_growth": [{"where": k, "MB": round(v / MB, 1)} for k, v in by_mem],
+                "rss_high_water": [{"where": k, "MB": round(v / MB, 1)} for k, v in by_high],
                 "peak_rss_MB": round(self.peak[0] / MB, 1), "peak_at": self.peak[1]}
 
 
@@ -179,12 +182,11 @@ def _duckdb_timer():
             if name in ("execute", "sql", "query", "executemany") and callable(attr):
                 def timed(q, *a, **kw):
                     t = time.perf_counter()
-                    try:
-                        out = attr(q, *a, **kw)
-                    finally:
-                        record(q, time.perf_counter() - t)
+                    out = attr(q, *a, **kw)
+                    dt = time.perf_counter() - t
                     if name in ("sql", "query") and isinstance(out, duckdb.DuckDBPyRelation):
-                        return Rel(out, q)
+                        return Rel(out, q)  # lazy: timed when fetched
+                    record(q, dt)
                     return out
                 return timed
             return attr
@@ -409,7 +411,7 @@ def bench_one(size: int, fmt: str, a) -> dict:
            "trace_bytes": trace_bytes, "input_bytes": input_bytes, "copies": gen["copies"],
            "events": gen["events"], "steps": gen["n_steps"]}
     big = size >= a.big_mb
-    reps = 1 if big else a.repeat
+    reps = a.big_repeat if big else a.repeat
     warm_page_cache([target])
     lim, to = int(a.rss_limit_gb * 1e9), a.timeout
 
@@ -424,7 +426,7 @@ def bench_one(size: int, fmt: str, a) -> dict:
     # (b) cold: every repetition with a fresh, empty cache folder
     cache_base = a.data / "cache" / f"{fmt}_{size}mb"
     cold = []
-    for i in range(1 if big else a.repeat):
+    for i in range(reps):
         if cache_base.exists():
             shutil.rmtree(cache_base)
         cache_base.mkdir(parents=True)
@@ -570,6 +572,27 @@ def print_table(rows) -> str:
     return "\n".join(lines)
 
 
+def markdown(rows) -> str:
+    """The README table: wall seconds with CPU seconds in parentheses (CPU time suffers less from
+    other load on the machine), RSS ratio with the over-baseline ratio in parentheses."""
+    def f(x, spec, div=1):
+        return "-" if x is None else format(x / div, spec)
+    out = ["| format | trace MB | events | floor s (cpu) | cold s (cpu) | cold/floor wall (cpu) | cold peak RSS MB "
+           "| RSS/file (over baseline) | warm s | warm+read s | warm proc s | floor RSS MB | load avg |",
+           "|" + "---|" * 13]
+    for r in rows:
+        cpu_ratio = (r["cold_cpu_s"] / r["floor_cpu_s"]) if r.get("cold_cpu_s") and r.get("floor_cpu_s") else None
+        out.append(
+            f"| {r['format']} | {r['trace_bytes'] / MB:.0f} | {r['events']:,} "
+            f"| {f(r.get('floor_s'), '.2f')} ({f(r.get('floor_cpu_s'), '.1f')}) "
+            f"| {f(r.get('cold_s'), '.2f')} ({f(r.get('cold_cpu_s'), '.1f')}) "
+            f"| {f(r.get('cold_ratio'), '.1f')} ({f(cpu_ratio, '.1f')}) | {f(r.get('cold_peak_rss'), ',.0f', MB)} "
+            f"| {f(r.get('rss_ratio'), '.2f')} ({f(r.get('rss_ratio_over_baseline'), '.2f')}) "
+            f"| {f(r.get('warm_s'), '.3f')} | {f(r.get('warm_read_s'), '.2f')} | {f(r.get('warm_process_s'), '.2f')} "
+            f"| {f(r.get('floor_peak_rss'), ',.0f', MB)} | {max(r.get('loadavg') or [0]):.1f} |")
+    return "\n".join(out)
+
+
 def main(argv=None) -> int:
     if argv is None and len(sys.argv) > 1 and sys.argv[1] == "--child":
         out = child(sys.argv[2], sys.argv[3], sys.argv[4] if len(sys.argv) > 4 else None)
@@ -580,7 +603,9 @@ def main(argv=None) -> int:
     ap.add_argument("--formats", default="ascend,kineto", help="ascend,kineto")
     ap.add_argument("--repeat", type=int, default=3,
                     help="repetitions of each measurement (best-of reported, median kept in the JSON)")
-    ap.add_argument("--big-mb", type=int, default=500, help="sizes >= this run floor and cold once")
+    ap.add_argument("--big-mb", type=int, default=500,
+                    help="sizes >= this run floor and cold --big-repeat times (default once)")
+    ap.add_argument("--big-repeat", type=int, default=1)
     ap.add_argument("--data", type=Path, default=DATA)
     ap.add_argument("--results", type=Path, default=RESULTS)
     ap.add_argument("--timeout", type=float, default=3600, help="seconds per measurement")
@@ -593,7 +618,12 @@ def main(argv=None) -> int:
     ap.add_argument("--profile-sizes", default=None, help="sizes to profile (default: all measured)")
     ap.add_argument("--keep-data", action="store_true",
                     help="keep generated data and caches over 200 MB (deleted after measuring by default)")
+    ap.add_argument("--table", action="store_true",
+                    help="only print results/latest.json as the README's markdown table")
     a = ap.parse_args(argv)
+    if a.table:
+        print(markdown(json.loads((a.results / "latest.json").read_text())["results"]))
+        return 0
     a.sizes = [int(s) for s in a.sizes.split(",") if s]
     a.profile_sizes = None if a.profile_sizes is None else [int(s) for s in a.profile_sizes.split(",")]
     a.formats = [f.strip() for f in a.formats.split(",") if f.strip()]
@@ -608,7 +638,12 @@ def main(argv=None) -> int:
                                 capture_output=True, text=True).stdout.strip()
     except OSError:
         commit = None
-    meta = {"started": time.strftime("%Y-%m-%dT%H:%M:%S"), "python": platform.python_version(),
+    import hashlib
+    src = HERE.parent / "src" / "profinsight"
+    h = hashlib.sha256()
+    for f in sorted(src.rglob("*.py")):
+        h.update(str(f.relative_to(src)).encode() + b"\0" + f.read_bytes())
+    meta = {"started": time.strftime("%Y-%m-%dT%H:%M:%S"), "src_sha256": h.hexdigest()[:16], "python": platform.python_version(),
             "platform": platform.platform(), "cpus": os.cpu_count(), "commit": commit,
             "versions": {"pyarrow": pyarrow.__version__, "duckdb": duckdb.__version__,
                          "orjson": orjson.__version__},

@@ -13,9 +13,12 @@ __version__ = "0.1.0"
 # Public names are imported on first use, so that `profinsight --help` and `import profinsight`
 # stay fast (pandas, DuckDB and Arrow load only when a profile is).
 _EXPORTS = {
-    "load": ".api", "resolve_run": ".api", "Diagnostic": ".diagnostics", "Run": ".discover",
-    "discover": ".discover", "MixedRuns": ".errors", "NotAProfile": ".errors", "ProfileError": ".errors",
+    "load": ".api", "resolve_run": ".api", "Diagnostic": ".diagnostics", "Run": ".discovery",
+    "discover": ".discovery", "MixedRuns": ".errors", "NotAProfile": ".errors", "ProfileError": ".errors",
     "UnsupportedFormat": ".errors", "Profile": ".profile", "sample_path": ".samples",
+    "collect": ".collect",
+    "experiments": ".collect",
+    "register": ".collect",
 }
 __all__ = [*_EXPORTS, "__version__"]
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Iterable
 
 from . import diagnostics as dg
-from .discover import Run, discover
+from .discovery import Run, discover
 from .errors import MixedRuns, NotAProfile, ProfileError
 from .profile import Profile
 from .store.loader import LoadedRank, Progress, load_sources
@@ -36,7 +36,8 @@ def resolve_run(path, *, prefer: str | None = None) -> Run:
     if isinstance(path, Run):
         return path
     if isinstance(path, (str, Path)):
-        runs = discover(path, prefer=prefer)
+        from .collect.registry import resolve_name  # a registered experiment's name; a real path wins
+        runs = discover(resolve_name(path) or path, prefer=prefer)
     else:
         paths = list(path)
         if not paths:

@@ -11,7 +11,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute  # noqa: F401  (pa.compute)
 
-from .discover import Run
+from .discovery import Run
 from .importers.base import RankData, RankSource
 from .profile import Profile
 from .schema import TABLES

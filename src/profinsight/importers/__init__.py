@@ -1,7 +1,7 @@
 """Importers: one package per format, each turning one rank into canonical tables.
 
 An importer is a function ``load_rank(source: RankSource) -> RankData``.  Detection and the
-grouping of ranks into runs live in :mod:`profinsight.discover`; nothing downstream of this
+grouping of ranks into runs live in :mod:`profinsight.discovery`; nothing downstream of this
 package knows which format a table came from.
 """
 from __future__ import annotations

@@ -23,39 +23,80 @@ def step_number(name: str) -> int | None:
 
 def build_steps(host_steps: list[tuple[int, int, int]], start_ns, end_ns, launch_ns) -> pa.Table:
     """Steps table (without ``rank``) from host ranges ``[(step, host_start, host_end)]`` and the
-    device tasks' ``start_ns``/``end_ns``/``launch_ns`` arrays (launch may hold nulls/NaN)."""
+    device tasks' ``start_ns``/``end_ns``/``launch_ns`` arrays (launch may hold nulls).
+
+    Vectorised: each task finds its host step with one binary search (O(n log s)), so
+    thousands of steps cost no more than one."""
     start = _np(start_ns)
     end = _np(end_ns)
     launch, has_launch = _np_masked(launch_ns)
     if len(launch) != len(start):
         launch, has_launch = np.zeros(len(start), np.int64), np.zeros(len(start), bool)
-    rows = {"step": [], "host_start_ns": [], "host_end_ns": [], "device_start_ns": [], "device_end_ns": []}
-    for step, hs, he in sorted(host_steps, key=lambda r: r[1]):
-        mask = has_launch & (launch >= hs) & (launch <= he)
-        if not mask.any():  # no launch times: fall back to tasks that start inside the host range
-            mask = (start >= hs) & (start <= he)
-        rows["step"].append(step)
-        rows["host_start_ns"].append(hs)
-        rows["host_end_ns"].append(he)
-        if mask.any():
-            rows["device_start_ns"].append(int(start[mask].min()))
-            rows["device_end_ns"].append(int(max(end[mask].max(), he)))
-        else:
-            rows["device_start_ns"].append(None)
-            rows["device_end_ns"].append(None)
-    return pa.table({k: pa.array(v, pa.int64()) for k, v in rows.items()})
+    hs_sorted = sorted(host_steps, key=lambda r: r[1])
+    steps = np.array([r[0] for r in hs_sorted], np.int64)
+    hs = np.array([r[1] for r in hs_sorted], np.int64)
+    he = np.array([r[2] for r in hs_sorted], np.int64)
+    lo_l, hi_l, n_l = _ranges_by(launch, has_launch, hs, he, start, end)
+    lo_s, hi_s, n_s = _ranges_by(start, np.ones(len(start), bool), hs, he, start, end)
+    use_launch = n_l > 0  # no launch times for a step: fall back to tasks starting inside it
+    dev_lo = np.where(use_launch, lo_l, lo_s)
+    dev_hi = np.where(use_launch, hi_l, hi_s)
+    found = use_launch | (n_s > 0)
+    dev_hi = np.maximum(dev_hi, he)
+    return pa.table({
+        "step": pa.array(steps, pa.int64()), "host_start_ns": pa.array(hs, pa.int64()),
+        "host_end_ns": pa.array(he, pa.int64()),
+        "device_start_ns": pa.array(dev_lo, pa.int64(), mask=~found),
+        "device_end_ns": pa.array(dev_hi, pa.int64(), mask=~found)})
+
+
+def _ranges_by(key, valid, hs, he, start, end):
+    """Per host step: min start, max end and count of the tasks whose ``key`` time lies in the
+    host range [hs, he] (the latest step starting at or before the key)."""
+    n = len(hs)
+    lo = np.full(n, np.iinfo(np.int64).max, np.int64)
+    hi = np.full(n, np.iinfo(np.int64).min, np.int64)
+    cnt = np.zeros(n, np.int64)
+    if n == 0 or len(key) == 0:
+        return lo, hi, cnt
+    idx = np.searchsorted(hs, key, side="right") - 1
+    ok = valid & (idx >= 0)
+    ok &= key <= he[np.clip(idx, 0, n - 1)]
+    i = idx[ok]
+    np.minimum.at(lo, i, start[ok])
+    np.maximum.at(hi, i, end[ok])
+    np.add.at(cnt, i, 1)
+    return lo, hi, cnt
 
 
 def assign_steps(start_ns, steps: pa.Table) -> pa.Array:
-    """Step of each start time: the step whose device range (else host range) contains it."""
+    """Step of each start time: the step whose device range (else host range) contains it;
+    where ranges overlap the earlier step wins."""
     start = _np(start_ns)
     out = np.full(len(start), -1, dtype=np.int64)
-    if steps.num_rows:
+    if steps.num_rows and len(start):
         d = steps.to_pydict()
-        for i, step in enumerate(d["step"]):
-            lo = d["device_start_ns"][i] if d["device_start_ns"][i] is not None else d["host_start_ns"][i]
-            hi = d["device_end_ns"][i] if d["device_end_ns"][i] is not None else d["host_end_ns"][i]
-            out[(start >= lo) & (start <= hi) & (out == -1)] = step
+        lo = np.array([ds if ds is not None else hs for ds, hs in zip(d["device_start_ns"], d["host_start_ns"])],
+                      np.int64)
+        hi = np.array([de if de is not None else he for de, he in zip(d["device_end_ns"], d["host_end_ns"])],
+                      np.int64)
+        step = np.array(d["step"], np.int64)
+        order = np.argsort(lo, kind="stable")
+        lo, hi, step = lo[order], hi[order], step[order]
+        idx = np.searchsorted(lo, start, side="right") - 1
+        for back in range(0, 4):  # ranges rarely overlap more than a step deep
+            j = idx - back
+            ok = (out == -1) & (j >= 0)
+            jj = np.clip(j, 0, len(lo) - 1)
+            hit = ok & (start >= lo[jj]) & (start <= hi[jj])
+            out[hit] = step[jj[hit]]
+        # prefer the earliest containing range, as the vendor does
+        for back in range(1, 4):
+            j = idx - back
+            ok = (out != -1) & (j >= 0)
+            jj = np.clip(j, 0, len(lo) - 1)
+            hit = ok & (start >= lo[jj]) & (start <= hi[jj])
+            out[hit] = step[jj[hit]]
     return pa.array(out, pa.int64(), mask=out == -1)
 
 

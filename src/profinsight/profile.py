@@ -11,8 +11,8 @@ import json
 from functools import cached_property
 from pathlib import Path
 
-import duckdb
-import pandas as pd
+from typing import TYPE_CHECKING
+
 import pyarrow as pa
 
 from . import diagnostics as dg
@@ -20,10 +20,9 @@ from .errors import ProfileError, UnknownTable
 from .schema import TABLES, conform
 from .store.loader import LoadedRank
 
-_PANDAS_TYPES = {
-    pa.int64(): pd.Int64Dtype(), pa.int32(): pd.Int32Dtype(), pa.float64(): pd.Float64Dtype(),
-    pa.bool_(): pd.BooleanDtype(), pa.string(): pd.StringDtype(), pa.large_string(): pd.StringDtype(),
-}
+if TYPE_CHECKING:  # pandas and DuckDB load on first use: a warm re-open needs neither
+    import duckdb
+    import pandas as pd
 
 
 class Profile:
@@ -38,7 +37,7 @@ class Profile:
         self.run = run
         self._ranks = ranks
         self._arrow: dict[str, pa.Table] = {}
-        self._con: duckdb.DuckDBPyConnection | None = None
+        self._con = None
         self._diagnostics = [d for r in ranks for d in _with_rank(r.diagnostics, r.rank)] + run_notes
 
     # --- what was loaded -------------------------------------------------------------
@@ -80,22 +79,25 @@ class Profile:
             self._arrow[name] = conform(name, table)
         return self._arrow[name]
 
-    def table(self, name: str) -> pd.DataFrame:
+    def table(self, name: str) -> "pd.DataFrame":
         """Canonical table ``name`` as a pandas DataFrame with nullable dtypes (integer ns stay
         exact; nulls are ``<NA>``, never NaN-converted floats)."""
         return to_pandas(self.arrow(name))
 
-    def sql(self, query: str) -> pd.DataFrame:
+    def sql(self, query: str) -> "pd.DataFrame":
         """Run DuckDB SQL over the canonical tables (each is a view by its name)."""
+        import duckdb
+        import pandas as pd
         try:
             rel = self.connection().sql(query)
             return pd.DataFrame() if rel is None else to_pandas(rel.to_arrow_table())
         except duckdb.Error as exc:
             raise ProfileError(f"SQL error: {exc}", fix=f"tables: {', '.join(TABLES)}") from None
 
-    def connection(self) -> duckdb.DuckDBPyConnection:
+    def connection(self) -> "duckdb.DuckDBPyConnection":
         """The DuckDB connection with one view per canonical table."""
         if self._con is None:
+            import duckdb
             con = duckdb.connect(":memory:", config={"threads": 2, "autoinstall_known_extensions": False})
             for name in TABLES:
                 files = [r.parquet_path / f"{name}.parquet" for r in self._ranks if r.parquet_path]
@@ -107,11 +109,11 @@ class Profile:
             self._con = con
         return self._con
 
-    def run_info(self) -> pd.DataFrame:
+    def run_info(self) -> "pd.DataFrame":
         return self.table("run_info")
 
     # --- analyses (one method per registered analysis) ---------------------------------
-    def view(self, name: str, **params) -> pd.DataFrame:
+    def view(self, name: str, **params) -> "pd.DataFrame":
         """Run registered analysis ``name`` (same as ``p.<name>(**params)``)."""
         from .analyses.registry import get
         return get(name).run(self, **params)
@@ -181,9 +183,21 @@ class Profile:
                 "application/vnd.profinsight.profile+json": json.loads(json.dumps(self.summary(), default=str))}
 
 
-def to_pandas(table: pa.Table) -> pd.DataFrame:
+def to_pandas(table: pa.Table) -> "pd.DataFrame":
     """Arrow -> pandas with nullable dtypes so that int64 ns and nulls survive."""
-    return table.to_pandas(types_mapper=_PANDAS_TYPES.get)
+    return table.to_pandas(types_mapper=_pandas_types().get)
+
+
+_TYPES: dict = {}
+
+
+def _pandas_types() -> dict:
+    if not _TYPES:
+        import pandas as pd
+        _TYPES.update({
+            pa.int64(): pd.Int64Dtype(), pa.int32(): pd.Int32Dtype(), pa.float64(): pd.Float64Dtype(),
+            pa.bool_(): pd.BooleanDtype(), pa.string(): pd.StringDtype(), pa.large_string(): pd.StringDtype()})
+    return _TYPES
 
 
 def _with_rank(diags, rank):

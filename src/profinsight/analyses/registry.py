@@ -22,6 +22,8 @@ MODULES = (
     "profinsight.analyses.gaps",
     "profinsight.analyses.memory",
     "profinsight.analyses.communication",
+    "profinsight.comparison.ranks",
+    "profinsight.advisor.analysis",
 )
 
 

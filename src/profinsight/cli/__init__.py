@@ -11,9 +11,10 @@ import sys
 
 from .. import __version__
 from ..errors import ProfileError
-from . import doctor, export, info, view
+from . import analyze, check, compare, doctor, experiments, export, info, ranks, report, view
 
-COMMANDS = {"info": info, "doctor": doctor, "view": view, "export": export}
+COMMANDS = {"info": info, "doctor": doctor, "view": view, "export": export, "experiments": experiments,
+            "check": check, "compare": compare, "ranks": ranks, "analyze": analyze, "report": report}
 
 
 class _Parser(argparse.ArgumentParser):

@@ -16,9 +16,10 @@ _EXPORTS = {
     "load": ".api", "resolve_run": ".api", "Diagnostic": ".diagnostics", "Run": ".discovery",
     "discover": ".discovery", "MixedRuns": ".errors", "NotAProfile": ".errors", "ProfileError": ".errors",
     "UnsupportedFormat": ".errors", "Profile": ".profile", "sample_path": ".samples",
-    "collect": ".collect",
-    "experiments": ".collect",
-    "register": ".collect",
+    "compare": ".comparison",
+    "collect": ".collection",
+    "experiments": ".collection",
+    "register": ".collection",
 }
 __all__ = [*_EXPORTS, "__version__"]
 

@@ -1,0 +1,91 @@
+"""Compare a baseline run with one or more changed runs: ``profinsight compare A B [C ...]``.
+Each PATH is one run.  Prints the step time per run, the waterfall of each pair (consecutive
+runs and base -> last) and a verdict in words; ``--format json`` / ``-o cmp.html`` for files."""
+from __future__ import annotations
+
+from ..errors import ProfileError
+from .common import dumps, emit, make_console, output_format
+
+HELP = "compare runs: baseline -> changed runs (step delta, waterfall, op changes, verdict)"
+FORMATS = ["table", "json", "html"]
+
+
+def add_arguments(p) -> None:
+    p.add_argument("paths", nargs="*", metavar="PATH", help="one run per PATH: baseline first")
+    p.add_argument("--name", action="append", default=None, metavar="NAME",
+                   help="label of each run, in order (default: folder names)")
+    p.add_argument("--prefer", choices=["db", "text"], help="export to read when a folder has both")
+    p.add_argument("--by", choices=["type", "name"], default="type", help="group op changes by op type or name")
+    p.add_argument("--format", choices=FORMATS, help="output format (default: table)")
+    p.add_argument("-o", "--output", metavar="FILE", help="write to FILE (format from its extension)")
+
+
+def run(args) -> int:
+    if len(args.paths) < 2:
+        raise ProfileError("compare needs at least two PATHs (baseline first)",
+                           fix="profinsight compare BASE CHANGED [CHANGED2 ...]")
+    if args.name and len(args.name) != len(args.paths):
+        raise ProfileError(f"{len(args.name)} --name for {len(args.paths)} PATHs")
+    from ..api import load
+    from ..comparison import compare
+    profiles = [load(p, prefer=args.prefer) for p in args.paths]
+    cmp = compare(*profiles, names=args.name or _names(args.paths))
+    fmt = output_format(args, FORMATS)
+    if fmt == "json":
+        emit(dumps(cmp.to_dict()), args)
+    elif fmt == "html":
+        from ..comparison.render import comparison_page
+        emit(comparison_page(cmp), args)
+    else:
+        _table(cmp, args)
+    return 0
+
+
+def _names(paths) -> list[str]:
+    """Folder names; parent/name where names repeat (rank0_ascend_pt of several runs)."""
+    from pathlib import Path
+    ps = [Path(p).resolve() for p in paths]
+    names = [p.name or str(p) for p in ps]
+    if len(set(names)) < len(names):
+        names = [f"{p.parent.name}/{p.name}" for p in ps]
+    return names
+
+
+def _table(cmp, args) -> None:
+    from rich.table import Table
+    console = make_console(args, 140)
+    t = Table(title="Step per run (per-step means, us)", box=None, header_style="bold")
+    cols = ["run", "step_us", "computing_us", "comm_not_overlapped_us", "free_us", "preparing_us",
+            "busy_ratio", "delta_vs_base_us", "speedup_vs_base_x"]
+    for c in cols:
+        t.add_column(c, justify="left" if c == "run" else "right")
+    for _, r in cmp.steps().iterrows():
+        t.add_row(str(r["run"]), *(f"{float(r[c]):,.3f}" for c in cols[1:]))
+    console.print(t)
+    for pair, g in cmp.waterfall().groupby("pair", sort=False):
+        w = Table(title=f"Waterfall {pair}", box=None, header_style="bold")
+        for c in ("component", "from_us", "to_us", "delta_us"):
+            w.add_column(c, justify="left" if c == "component" else "right")
+        for _, r in g.iterrows():
+            name = r["label"] if r["in_step"] else f"[dim]{r['label']}[/dim]"
+            w.add_row(name, f"{r['from_us']:,.1f}", f"{r['to_us']:,.1f}", f"{r['delta_us']:+,.1f}")
+        w.add_row("[bold]step[/bold]", f"{g['from_step_us'].iloc[0]:,.1f}", f"{g['to_step_us'].iloc[0]:,.1f}",
+                  f"{g['to_step_us'].iloc[0] - g['from_step_us'].iloc[0]:+,.1f}")
+        console.print(w)
+    by = getattr(args, "by", "type")
+    o = cmp.ops(by=by)
+    for pair, g in o.groupby("pair", sort=False):
+        g = g[g["status"] != "unchanged"].head(10)
+        if g.empty:
+            continue
+        ot = Table(title=f"Op {by}s that changed most, {pair} (per rank-step)", box=None, header_style="bold")
+        for c in (by, "status", "from_count", "to_count", "from_total_us", "to_total_us", "delta_total_us"):
+            ot.add_column(c, justify="left" if c in (by, "status") else "right", overflow="fold")
+        for _, r in g.iterrows():
+            ot.add_row(str(r[by])[:60], r["status"], f"{r['from_count']:,.1f}", f"{r['to_count']:,.1f}",
+                       f"{r['from_total_us']:,.1f}", f"{r['to_total_us']:,.1f}", f"{r['delta_total_us']:+,.1f}")
+        console.print(ot)
+    for v in cmp.verdicts():
+        console.print(v)
+    if args.output:
+        emit(console.export_text(), args)

@@ -1,0 +1,406 @@
+"""Run comparison: a baseline and one or more changed runs as one :class:`Comparison`.
+
+Every figure is a per-step mean: for each run, the mean over its (rank, step) rows of the step
+breakdown (only real steps; the whole capture where a profile marks none).  The **waterfall** of
+a pair of runs splits the change of ``step_us`` exactly:
+
+    Δstep = Δcomputing + Δ(comm_not_overlapped − bubble) + Δfree          (identity of step_breakdown)
+
+and Δcomputing (a change of the *union* of compute intervals) is attributed to the compute
+categories (format_conversion, matmul, convolution, vector, ai_cpu, other) by their change of
+summed kernel time Δsum_c, the difference between the two (overlap changes between kernels)
+spread over the categories by the size of their change:
+
+    attributed_c = Δsum_c + (Δcomputing − Σ Δsum_c) · |Δsum_c| / Σ |Δsum_c|
+
+When every category moves the same way this is plain proportional scaling
+(Δsum_c · Δcomputing / Σ Δsum_c); when no category moves the difference lands in "other".  The
+rows therefore add up to Δstep (to float rounding).  ``preparing`` (host start to first device
+task) is outside the device step; it is shown as an extra row with ``in_step`` False.
+"""
+from __future__ import annotations
+
+import html
+import json
+import math
+from pathlib import Path
+
+import pandas as pd
+
+from ..analyses.steps import breakdown
+
+#: compute categories of the waterfall (kernel categories of analyses.categories)
+COMPUTE_COMPONENTS = ("format_conversion", "matmul", "convolution", "vector", "ai_cpu", "other")
+COMPONENTS = COMPUTE_COMPONENTS + ("comm_not_overlapped", "free", "preparing")
+LABELS = {
+    "format_conversion": "format conversion", "matmul": "matmul / cube", "convolution": "convolution",
+    "vector": "vector", "ai_cpu": "AI CPU", "other": "other compute",
+    "comm_not_overlapped": "communication not overlapped", "free": "free / idle",
+    "preparing": "host / launch (preparing, outside the step)",
+}
+_STEP_COLS = ("step_us", "computing_us", "comm_not_overlapped_us", "free_us", "bubble_us", "preparing_us",
+              "host_step_us", "busy_us", "span_us", "comm_us")
+_UTIL_COLS = ("busy_ratio", "compute_ratio", "cube_busy_ratio", "vector_busy_ratio")
+MIB = float(1 << 20)
+
+
+def compare(base, *others, names=None, prefer=None) -> "Comparison":
+    """Compare a baseline run with one or more changed runs (a series: base -> opt1 -> opt2).
+
+    Each argument is a path, a :class:`~profinsight.discover.Run` or a loaded
+    :class:`~profinsight.profile.Profile`.  ``names`` labels the runs (default: folder names).
+    """
+    items = [base, *others]
+    if len(items) < 2:
+        from ..errors import ProfileError
+        raise ProfileError("compare needs at least two runs", fix="compare(base, changed, ...)")
+    profiles = [_as_profile(x, prefer) for x in items]
+    if names is None:
+        names = [_default_name(p, x, i) for i, (p, x) in enumerate(zip(profiles, items))]
+    names = _unique([str(n) for n in names])
+    if len(names) != len(profiles):
+        from ..errors import ProfileError
+        raise ProfileError(f"{len(names)} names for {len(profiles)} runs")
+    return Comparison(profiles, names)
+
+
+def _as_profile(x, prefer):
+    from ..profile import Profile
+    if isinstance(x, Profile):
+        return x
+    from ..api import load
+    return load(x, prefer=prefer)
+
+
+def _default_name(profile, item, i) -> str:
+    if isinstance(item, (str, Path)):
+        name = Path(item).name
+    else:
+        name = str(profile.path.name) if not str(profile.path).startswith("<") else ""
+    return name or f"run{i}"
+
+
+def _unique(names):
+    out, seen = [], {}
+    for n in names:
+        if n in seen:
+            seen[n] += 1
+            n = f"{n}#{seen[n]}"
+        else:
+            seen[n] = 0
+        out.append(n)
+    return out
+
+
+def _mean(s) -> float:
+    v = pd.to_numeric(pd.Series(s), errors="coerce").astype("float64").dropna()
+    return float(v.mean()) if len(v) else float("nan")
+
+
+def run_stats(profile) -> dict:
+    """Per-step means of one run (see the module docstring)."""
+    b = breakdown(profile)
+    rows = b[b["step"].notna()] if b["step"].notna().any() else b
+    rows = rows[rows["span_us"].notna()]
+    keys = rows[["rank", "step"]]
+    out = {"n_rank_steps": int(len(rows)), "ranks": sorted(int(r) for r in set(rows["rank"].dropna())),
+           "steps": sorted(int(s) for s in set(rows["step"].dropna()))}
+    for c in _STEP_COLS:
+        out[c] = _mean(rows[c]) if c in rows else float("nan")
+    u = pd.DataFrame(profile.utilization())
+    u = keys.merge(u, on=["rank", "step"], how="left") if len(keys) else u.iloc[0:0]
+    for c in _UTIL_COLS:
+        out[c] = _mean(u[c]) if c in u else float("nan")
+    for c in COMPUTE_COMPONENTS:
+        out[f"{c}_sum_us"] = _mean(u[f"{c}_us"]) if f"{c}_us" in u and len(u) else 0.0
+        if math.isnan(out[f"{c}_sum_us"]):
+            out[f"{c}_sum_us"] = 0.0
+    out.update(_memory_peak(profile))
+    return out
+
+
+def _memory_peak(profile) -> dict:
+    m = profile.table("memory_samples")
+    res = {"peak_allocated_bytes": float("nan"), "peak_reserved_bytes": float("nan"), "memory_component": None}
+    if m.empty:
+        return res
+    comps = [c for c in m["component"].dropna().unique()]
+    for pref in ("PTA+GE", "PTA", "CUDA", "GE"):
+        if pref in comps:
+            comp = pref
+            break
+    else:
+        comp = next((c for c in comps if c not in ("APP", "CPU")), None)
+    if comp is None:
+        return res
+    part = m[m["component"] == comp]
+    res["memory_component"] = comp
+    for c in ("allocated", "reserved"):
+        v = pd.to_numeric(part[f"{c}_bytes"], errors="coerce").astype("float64")
+        res[f"peak_{c}_bytes"] = float(v.max()) if v.notna().any() else float("nan")
+    return res
+
+
+def _op_table(profile, by: str, n: int) -> pd.DataFrame:
+    df = pd.DataFrame(profile.op_summary(by=by, kinds="all"))
+    key = by
+    if df.empty:
+        return pd.DataFrame(columns=[key, "count", "total_us"])
+    df[key] = df[key].astype("object").where(df[key].notna(), "?")
+    g = df.groupby(key, dropna=False).agg(count=("count", "sum"), total_us=("total_us", "sum")).reset_index()
+    g["count"] = g["count"].astype("float64") / max(n, 1)
+    g["total_us"] = g["total_us"].astype("float64") / max(n, 1)
+    return g
+
+
+class Comparison:
+    """A series of runs compared with each other: ``steps()``, ``waterfall()``, ``ops()``,
+    ``op_changes()``, ``summary()``, ``verdicts()``, ``to_dict()`` and rich display."""
+
+    def __init__(self, profiles, names):
+        self.profiles = list(profiles)
+        self.names = list(names)
+        self.stats = [run_stats(p) for p in self.profiles]
+        self._ops: dict = {}
+
+    # --- pairs -----------------------------------------------------------------------
+    @property
+    def pairs(self) -> list[tuple[int, int]]:
+        """Consecutive pairs, plus base -> last when there are more than two runs."""
+        n = len(self.profiles)
+        out = [(i, i + 1) for i in range(n - 1)]
+        if n > 2:
+            out.append((0, n - 1))
+        return out
+
+    def pair_label(self, i: int, j: int) -> str:
+        return f"{self.names[i]} → {self.names[j]}"
+
+    def _pair_index(self, pair) -> list[tuple[int, int]]:
+        if pair is None:
+            return self.pairs
+        if isinstance(pair, str):
+            for i, j in self.pairs:
+                if self.pair_label(i, j) == pair:
+                    return [(i, j)]
+            raise KeyError(f"no pair {pair!r}; pairs: {[self.pair_label(*p) for p in self.pairs]}")
+        i, j = (self.names.index(x) if isinstance(x, str) else int(x) for x in pair)
+        return [(i, j)]
+
+    # --- tables ----------------------------------------------------------------------
+    def steps(self) -> pd.DataFrame:
+        """One row per run: per-step means of the step breakdown, utilisation, memory peak, and
+        the change against the baseline and the previous run."""
+        rows = []
+        base = self.stats[0]["step_us"]
+        for k, (name, s) in enumerate(zip(self.names, self.stats)):
+            prev = self.stats[k - 1]["step_us"] if k else s["step_us"]
+            rows.append({
+                "run": name, "n_rank_steps": s["n_rank_steps"],
+                **{c: s[c] for c in _STEP_COLS},
+                **{c: s[c] for c in _UTIL_COLS},
+                "peak_allocated_bytes": s["peak_allocated_bytes"], "peak_reserved_bytes": s["peak_reserved_bytes"],
+                "delta_vs_base_us": s["step_us"] - base,
+                "delta_vs_previous_us": s["step_us"] - prev,
+                "delta_share_of_base_step_ratio": (s["step_us"] - base) / base if base else float("nan"),
+                "speedup_vs_base_x": base / s["step_us"] if s["step_us"] else float("nan"),
+            })
+        return pd.DataFrame(rows)
+
+    def _waterfall_pair(self, i: int, j: int) -> pd.DataFrame:
+        a, b = self.stats[i], self.stats[j]
+        d_comp = b["computing_us"] - a["computing_us"]
+        raw = {c: b[f"{c}_sum_us"] - a[f"{c}_sum_us"] for c in COMPUTE_COMPONENTS}
+        resid = d_comp - sum(raw.values())
+        mag = sum(abs(v) for v in raw.values())
+        attr = {}
+        for c in COMPUTE_COMPONENTS:
+            if mag > 0:
+                attr[c] = raw[c] + resid * abs(raw[c]) / mag
+            else:
+                attr[c] = resid if c == "other" else 0.0
+        cno = lambda s: s["comm_not_overlapped_us"] - (0.0 if math.isnan(s["bubble_us"]) else s["bubble_us"])  # noqa: E731
+        rows = []
+        for c in COMPUTE_COMPONENTS:
+            rows.append((c, a[f"{c}_sum_us"], b[f"{c}_sum_us"], raw[c], attr[c], True))
+        rows.append(("comm_not_overlapped", cno(a), cno(b), cno(b) - cno(a), cno(b) - cno(a), True))
+        rows.append(("free", a["free_us"], b["free_us"], b["free_us"] - a["free_us"], b["free_us"] - a["free_us"], True))
+        dp = b["preparing_us"] - a["preparing_us"]
+        rows.append(("preparing", a["preparing_us"], b["preparing_us"], dp, dp, False))
+        df = pd.DataFrame(rows, columns=["component", "from_us", "to_us", "raw_delta_us", "delta_us", "in_step"])
+        d_step = b["step_us"] - a["step_us"]
+        df.insert(0, "pair", self.pair_label(i, j))
+        df.insert(1, "from_run", self.names[i])
+        df.insert(2, "to_run", self.names[j])
+        df.insert(4, "label", [LABELS[c] for c in df["component"]])
+        df["share_of_step_delta_ratio"] = (df["delta_us"] / d_step if d_step else float("nan"))
+        df.loc[~df["in_step"], "share_of_step_delta_ratio"] = float("nan")
+        df["from_step_us"] = a["step_us"]
+        df["to_step_us"] = b["step_us"]
+        return df
+
+    def waterfall(self, pair=None) -> pd.DataFrame:
+        """Attribution of the step change of each pair (consecutive runs and base -> last) to
+        categories; rows with ``in_step`` add up to ``to_step_us - from_step_us``.  ``from_us`` /
+        ``to_us`` of compute categories are summed kernel times (not unions); ``raw_delta_us``
+        their difference, ``delta_us`` the attributed change (module docstring)."""
+        return pd.concat([self._waterfall_pair(i, j) for i, j in self._pair_index(pair)], ignore_index=True)
+
+    def _ops_of(self, k: int, by: str) -> pd.DataFrame:
+        key = (k, by)
+        if key not in self._ops:
+            self._ops[key] = _op_table(self.profiles[k], by, self.stats[k]["n_rank_steps"])
+        return self._ops[key]
+
+    def ops(self, by: str = "type", pair=None, min_change_us: float = 0.5, min_change_ratio: float = 0.01) -> pd.DataFrame:
+        """Per op ``type`` or ``name`` (device kernels and communication ops), for each pair:
+        ``status`` added / removed / faster / slower / unchanged, counts, total and average time
+        per rank-step and their deltas; sorted by |delta_total_us|.  An op is faster/slower when
+        its total moved by more than ``min_change_us`` and ``min_change_ratio`` of its old total."""
+        if by not in ("type", "name"):
+            raise ValueError("by must be 'type' or 'name'")
+        out = []
+        for i, j in self._pair_index(pair):
+            a, b = self._ops_of(i, by), self._ops_of(j, by)
+            m = a.merge(b, on=by, how="outer", suffixes=("_from", "_to"))
+            df = pd.DataFrame({
+                "pair": self.pair_label(i, j), by: m[by],
+                "from_count": m["count_from"].astype("float64").fillna(0.0),
+                "to_count": m["count_to"].astype("float64").fillna(0.0),
+                "from_total_us": m["total_us_from"].astype("float64").fillna(0.0),
+                "to_total_us": m["total_us_to"].astype("float64").fillna(0.0)})
+            df["delta_count"] = df["to_count"] - df["from_count"]
+            df["delta_total_us"] = df["to_total_us"] - df["from_total_us"]
+            df["from_avg_us"] = (df["from_total_us"] / df["from_count"]).where(df["from_count"] > 0)
+            df["to_avg_us"] = (df["to_total_us"] / df["to_count"]).where(df["to_count"] > 0)
+            df["delta_avg_us"] = df["to_avg_us"] - df["from_avg_us"]
+            tol = (df["from_total_us"].abs() * min_change_ratio).clip(lower=min_change_us)
+            status = pd.Series("unchanged", index=df.index, dtype="object")
+            status[df["delta_total_us"] < -tol] = "faster"
+            status[df["delta_total_us"] > tol] = "slower"
+            status[(df["from_count"] == 0) & (df["to_count"] > 0)] = "added"
+            status[(df["to_count"] == 0) & (df["from_count"] > 0)] = "removed"
+            df.insert(2, "status", status)
+            df = df.reindex(df["delta_total_us"].abs().sort_values(ascending=False, kind="stable").index)
+            out.append(df)
+        return pd.concat(out, ignore_index=True)
+
+    def op_changes(self, by: str = "type", pair=None) -> pd.DataFrame:
+        """Counts and total / average deltas of the ops per status (added, removed, faster,
+        slower, unchanged) for each pair."""
+        o = self.ops(by=by, pair=pair)
+        g = o.groupby(["pair", "status"], sort=False).agg(
+            n_ops=(by, "size"), delta_total_us=("delta_total_us", "sum"), avg_delta_us=("delta_total_us", "mean"))
+        return g.reset_index()
+
+    def summary(self) -> pd.DataFrame:
+        """One row per pair: step change, compute saved, how much of it the step gained,
+        communication not overlapped / free changes, utilisation and memory peak change, verdict."""
+        rows = []
+        for i, j in self.pairs:
+            a, b = self.stats[i], self.stats[j]
+            w = self._waterfall_pair(i, j).set_index("component")["delta_us"]
+            d_step = b["step_us"] - a["step_us"]
+            d_comp = b["computing_us"] - a["computing_us"]
+            saved = -d_comp
+            rows.append({
+                "pair": self.pair_label(i, j), "from_run": self.names[i], "to_run": self.names[j],
+                "from_step_us": a["step_us"], "to_step_us": b["step_us"], "delta_step_us": d_step,
+                "delta_step_share_of_from_step_ratio": d_step / a["step_us"] if a["step_us"] else float("nan"),
+                "delta_computing_us": d_comp, "compute_saved_us": saved, "step_gained_us": -d_step,
+                "gained_share_of_compute_saved_ratio": (-d_step / saved) if saved > 0 else float("nan"),
+                "delta_comm_not_overlapped_us": w["comm_not_overlapped"], "delta_free_us": w["free"],
+                "delta_preparing_us": w["preparing"],
+                "top_component": _top_component(w),
+                "delta_busy_ratio": b["busy_ratio"] - a["busy_ratio"],
+                "delta_compute_ratio": b["compute_ratio"] - a["compute_ratio"],
+                "delta_peak_allocated_bytes": b["peak_allocated_bytes"] - a["peak_allocated_bytes"],
+                "verdict": self._verdict(i, j, w),
+            })
+        return pd.DataFrame(rows)
+
+    def verdicts(self) -> list[str]:
+        return list(self.summary()["verdict"])
+
+    def _verdict(self, i, j, w) -> str:
+        a, b = self.stats[i], self.stats[j]
+        d_step = b["step_us"] - a["step_us"]
+        d_comp = b["computing_us"] - a["computing_us"]
+        pct = 100.0 * d_step / a["step_us"] if a["step_us"] else float("nan")
+        head = (f"{self.names[j]} vs {self.names[i]}: step {a['step_us']:,.1f} us -> {b['step_us']:,.1f} us "
+                f"({d_step:+,.1f} us, {pct:+.1f}%).")
+        comp = w[list(COMPUTE_COMPONENTS)]
+        top = comp.abs().idxmax() if comp.abs().max() > 0 else None
+        parts = [head]
+        if d_comp < 0:
+            saved = -d_comp
+            gained = -d_step
+            lead = f", mostly {LABELS[top]} ({comp[top]:+,.1f} us)" if top else ""
+            share = 100.0 * gained / saved
+            if gained > saved:
+                parts.append(f"Compute fell by {saved:,.1f} us{lead}; the step gained {gained:,.1f} us, more than "
+                             f"the compute saved ({share:.0f}% of it).")
+            else:
+                parts.append(f"Compute fell by {saved:,.1f} us{lead}; the step gained {gained:,.1f} us of it "
+                             f"({share:.0f}%).")
+            rest = saved - gained  # = Δcomm_not_overlapped + Δfree
+            if abs(rest) > 1e-6 * max(saved, 1.0):
+                both = (f"communication not overlapped ({w['comm_not_overlapped']:+,.1f} us) and free time "
+                        f"({w['free']:+,.1f} us)")
+                if rest > 0:
+                    parts.append(f"The rest, {rest:,.1f} us, was absorbed: {both}.")
+                else:
+                    parts.append(f"A further {-rest:,.1f} us came from outside compute: {both}.")
+        elif d_comp > 0:
+            lead = f", mostly {LABELS[top]} ({comp[top]:+,.1f} us)" if top else ""
+            parts.append(f"Compute grew by {d_comp:,.1f} us{lead}; communication not overlapped "
+                         f"{w['comm_not_overlapped']:+,.1f} us, free {w['free']:+,.1f} us.")
+        else:
+            parts.append(f"Compute is unchanged; communication not overlapped {w['comm_not_overlapped']:+,.1f} us, "
+                         f"free {w['free']:+,.1f} us.")
+        dp = w["preparing"]
+        if not math.isnan(dp) and abs(dp) > 0.01 * max(abs(d_step), 1.0):
+            parts.append(f"The first device task starts {abs(dp):,.1f} us {'later' if dp > 0 else 'earlier'} after "
+                         f"the host step start (preparing, outside the step).")
+        if not (math.isnan(a["busy_ratio"]) or math.isnan(b["busy_ratio"])):
+            parts.append(f"Device busy {100 * a['busy_ratio']:.1f}% -> {100 * b['busy_ratio']:.1f}%, "
+                         f"compute {100 * a['compute_ratio']:.1f}% -> {100 * b['compute_ratio']:.1f}% of the step.")
+        pa_, pb = a["peak_allocated_bytes"], b["peak_allocated_bytes"]
+        if not (math.isnan(pa_) or math.isnan(pb)):
+            parts.append(f"Memory peak {pa_ / MIB:,.1f} MiB -> {pb / MIB:,.1f} MiB ({(pb - pa_) / MIB:+,.1f} MiB).")
+        return " ".join(parts)
+
+    # --- output ----------------------------------------------------------------------
+    def to_dict(self) -> dict:
+        """Plain JSON-able data: runs, steps, waterfalls per pair, op changes, summary."""
+        def rec(df):
+            return json.loads(df.to_json(orient="records", default_handler=str))
+        wf = self.waterfall()
+        return {
+            "runs": [{"name": n, "path": str(p.path), "format": p.format, "ranks": s["ranks"], "steps": s["steps"]}
+                     for n, p, s in zip(self.names, self.profiles, self.stats)],
+            "steps": rec(self.steps()),
+            "waterfalls": {lab: rec(g) for lab, g in wf.groupby("pair", sort=False)},
+            "op_changes": {"type": rec(self.op_changes("type")), "name": rec(self.op_changes("name"))},
+            "ops_by_type": rec(self.ops("type")),
+            "summary": rec(self.summary()),
+            "verdicts": self.verdicts(),
+        }
+
+    def __repr__(self) -> str:
+        lines = [f"<Comparison of {len(self.names)} runs: {' -> '.join(self.names)}>"]
+        lines += [f"  {v}" for v in self.verdicts()]
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        from .render import comparison_html
+        return comparison_html(self)
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        return {"text/html": self._repr_html_(), "text/plain": repr(self),
+                "application/vnd.profinsight.comparison+json": self.to_dict()}
+
+
+def _top_component(w) -> str | None:
+    inside = w.drop(labels=["preparing"])
+    return None if inside.abs().max() <= 0 else str(inside.abs().idxmax())

@@ -36,7 +36,7 @@ def resolve_run(path, *, prefer: str | None = None) -> Run:
     if isinstance(path, Run):
         return path
     if isinstance(path, (str, Path)):
-        from .collect.registry import resolve_name  # a registered experiment's name; a real path wins
+        from .collection.registry import resolve_name  # a registered experiment's name; a real path wins
         runs = discover(resolve_name(path) or path, prefer=prefer)
     else:
         paths = list(path)

@@ -44,7 +44,8 @@ def paths(args) -> list[str]:
     if not args.paths:
         raise ProfileError("no PATH given", fix="pass a profile folder or trace file, or --sample "
                                                 "(doctor --env checks the installation)")
-    return args.paths
+    from ..collection.registry import resolve_name  # a registered experiment's name; a real path wins
+    return [resolve_name(p) or p for p in args.paths]
 
 
 def load_profile(args):

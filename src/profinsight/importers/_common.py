@@ -7,7 +7,11 @@ the decimal text and builds integer nanoseconds exactly, vectorised inside DuckD
 """
 from __future__ import annotations
 
+import os
+import shutil
 import sqlite3
+import tempfile
+import weakref
 from pathlib import Path
 
 import duckdb
@@ -42,13 +46,30 @@ MACROS = [
 ]
 
 
-def duck(threads: int = 2) -> duckdb.DuckDBPyConnection:
+def _ram_bytes() -> int | None:
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def duck(threads: int = 2, memory_limit: int | None = None) -> duckdb.DuckDBPyConnection:
     """A fresh in-memory DuckDB connection with the parsing macros installed.
 
-    Extensions are never auto-installed: nothing may download at run time.
+    Extensions are never auto-installed: nothing may download at run time.  Memory: DuckDB is
+    capped at ``memory_limit`` bytes (default 40% of RAM) and spills working data (in-memory
+    tables included) to a private folder under the system temp dir instead of growing; the
+    folder goes away when the connection is closed.
     """
+    if memory_limit is None:
+        ram = _ram_bytes()
+        memory_limit = int(ram * 0.4) if ram else 4 << 30
+    tmp = tempfile.mkdtemp(prefix="profinsight-duck-")
     con = duckdb.connect(":memory:", config={"threads": threads, "autoinstall_known_extensions": False,
-                                             "autoload_known_extensions": True})
+                                             "autoload_known_extensions": True,
+                                             "memory_limit": f"{max(int(memory_limit), 256 << 20) // (1 << 20)}MB",
+                                             "temp_directory": tmp})
+    weakref.finalize(con, shutil.rmtree, tmp, True)
     for m in MACROS:
         con.execute(m)
     return con

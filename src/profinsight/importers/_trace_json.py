@@ -77,25 +77,35 @@ def read_trace_json(con: duckdb.DuckDBPyConnection, path: str | Path, table: str
     if cut is None:
         create_empty_trace(con, table)
         return TraceRead(0, size, True, size, 0, first_error)
-    n = con.sql(f"SELECT count(*) FROM {table}").fetchall()[0][0]
+    n = con.sql(f"SELECT count(*) FROM {table}_raw").fetchall()[0][0]
     lost = size - cut
     per_event = cut / n if n else 0
     return TraceRead(n, size, True, lost, int(lost / per_event) if per_event else 0, first_error)
 
 
 def _load(con, path: Path, table: str) -> int:
+    # no row_number() window: it is an extra single-threaded pass that buffers the whole table.
+    # The raw rows keep file order (insertion order is preserved), so ``rowid`` is the 0-based
+    # event order; ``table`` is a view that names it ``idx``.
     cols = "{" + ", ".join(f"{k}: '{v}'" for k, v in TRACE_COLUMNS.items()) + "}"
-    con.execute(f"""CREATE OR REPLACE TABLE {table} AS
-        SELECT (row_number() OVER ()) - 1 AS idx, *
-        FROM read_json({sql_str(path)}, format='array', columns={cols},
-                       maximum_object_size={_MAX_OBJECT})""")
-    return con.sql(f"SELECT count(*) FROM {table}").fetchall()[0][0]
+    con.execute(f"""CREATE OR REPLACE TABLE {table}_raw AS
+        SELECT * FROM read_json({sql_str(path)}, format='array', columns={cols},
+                                maximum_object_size={_MAX_OBJECT})""")
+    con.execute(f"CREATE OR REPLACE VIEW {table} AS SELECT rowid AS idx, * FROM {table}_raw")
+    return con.sql(f"SELECT count(*) FROM {table}_raw").fetchall()[0][0]
 
 
 def create_empty_trace(con, table: str) -> None:
     """An empty event table with the columns :func:`read_trace_json` creates."""
     cols = ", ".join(f"{k} {v}" for k, v in TRACE_COLUMNS.items())
-    con.execute(f"CREATE OR REPLACE TABLE {table} (idx BIGINT, {cols})")
+    con.execute(f"CREATE OR REPLACE TABLE {table}_raw ({cols})")
+    con.execute(f"CREATE OR REPLACE VIEW {table} AS SELECT rowid AS idx, * FROM {table}_raw")
+
+
+def drop_trace(con, table: str = "ev") -> None:
+    """Free the event table (view and raw rows) once nothing needs it any more."""
+    con.execute(f"DROP VIEW IF EXISTS {table}")
+    con.execute(f"DROP TABLE IF EXISTS {table}_raw")
 
 
 def _find_readable_prefix(con, path: Path, size: int, table: str) -> int | None:
@@ -189,4 +199,4 @@ def _copy_bytes(src, dst, n: int, block: int = 16 << 20) -> None:
         remaining -= len(buf)
 
 
-__all__ = ["TRACE_COLUMNS", "TraceRead", "create_empty_trace", "read_trace_json"]
+__all__ = ["TRACE_COLUMNS", "TraceRead", "create_empty_trace", "drop_trace", "read_trace_json"]

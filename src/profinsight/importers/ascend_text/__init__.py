@@ -23,7 +23,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from .._common import duck
-from .._trace_json import TraceRead, create_empty_trace, read_trace_json
+from .._trace_json import TraceRead, create_empty_trace, drop_trace, read_trace_json
 from ..base import RankData, RankSource
 from . import _comm, _device, _files, _host, _kernels, _links, _memory, _meta, _sql, _trace
 
@@ -66,6 +66,8 @@ def load_rank(source: RankSource) -> RankData:
 def _load(con, inputs: _files.Inputs, cfg: _meta.Config, folder: Path) -> dict[str, pa.Table]:
     truncated = _read_trace(con, inputs)
     _trace.split_trace(con)
+    _trace.build_counters(con)
+    drop_trace(con, "ev")  # everything that needs the raw events has been taken out of it
     pmu = _kernels.load_kernels(con, inputs)
     have_kd = pmu is not None
     have_l2 = have_kd and _kernels.load_l2_cache(con, inputs)

@@ -28,13 +28,13 @@ def build_host_ops(con) -> None:
                CASE cat WHEN 'cpu_op' THEN 'op' WHEN 'python_function' THEN 'python'
                         WHEN 'user_annotation' THEN 'annotation' ELSE 'queue' END AS category,
                name, start_ns, dur_ns,
-               nullif(TRY_CAST(args->>'Sequence number' AS BIGINT), -1) AS sequence,
-               nullif(TRY_CAST(args->>'Fwd thread id' AS BIGINT), 0) AS fwd_thread,
-               norm_list(args->>'Input Dims') AS input_shapes, norm_list(args->>'Input type') AS input_dtypes,
-               norm_stack(args->>'Call stack') AS call_stack,
+               nullif(TRY_CAST(a_sequence AS BIGINT), -1) AS sequence,
+               nullif(TRY_CAST(a_fwd_thread AS BIGINT), 0) AS fwd_thread,
+               norm_list(a_input_dims) AS input_shapes, norm_list(a_input_type) AS input_dtypes,
+               norm_stack(a_call_stack) AS call_stack,
                CAST(NULL AS BIGINT) AS host_self_ns, CAST(NULL AS BIGINT) AS device_self_ns,
                CAST(NULL AS BIGINT) AS device_total_ns
-        FROM host JOIN (SELECT idx, args FROM ev) USING (idx) ORDER BY op_id""")
+        FROM host ORDER BY op_id""")
 
 
 def build_steps_table(con, have_kd_steps: bool) -> None:
@@ -124,11 +124,11 @@ def build_api_calls(con) -> None:
                (SELECT CASE WHEN count(DISTINCT pid) = 1 THEN min(pid) END FROM host) AS pid,
                thread, level, name, start_ns, dur_ns, connection_id, item
         FROM (SELECT idx, pid AS trace_pid, tid AS trace_tid, start_ns, dur_ns,
-                     coalesce(TRY_CAST(args->>'Thread Id' AS BIGINT), tid) AS thread,
-                     lower(coalesce(clean(args->>'level'), CASE split_part(name, '@', 1)
+                     coalesce(TRY_CAST(a_thread AS BIGINT), tid) AS thread,
+                     lower(coalesce(clean(a_level), CASE split_part(name, '@', 1)
                          WHEN 'AscendCL' THEN 'acl' WHEN 'Node' THEN 'node' WHEN 'Hccl' THEN 'hccl'
                          WHEN 'Runtime' THEN 'runtime' WHEN 'Model' THEN 'model' END)) AS level,
                      CASE WHEN contains(name, '@') THEN substr(name, strpos(name, '@') + 1) ELSE name END AS name,
-                     TRY_CAST(args->>'connection_id' AS BIGINT) AS connection_id, clean(args->>'item_id') AS item
-              FROM cann JOIN (SELECT idx, args FROM ev) USING (idx))
+                     TRY_CAST(a_connection_id AS BIGINT) AS connection_id, clean(a_item) AS item
+              FROM cann)
         ORDER BY call_id""")

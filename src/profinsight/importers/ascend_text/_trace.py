@@ -19,8 +19,9 @@ HOST_CATEGORIES = "('cpu_op', 'python_function', 'enqueue', 'dequeue', 'user_ann
 
 def split_trace(con) -> None:
     """Create the working tables from ``ev`` (one pass each; no Python per event)."""
-    for sql in (_PROCS, _THREADS, _SLICES, _HW, _HCCL_OP, _PLANE, _CANN, _HOST, _FLOW):
+    for sql in (_PROCS, _THREADS, _SLICES_FULL, _SLICES, _HW, _HCCL_OP, _PLANE, _CANN, _HOST, _FLOW):
         con.execute(sql)
+    con.execute("DROP TABLE xf")
 
 
 _PROCS = """CREATE OR REPLACE TABLE procs AS
@@ -31,54 +32,86 @@ _THREADS = """CREATE OR REPLACE TABLE threads AS
     SELECT pid, tid, any_value(args->>'name') AS tname FROM ev
     WHERE ph = 'M' AND name = 'thread_name' GROUP BY pid, tid"""
 
-# slim on purpose: copying ``args`` here costs 10x the rest; tables that need it join ``ev``
+#: args keys each kind of slice needs, pulled out of the JSON in the one pass that builds ``xf``
+#: (no table joins ``ev`` back for ``args``)
+HOST_KEYS = ("Sequence number", "Fwd thread id", "Input Dims", "Input type", "Call stack")
+CANN_KEYS = ("Thread Id", "level", "connection_id", "item_id")
+HW_KEYS = ("Physic Stream Id", "Task Id", "Subtask Id", "Task Type", "connection_id", "size(B)", "size(Byte)")
+HCCL_KEYS = ("connection_id", "data_type", "alg_type", "count")
+PLANE_KEYS = ("stream id", "task id", "context id", "task type", "src rank", "dst rank", "transport type",
+              "link type", "size(Byte)")
+
+
+def _keys(keys) -> str:
+    return "[" + ", ".join("'" + k.replace("'", "''") + "'" for k in keys) + "]"
+
+
+_IS_HOST = f"(cat IN {HOST_CATEGORIES} AND coalesce(pname, '') NOT IN {CANN_PROCESSES})"
+_IS_CANN = f"(ph = 'X' AND (pname IN {CANN_PROCESSES} OR (pname IS NULL AND cat IS NULL AND name LIKE '%@%')))"
+_IS_HW = f"(pname IN {HW_PROCESSES} AND ph = 'X')"
+_IS_HCCL = f"(pname IN {HCCL_PROCESSES} AND ph = 'X' AND coalesce(tname, '') NOT LIKE 'Plane%')"
+_IS_PLANE = f"(pname IN {HCCL_PROCESSES} AND ph = 'X' AND tname LIKE 'Plane%')"
+
+# every slice, with the args values its kind needs (``ha``: host / CANN, ``da``: device kinds,
+# disjoint within each column) and the args text of slices that may end in trace_slices
+_SLICES_FULL = f"""CREATE OR REPLACE TABLE xf AS
+    SELECT *,
+           CASE WHEN {_IS_HOST} THEN json_extract_string(args, {_keys(HOST_KEYS)})
+                WHEN {_IS_CANN} THEN json_extract_string(args, {_keys(CANN_KEYS)}) END AS ha,
+           CASE WHEN {_IS_HW} THEN json_extract_string(args, {_keys(HW_KEYS)})
+                WHEN {_IS_HCCL} THEN json_extract_string(args, {_keys(HCCL_KEYS)})
+                WHEN {_IS_PLANE} THEN json_extract_string(args, {_keys(PLANE_KEYS)}) END AS da,
+           CASE WHEN NOT {_IS_HOST} AND NOT {_IS_CANN} THEN CAST(args AS VARCHAR) END AS args_text
+    FROM (SELECT e.idx, e.ph, e.name, e.cat, e.pid AS pid_text, e.tid AS tid_text,
+                 TRY_CAST(e.pid AS BIGINT) AS pid, TRY_CAST(e.tid AS BIGINT) AS tid,
+                 trace_ts_ns(e.ts) AS start_ns,
+                 coalesce(CAST(round(TRY_CAST(e.dur AS DOUBLE) * 1000) AS BIGINT), 0) AS dur_ns,
+                 p.pname, t.tname, e.args
+          FROM ev e
+          LEFT JOIN procs p ON p.pid = e.pid
+          LEFT JOIN threads t ON t.pid = e.pid AND t.tid = e.tid
+          WHERE e.ph IN ('X', 'i', 'I') AND e.ts IS NOT NULL AND trace_ts_ns(e.ts) IS NOT NULL)"""
+
 _SLICES = """CREATE OR REPLACE TABLE x AS
-    SELECT e.idx, e.ph, e.name, e.cat, e.pid AS pid_text, e.tid AS tid_text,
-           TRY_CAST(e.pid AS BIGINT) AS pid, TRY_CAST(e.tid AS BIGINT) AS tid,
-           trace_ts_ns(e.ts) AS start_ns,
-           coalesce(CAST(round(TRY_CAST(e.dur AS DOUBLE) * 1000) AS BIGINT), 0) AS dur_ns, p.pname, t.tname
-    FROM ev e
-    LEFT JOIN procs p ON p.pid = e.pid
-    LEFT JOIN threads t ON t.pid = e.pid AND t.tid = e.tid
-    WHERE e.ph IN ('X', 'i', 'I') AND e.ts IS NOT NULL AND trace_ts_ns(e.ts) IS NOT NULL"""
+    SELECT idx, ph, name, cat, pid_text, tid_text, pid, tid, start_ns, dur_ns, pname, tname, args_text FROM xf"""
 
 _HW = f"""CREATE OR REPLACE TABLE hw AS
     SELECT x.idx, x.name, x.pid, x.tid, x.start_ns, x.dur_ns,
-           coalesce(int_or_null(e.args->>'Physic Stream Id'), x.tid) AS stream,
-           int_or_null(e.args->>'Task Id') AS task_id,
-           int_or_null(e.args->>'Subtask Id') AS context_id,
-           clean(e.args->>'Task Type') AS hw_task_type,
-           TRY_CAST(e.args->>'connection_id' AS BIGINT) AS connection_id,
-           TRY_CAST(coalesce(e.args->>'size(B)', e.args->>'size(Byte)') AS BIGINT) AS bytes
-    FROM x JOIN ev e USING (idx) WHERE x.pname IN {HW_PROCESSES} AND x.ph = 'X'"""
+           coalesce(int_or_null(da[1]), x.tid) AS stream,
+           int_or_null(da[2]) AS task_id,
+           int_or_null(da[3]) AS context_id,
+           clean(da[4]) AS hw_task_type,
+           TRY_CAST(da[5] AS BIGINT) AS connection_id,
+           TRY_CAST(coalesce(da[6], da[7]) AS BIGINT) AS bytes
+    FROM xf x WHERE {_IS_HW}"""
 
 _HCCL_OP = f"""CREATE OR REPLACE TABLE hccl_op AS
     SELECT x.idx, x.name, x.pid, x.tid, x.tname, x.start_ns, x.dur_ns,
-           TRY_CAST(e.args->>'connection_id' AS BIGINT) AS connection_id,
-           clean(e.args->>'data_type') AS data_type, clean(e.args->>'alg_type') AS algorithm,
-           TRY_CAST(e.args->>'count' AS BIGINT) AS count
-    FROM x JOIN ev e USING (idx)
-    WHERE x.pname IN {HCCL_PROCESSES} AND x.ph = 'X' AND coalesce(x.tname, '') NOT LIKE 'Plane%'"""
+           TRY_CAST(da[1] AS BIGINT) AS connection_id,
+           clean(da[2]) AS data_type, clean(da[3]) AS algorithm,
+           TRY_CAST(da[4] AS BIGINT) AS count
+    FROM xf x WHERE {_IS_HCCL}"""
 
 _PLANE = f"""CREATE OR REPLACE TABLE plane AS
     SELECT x.idx, x.name, x.pid, x.tid, x.start_ns, x.dur_ns,
            TRY_CAST(regexp_extract(x.tname, 'Plane\\s*(\\d+)', 1) AS BIGINT) AS plane_id,
-           int_or_null(e.args->>'stream id') AS stream, int_or_null(e.args->>'task id') AS task_id,
-           int_or_null(e.args->>'context id') AS context_id, clean(e.args->>'task type') AS task_type,
-           int_or_null(e.args->>'src rank') AS src_rank, int_or_null(e.args->>'dst rank') AS dst_rank,
-           nullif(clean(e.args->>'transport type'), 'INVALID_TYPE') AS transport,
-           nullif(clean(e.args->>'link type'), 'INVALID_TYPE') AS link_type,
-           TRY_CAST(e.args->>'size(Byte)' AS BIGINT) AS bytes
-    FROM x JOIN ev e USING (idx) WHERE x.pname IN {HCCL_PROCESSES} AND x.ph = 'X' AND x.tname LIKE 'Plane%'"""
+           int_or_null(da[1]) AS stream, int_or_null(da[2]) AS task_id,
+           int_or_null(da[3]) AS context_id, clean(da[4]) AS task_type,
+           int_or_null(da[5]) AS src_rank, int_or_null(da[6]) AS dst_rank,
+           nullif(clean(da[7]), 'INVALID_TYPE') AS transport,
+           nullif(clean(da[8]), 'INVALID_TYPE') AS link_type,
+           TRY_CAST(da[9] AS BIGINT) AS bytes
+    FROM xf x WHERE {_IS_PLANE}"""
 
 _CANN = f"""CREATE OR REPLACE TABLE cann AS
-    SELECT x.idx, x.name, x.pid, x.tid, x.start_ns, x.dur_ns FROM x
-    WHERE x.ph = 'X' AND (x.pname IN {CANN_PROCESSES}
-                          OR (x.pname IS NULL AND x.cat IS NULL AND x.name LIKE '%@%'))"""
+    SELECT idx, name, pid, tid, start_ns, dur_ns, ha[1] AS a_thread, ha[2] AS a_level,
+           ha[3] AS a_connection_id, ha[4] AS a_item
+    FROM xf WHERE {_IS_CANN}"""
 
 _HOST = f"""CREATE OR REPLACE TABLE host AS
-    SELECT idx, name, cat, pid, tid, start_ns, dur_ns FROM x
-    WHERE cat IN {HOST_CATEGORIES} AND coalesce(pname, '') NOT IN {CANN_PROCESSES}"""
+    SELECT idx, name, cat, pid, tid, start_ns, dur_ns, ha[1] AS a_sequence, ha[2] AS a_fwd_thread,
+           ha[3] AS a_input_dims, ha[4] AS a_input_type, ha[5] AS a_call_stack
+    FROM xf WHERE {_IS_HOST}"""
 
 _FLOW = """CREATE OR REPLACE TABLE flow AS
     SELECT idx, ph, cat, name, id, TRY_CAST(pid AS BIGINT) AS pid, TRY_CAST(tid AS BIGINT) AS tid,
@@ -86,7 +119,19 @@ _FLOW = """CREATE OR REPLACE TABLE flow AS
     FROM ev WHERE ph IN ('s', 'f', 't') AND id IS NOT NULL"""
 
 
+def build_counters(con) -> None:
+    """Working table ``counters_t`` (every column of ``counters`` but ``device``), built right
+    after :func:`split_trace` so that ``ev`` can be dropped before the rest of the import."""
+    con.execute("CREATE OR REPLACE TABLE counters_t AS SELECT * EXCLUDE (device) FROM (" + _counters_query() + ")")
+
+
 def counters_sql(device: int | None) -> str:
+    """``counters`` rows from ``counters_t`` with the rank's device."""
+    dev = "NULL" if device is None else int(device)
+    return f"SELECT {dev} AS device, * FROM counters_t"
+
+
+def _counters_query() -> str:
     """``counters`` from C events: one row per numeric argument that is not an id.
 
     name = the event name, or ``{event}/{key}`` when the event carries several values; an id
@@ -97,7 +142,7 @@ def counters_sql(device: int | None) -> str:
     for the same kind of sample); it is scaled to percent so the unit is true and both exports
     agree.  The timeline's typo ``write_band_width`` is written ``write_bandwidth`` (the DB's name).
     """
-    dev = "NULL" if device is None else int(device)
+    dev = "NULL"
     return f"""WITH c AS (
         SELECT e.idx, coalesce(p.pname, e.pid) AS track, e.name, trace_ts_ns(e.ts) AS ts_ns, e.args
         FROM ev e LEFT JOIN procs p ON p.pid = e.pid WHERE e.ph = 'C'),
@@ -128,5 +173,5 @@ def counters_sql(device: int | None) -> str:
 def slices_sql(used: str) -> str:
     """``trace_slices``: every slice not loaded into another table (``used``: table of idx)."""
     return f"""SELECT coalesce(x.pname, x.pid_text) AS process, coalesce(x.tname, x.tid_text) AS thread,
-                      x.name, x.cat, x.start_ns, x.dur_ns, CAST(e.args AS VARCHAR) AS args
-               FROM (SELECT * FROM x ANTI JOIN {used} u ON u.idx = x.idx) x JOIN ev e USING (idx)"""
+                      x.name, x.cat, x.start_ns, x.dur_ns, x.args_text AS args
+               FROM x ANTI JOIN {used} u ON u.idx = x.idx"""

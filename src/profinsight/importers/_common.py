@@ -14,7 +14,6 @@ import tempfile
 import weakref
 from pathlib import Path
 
-import duckdb
 
 _WS = "' ' || chr(9) || chr(10) || chr(13) || '\"'"
 
@@ -53,7 +52,7 @@ def _ram_bytes() -> int | None:
         return None
 
 
-def duck(threads: int = 2, memory_limit: int | None = None) -> duckdb.DuckDBPyConnection:
+def duck(threads: int = 2, memory_limit: int | None = None) -> "duckdb.DuckDBPyConnection":
     """A fresh in-memory DuckDB connection with the parsing macros installed.
 
     Extensions are never auto-installed: nothing may download at run time.  Memory: DuckDB is
@@ -65,6 +64,8 @@ def duck(threads: int = 2, memory_limit: int | None = None) -> duckdb.DuckDBPyCo
         ram = _ram_bytes()
         memory_limit = int(ram * 0.4) if ram else 4 << 30
     tmp = tempfile.mkdtemp(prefix="profinsight-duck-")
+    import duckdb  # here, not at import: discovery and a warm re-open never need it
+
     con = duckdb.connect(":memory:", config={"threads": threads, "autoinstall_known_extensions": False,
                                              "autoload_known_extensions": True,
                                              "memory_limit": f"{max(int(memory_limit), 256 << 20) // (1 << 20)}MB",

@@ -17,7 +17,6 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-import duckdb
 
 from ._common import sql_str
 
@@ -63,7 +62,7 @@ class TraceRead:
                 f"event, so every event after the cut is lost")
 
 
-def read_trace_json(con: duckdb.DuckDBPyConnection, path: str | Path, table: str = "ev") -> TraceRead:
+def read_trace_json(con: "duckdb.DuckDBPyConnection", path: str | Path, table: str = "ev") -> TraceRead:
     """Create ``table`` (``idx`` = 0-based event order, then :data:`TRACE_COLUMNS`) from the JSON
     array at ``path``.  A truncated or invalid file loads its longest readable prefix."""
     path = Path(path)
@@ -71,7 +70,7 @@ def read_trace_json(con: duckdb.DuckDBPyConnection, path: str | Path, table: str
     try:
         n = _load(con, path, table)
         return TraceRead(events=n, total_bytes=size)
-    except duckdb.Error as exc:
+    except _duck_error() as exc:
         first_error = str(exc).splitlines()[0]
     cut = _find_readable_prefix(con, path, size, table)
     if cut is None:
@@ -181,7 +180,7 @@ def _try_prefix(con, path: Path, cut: int, table: str) -> bool:
             out.write(b"]")
         _load(con, Path(tmp), table)
         return True
-    except duckdb.Error:
+    except _duck_error():
         return False
     finally:
         os.unlink(tmp)
@@ -200,3 +199,9 @@ def _copy_bytes(src, dst, n: int, block: int = 16 << 20) -> None:
 
 
 __all__ = ["TRACE_COLUMNS", "TraceRead", "create_empty_trace", "drop_trace", "read_trace_json"]
+
+
+def _duck_error():
+    """DuckDB's error base class, imported on use (discovery must not load DuckDB)."""
+    import duckdb
+    return duckdb.Error

@@ -70,7 +70,9 @@ class CachedRank:
         return self.folder / f"{name}.parquet"
 
     def read(self, name: str) -> pa.Table:
-        return pq.read_table(self.table_path(name), memory_map=True)
+        # ParquetFile, not read_table: read_table goes through pyarrow.dataset, which imports
+        # pandas (half a second) — a warm re-open should not pay for it
+        return pq.ParquetFile(self.table_path(name), memory_map=True).read()
 
 
 def lookup(source: RankSource) -> CachedRank | None:

@@ -22,14 +22,17 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ... import diagnostics as dx
-from .._common import duck
+from .._common import duck, sql_str
 from .._steps import assign_steps, build_steps
 from ..base import RankData, RankSource
 from . import _comm, _links, _runinfo, _sql, _tables
-from ._events import load_rest, recover
+from ._events import load_raw, load_rest, recover
 from ._reader import ReadError, extract
 
 VERSION = "1"
+
+#: DuckDB's budget for the working tables (it spills to the import's temp folder beyond it)
+MEMORY_LIMIT = "512MB"
 
 _RANK = re.compile(rb'"distributedInfo"\s*:\s*\{[^{}]*?"rank"\s*:\s*(-?\d+)')
 _KINETO_KEYS = (b'"traceEvents"', b'"schemaVersion"', b'"deviceProperties"', b'"distributedInfo"')
@@ -76,12 +79,20 @@ def load_rank(source: RankSource) -> RankData:
             return RankData(source.rank_hint, diagnostics=[_unreadable(path, exc)])
         con = duck()
         try:
+            _limit_memory(con, Path(tmp))
             passes, diags = _read_events(con, ex, path, Path(tmp))
             if passes is None:
                 return RankData(source.rank_hint, diagnostics=diags)
             return _build(con, *passes, ex, path, source, diags)
         finally:
             con.close()
+
+
+def _limit_memory(con, tmp: Path) -> None:
+    """Let DuckDB spill its working tables to ``tmp`` instead of growing: the Arrow pass
+    tables live outside its budget, so the import's peak stays near the trace's size."""
+    con.execute(f"SET temp_directory = {sql_str(tmp / 'duckdb')}")
+    con.execute(f"SET memory_limit = '{MEMORY_LIMIT}'")
 
 
 def _unreadable(path: Path, why) -> dx.Diagnostic:
@@ -137,11 +148,16 @@ def _base_ns(value) -> int:
 
 
 def _passes(con, events_path: Path, base: int):
-    load_rest(con, events_path, base)
-    host = _tables.read_host(con, events_path, base)
+    """One parse of the array into ``raw``; the host, runtime and device tables are taken out
+    of it, then the rest becomes ``ev`` and ``raw`` is dropped."""
+    load_raw(con, events_path, base)
+    host = _tables.read_host(con)
     api = _tables.read_api(con)
     rocm = pc.any(pc.starts_with(api["name"], "hip")).as_py() if api.num_rows else False
-    return host, api, _tables.read_dev(con, events_path, base, "RCCL" if rocm else "NCCL")
+    dev = _tables.read_dev(con, "RCCL" if rocm else "NCCL")
+    load_rest(con)
+    _tables.create_gpu_pids(con)
+    return host, api, dev
 
 
 def _build(con, host: pa.Table, api: pa.Table, dev: pa.Table, ex, path: Path,

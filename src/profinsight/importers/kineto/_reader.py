@@ -123,7 +123,8 @@ def extract(path: Path, tmpdir: Path) -> Extract:
             pending += chunk
             if len(pending) > 2 * HOLD:
                 cut = len(pending) - HOLD
-                out.write(pending[:cut])
+                with memoryview(pending) as view, view[:cut] as head:  # no 16 MB+ copy
+                    out.write(head)
                 written += cut
                 del pending[:cut]
         prefix_len = res.total_bytes - written - len(pending)

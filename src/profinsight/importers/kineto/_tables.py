@@ -23,10 +23,10 @@ HOST_COLS = ["op_id", "pid", "thread", "category", "name", "start_ns", "dur_ns",
              "python_id", "python_parent_id", "module_hierarchy"]
 
 
-def read_host(con, events_path, base_ns: int) -> pa.Table:
+def read_host(con) -> pa.Table:
     """Arrow table ``host`` (framework ops, registered in ``con``), ``op_id`` = file order."""
     host = _with_rid(con.sql(f"""
-    WITH h AS ({_events.host_pass(events_path, base_ns)})
+    WITH h AS ({_events.host_pass()})
     SELECT TRY_CAST(pid AS BIGINT) AS pid, TRY_CAST(tid AS BIGINT) AS thread,
       CASE cat WHEN 'cpu_op' THEN 'op' WHEN 'user_annotation' THEN 'annotation'
                ELSE 'python' END AS category,
@@ -48,28 +48,27 @@ def read_host(con, events_path, base_ns: int) -> pa.Table:
 
 
 def read_api(con) -> pa.Table:
-    """Arrow table ``api`` (CUDA/HIP runtime and driver calls, taken out of ``ev``),
+    """Arrow table ``api`` (CUDA/HIP runtime and driver calls, taken out of ``raw``),
     ``call_id`` = file order."""
     api = _with_rid(con.sql(f"""
     WITH c AS (
       SELECT pid, tid, cat, name, start_ns, dur_ns,
              json_extract_string(args, ['$.correlation', '$.kernel', '$."External id"']) AS a
-      FROM ev WHERE ph = 'X' AND cat IN {cats(API_CATS)} ORDER BY rowid)
+      FROM raw WHERE ph = 'X' AND cat IN {cats(API_CATS)} ORDER BY rowid)
     SELECT TRY_CAST(pid AS BIGINT) AS pid, TRY_CAST(tid AS BIGINT) AS thread, cat AS level,
       name, start_ns, dur_ns, TRY_CAST(a[1] AS BIGINT) AS connection_id,
       nullif(a[2], '') AS item, TRY_CAST(a[3] AS BIGINT) AS external_id
     FROM c""").to_arrow_table(), "call_id")
-    con.execute(f"DELETE FROM ev WHERE ph = 'X' AND cat IN {cats(API_CATS)}")
     con.register("api", api)
     return api
 
 
-def read_dev(con, events_path, base_ns: int, comm_core: str) -> pa.Table:
+def read_dev(con, comm_core: str) -> pa.Table:
     """Arrow table ``dev`` (registered in ``con``): one row per device activity, ``task_uid``
     = file order within the pass, with the collective helpers ``coll_*`` that :mod:`._comm`
     completes from the host side."""
     dev = _with_rid(con.sql(f"""
-    WITH d AS ({_events.device_pass(events_path, base_ns)}),
+    WITH d AS ({_events.device_pass()}),
     k AS (
       SELECT *, CASE cat
           WHEN 'kernel' THEN CASE WHEN a."Collective name" IS NOT NULL
@@ -106,12 +105,16 @@ def read_dev(con, events_path, base_ns: int, comm_core: str) -> pa.Table:
       a.dtype AS coll_dtype
     FROM k""").to_arrow_table(), "task_uid")
     con.register("dev", dev)
+    return dev
+
+
+def create_gpu_pids(con) -> None:
+    """``gpu_pids``: processes with device activity or a GPU label (needs ``dev`` and ``meta``)."""
     con.execute("""
         CREATE OR REPLACE TEMP TABLE gpu_pids AS
         SELECT DISTINCT pid FROM dev UNION
         SELECT DISTINCT pid FROM meta
         WHERE name = 'process_labels' AND starts_with(json_extract_string(args, '$.labels'), 'GPU')""")
-    return dev
 
 
 def _with_rid(table: pa.Table, name: str) -> pa.Table:

@@ -17,7 +17,6 @@ import tempfile
 import zlib
 from pathlib import Path
 
-import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -111,7 +110,7 @@ def _read_events(con, ex, path: Path, tmp: Path):
     try:
         try:
             passes = _passes(con, ex.events_path, base)
-        except duckdb.Error as exc:  # a syntax error inside the array (the first pass sees it)
+        except _duck_error() as exc:  # a syntax error inside the array (the first pass sees it)
             fixed = tmp / "recovered.json"
             kept, dropped, lost = recover(ex.events_path, fixed)
             if not kept:
@@ -120,7 +119,7 @@ def _read_events(con, ex, path: Path, tmp: Path):
             ex.events_path = fixed
             try:
                 passes = _passes(con, fixed, base)
-            except duckdb.Error as again:
+            except _duck_error() as again:
                 return None, [_unreadable(path, f"the event list cannot be read ({again})")]
             diags.append(dx.warning(
                 "malformed-events", f"{dropped} events ({lost:,} bytes) of the event list are "
@@ -239,3 +238,9 @@ def _arrow(con, sql: str) -> pa.Table:
 
 
 __all__ = ["VERSION", "load_rank", "sniff"]
+
+
+def _duck_error():
+    """DuckDB's error base class, imported on use (sniffing a file must not load DuckDB)."""
+    import duckdb
+    return duckdb.Error

@@ -67,11 +67,27 @@ def render_html(df: pd.DataFrame, analysis=None, params: dict | None = None) -> 
             svg = render_svg(df, analysis.chart)
         except (KeyError, TypeError, ValueError, IndexError):
             svg = ""
+    footer = ""
+    if getattr(analysis, "name", None) == "advise" and "severity" in df.columns:
+        df, footer = _not_applicable_footer(df, (params or {}).get("lang"))
     shown = df.head(_MAX_HTML_ROWS)
     more = f"<div style='color:#666'>{len(df) - len(shown):,} more rows</div>" if len(df) > len(shown) else ""
     table = shown.to_html(index=False, border=0, na_rep="", float_format=lambda v: f"{v:,.3f}",
                           classes="profinsight-table", max_cols=40)
-    return f"<div class='profinsight-result'>{head}{svg}{table}{more}</div>"
+    return f"<div class='profinsight-result'>{head}{svg}{table}{more}{footer}</div>"
+
+
+def _not_applicable_footer(df: pd.DataFrame, lang=None) -> tuple[pd.DataFrame, str]:
+    """``advise()``: the findings table without the ``not_applicable`` rows, and one footer line
+    listing those rules with the reason."""
+    na = df[df["severity"] == "not_applicable"]
+    if not len(na):
+        return df, ""
+    from .i18n import t
+    reasons = list(dict.fromkeys(str(m) for m in na["message"]))
+    text = f"{t('section.not_applicable', lang)}: {', '.join(str(r) for r in na['rule'])} ({'; '.join(reasons)})"
+    return (df[df["severity"] != "not_applicable"],
+            f"<div class='profinsight-footer' style='color:#666;margin-top:4px'>{html.escape(text)}</div>")
 
 
 def render_svg(df: pd.DataFrame, chart, width: int = 640) -> str:

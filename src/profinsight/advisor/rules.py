@@ -481,3 +481,247 @@ def profile_quality(ctx: Context, th: dict):
         return None
     items = codes + (["too-many-steps"] if too_many else [])
     return Hit({"items": ", ".join(items), "steps": n_steps}, {"codes": items, "steps": n_steps}, None)
+
+
+# --- communication: bandwidth, packet size, slow ranks and links ---------------------------------
+#: nominal per-link bandwidth (decimal GB/s) assumed for Ascend 910B: HCCS ~30 GB/s per link
+#: (the vendor quotes 56 GB/s bidirectional per HCCS link; 30 is a conservative unidirectional
+#: figure), RDMA 200 Gb/s RoCE = 25 GB/s, PCIe 4.0 x16 ~ 25 GB/s.  Override for other chips.
+NOMINAL_LINKS = ("hccs", "rdma", "pcie")
+
+
+def _comm_ops(ctx: Context) -> pd.DataFrame:
+    c = ctx.table("comm_ops")
+    if not len(c):
+        return c
+    return c[c["step"].notna()] if "step" in c.columns and c["step"].notna().any() else c
+
+
+def _nov_per_step(ctx: Context) -> float:
+    return ctx.per_step(col_sum(ctx.steps, "comm_not_overlapped_us"))
+
+
+@rule("collective_bandwidth", severity="medium", category="communication", ascend_only=True,
+      thresholds={"hccs_nominal_gbps": 30.0, "rdma_nominal_gbps": 25.0, "pcie_nominal_gbps": 25.0,
+                  "min_bandwidth_ratio": 0.3, "min_op_bytes": 1_000_000})
+def collective_bandwidth(ctx: Context, th: dict):
+    """Collectives move their data over a link type (HCCS / RDMA / PCIe) at far below the link's
+    nominal bandwidth: Σ bytes / Σ transit time of the ops with at least ``min_op_bytes`` on that
+    link (small ops never reach the peak: that is ``collective_small_packets``) below
+    ``min_bandwidth_ratio`` × ``<link>_nominal_gbps``.  Recoverable: the transit time above what the
+    nominal bandwidth needs (Σ transit − bytes / nominal), at most the communication not overlapped."""
+    c = _comm_ops(ctx)
+    if not len(c):
+        return None
+    links, excess_ns = [], 0.0
+    for t in NOMINAL_LINKS:
+        b, tr = f"{t}_bytes", f"{t}_transit_ns"
+        if b not in c.columns or tr not in c.columns:
+            continue
+        part = c[(pd.to_numeric(c[b], errors="coerce").fillna(0) >= th["min_op_bytes"])
+                 & (pd.to_numeric(c[tr], errors="coerce").fillna(0) > 0)]
+        if not len(part):
+            continue
+        nbytes, transit = col_sum(part, b), col_sum(part, tr)
+        gbps = nbytes / transit
+        nominal = float(th[f"{t}_nominal_gbps"])
+        if gbps >= th["min_bandwidth_ratio"] * nominal:
+            continue
+        excess_ns += max(transit - nbytes / nominal, 0.0)
+        links.append({"link": t.upper(), "ops": int(len(part)), "bytes": int(nbytes), "transit_us": r3(transit / 1e3),
+                      "bandwidth_gbps": round(gbps, 3), "nominal_gbps": nominal, "ratio": round(gbps / nominal, 6)})
+    if not links:
+        return None
+    worst = min(links, key=lambda x: x["ratio"])
+    recoverable = min(ctx.per_step(excess_ns / 1e3), _nov_per_step(ctx))
+    values = {"link": worst["link"], "gbps": worst["bandwidth_gbps"], "nominal": worst["nominal_gbps"],
+              "ratio": worst["ratio"], "ops": worst["ops"], "ms": recoverable / 1e3}
+    sev = by_share(recoverable / max(ctx.step_us, 1e-9), 0.2, 0.05)
+    return Hit(values, {"links": links, "nominal_gbps": {t: th[f"{t}_nominal_gbps"] for t in NOMINAL_LINKS}},
+               recoverable, None, sev)
+
+
+@rule("collective_small_packets", severity="medium", category="communication",
+      thresholds={"small_bytes": 1_048_576, "min_ops_per_step": 20, "min_small_ratio": 0.5,
+                  "bucket_bytes": 25 * 1_048_576})
+def collective_small_packets(ctx: Context, th: dict):
+    """Many collectives per step each move little data (< ``small_bytes``): every op pays the fixed
+    latency of a collective.  Fires when at least ``min_ops_per_step`` ops per step and a share
+    ``min_small_ratio`` of them are small.  Recoverable: fusing the small ops into buckets of
+    ``bucket_bytes`` removes all but ceil(bytes / bucket) of them, each saving the median small op's
+    transit (elapse where no transit is recorded), at most the communication not overlapped."""
+    c = _comm_ops(ctx)
+    if not len(c) or "bytes" not in c.columns:
+        return None
+    size = pd.to_numeric(c["bytes"], errors="coerce")
+    c = c[size.notna() & (size > 0)]
+    if not len(c):
+        return None
+    size = pd.to_numeric(c["bytes"], errors="coerce")
+    small = c[size < th["small_bytes"]]
+    per_step = len(c) / ctx.n_steps
+    ratio = len(small) / len(c)
+    if per_step < th["min_ops_per_step"] or ratio < th["min_small_ratio"]:
+        return None
+    has_transit = "transit_ns" in small.columns and pd.to_numeric(small["transit_ns"], errors="coerce").notna().any()
+    cost = pd.to_numeric(small["transit_ns" if has_transit else "dur_ns"], errors="coerce").dropna()
+    median_us = float(cost.median()) / 1e3 if len(cost) else 0.0
+    small_bytes = col_sum(small, "bytes")
+    kept = math.ceil(small_bytes / float(th["bucket_bytes"]) / ctx.n_steps) if small_bytes > 0 else 0
+    n_small = len(small) / ctx.n_steps
+    recoverable = min(max(n_small - kept, 0) * median_us, _nov_per_step(ctx))
+    types = small["type"].astype(str).value_counts().head(5) if "type" in small.columns else pd.Series(dtype=int)
+    values = {"n_small": round(n_small), "n": round(per_step), "ratio": ratio,
+              "kb": small_bytes / max(len(small), 1) / 1024, "median_us": median_us, "ms": recoverable / 1e3,
+              "types": ", ".join(types.index) or "-"}
+    evidence = {"ops_per_step": round(per_step, 3), "small_ops_per_step": round(n_small, 3),
+                "small_ratio": round(ratio, 6), "small_bytes_total": int(small_bytes),
+                "median_small_op_us": r3(median_us), "cost_column": "transit_ns" if has_transit else "dur_ns",
+                "types": {k: int(v) for k, v in types.items()}}
+    return Hit(values, evidence, recoverable, None, by_share(recoverable / max(ctx.step_us, 1e-9), 0.2, 0.05))
+
+
+@rule("slow_rank", severity="high", category="communication", thresholds={"threshold": 3.0, "min_share": 0.02})
+def slow_rank(ctx: Context, th: dict):
+    """With several ranks loaded, a rank whose computing / free / preparing time per step is far
+    above the median over ranks (``profinsight.comparison.ranks.slow_ranks``: ``threshold`` robust
+    deviations and ``min_share`` of the median step).  Its peers wait for it in the collectives.
+    Recoverable: its largest deviation per step (the others' wait).  Silent with fewer than three
+    ranks (no median to compare with)."""
+    if len(ctx.profile.ranks) < 3:
+        return None
+    from ..comparison.ranks import slow_ranks
+    sr = slow_ranks(ctx.profile, threshold=float(th["threshold"]), min_share=float(th["min_share"]))
+    if not len(sr):
+        return None
+    top = sr.iloc[0]
+    rows = [{"rank": int(r["rank"]), "component": str(r["component"]), "value_us": r3(r["value_us"]),
+             "median_us": r3(r["median_us"]), "deviation_us": r3(r["deviation_us"]), "mads": round(num(r["mads"]), 3),
+             "steps": str(r["steps"]), "comm_wait_vs_median_us": r3(r["comm_wait_vs_median_us"]),
+             "evidence": str(r["evidence"])} for _, r in sr.iterrows()]
+    recoverable = num(top["deviation_us"])
+    values = {"rank": int(top["rank"]), "component": str(top["component"]).removesuffix("_us"),
+              "dev_ms": recoverable / 1e3, "median_ms": num(top["median_us"]) / 1e3,
+              "value_ms": num(top["value_us"]) / 1e3, "wait_ms": abs(num(top["comm_wait_vs_median_us"])) / 1e3,
+              "ranks": ", ".join(str(r) for r in dict.fromkeys(int(x) for x in sr["rank"]))}
+    return Hit(values, {"slow_ranks": rows, "loaded_ranks": [int(r) for r in ctx.profile.ranks]}, recoverable,
+               None, by_share(recoverable / max(ctx.step_us, 1e-9), 0.05, 0.02))
+
+
+@rule("slow_link", severity="medium", category="communication",
+      thresholds={"max_ratio_to_median": 0.5, "min_bytes": 1_000_000, "min_links": 3})
+def slow_link(ctx: Context, th: dict):
+    """With several ranks loaded, a rank-to-rank link (``comm_matrix``, summary ``total``) whose
+    bandwidth is below ``max_ratio_to_median`` × the median bandwidth of the links of the same
+    transport (at least ``min_links`` links of ``min_bytes`` or more).  Recoverable: its transit
+    time above what the median bandwidth needs, per step, at most the communication not overlapped.
+    Silent with one rank."""
+    if len(ctx.profile.ranks) < 2:
+        return None
+    m = ctx.view("comm_matrix", summary="total")
+    if not len(m):
+        return None
+    m = m.assign(bytes=pd.to_numeric(m["bytes"], errors="coerce"), transit_us=pd.to_numeric(m["transit_us"], errors="coerce"))
+    m = m[(m["transport"].astype(str).str.upper() != "LOCAL") & (m["bytes"] >= th["min_bytes"]) & (m["transit_us"] > 0)]
+    if not len(m):
+        return None
+    g = m.groupby(["transport", "src_rank", "dst_rank"], as_index=False)[["bytes", "transit_us"]].sum()
+    g["bandwidth_gbps"] = g["bytes"] / (g["transit_us"] * 1e3)
+    slow, excess_us = [], 0.0
+    for transport, part in g.groupby("transport"):
+        if len(part) < th["min_links"]:
+            continue
+        med = float(part["bandwidth_gbps"].median())
+        for _, r in part[part["bandwidth_gbps"] < th["max_ratio_to_median"] * med].iterrows():
+            ex = max(float(r["transit_us"]) - float(r["bytes"]) / (med * 1e3), 0.0)
+            excess_us += ex
+            slow.append({"transport": str(transport), "src_rank": int(r["src_rank"]), "dst_rank": int(r["dst_rank"]),
+                         "bytes": int(r["bytes"]), "transit_us": r3(r["transit_us"]),
+                         "bandwidth_gbps": round(float(r["bandwidth_gbps"]), 3), "median_gbps": round(med, 3),
+                         "ratio_to_median": round(float(r["bandwidth_gbps"]) / med, 6), "excess_us": r3(ex)})
+    if not slow:
+        return None
+    slow.sort(key=lambda x: x["ratio_to_median"])
+    w = slow[0]
+    recoverable = min(ctx.per_step(excess_us), _nov_per_step(ctx))
+    values = {"src": w["src_rank"], "dst": w["dst_rank"], "transport": w["transport"], "gbps": w["bandwidth_gbps"],
+              "median": w["median_gbps"], "ratio": w["ratio_to_median"], "n": len(slow), "ms": recoverable / 1e3}
+    return Hit(values, {"slow_links": slow}, recoverable, None,
+               by_share(recoverable / max(ctx.step_us, 1e-9), 0.2, 0.05))
+
+
+# --- memory: allocator churn, empty_cache ---------------------------------------------------------
+DEVICE_MALLOC = r"^(?:aclrt(?:Malloc|Free)(?!Host)|cuda(?:Malloc|Free)(?!Host)|hip(?:Malloc|Free)(?!Host)|cuMem(?:Alloc|Free)(?!Host))"
+EMPTY_CACHE = r"empty_?cache|emptyCache"
+
+
+@rule("memory_churn", severity="medium", category="memory",
+      thresholds={"min_device_mallocs_per_step": 10, "min_empty_cache_per_step": 1, "min_blocks_per_step": 20000})
+def memory_churn(ctx: Context, th: dict):
+    """The caching allocator gives memory back and takes it again inside the steps: device
+    malloc/free API calls (``aclrtMalloc``/``aclrtFree``, ``cudaMalloc``/``cudaFree``) at least
+    ``min_device_mallocs_per_step`` per step, or ``empty_cache`` calls (host ops / API calls)
+    at least ``min_empty_cache_per_step`` per step; or, weaker, very many tensor allocations
+    (``memory_blocks`` ≥ ``min_blocks_per_step`` per step).  Recoverable: the host time of those
+    malloc / free / empty_cache calls (not estimated for the allocation count alone)."""
+    api, host = ctx.table("api_calls"), ctx.table("host_ops")
+    names = api["name"].fillna("").astype(str) if len(api) else pd.Series(dtype=str)
+    mallocs = api[names.str.contains(DEVICE_MALLOC, regex=True)] if len(api) else api
+    ec_api = api[names.str.contains(EMPTY_CACHE, regex=True)] if len(api) else api
+    hn = host["name"].fillna("").astype(str) if len(host) else pd.Series(dtype=str)
+    ec_host = host[hn.str.contains(EMPTY_CACHE, regex=True)] if len(host) else host
+    if len(ec_host) and "category" in ec_host.columns:  # a python frame and its op both record one call
+        ops = ec_host[ec_host["category"] != "python"]
+        ec_host = ops if len(ops) else ec_host
+    n_malloc = len(mallocs) / ctx.n_steps
+    n_ec = (len(ec_host) + len(ec_api)) / ctx.n_steps
+    blocks = ctx.table("memory_blocks")
+    n_blocks = (int(pd.to_numeric(blocks["alloc_ns"], errors="coerce").notna().sum()) if len(blocks)
+                and "alloc_ns" in blocks.columns else 0) / ctx.n_steps
+    hit_malloc = n_malloc >= th["min_device_mallocs_per_step"]
+    hit_ec = n_ec > 0 and n_ec >= th["min_empty_cache_per_step"]
+    hit_blocks = n_blocks >= th["min_blocks_per_step"]
+    if not (hit_malloc or hit_ec or hit_blocks):
+        return None
+    call_ns = col_sum(mallocs, "dur_ns") + col_sum(ec_host, "dur_ns") + col_sum(ec_api, "dur_ns")
+    recoverable = ctx.per_step(call_ns / 1e3) if (hit_malloc or hit_ec) else None
+    variant = "empty_cache" if hit_ec else "malloc" if hit_malloc else "blocks"
+    top = names[names.str.contains(DEVICE_MALLOC, regex=True)].value_counts().head(4) if len(api) else pd.Series(dtype=int)
+    values = {"mallocs": round(n_malloc, 1), "empty_cache": round(n_ec, 1), "blocks": round(n_blocks),
+              "ms": (recoverable or 0.0) / 1e3, "apis": ", ".join(top.index) or "-"}
+    evidence = {"device_malloc_free_per_step": round(n_malloc, 3), "empty_cache_per_step": round(n_ec, 3),
+                "allocations_per_step": round(n_blocks, 3), "malloc_apis": {k: int(v) for k, v in top.items()},
+                "call_time_us": r3(call_ns / 1e3)}
+    sev = "low" if variant == "blocks" else by_share((recoverable or 0) / max(ctx.step_us, 1e-9), 0.2, 0.02)
+    return Hit(values, evidence, recoverable, variant, sev)
+
+
+# --- host: Python garbage collection -------------------------------------------------------------
+@rule("python_gc", severity="medium", category="data_host",
+      thresholds={"min_share_of_step": 0.02, "min_pause_us": 10000.0})
+def python_gc(ctx: Context, th: dict):
+    """Python's garbage collector stops the training thread: GC pauses recorded in the profile
+    (``trace_slices`` of the ``Python GC`` process / ``GC_RECORD``, category ``gc``) take at least
+    ``min_share_of_step`` of the step, or one pause lasts ``min_pause_us`` or more.  Recoverable:
+    the GC time per step, at most the step's free time (a pause costs only where the device starves)."""
+    ts = ctx.table("trace_slices")
+    if not len(ts):
+        return None
+    proc = ts["process"].fillna("").astype(str) if "process" in ts.columns else pd.Series("", index=ts.index)
+    cat = ts["cat"].fillna("").astype(str) if "cat" in ts.columns else pd.Series("", index=ts.index)
+    gc = ts[proc.str.contains("Python GC", case=False) | (cat.str.lower() == "gc")]
+    dur = pd.to_numeric(gc["dur_ns"], errors="coerce").fillna(0) if len(gc) else pd.Series(dtype=float)
+    if not len(gc) or dur.sum() <= 0:
+        return None
+    total_us = float(dur.sum()) / 1e3
+    per = ctx.per_step(total_us)
+    share = per / max(ctx.step_us, 1e-9)
+    longest = float(dur.max()) / 1e3
+    if share < th["min_share_of_step"] and longest < th["min_pause_us"]:
+        return None
+    recoverable = min(per, ctx.per_step(col_sum(ctx.steps, "free_us")))
+    values = {"n": round(len(gc) / ctx.n_steps, 1), "ms": per / 1e3, "share": share, "longest_ms": longest / 1e3,
+              "rec_ms": recoverable / 1e3}
+    return Hit(values, {"pauses": int(len(gc)), "gc_us": r3(total_us), "longest_us": r3(longest),
+                        "share_of_step_ratio": round(share, 6)}, recoverable, None,
+               by_share(share, 0.1, 0.02))

@@ -16,6 +16,14 @@ def add_arguments(p) -> None:
                    help="label of each run, in order (default: folder names)")
     p.add_argument("--prefer", choices=["db", "text"], help="export to read when a folder has both")
     p.add_argument("--by", choices=["type", "name"], default="type", help="group op changes by op type or name")
+    p.add_argument("--mode", choices=["device", "framework"], default="device",
+                   help="device: kernels and step waterfall; framework: align two runs whose kernels differ "
+                        "(GPU vs NPU) at the framework-op level")
+    p.add_argument("--aliases", metavar="CSV", help="framework mode: extra op-name aliases (columns name,canonical)")
+    p.add_argument("--phase", action="append", choices=["forward", "backward", "optimizer", "communication"],
+                   help="framework mode: phases to compare (default: forward)")
+    p.add_argument("--scheduler", metavar="ADDRESS", help="load ranks on this Dask scheduler (tcp://host:8786)")
+    p.add_argument("--workers", type=int, help="local processes to load ranks with")
     p.add_argument("--format", choices=FORMATS, help="output format (default: table)")
     p.add_argument("-o", "--output", metavar="FILE", help="write to FILE (format from its extension)")
 
@@ -26,11 +34,18 @@ def run(args) -> int:
                            fix="profinsight compare BASE CHANGED [CHANGED2 ...]")
     if args.name and len(args.name) != len(args.paths):
         raise ProfileError(f"{len(args.name)} --name for {len(args.paths)} PATHs")
-    from ..api import load
     from ..comparison import compare
-    profiles = [load(p, prefer=args.prefer) for p in args.paths]
-    cmp = compare(*profiles, names=args.name or _names(args.paths))
+    mode = getattr(args, "mode", "device") or "device"
+    if mode == "framework" and len(args.paths) != 2:
+        raise ProfileError("--mode framework compares exactly two PATHs", fix="profinsight compare GPU_RUN NPU_RUN "
+                           "--mode framework")
+    cmp = compare(*args.paths, names=args.name or _names(args.paths), prefer=args.prefer, mode=mode,
+                  aliases=getattr(args, "aliases", None), phases=tuple(getattr(args, "phase", None) or ("forward",)),
+                  scheduler=getattr(args, "scheduler", None), workers=getattr(args, "workers", None))
     fmt = output_format(args, FORMATS)
+    if mode == "framework":
+        _framework(cmp, args, fmt)
+        return 0
     if fmt == "json":
         emit(dumps(cmp.to_dict()), args)
     elif fmt == "html":
@@ -87,5 +102,28 @@ def _table(cmp, args) -> None:
         console.print(ot)
     for v in cmp.verdicts():
         console.print(v)
+    if args.output:
+        emit(console.export_text(), args)
+
+
+def _framework(cmp, args, fmt) -> None:
+    if fmt == "json":
+        emit(dumps(cmp.to_dict()), args)
+        return
+    if fmt == "html":
+        emit("<!doctype html><meta charset='utf-8'><title>profinsight comparison</title>" + cmp._repr_html_(), args)
+        return
+    from rich.table import Table
+    console = make_console(args, 140)
+    a, b = cmp.names
+    t = Table(title=f"Framework ops, {a} vs {b} (device time)", box=None, header_style="bold")
+    cols = ["op", "status", "from_count", "to_count", "from_avg_us", "to_avg_us", "ratio_x", "lost_us"]
+    for c in cols:
+        t.add_column(c, justify="left" if c in ("op", "status") else "right", overflow="fold")
+    for _, r in cmp.ops().head(25).iterrows():
+        t.add_row(str(r["op"])[:50], str(r["status"]), *(
+            "" if r[c] != r[c] else f"{float(r[c]):,.2f}" for c in cols[2:]))
+    console.print(t)
+    console.print(cmp.verdict())
     if args.output:
         emit(console.export_text(), args)

@@ -35,7 +35,10 @@ def run(args) -> int:
     from rich.table import Table
     console = make_console(args, 150)
     for title, df in (("Ranks (per-step means, us)", rep.summary().drop(columns=["label"])),
-                      ("Load imbalance", rep.imbalance())):
+                      ("Load imbalance", rep.imbalance()),
+                      ("Slow links", rep.slow_links().drop(columns=["evidence", "label"]))):
+        if df.empty:
+            continue
         t = Table(title=title, box=None, header_style="bold")
         for c in df.columns:
             t.add_column(str(c), justify="right")

@@ -1,0 +1,11 @@
+"""Timeline data asked for by window and resolution (engine side: no web imports).
+
+>>> from profinsight import timeline
+>>> tree = timeline.tracks(p)
+>>> t = timeline.slices(p, start_ns, end_ns, ["r0/stream/2"], width_px=1200)
+"""
+from .index import TimelineIndex, index_of, nesting_depth
+from .queries import counters, details, flows, search, slices, tracks
+
+__all__ = ["tracks", "slices", "counters", "flows", "search", "details", "index_of", "TimelineIndex",
+           "nesting_depth"]

@@ -1,0 +1,210 @@
+"""Timeline queries by window and resolution (STYLE habit 6): never "send me everything".
+
+Every function takes absolute epoch nanoseconds and returns plain data (dicts, Arrow tables);
+the HTTP layer decides the wire format.  The answer of :func:`slices` and :func:`counters` is
+bounded by tracks x depth x pixels whatever the size of the profile.
+"""
+from __future__ import annotations
+
+import math
+
+import pyarrow as pa
+
+from ..errors import ProfileError, UnknownTable
+from .index import COUNTERS, SLICES, SOURCES, SYNTHETIC_ORDER, index_of
+
+MAX_WIDTH = 20_000
+MAX_TRACKS = 2_000
+
+
+def tracks(profile) -> dict:
+    """The track tree: rank -> unit -> track (id, name, kind, rows, start_ns, end_ns, depth)."""
+    idx = index_of(profile)
+    ranks: dict[int, dict[str, dict]] = {}
+    for t in idx.tracks:
+        units = ranks.setdefault(t["rank"], {})
+        unit = units.setdefault(t["unit"], {"name": t["unit"], "kind": t["unit_kind"], "tracks": []})
+        unit["tracks"].append({k: t[k] for k in ("id", "name", "kind", "source", "rows", "start_ns", "end_ns",
+                                                 "depth", "value_unit")})
+    order = {"host": 0, "api": 1, "device": 2, "communication": 3, "slices": 4, "counter": 5, "memory": 6}
+    out = []
+    for rank in sorted(ranks):
+        units = sorted(ranks[rank].values(), key=lambda u: (order.get(u["kind"], 9), u["name"]))
+        for u in units:
+            u["tracks"].sort(key=lambda t: _natural(t["name"]))
+        out.append({"rank": rank, "units": units})
+    ends = [t["end_ns"] for t in idx.tracks if t["end_ns"] is not None]
+    return {"origin_ns": idx.origin_ns, "start_ns": idx.origin_ns, "end_ns": max(ends, default=idx.origin_ns),
+            "ranks": out}
+
+
+def _natural(name: str):
+    return [(0, int(p), "") if p.isdigit() else (1, 0, p) for p in _split_digits(name or "")]
+
+
+def _split_digits(s: str) -> list[str]:
+    out, cur = [], ""
+    for ch in s:
+        if cur and ch.isdigit() != cur[-1].isdigit():
+            out.append(cur)
+            cur = ""
+        cur += ch
+    return out + [cur] if cur else out
+
+
+def _check_window(start_ns: int, end_ns: int, width_px: int) -> float:
+    if end_ns <= start_ns:
+        raise ProfileError(f"empty window: end ({end_ns}) must be after start ({start_ns})",
+                           fix="pass start < end, in nanoseconds")
+    if not 1 <= width_px <= MAX_WIDTH:
+        raise ProfileError(f"width must be 1..{MAX_WIDTH} pixels, not {width_px}")
+    return (end_ns - start_ns) / width_px
+
+
+def _check_tracks(idx, track_ids, kind: str) -> list[str]:
+    ids = list(dict.fromkeys(track_ids))
+    if not ids:
+        raise ProfileError("no track given", fix="pass tracks=ID,ID,... (ids from the tracks route)")
+    if len(ids) > MAX_TRACKS:
+        raise ProfileError(f"at most {MAX_TRACKS} tracks per request, not {len(ids)}")
+    bad = [t for t in ids if t not in idx.by_id or idx.by_id[t]["kind"] != kind]
+    if bad:
+        raise ProfileError(f"unknown {kind} track(s): {', '.join(bad[:5])}",
+                           fix="track ids come from the tracks route")
+    return ids
+
+
+def slices(profile, start_ns: int, end_ns: int, track_ids, width_px: int) -> pa.Table:
+    """Slices of ``track_ids`` overlapping [start_ns, end_ns).  Slices at least one pixel long
+    (``(end-start)/width_px`` ns) come one per row; shorter ones are merged per track, depth and
+    pixel into rows with ``merged`` true, ``count`` slices, ``total_ns`` summed duration, the name
+    of the longest and the extent of the bucket as start_ns/dur_ns.
+
+    Columns: track, depth, source, id, name, start_ns, dur_ns, count, total_ns, merged."""
+    px = _check_window(start_ns, end_ns, width_px)
+    idx = index_of(profile)
+    ids = _check_tracks(idx, track_ids, "slice")
+    lower = start_ns - max(idx.by_id[t]["max_dur_ns"] or 0 for t in ids)  # lets zonemaps prune
+    marks = ", ".join("?" * len(ids))
+    sql = f"""
+        WITH w AS (SELECT track, depth, source, id, name, start_ns, dur_ns FROM {SLICES}
+                   WHERE track IN ({marks}) AND start_ns >= $lo AND start_ns < $e AND start_ns + dur_ns > $s)
+        SELECT track, depth, source, id, name, start_ns, dur_ns, 1::BIGINT AS count, dur_ns AS total_ns,
+               false AS merged FROM w WHERE dur_ns >= $px
+        UNION ALL
+        SELECT track, depth, NULL, NULL, arg_max(name, dur_ns), min(start_ns),
+               max(start_ns + dur_ns) - min(start_ns), count(*), sum(dur_ns)::BIGINT, true
+        FROM w WHERE dur_ns < $px GROUP BY track, depth, floor((start_ns - $s) / $px)
+        ORDER BY track, start_ns, depth"""
+    return _run(profile, sql, ids, {"lo": lower, "s": start_ns, "e": end_ns, "px": px})
+
+
+def counters(profile, start_ns: int, end_ns: int, track_ids, width_px: int) -> tuple[pa.Table, pa.Table]:
+    """Counter samples of ``track_ids`` in [start_ns, end_ns) down-sampled to one row per track
+    and pixel: first/last sample time, min, max (peaks are never lost), last value, count.
+    Also returns, per track, the last sample before the window (the value the curve enters with).
+
+    Returns (buckets: track, start_ns, end_ns, min, max, last, count;  before: track, ts_ns, value)."""
+    px = _check_window(start_ns, end_ns, width_px)
+    idx = index_of(profile)
+    ids = _check_tracks(idx, track_ids, "counter")
+    marks = ", ".join("?" * len(ids))
+    buckets = _run(profile, f"""
+        SELECT track, min(ts_ns) AS start_ns, max(ts_ns) AS end_ns, min(value) AS min, max(value) AS max,
+               arg_max(value, ts_ns) AS last, count(*) AS count
+        FROM {COUNTERS} WHERE track IN ({marks}) AND ts_ns >= $s AND ts_ns < $e
+        GROUP BY track, floor((ts_ns - $s) / $px) ORDER BY track, start_ns""",
+                   ids, {"s": start_ns, "e": end_ns, "px": px})
+    before = _run(profile, f"""
+        SELECT track, max(ts_ns) AS ts_ns, arg_max(value, ts_ns) AS value
+        FROM {COUNTERS} WHERE track IN ({marks}) AND ts_ns < $s GROUP BY track ORDER BY track""",
+                  ids, {"s": start_ns})
+    return buckets, before
+
+
+def _run(profile, sql: str, ids: list[str], named: dict) -> pa.Table:
+    # DuckDB does not mix ? and $name parameters: number them all
+    values = list(ids)
+    for name, value in named.items():
+        values.append(value)
+        sql = sql.replace(f"${name}", f"${len(values)}")
+    n = 0
+    while "?" in sql:
+        n += 1
+        sql = sql.replace("?", f"${n}", 1)
+    return _arrow(profile.connection(), sql, values)
+
+
+def _arrow(con, sql: str, params: list) -> pa.Table:
+    return con.sql(sql, params=params).to_arrow_table()
+
+
+def _locate(profile, kind: str, rank: int, id_: int) -> dict | None:
+    if kind not in SOURCES:
+        raise ProfileError(f"unknown kind {kind!r}", fix=f"kinds: {', '.join(SOURCES)}")
+    index_of(profile)
+    rows = _arrow(profile.connection(),
+                  f"SELECT track, source AS kind, rank, id, name, start_ns, dur_ns, depth FROM {SLICES} "
+                  "WHERE source = ? AND rank = ? AND id = ?", [kind, int(rank), int(id_)]).to_pylist()
+    return rows[0] if rows else None
+
+
+def flows(profile, kind: str, rank: int, id_: int) -> dict:
+    """Launch arrows of a selection: a host op or API call -> the device tasks it launched; a
+    device task -> the host op and API call that launched it.  Each arrow names both ends
+    (kind, rank, id, track, start_ns, dur_ns, depth, name)."""
+    me = _locate(profile, kind, rank, id_)
+    if me is None:
+        raise UnknownTable(f"no {kind} with id {id_} on rank {rank}")
+    con = profile.connection()
+    out = []
+    if kind in ("host_op", "api_call"):
+        col = "host_op_id" if kind == "host_op" else "api_call_id"
+        rows = _arrow(con, f"""SELECT DISTINCT s.track, s.source AS kind, s.rank, s.id, s.name, s.start_ns,
+                s.dur_ns, s.depth, l.link FROM launches l JOIN {SLICES} s
+                ON s.source = 'device_task' AND s.rank = l.rank AND s.id = l.task_uid
+                WHERE l.rank = ? AND l.{col} = ? ORDER BY s.start_ns""", [rank, id_]).to_pylist()
+        out = [{"from": me, "to": r, "link": r.pop("link")} for r in rows]
+    elif kind == "device_task":
+        rows = _arrow(con, f"""SELECT DISTINCT s.track, s.source AS kind, s.rank, s.id, s.name, s.start_ns,
+                s.dur_ns, s.depth, l.link FROM launches l JOIN {SLICES} s ON s.rank = l.rank AND
+                ((s.source = 'host_op' AND s.id = l.host_op_id) OR (s.source = 'api_call' AND s.id = l.api_call_id))
+                WHERE l.rank = ? AND l.task_uid = ? ORDER BY s.source, s.start_ns""",
+                      [rank, id_]).to_pylist()
+        out = [{"from": r, "to": me, "link": r.pop("link")} for r in rows]
+    return {"selection": me, "flows": out}
+
+
+def search(profile, text: str, limit: int = 100) -> dict:
+    """Slices whose name contains ``text`` (case-insensitive), in time order, with their track,
+    for jump-to-hit; ``total`` counts every match."""
+    text = (text or "").strip()
+    if not text:
+        raise ProfileError("empty search text", fix="pass q=TEXT")
+    limit = max(1, min(int(limit), 10_000))
+    index_of(profile)
+    con = profile.connection()
+    where = f"FROM {SLICES} WHERE contains(lower(name), lower(?))"
+    total = _arrow(con, f"SELECT count(*) AS n {where}", [text]).column("n")[0].as_py()
+    rows = _arrow(con, f"SELECT track, source AS kind, rank, id, name, start_ns, dur_ns, depth {where} "
+                  "ORDER BY start_ns, track LIMIT ?", [text, limit]).to_pylist()
+    return {"query": text, "total": int(total), "hits": rows}
+
+
+def details(profile, kind: str, rank: int, id_: int) -> dict:
+    """Every column of one row of its canonical table (shapes, dtypes, formats, args ...), plus
+    where it sits on the timeline."""
+    me = _locate(profile, kind, rank, id_)
+    if me is None:
+        raise UnknownTable(f"no {kind} with id {id_} on rank {rank}")
+    table, id_col = SOURCES[kind]
+    con = profile.connection()
+    if id_col:
+        rel = _arrow(con, f"SELECT * FROM {table} WHERE rank = ? AND {id_col} = ?", [rank, id_])
+    else:
+        rel = _arrow(con, f"""SELECT * EXCLUDE (_row) FROM (SELECT *, row_number() OVER
+            (PARTITION BY rank ORDER BY {SYNTHETIC_ORDER[table]}) - 1 AS _row FROM {table}
+            WHERE start_ns IS NOT NULL) WHERE rank = ? AND _row = ?""", [rank, id_])
+    rows = rel.to_pylist()
+    row = {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in rows[0].items()} if rows else {}
+    return {"kind": kind, "table": table, "track": me["track"], "row": row}

@@ -1,0 +1,247 @@
+"""Every route of the HTTP API against a real tornado server on 127.0.0.1."""
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import shutil
+
+import pyarrow as pa
+import pytest
+from tornado.httpclient import HTTPClient, HTTPClientError
+from tornado.httpserver import HTTPServer
+from tornado.ioloop import IOLoop
+from tornado.netutil import bind_sockets
+import threading
+
+import profinsight
+from profinsight.server import make_app
+
+TOKEN = "test-token"
+EVIL = "<script>alert('x')</script>"
+
+
+def _crafted(fixtures, tmp_path):
+    d = json.load(gzip.open(fixtures / "kineto" / "cpu_only.json.gz"))
+    for e in d["traceEvents"]:
+        if e.get("cat") == "cpu_op":
+            e["name"] = EVIL
+            break
+    out = tmp_path / "evil_trace.json"
+    out.write_text(json.dumps(d))
+    return out
+
+
+@pytest.fixture(scope="module")
+def server(fixtures, tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("srv")
+    os.environ["PROFINSIGHT_CACHE"] = str(tmp / "cache")
+    rank0 = fixtures / "ascend_pt" / "text_level1" / "rank0_ascend_pt"
+    app = make_app([rank0, _crafted(fixtures, tmp)], token=TOKEN)
+    sockets = bind_sockets(0, "127.0.0.1")
+    port = sockets[0].getsockname()[1]
+    started = threading.Event()
+    holder = {}
+
+    def serve():
+        import asyncio
+        asyncio.set_event_loop(asyncio.new_event_loop())
+        HTTPServer(app).add_sockets(sockets)
+        holder["loop"] = IOLoop.current()
+        started.set()
+        holder["loop"].start()
+    t = threading.Thread(target=serve, daemon=True)
+    t.start()
+    started.wait(10)
+    yield {"base": f"http://127.0.0.1:{port}", "app": app, "rank0": rank0,
+           "prof": profinsight.load(rank0)}
+    holder["loop"].add_callback(holder["loop"].stop)
+
+
+def fetch(server, path, token=TOKEN, raw=False, headers=None):
+    client = HTTPClient()
+    h = dict(headers or {})
+    if token:
+        h["Authorization"] = f"token {token}"
+    try:
+        r = client.fetch(server["base"] + path, headers=h)
+    except HTTPClientError as e:
+        r = e.response
+    finally:
+        client.close()
+    return r.code, (r if raw else json.loads(r.body))
+
+
+P = "/api/profiles/rank0_ascend_pt"
+
+
+def test_profiles_listing(server):
+    code, d = fetch(server, "/api/profiles")
+    assert code == 200
+    ids = [p["id"] for p in d["profiles"]]
+    assert ids == ["rank0_ascend_pt", "evil_trace.json"]
+    p = d["profiles"][0]
+    assert p["format"] == "ascend_text" and p["ranks"] == [0] and p["steps"] == [50]
+    assert p["tables"]["device_tasks"] == 539 and isinstance(p["diagnostics"], list)
+    code, one = fetch(server, P)
+    assert code == 200 and one["id"] == "rank0_ascend_pt"
+
+
+def test_token_required(server):
+    assert fetch(server, "/api/profiles", token=None)[0] == 401
+    code, d = fetch(server, "/api/profiles", token="wrong")
+    assert code == 403 and d["error"] == "wrong token" and d["fix"]
+    assert fetch(server, f"/api/profiles?token={TOKEN}", token=None)[0] == 200
+    assert fetch(server, P + "/timeline/tracks", token=None)[0] == 401
+    assert fetch(server, "/", token=None, raw=True)[0] == 401
+    # DNS rebinding: a foreign Host header is refused on a loopback bind
+    assert fetch(server, "/api/profiles", headers={"Host": "evil.example:80"})[0] == 403
+
+
+def test_tables_paging(server):
+    code, d = fetch(server, P + "/tables/device_tasks?limit=5&offset=10")
+    assert code == 200 and d["total_rows"] == 539 and len(d["rows"]) == 5
+    expected = server["prof"].arrow("device_tasks").slice(10, 5).column("name").to_pylist()
+    assert [r["name"] for r in d["rows"]] == expected
+    assert fetch(server, P + "/tables/device_tasks?limit=abc")[0] == 400
+    assert fetch(server, P + "/tables/nope")[0] == 404
+
+
+@pytest.mark.parametrize("path", [
+    "/api/profiles/..%2F..%2Fetc%2Fpasswd/tables/device_tasks",
+    "/api/profiles/%2Fetc%2Fpasswd/tables/device_tasks",
+    "/api/profiles/..",
+    "/api/profiles/rank0_ascend_pt/tables/..%2F..%2Fsteps",
+    "/api/profiles/rank0_ascend_pt/tables/%2Fetc%2Fpasswd",
+    "/api/profiles/text_level1/tables/steps",
+    "/api/profiles/rank0_ascend_pt/../../etc/passwd",
+])
+def test_path_traversal_refused(server, path):
+    code, d = fetch(server, path)
+    assert code in (400, 404) and "error" in d
+
+
+def test_symlink_id_refused(server, tmp_path):
+    link = tmp_path / "link_profile"
+    link.symlink_to(server["rank0"])
+    code, d = fetch(server, f"/api/profiles/{link.name}/tables/steps")
+    assert code == 404
+    code, d = fetch(server, "/api/profiles/" + str(link).replace("/", "%2F") + "/tables/steps")
+    assert code == 404
+
+
+def test_analyses_from_registry(server):
+    from profinsight.analyses.registry import all_analyses
+    code, d = fetch(server, P + "/analyses")
+    assert code == 200
+    assert [a["name"] for a in d["analyses"]] == sorted(all_analyses())
+    op = {a["name"]: a for a in d["analyses"]}["op_summary"]
+    by = {p["name"]: p for p in op["params"]}["by"]
+    assert by["choices"] and by["default"] in by["choices"]
+    code, r = fetch(server, P + "/analyses/op_summary?by=type&top=3")
+    assert code == 200 and r["analysis"] == "op_summary" and len(r["rows"]) == 3
+    ref = server["prof"].op_summary(by="type", top=3)
+    assert [row["type"] for row in r["rows"]] == list(ref["type"])
+    code, e = fetch(server, P + "/analyses/no_such_view")
+    assert code == 404 and "no_such_view" in e["error"] and e["fix"]
+    assert fetch(server, P + "/analyses/op_summary?by=nonsense")[0] == 400
+    assert fetch(server, P + "/analyses/op_summary?bogus=1")[0] == 400
+
+
+def _tree(server):
+    return fetch(server, P + "/timeline/tracks")[1]
+
+
+def test_tracks_route(server):
+    tree = _tree(server)
+    assert int(tree["origin_ns"]) == int(server["prof"].sql(
+        "select min(s) m from (select min(start_ns) s from device_tasks union all select min(start_ns) from host_ops "
+        "union all select min(start_ns) from api_calls union all select min(start_ns) from trace_slices "
+        "union all select min(start_ns) from comm_ops union all select min(ts_ns) from counters "
+        "union all select min(ts_ns) from memory_samples)")["m"][0])
+    units = {u["name"]: u for u in tree["ranks"][0]["units"]}
+    assert len(units["Ascend Hardware"]["tracks"]) == 5
+    assert all(t["start_ns"] >= 0 for u in units.values() for t in u["tracks"] if t["kind"] == "slice")
+
+
+def test_slices_route_exact_and_arrow(server):
+    tree = _tree(server)
+    origin = int(tree["origin_ns"])
+    end = tree["end_ns"] // 2
+    prof = server["prof"]
+    n = int(prof.sql(f"select count(*) n from device_tasks where stream = 2 and start_ns < {origin + end} "
+                     f"and start_ns + dur_ns > {origin}")["n"][0])
+    code, d = fetch(server, P + f"/timeline/slices?start=0&end={end}&width=400&tracks=r0/stream/2,r0/stream/3")
+    assert code == 200 and d["origin_ns"] == tree["origin_ns"]
+    s2 = d["tracks"]["r0/stream/2"]
+    assert sum(s2["count"]) == n
+    assert sum(1 for m in s2["merged"] if m) <= 400
+    code, r = fetch(server, P + f"/timeline/slices?start=0&end={end}&width=400&tracks=r0/stream/2,r0/stream/3"
+                    "&format=arrow", raw=True)
+    assert code == 200 and r.headers["Content-Type"] == "application/vnd.apache.arrow.stream"
+    t = pa.ipc.open_stream(r.body).read_all()
+    assert t.num_rows == d["rows"] and t.schema.metadata[b"origin_ns"] == tree["origin_ns"].encode()
+    for bad in ("start=0&end=10&width=0&tracks=r0/stream/2", "start=10&end=0&tracks=r0/stream/2",
+                "start=x&end=10&tracks=r0/stream/2", "start=0&end=10&tracks=r0/stream/77", "start=0&end=10",
+                "start=0&end=10&tracks=r0/stream/2&format=xml"):
+        code, e = fetch(server, P + "/timeline/slices?" + bad)
+        assert code == 400 and e["error"], bad
+
+
+def test_counters_route_keeps_max(server):
+    tree = _tree(server)
+    qos = [t for u in tree["ranks"][0]["units"] for t in u["tracks"] if t["name"] == "QoS OTHERS"][0]
+    code, d = fetch(server, P + f"/timeline/counters?start=0&end={tree['end_ns'] + 1}&width=3&tracks={qos['id']}")
+    assert code == 200
+    c = d["tracks"][qos["id"]]
+    assert len(c["max"]) <= 3 and sum(c["count"]) == 1405
+    assert max(c["max"]) == server["prof"].sql("select max(value) m from counters where name='QoS OTHERS'")["m"][0]
+
+
+def test_flows_search_details_routes(server):
+    code, s = fetch(server, P + "/timeline/search?q=aclnnAddmm&limit=3")
+    assert code == 200 and s["total"] >= 1 and len(s["hits"]) <= 3
+    api = next(h for h in fetch(server, P + "/timeline/search?q=aclnnAddmm&limit=100")[1]["hits"]
+               if h["kind"] == "device_task")
+    code, f = fetch(server, P + f"/timeline/flows?kind=device_task&rank=0&id={api['id']}")
+    assert code == 200 and f["flows"] and all(x["to"]["id"] == api["id"] for x in f["flows"])
+    src = f["flows"][0]["from"]
+    code, back = fetch(server, P + f"/timeline/flows?kind={src['kind']}&rank=0&id={src['id']}")
+    assert api["id"] in [x["to"]["id"] for x in back["flows"]]
+    code, det = fetch(server, P + f"/timeline/details?kind=device_task&rank=0&id={api['id']}")
+    assert code == 200 and det["row"]["name"] == api["name"] and det["row"]["input_shapes"]
+    assert isinstance(det["row"]["start_ns"], str)  # epoch ns beyond 2^53 travel as text
+    assert fetch(server, P + "/timeline/details?kind=device_task&rank=0&id=999999999")[0] == 404
+    assert fetch(server, P + "/timeline/details?kind=bogus&rank=0&id=1")[0] == 400
+    assert fetch(server, P + "/timeline/search?q=")[0] == 400
+
+
+def test_script_names_escaped(server):
+    code, r = fetch(server, "/api/profiles/evil_trace.json/timeline/search?q=script", raw=True)
+    assert code == 200
+    assert b"<script>" not in r.body and b"\\u003cscript\\u003e" in r.body
+    assert r.headers["Content-Type"].startswith("application/json")
+    assert r.headers["X-Content-Type-Options"] == "nosniff"
+    hits = json.loads(r.body)["hits"]
+    assert hits and hits[0]["name"] == EVIL
+    code, page = fetch(server, "/", raw=True)
+    assert code == 200 and b"<script>" not in page.body
+
+
+def test_index_page_lists_real_profiles(server):
+    code, page = fetch(server, "/", raw=True)
+    body = page.body.decode()
+    assert code == 200 and "rank0_ascend_pt" in body and "steps 50" in body
+    assert "/api/profiles/{id}/timeline/slices" in body
+
+
+def test_unknown_route_json_404(server):
+    code, d = fetch(server, "/api/nothing")
+    assert code == 404 and d["error"]
+
+
+def test_make_handlers_base_url(server):
+    from profinsight.server import ProfileStore, make_handlers
+    routes = make_handlers(ProfileStore(), base_url="/user/alice/profinsight")
+    assert routes[0][0] == "/user/alice/profinsight/api/profiles/?"
+    assert all(r[0].startswith("/user/alice/profinsight/api/") for r in routes)

@@ -99,6 +99,7 @@ class Profile:
         if self._con is None:
             import duckdb
             con = duckdb.connect(":memory:", config={"threads": 2, "autoinstall_known_extensions": False})
+            con.execute("SET enable_progress_bar = false")  # no DuckDB bar on the user's stderr
             for name in TABLES:
                 files = [r.parquet_path / f"{name}.parquet" for r in self._ranks if r.parquet_path]
                 if len(files) == len(self._ranks) and files:

@@ -11,10 +11,11 @@ import sys
 
 from .. import __version__
 from ..errors import ProfileError
-from . import analyze, check, compare, doctor, experiments, export, info, ranks, report, view
+from . import analyze, check, compare, doctor, experiments, export, info, ranks, record, report, serve, view
 
 COMMANDS = {"info": info, "doctor": doctor, "view": view, "export": export, "experiments": experiments,
-            "check": check, "compare": compare, "ranks": ranks, "analyze": analyze, "report": report}
+            "check": check, "compare": compare, "ranks": ranks, "analyze": analyze, "report": report, "serve": serve,
+            "record": record}
 
 
 class _Parser(argparse.ArgumentParser):

@@ -71,6 +71,8 @@ def duck(threads: int = 2, memory_limit: int | None = None) -> "duckdb.DuckDBPyC
                                              "memory_limit": f"{max(int(memory_limit), 256 << 20) // (1 << 20)}MB",
                                              "temp_directory": tmp})
     weakref.finalize(con, shutil.rmtree, tmp, True)
+    # DuckDB draws its own progress bar on stderr for long queries: never in a user's terminal
+    con.execute("SET enable_progress_bar = false")
     for m in MACROS:
         con.execute(m)
     return con

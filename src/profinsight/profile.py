@@ -38,6 +38,7 @@ class Profile:
         self._ranks = ranks
         self._arrow: dict[str, pa.Table] = {}
         self._con = None
+        self._results: dict = {}  # analysis results by (name, parameters): see Analysis.run
         self._diagnostics = [d for r in ranks for d in _with_rank(r.diagnostics, r.rank)] + run_notes
 
     # --- what was loaded -------------------------------------------------------------

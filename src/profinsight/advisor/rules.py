@@ -74,6 +74,11 @@ def r3(v) -> float:
     return round(num(v), 3)
 
 
+#: tables whose declared columns are always present (schema.conform), so no need to read the
+#: table to learn its columns
+_BIG = ("device_tasks", "host_ops", "api_calls", "trace_slices", "memory_blocks")
+
+
 class Context:
     """What the rules read: the profile's analyses, computed once each (never the files)."""
 
@@ -87,10 +92,20 @@ class Context:
             self._cache[key] = pd.DataFrame(self.profile.view(name, **params))
         return self._cache[key]
 
-    def table(self, name: str) -> pd.DataFrame:
-        key = ("table", name)
+    def table(self, name: str, columns: tuple[str, ...] | None = None, where: str | None = None) -> pd.DataFrame:
+        """A canonical table, only ``columns`` (and rows matching the SQL ``where``) when given:
+        DuckDB then reads just those Parquet columns (host_ops' call stacks alone are hundreds
+        of MB on a GB-scale profile) and filters before anything reaches pandas."""
+        key = ("table", name, columns, where)
         if key not in self._cache:
-            self._cache[key] = self.profile.table(name)
+            if columns:
+                from ..analyses._sql import query
+                present = set(self.profile.arrow(name).schema.names) if name not in _BIG else None
+                cols = [c for c in columns if present is None or c in present]
+                cond = f" WHERE {where}" if where else ""
+                self._cache[key] = query(self.profile, f"SELECT {', '.join(cols)} FROM {name}{cond}")
+            else:
+                self._cache[key] = self.profile.table(name)
         return self._cache[key]
 
     @property
@@ -229,7 +244,7 @@ def format_conversion(ctx: Context, th: dict):
 def ai_cpu(ctx: Context, th: dict):
     """Operators running on the AI CPU (often int64 / double fallbacks) take a notable share of
     compute.  Recoverable: their device time (upper bound: the AI Core version is not free)."""
-    dt = ctx.table("device_tasks")
+    dt = ctx.table("device_tasks", ("kind", "core", "dur_ns", "type", "input_dtypes"))
     k = dt[(dt["kind"] == "kernel")]
     total = float(pd.to_numeric(k["dur_ns"], errors="coerce").fillna(0).sum())
     cpu = k[k["core"].fillna("") == "AI_CPU"]
@@ -259,7 +274,7 @@ def ai_cpu(ctx: Context, th: dict):
 def online_compile(ctx: Context, th: dict):
     """Operators compiled online during the measured steps (``opCompile`` inside
     ``aclopCompileAndExecute``), often because of dynamic shapes.  Recoverable: the compile time."""
-    api = ctx.table("api_calls")
+    api = ctx.table("api_calls", ("name", "dur_ns"))
     if not len(api):
         return None
     names = api["name"].fillna("")
@@ -273,7 +288,7 @@ def online_compile(ctx: Context, th: dict):
     share = per / max(ctx.step_us, 1e-9)
     if share < th["min_share_of_step"]:
         return None
-    dt = ctx.table("device_tasks")
+    dt = ctx.table("device_tasks", ("op_state",))
     dyn = int((dt.get("op_state", pd.Series(dtype=str)).fillna("") == "dynamic").sum())
     calls = int((names == "aclopCompileAndExecute").sum())
     values = {"ms": per / 1e3, "share": share, "calls": calls, "dynamic": dyn}
@@ -653,6 +668,12 @@ def slow_link(ctx: Context, th: dict):
 # --- memory: allocator churn, empty_cache ---------------------------------------------------------
 DEVICE_MALLOC = r"^(?:aclrt(?:Malloc|Free)(?!Host)|cuda(?:Malloc|Free)(?!Host)|hip(?:Malloc|Free)(?!Host)|cuMem(?:Alloc|Free)(?!Host))"
 EMPTY_CACHE = r"empty_?cache|emptyCache"
+#: the same prefixes without the look-ahead (DuckDB's RE2 has none): a SQL pre-filter, so that
+#: only candidate rows of api_calls / host_ops reach pandas; DEVICE_MALLOC then decides
+_MALLOC_PREFIX = r"^(?:aclrt(?:Malloc|Free)|cuda(?:Malloc|Free)|hip(?:Malloc|Free)|cuMem(?:Alloc|Free))"
+#: EMPTY_CACHE as plain substring tests (a regex over a million host op names costs more)
+_EMPTY_CACHE_SQL = ("(contains(name, 'empty_cache') OR contains(name, 'emptycache') "
+                    "OR contains(name, 'emptyCache'))")
 
 
 @rule("memory_churn", severity="medium", category="memory",
@@ -664,7 +685,9 @@ def memory_churn(ctx: Context, th: dict):
     at least ``min_empty_cache_per_step`` per step; or, weaker, very many tensor allocations
     (``memory_blocks`` ≥ ``min_blocks_per_step`` per step).  Recoverable: the host time of those
     malloc / free / empty_cache calls (not estimated for the allocation count alone)."""
-    api, host = ctx.table("api_calls"), ctx.table("host_ops")
+    api = ctx.table("api_calls", ("name", "dur_ns"),
+                    where=f"regexp_matches(name, '{_MALLOC_PREFIX}') OR {_EMPTY_CACHE_SQL}")
+    host = ctx.table("host_ops", ("name", "category", "dur_ns"), where=_EMPTY_CACHE_SQL)
     names = api["name"].fillna("").astype(str) if len(api) else pd.Series(dtype=str)
     mallocs = api[names.str.contains(DEVICE_MALLOC, regex=True)] if len(api) else api
     ec_api = api[names.str.contains(EMPTY_CACHE, regex=True)] if len(api) else api
@@ -675,7 +698,7 @@ def memory_churn(ctx: Context, th: dict):
         ec_host = ops if len(ops) else ec_host
     n_malloc = len(mallocs) / ctx.n_steps
     n_ec = (len(ec_host) + len(ec_api)) / ctx.n_steps
-    blocks = ctx.table("memory_blocks")
+    blocks = ctx.table("memory_blocks", ("alloc_ns",))
     n_blocks = (int(pd.to_numeric(blocks["alloc_ns"], errors="coerce").notna().sum()) if len(blocks)
                 and "alloc_ns" in blocks.columns else 0) / ctx.n_steps
     hit_malloc = n_malloc >= th["min_device_mallocs_per_step"]
@@ -704,7 +727,7 @@ def python_gc(ctx: Context, th: dict):
     (``trace_slices`` of the ``Python GC`` process / ``GC_RECORD``, category ``gc``) take at least
     ``min_share_of_step`` of the step, or one pause lasts ``min_pause_us`` or more.  Recoverable:
     the GC time per step, at most the step's free time (a pause costs only where the device starves)."""
-    ts = ctx.table("trace_slices")
+    ts = ctx.table("trace_slices", ("process", "cat", "name", "start_ns", "dur_ns", "rank"))
     if not len(ts):
         return None
     proc = ts["process"].fillna("").astype(str) if "process" in ts.columns else pd.Series("", index=ts.index)

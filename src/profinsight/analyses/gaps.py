@@ -244,9 +244,11 @@ def _event_names(profile, chosen: pd.DataFrame) -> list:
     host = sorted({i for _, s, i in keys if s == 0})
     api = sorted({i for _, s, i in keys if s == 1})
     got = query(profile, """
-        SELECT rank, 0 AS src, op_id AS id, name FROM host_ops WHERE op_id IN (SELECT unnest($1::BIGINT[]))
+        SELECT h.rank, 0 AS src, h.op_id AS id, h.name FROM host_ops h
+        SEMI JOIN (SELECT unnest($1::BIGINT[]) AS id) w ON h.op_id = w.id
         UNION ALL
-        SELECT rank, 1, call_id, name FROM api_calls WHERE call_id IN (SELECT unnest($2::BIGINT[]))""",
+        SELECT a.rank, 1, a.call_id, a.name FROM api_calls a
+        SEMI JOIN (SELECT unnest($2::BIGINT[]) AS id) w ON a.call_id = w.id""",
                 [host, api])
     names = {(int(r), int(s), int(i)): n for r, s, i, n in zip(got["rank"], got["src"], got["id"], got["name"])}
     return [names.get(k) for k in keys]

@@ -86,9 +86,24 @@ class Analysis:
         return {n: p.coerce(given.get(n, p.default)) for n, p in known.items()}
 
     def run(self, profile, **given) -> pd.DataFrame:
+        """Run on ``profile``.  A profile's tables never change, so results are kept per profile
+        and parameters (the advisor, the report and the server ask for the same views); each
+        caller gets its own copy to slice and modify."""
         from ..display import AnalysisFrame
-        df = self.func(profile, **self.bind(**given))
-        return AnalysisFrame.wrap(df, self, given)
+        bound = self.bind(**given)
+        cache = getattr(profile, "_results", None)
+        try:
+            key = (self.name, tuple(sorted(bound.items())))
+            hash(key)
+        except TypeError:  # unhashable parameter (a thresholds dict): not cached
+            key = None
+        if cache is not None and key is not None and key in cache:
+            df = cache[key]
+        else:
+            df = self.func(profile, **bound)
+            if cache is not None and key is not None:
+                cache[key] = df
+        return AnalysisFrame.wrap(pd.DataFrame(df).copy(), self, given)
 
 
 ANALYSES: dict[str, Analysis] = {}

@@ -289,9 +289,11 @@ def launch_stats(profile) -> pd.DataFrame:
         SELECT l.rank, l.task_uid, arg_max(a.start_ns, a.start_ns) AS ls, arg_max(a.dur_ns, a.start_ns) AS ld
         FROM launches l JOIN api_calls a ON a.rank = l.rank AND a.call_id = l.api_call_id
         GROUP BY l.rank, l.task_uid),
-    lh AS (
+    lh AS (  -- host-op launchers only for the tasks no API call launched (the fallback)
         SELECT l.rank, l.task_uid, arg_max(h.start_ns, h.start_ns) AS ls, arg_max(h.dur_ns, h.start_ns) AS ld
-        FROM launches l JOIN host_ops h ON h.rank = l.rank AND h.op_id = l.host_op_id
+        FROM (SELECT * FROM launches WHERE host_op_id IS NOT NULL) l
+        ANTI JOIN la ON la.rank = l.rank AND la.task_uid = l.task_uid
+        JOIN host_ops h ON h.rank = l.rank AND h.op_id = l.host_op_id
         GROUP BY l.rank, l.task_uid),
     kl AS (
         SELECT k.*, coalesce(la.ls, lh.ls) AS ls, CASE WHEN la.ls IS NOT NULL THEN la.ld ELSE lh.ld END AS ld

@@ -72,9 +72,28 @@ def render_html(df: pd.DataFrame, analysis=None, params: dict | None = None) -> 
         df, footer = _not_applicable_footer(df, (params or {}).get("lang"))
     shown = df.head(_MAX_HTML_ROWS)
     more = f"<div style='color:#666'>{len(df) - len(shown):,} more rows</div>" if len(df) > len(shown) else ""
-    table = shown.to_html(index=False, border=0, na_rep="", float_format=lambda v: f"{v:,.3f}",
-                          classes="profinsight-table", max_cols=40)
+    table = _short_cells(shown).to_html(index=False, border=0, na_rep="", float_format=lambda v: f"{v:,.3f}",
+                                        classes="profinsight-table", max_cols=40)
     return f"<div class='profinsight-result'>{head}{svg}{table}{more}{footer}</div>"
+
+
+#: longest cell text shown in the HTML table (evidence JSON, call stacks): the DataFrame and the
+#: MIME payload keep the full value
+_MAX_CELL = 240
+
+
+def _short_cells(df: pd.DataFrame) -> pd.DataFrame:
+    """Long text cells cut for display, so one evidence column cannot swamp the table."""
+    out = df
+    for c in df.columns:
+        if df[c].dtype == object or str(df[c].dtype) in ("string", "str"):
+            col = df[c].astype("object")
+            long = col.map(lambda v: isinstance(v, str) and len(v) > _MAX_CELL)
+            if long.any():
+                if out is df:
+                    out = df.copy()
+                out[c] = col.map(lambda v: v[:_MAX_CELL] + " …" if isinstance(v, str) and len(v) > _MAX_CELL else v)
+    return out
 
 
 def _not_applicable_footer(df: pd.DataFrame, lang=None) -> tuple[pd.DataFrame, str]:

@@ -96,12 +96,13 @@ class ApiHandler(tornado.web.RequestHandler):
 
 class ProfilesHandler(ApiHandler):
     async def get(self):
-        self.send_json({"profiles": [await self.engine(self.store.describe, pid) for pid in self.store.ids()]})
+        ids = await self.engine(self.store.refresh) if getattr(self.store, "root", None) else self.store.ids()
+        self.send_json({"profiles": [await self.engine(self.store.describe, pid) for pid in ids]})
 
 
 class ProfileHandler(ApiHandler):
     async def get(self, pid):
-        self.store.entry(pid)
+        await self.engine(self.store.entry, pid)
         self.send_json(await self.engine(self.store.describe, pid))
 
 
@@ -125,7 +126,7 @@ def _table_page(profile, name, limit, offset) -> dict:
 
 class AnalysesHandler(ApiHandler):
     async def get(self, pid):
-        self.store.entry(pid)
+        await self.engine(self.store.entry, pid)
         self.send_json({"analyses": [describe_analysis(a) for _, a in sorted(all_analyses().items())]})
 
 

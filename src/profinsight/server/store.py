@@ -4,6 +4,12 @@ The store is built from the paths given on the command line (or by the Jupyter e
 clients only ever name a profile by the id the store gave it.  No path from a client is ever
 opened: an id that is not in the store's dictionary is unknown, whatever it looks like
 (``..``, ``/etc/passwd``, a symlink name).
+
+With ``root`` (the Jupyter extension passes Jupyter's ``root_dir``) the store also serves the
+profiles under that folder, named by their path relative to it (``runs/job1``): such an id is
+checked before anything is opened -- relative, no ``..``, no hidden component, and the resolved
+path (symlinks followed) and every file of the run must stay inside ``root`` -- else 404.
+Without ``root`` (``profinsight serve``) nothing changes.
 """
 from __future__ import annotations
 
@@ -13,9 +19,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..discovery import Run, discover
-from ..errors import ProfileError, UnknownTable
+from ..errors import NotAProfile, ProfileError, UnknownTable
 
 _SLUG = re.compile(r"[^A-Za-z0-9_.-]+")
+ROOT_ID = ":root"  # root mode: the id of a run that is the root folder itself (no path starts with ':')
 
 
 @dataclass
@@ -30,9 +37,11 @@ class Entry:
 class ProfileStore:
     """Profiles by id, loaded lazily on first use and kept."""
 
-    def __init__(self, paths=(), *, prefer: str | None = None):
+    def __init__(self, paths=(), *, prefer: str | None = None, root: str | Path | None = None):
         self._entries: dict[str, Entry] = {}
         self.prefer = prefer
+        self.root = None if root is None else Path(root).expanduser().resolve()
+        self._lock = threading.Lock()
         for path in paths:
             for run in discover(path, prefer=prefer):
                 self.add(run)
@@ -50,6 +59,8 @@ class ProfileStore:
         return list(self._entries)
 
     def entry(self, pid: str) -> Entry:
+        if pid not in self._entries and self.root is not None:
+            self.open_relative(pid)
         if pid not in self._entries:
             raise UnknownTable(f"no profile with id {pid!r}", fix="ids come from GET /api/profiles")
         return self._entries[pid]
@@ -83,3 +94,71 @@ class ProfileStore:
         out.update(ranks=p.ranks, steps=p.steps, loaded=True, tables=p.row_counts(),
                    diagnostics=[d.to_dict() for d in p.diagnostics])
         return out
+
+    # --- root mode (the Jupyter extension) ----------------------------------------------
+    def _inside(self, path: Path) -> bool:
+        try:
+            Path(path).resolve().relative_to(self.root)
+            return True
+        except (ValueError, OSError):
+            return False
+
+    def _rel_id(self, run: Run) -> str | None:
+        """``run``'s id in root mode, or None when it (or a file it reads) leaves the root."""
+        if not self._inside(run.root) or not all(
+                self._inside(s.path) and all(self._inside(f) for f in s.files) for s in run.sources):
+            return None
+        rel = Path(run.root).resolve().relative_to(self.root).as_posix()
+        return rel if rel != "." else ROOT_ID
+
+    def _add_rel(self, run: Run) -> str | None:
+        rid = self._rel_id(run)
+        if rid is None:
+            return None
+        with self._lock:
+            if rid not in self._entries:
+                self._entries[rid] = Entry(rid, run)
+        return rid
+
+    def open_relative(self, rel: str) -> str:
+        """Serve the run at ``rel`` (a path relative to ``root``); returns its id (``rel``
+        normalised).  Raises 404 (:class:`UnknownTable`) for anything that is not one run inside
+        the root."""
+        refuse = UnknownTable(f"no profile with id {rel!r} under the Jupyter root",
+                              fix="give a path relative to the Jupyter root, without '..'; ids come from GET /api/profiles")
+        if self.root is None:
+            raise refuse
+        is_root = rel == ROOT_ID
+        parts = [] if is_root else rel.replace("\\", "/").split("/")
+        if not is_root and (not rel or not rel or "\x00" in rel or rel.startswith(("/", "\\")) or Path(rel).is_absolute()
+                or any(p in ("", ".", "..") or p.startswith(".") for p in parts) or ":" in parts[0]):
+            raise refuse
+        target = self.root.joinpath(*parts) if parts else self.root
+        if not self._inside(target) or not target.exists():
+            raise refuse
+        try:
+            runs = discover(target, prefer=self.prefer)
+        except NotAProfile:
+            raise refuse from None
+        ids = [i for i in (self._rel_id(r) for r in runs) if i is not None]
+        want = target.resolve().relative_to(self.root).as_posix()
+        want = ROOT_ID if want == "." else want
+        for run in runs:
+            if self._rel_id(run) == want:
+                return self._add_rel(run)
+        if ids:
+            raise UnknownTable(f"{rel!r} is not a run but a folder holding {len(ids)} run(s)",
+                               fix=f"open one of: {', '.join(ids[:10])}")
+        raise refuse
+
+    def refresh(self) -> list[str]:
+        """Root mode: add every run found under ``root`` (ids are relative paths).  Without a
+        root: nothing to do.  Returns the ids."""
+        if self.root is not None:
+            try:
+                runs = discover(self.root, prefer=self.prefer)
+            except ProfileError:
+                runs = []
+            for run in runs:
+                self._add_rel(run)
+        return self.ids()

@@ -10,8 +10,7 @@ on remote clusters.
 """
 from __future__ import annotations
 
-from ..store import cache
-from ..store.loader import LoadedRank, _import_and_store, _to_loaded, load_sources
+from ..store.loader import LoadedRank, _import_and_store, cache_first, collect, load_sources
 
 
 def load_parallel(path, *, client=None, scheduler: str | None = None, prefer: str | None = None,
@@ -30,7 +29,7 @@ def load_parallel(path, *, client=None, scheduler: str | None = None, prefer: st
         if client is not None:
             ranks = load_sources_dask(run.sources, client, progress=progress)
         else:
-            ranks = load_sources(run.sources, progress=progress, workers=workers or 0 or None)
+            ranks = load_sources(run.sources, progress=progress, workers=workers or None)
     finally:
         if own is not None:
             own.close()
@@ -40,22 +39,8 @@ def load_parallel(path, *, client=None, scheduler: str | None = None, prefer: st
 def load_sources_dask(sources, client, progress=None) -> list[LoadedRank]:
     """Like :func:`~profinsight.store.loader.load_sources`, with the ranks to import mapped on a
     Dask client (one task per rank)."""
-    loaded: dict[int, LoadedRank] = {}
-    todo = []
-    for i, src in enumerate(sources):
-        hit = cache.lookup(src)
-        if hit is not None:
-            loaded[i] = LoadedRank(src, hit.rank, hit.diagnostics, cached=hit)
-        else:
-            todo.append(i)
-    total, done = len(sources), len(loaded)
-    if progress:
-        progress(done, total, "cached")
+    loaded, todo = cache_first(sources, progress)
     if todo:
         futures = client.map(_import_and_store, [sources[i] for i in todo], pure=False)
-        for i, fut in zip(todo, futures):
-            loaded[i] = _to_loaded(sources[i], fut.result())
-            done += 1
-            if progress:
-                progress(done, total, str(sources[i].path))
+        collect(sources, todo, (f.result() for f in futures), loaded, progress)
     return [loaded[i] for i in range(len(sources))]

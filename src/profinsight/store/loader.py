@@ -70,6 +70,22 @@ def _import_and_store(source: RankSource):
 def load_sources(sources: tuple[RankSource, ...], progress: Progress | None = None,
                  workers: int | None = None) -> list[LoadedRank]:
     """Load every rank source, cache first; ranks to import run in parallel processes."""
+    loaded, todo = cache_first(sources, progress)
+    n_workers = min(len(todo), workers or os.cpu_count() or 1)
+    if workers is None and _source_bytes(sources[i] for i in todo) < PARALLEL_MIN_BYTES:
+        n_workers = 1  # starting a process costs ~1.5 s of imports: not worth it for small ranks
+    if n_workers > 1:
+        ctx = mp.get_context("spawn")
+        with ProcessPoolExecutor(max_workers=n_workers, mp_context=ctx) as pool:
+            futures = [pool.submit(_import_and_store, sources[i]) for i in todo]
+            collect(sources, todo, (f.result() for f in futures), loaded, progress)
+    else:
+        collect(sources, todo, (_import_and_store(sources[i]) for i in todo), loaded, progress)
+    return [loaded[i] for i in range(len(sources))]
+
+
+def cache_first(sources, progress: Progress | None = None) -> tuple[dict[int, LoadedRank], list[int]]:
+    """The ranks whose cache entry is fresh (by position) and the positions still to import."""
     loaded: dict[int, LoadedRank] = {}
     todo = []
     for i, src in enumerate(sources):
@@ -78,29 +94,21 @@ def load_sources(sources: tuple[RankSource, ...], progress: Progress | None = No
             loaded[i] = LoadedRank(src, hit.rank, hit.diagnostics, cached=hit)
         else:
             todo.append(i)
-    done = len(loaded)
-    total = len(sources)
     if progress:
-        progress(done, total, "cached")
-    n_workers = min(len(todo), workers or os.cpu_count() or 1)
-    if workers is None and _source_bytes(sources[i] for i in todo) < PARALLEL_MIN_BYTES:
-        n_workers = 1  # starting a process costs ~1.5 s of imports: not worth it for small ranks
-    if n_workers > 1:
-        ctx = mp.get_context("spawn")
-        with ProcessPoolExecutor(max_workers=n_workers, mp_context=ctx) as pool:
-            futures = {i: pool.submit(_import_and_store, sources[i]) for i in todo}
-            for i, fut in futures.items():
-                loaded[i] = _to_loaded(sources[i], fut.result())
-                done += 1
-                if progress:
-                    progress(done, total, str(sources[i].path))
-    else:
-        for i in todo:
-            loaded[i] = _to_loaded(sources[i], _import_and_store(sources[i]))
-            done += 1
-            if progress:
-                progress(done, total, str(sources[i].path))
-    return [loaded[i] for i in range(len(sources))]
+        progress(len(loaded), len(sources), "cached")
+    return loaded, todo
+
+
+def collect(sources, todo: list[int], results, loaded: dict[int, LoadedRank],
+            progress: Progress | None = None) -> None:
+    """Turn the results of ``_import_and_store`` (in ``todo`` order, from any executor) into
+    loaded ranks, reporting progress as each arrives."""
+    done = len(loaded)
+    for i, result in zip(todo, results):
+        loaded[i] = _to_loaded(sources[i], result)
+        done += 1
+        if progress:
+            progress(done, len(sources), str(sources[i].path))
 
 
 #: below this many source bytes to import, ranks are imported in this process, one by one

@@ -14,3 +14,15 @@ def query(profile, sql: str, params: list | None = None) -> pd.DataFrame:
     con = profile.connection()
     rel = con.sql(sql, params=params) if params else con.sql(sql)
     return to_pandas(rel.to_arrow_table())
+
+
+def scope(rank=None, step=None, alias: str = "") -> str:
+    """SQL condition for the optional rank / step filters every analysis offers (integers,
+    inlined): ``TRUE`` when neither is given."""
+    a = f"{alias}." if alias else ""
+    cond = ["TRUE"]
+    if rank is not None:
+        cond.append(f"{a}rank = {int(rank)}")
+    if step is not None:
+        cond.append(f"{a}step = {int(step)}")
+    return " AND ".join(cond)

@@ -15,19 +15,14 @@ import pyarrow as pa
 
 from ..errors import ProfileError
 from ..profile import to_pandas
-from ._sql import query
+from ._sql import query, scope
 from .registry import Chart, Param, analysis
 
 LINKS = ("hccs", "rdma", "pcie", "sdma", "sio")
 
 
 def _filters(rank=None, step=None, alias: str = "c") -> str:
-    cond = ["TRUE"]
-    if rank is not None:
-        cond.append(f"{alias}.rank = {int(rank)}")
-    if step is not None:
-        cond.append(f"{alias}.step = {int(step)}")
-    return " AND ".join(cond)
+    return scope(rank, step, alias)
 
 
 def _ops_with_overlap(profile, where: str) -> pa.Table:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ._sql import query
+from ._sql import query, scope
 from .registry import Chart, Param, analysis
 
 MIB = float(1 << 20)
@@ -31,13 +31,11 @@ _OPS_TEXT = ("string_agg(name || ' ' || printf('%.1f', nbytes / 1048576.0) || ' 
 
 def _filters(rank=None, component=None, alias: str = "") -> str:
     """SQL condition for the optional filters (values inlined: an int and a quoted literal)."""
-    a = f"{alias}." if alias else ""
-    cond = ["TRUE"]
-    if rank is not None:
-        cond.append(f"{a}rank = {int(rank)}")
+    cond = scope(rank, alias=alias)
     if component is not None:
-        cond.append(f"upper({a}component) = upper({_literal(component)})")
-    return " AND ".join(cond)
+        a = f"{alias}." if alias else ""
+        cond += f" AND upper({a}component) = upper({_literal(component)})"
+    return cond
 
 
 def _literal(text) -> str:

@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import ProfileError
-from ._sql import query
+from ._sql import query, scope
 from .categories import category_sql
 from .registry import Chart, Param, analysis
 
@@ -54,13 +54,7 @@ HOST_DEVICE_KINDS = ("kernel", "communication", "memcpy", "memset")
 
 def _scope(rank, step, alias: str = "") -> str:
     """SQL conditions (`` AND ...``) for the rank/step filters (integers, inlined)."""
-    a = f"{alias}." if alias else ""
-    sql = ""
-    if rank is not None:
-        sql += f" AND {a}rank = {int(rank)}"
-    if step is not None:
-        sql += f" AND {a}step = {int(step)}"
-    return sql
+    return " AND " + scope(rank, step, alias)
 
 
 def _format_conversion_sql() -> str:

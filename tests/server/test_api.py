@@ -228,11 +228,25 @@ def test_script_names_escaped(server):
     assert code == 200 and b"<script>" not in page.body
 
 
-def test_index_page_lists_real_profiles(server):
+def test_index_page_is_the_app_shell(server):
     code, page = fetch(server, "/", raw=True)
     body = page.body.decode()
-    assert code == 200 and "rank0_ascend_pt" in body and "steps 50" in body
-    assert "/api/profiles/{id}/timeline/slices" in body
+    assert code == 200 and "id='profinsight-root'" in body and "static/app.js" in body
+    assert "script-src 'self'" in page.headers["Content-Security-Policy"]
+
+
+def test_status_and_messages_routes(server):
+    code, st = fetch(server, "/api/profiles/rank0_ascend_pt/status")
+    assert code == 200 and st["id"] == "rank0_ascend_pt" and st["state"] in ("idle", "loaded") and st["total"] == 1
+    fetch(server, "/api/profiles/rank0_ascend_pt")
+    code, st = fetch(server, "/api/profiles/rank0_ascend_pt/status")
+    assert st["state"] == "loaded" and st["stage"] is None and st["elapsed_s"] >= 0
+    code, en = fetch(server, "/api/messages?lang=en")
+    code, zh = fetch(server, "/api/messages?lang=zh")
+    assert en["messages"]["ui.view.timeline"] == "Timeline" and zh["messages"]["ui.view.timeline"] == "时间线"
+    assert set(en["messages"]) == set(zh["messages"]) and all(k.startswith("ui.") for k in en["messages"])
+    code, bad = fetch(server, "/api/messages?lang=xx")
+    assert code == 400 and "lang" in bad["fix"]
 
 
 def test_unknown_route_json_404(server):

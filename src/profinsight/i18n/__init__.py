@@ -40,3 +40,9 @@ def t(key: str, lang: str | None = None, **values) -> str:
         return text.format(**values) if values else text
     except (KeyError, IndexError, ValueError):
         return text
+
+
+def ui_messages(lang: str) -> dict[str, str]:
+    """The viewer's labels (``ui.*``) in ``lang``; a key missing there falls back to English."""
+    lang = resolve_lang(lang)
+    return {k: MESSAGES[lang].get(k) or v for k, v in MESSAGES["en"].items() if k.startswith("ui.")}

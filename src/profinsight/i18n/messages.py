@@ -293,3 +293,9 @@ MESSAGES: dict[str, dict[str, str]] = {"en": {
     "profile_quality.message": "profile 缺少：{items}（采集了 {steps} 步）。部分规则无法看到原因。",
     "profile_quality.change": "重新采集 torch_npu.profiler / torch.profiler：record_shapes=True, with_stack=True, profile_memory=True, schedule(wait=1, warmup=1, active=1..3)，每次迭代调用 prof.step()，采集所有 rank。",
 }}
+
+# the browser viewer's labels are kept in their own module, in the same catalogue
+from .ui import UI as _UI  # noqa: E402
+
+for _lang, _table in _UI.items():
+    MESSAGES[_lang].update(_table)

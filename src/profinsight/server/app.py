@@ -11,10 +11,11 @@ from __future__ import annotations
 import hmac
 import html
 import secrets
+from pathlib import Path
 
 import tornado.web
 
-from .handlers import ROUTES, ApiHandler, api_url, make_handlers
+from .handlers import ApiHandler, make_handlers
 from .store import ProfileStore
 
 COOKIE = "profinsight_token"
@@ -53,35 +54,45 @@ def token_check(token: str | None, host: str = "127.0.0.1"):
     return check
 
 
+STATIC = Path(__file__).parent / "static"
+
+
+def app_built() -> bool:
+    """Whether the browser app was built (``pip install`` runs the TypeScript build)."""
+    return (STATIC / "app.js").is_file() and (STATIC / "app.css").is_file()
+
+
 class IndexHandler(ApiHandler):
-    """``GET /``: until the browser app lands, a page listing the API routes and the profiles."""
+    """``GET /``: the browser app (the viewer mounts on ``#profinsight-root``)."""
 
     def initialize(self, store: ProfileStore, base_url: str = "/"):
         self.store, self.base_url = store, base_url
 
-    async def get(self):
+    def get(self):
         e = html.escape
-        rows = []
-        for pid in self.store.ids():
-            d = await self.engine(self.store.describe, pid)
-            status = e(d["error"]["error"]) if d["error"] else (
-                f"ranks {e(', '.join(map(str, d['ranks'])))} · steps {e(', '.join(map(str, d['steps'])) or 'none')}"
-                f" · {sum(d.get('tables', {}).values()):,} rows · {len(d['diagnostics'])} diagnostics")
-            links = " ".join(f"<a href='{e(api_url(self.base_url, pid, r))}'>{e(r.strip('/') or 'summary')}</a>"
-                             for r in ("", "/analyses", "/timeline/tracks", "/tables/device_tasks?limit=20"))
-            rows.append(f"<tr><td><code>{e(pid)}</code></td><td>{e(d['format'])} {e(d['level'] or '')}</td>"
-                        f"<td><code>{e(d['path'])}</code></td><td>{status}</td><td>{links}</td></tr>")
-        routes = "".join(f"<li><code>GET {e(self.base_url.rstrip('/'))}/{e(p.replace('([^/]+)', '{id}', 1).replace('([^/]+)', '{name}'))}</code></li>"
-                         for p, _ in ROUTES)
+        base = e(self.base_url)
         self.set_header("Content-Type", "text/html; charset=UTF-8")
-        self.set_header("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'")
+        self.set_header("Content-Security-Policy",
+                        "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
+                        "script-src 'self'; connect-src 'self'; object-src 'none'; base-uri 'none'")
+        if not app_built():
+            self.set_status(503)
+            self.finish(
+                "<!doctype html><html><head><meta charset='utf-8'><title>profinsight</title></head><body>"
+                "<h1>profinsight</h1><p>The browser app is not built in this installation "
+                f"(<code>{e(str(STATIC))}</code> has no app.js). The API is served under "
+                f"<code>{base}api/profiles</code>.</p><p>Fix: reinstall with <code>pip install .</code> from a "
+                "checkout on a machine with Node.js 20 (the build runs jlpm), or install a released wheel.</p>"
+                "</body></html>")
+            return
         self.finish(
-            "<!doctype html><html><head><meta charset='utf-8'><title>profinsight</title>"
-            "<style>body{font:14px sans-serif;margin:2em}td{padding:2px 10px;border-bottom:1px solid #ddd}</style>"
-            "</head><body><h1>profinsight</h1><p>The browser app is not built yet; the API is served.</p>"
-            f"<h2>Profiles</h2><table><tr><th>id</th><th>format</th><th>path</th><th>loaded</th><th>API</th></tr>"
-            f"{''.join(rows)}</table><h2>API routes</h2><ul>{routes}</ul>"
-            "<p>Details: docs/server.md</p></body></html>")
+            "<!doctype html><html><head><meta charset='utf-8'>"
+            "<meta name='viewport' content='width=device-width, initial-scale=1'><title>profinsight</title>"
+            "<link rel='icon' href='data:,'>"
+            f"<link rel='stylesheet' href='{base}static/app.css'></head>"
+            f"<body class='pi-standalone'><div id='profinsight-root' data-base-url='{base}'></div>"
+            "<noscript>profinsight needs JavaScript.</noscript>"
+            f"<script type='module' src='{base}static/app.js'></script></body></html>")
 
 
 def make_app(paths=(), *, token: str | None = "", host: str = "127.0.0.1", base_url: str = "/",
@@ -92,7 +103,9 @@ def make_app(paths=(), *, token: str | None = "", host: str = "127.0.0.1", base_
         token = secrets.token_hex(24)
     store = store if store is not None else ProfileStore(paths, prefer=prefer)
     base = "/" + base_url.strip("/") + "/" if base_url.strip("/") else "/"
-    handlers = [(base, IndexHandler, {"store": store, "base_url": base})] + make_handlers(store, base)
+    handlers = [(base, IndexHandler, {"store": store, "base_url": base}),
+                (base + r"static/(.*)", tornado.web.StaticFileHandler, {"path": str(STATIC)})
+                ] + make_handlers(store, base)
     return tornado.web.Application(handlers, token=token, store=store, profinsight_auth=token_check(token, host),
                                    default_handler_class=NotFound, default_handler_args={"store": store})
 

@@ -106,6 +106,24 @@ class ProfileHandler(ApiHandler):
         self.send_json(await self.engine(self.store.describe, pid))
 
 
+class StatusHandler(ApiHandler):
+    """Load progress, answered on the event loop: it must not queue behind the load itself."""
+
+    def get(self, pid):
+        self.send_json(self.store.status(pid))
+
+
+class MessagesHandler(ApiHandler):
+    """The viewer's labels (``ui.*`` keys of the message catalogue) in ``?lang=en|zh``."""
+
+    def get(self):
+        from ..i18n import LANGS, ui_messages
+        lang = self.get_query_argument("lang", "en")
+        if lang not in LANGS:
+            raise ProfileError(f"unknown language {lang!r}", fix=f"lang is one of {', '.join(LANGS)}")
+        self.send_json({"lang": lang, "languages": list(LANGS), "messages": ui_messages(lang)})
+
+
 class TableHandler(ApiHandler):
     async def get(self, pid, name):
         if name not in TABLES:
@@ -246,7 +264,9 @@ def _relative(row: dict, origin: int) -> None:
 
 ROUTES = [
     (r"api/profiles", ProfilesHandler),
+    (r"api/messages", MessagesHandler),
     (r"api/profiles/([^/]+)", ProfileHandler),
+    (r"api/profiles/([^/]+)/status", StatusHandler),
     (r"api/profiles/([^/]+)/tables/([^/]+)", TableHandler),
     (r"api/profiles/([^/]+)/analyses", AnalysesHandler),
     (r"api/profiles/([^/]+)/analyses/([^/]+)", AnalysisHandler),

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -32,6 +33,12 @@ class Entry:
     profile: object = None
     error: ProfileError | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
+    #: load progress, read without the lock by the status route while a load runs
+    stage: str | None = None
+    done: int = 0
+    total: int = 0
+    started: float | None = None
+    finished: float | None = None
 
 
 class ProfileStore:
@@ -71,13 +78,32 @@ class ProfileStore:
         with e.lock:
             if e.profile is None and e.error is None:
                 from ..api import load
+
+                def progress(done: int, total: int, detail: str) -> None:
+                    e.done, e.total = done, total
+                    e.stage = "cached" if detail == "cached" else "importing"
+
+                e.started, e.stage, e.total = time.monotonic(), "importing", len(e.run.sources)
                 try:
-                    e.profile = load(e.run)
+                    e.profile = load(e.run, progress=progress)
                 except ProfileError as exc:
                     e.error = exc
+                finally:
+                    e.finished = time.monotonic()
             if e.error is not None:
                 raise e.error
             return e.profile
+
+    def status(self, pid: str) -> dict:
+        """Where loading ``pid`` stands, answered at once (never waits for the load):
+        state idle | loading | loaded | error, stage, ranks done / total, seconds so far."""
+        e = self.entry(pid)
+        state = ("error" if e.error is not None else "loaded" if e.profile is not None
+                 else "loading" if e.started is not None else "idle")
+        end = e.finished if e.finished is not None else time.monotonic()
+        return {"id": pid, "state": state, "stage": e.stage if state == "loading" else None,
+                "done": e.done, "total": e.total or len(e.run.sources),
+                "elapsed_s": round(end - e.started, 3) if e.started is not None else 0.0}
 
     def describe(self, pid: str) -> dict:
         """What the profiles route lists for ``pid``: id, path, format, level, ranks, steps,

@@ -1,0 +1,88 @@
+"""Browser tests of the viewer: a real ``profinsight serve`` application on a free port, driven
+by Playwright in headless Chromium (Debian package).  CI installs Chromium and requires these
+tests; elsewhere they are skipped when no browser is installed.  Screenshots go to
+``ui-artifacts/`` at the repository root (CI keeps them; ``PROFINSIGHT_ARTIFACTS`` overrides)."""
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from profinsight.server.app import app_built, make_app
+from profinsight.server.threaded import serve_in_thread
+
+REPO = Path(__file__).resolve().parents[2]
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+         "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-dev-shm-usage"]
+
+
+def artifacts_dir() -> Path:
+    d = Path(os.environ.get("PROFINSIGHT_ARTIFACTS", REPO / "ui-artifacts"))
+    d.mkdir(parents=True, exist_ok=True)
+    return d
+
+
+def _playwright_or_skip():
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        sync_playwright = None
+    if sync_playwright is None or not Path(CHROMIUM).exists():
+        if os.environ.get("CI"):
+            pytest.fail("CI must install chromium and playwright for the browser tests")
+        pytest.skip("no headless Chromium / playwright here")
+    if not app_built():
+        pytest.fail("the browser app is not built: run `pip install .` (or `jlpm build`) with Node.js 20")
+    return sync_playwright
+
+
+@pytest.fixture(scope="session")
+def browser():
+    sync_playwright = _playwright_or_skip()
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture(scope="module")
+def serve(tmp_path_factory):
+    """``serve(*paths, token=None)`` -> base URL of a live server of those profiles (module-scoped:
+    servers stop when the module's tests end)."""
+    stack = []
+
+    def start(*paths, token=None):
+        os.environ.setdefault("PROFINSIGHT_CACHE", str(tmp_path_factory.mktemp("cache")))
+        cm = serve_in_thread(make_app(list(paths), token=token))
+        base = cm.__enter__()
+        stack.append(cm)
+        return base
+
+    yield start
+    for cm in reversed(stack):
+        cm.__exit__(None, None, None)
+
+
+@pytest.fixture
+def page(browser):
+    """A fresh page (1400x900) that records console errors and page errors in ``page.errors``."""
+    context = browser.new_context(viewport={"width": 1400, "height": 900}, locale="en-US")
+    pg = context.new_page()
+    pg.errors = []
+    pg.on("console", lambda m: pg.errors.append(m.text) if m.type == "error" and "favicon" not in m.text else None)
+    pg.on("pageerror", lambda e: pg.errors.append(str(e)))
+    yield pg
+    context.close()
+
+
+@pytest.fixture
+def shot():
+    """``shot(page, name)`` saves a screenshot as ``ui-artifacts/<name>.png``, returns its path."""
+    def take(page, name: str) -> Path:
+        path = artifacts_dir() / f"{name}.png"
+        page.screenshot(path=str(path))
+        return path
+    return take

@@ -1,0 +1,357 @@
+/**
+ * The viewer shell, host-agnostic: a header (profile, views, language), a load-progress panel
+ * and one pane per view.  `profinsight serve` mounts it on the whole page; JupyterLab mounts
+ * it inside a tab with a Jupyter transport.  Views are created on first visit and kept, so the
+ * timeline keeps its zoom when the user goes to Operators and back.
+ */
+import { Api, ApiError, LoadStatus, ProfileInfo, Transport } from './api';
+import { append, clear, h } from './dom';
+import { defaultLang, Lang, Messages, saveLang } from './i18n';
+import { VIEWS } from './views';
+
+/** What a view gets: the API, the loaded profile, labels, and navigation to another view. */
+export interface ViewContext {
+  api: Api;
+  profile: ProfileInfo;
+  t: (key: string, vars?: Record<string, string | number>) => string;
+  lang: Lang;
+  /** Show `view` and hand it `state` (e.g. `{rank, start_ns, end_ns}` for the timeline). */
+  navigate: (view: string, state?: Record<string, any>) => void;
+}
+
+/** One page of the viewer.  `show` is called on every visit, with the state navigate passed. */
+export interface View {
+  mount(el: HTMLElement, ctx: ViewContext): void | Promise<void>;
+  show?(state?: Record<string, any>): void;
+  hide?(): void;
+  dispose?(): void;
+}
+
+export interface ViewSpec {
+  id: string;
+  /** message key of the tab label */
+  label: string;
+  create(): View;
+}
+
+export interface ViewerOptions {
+  /** Open this profile (else the first served one). */
+  profileId?: string;
+  /** First view (default `overview`). */
+  view?: string;
+  /** Keep `#profile/view` in the page address (standalone page only). */
+  useHash?: boolean;
+  /** Hide the profile picker (a JupyterLab tab shows one profile). */
+  fixedProfile?: boolean;
+}
+
+interface Pane {
+  spec: ViewSpec;
+  view: View | null;
+  el: HTMLElement;
+}
+
+export class Viewer {
+  readonly api: Api;
+  private msgs: Messages | null = null;
+  private profiles: ProfileInfo[] = [];
+  private profile: ProfileInfo | null = null;
+  private panes = new Map<string, Pane>();
+  private current: string | null = null;
+  private readonly root: HTMLElement;
+  private readonly header: HTMLElement;
+  private readonly body: HTMLElement;
+  private disposed = false;
+
+  constructor(
+    readonly host: HTMLElement,
+    transport: Transport,
+    readonly options: ViewerOptions = {}
+  ) {
+    this.api = new Api(transport);
+    this.root = h('div', { class: 'pi-viewer' });
+    this.header = h('div', { class: 'pi-header' });
+    this.body = h('div', { class: 'pi-body' });
+    append(this.root, [this.header, this.body]);
+    host.appendChild(this.root);
+  }
+
+  get t() {
+    return this.msgs ? this.msgs.t : (k: string) => k;
+  }
+
+  /** Loads labels, the profile list and the chosen profile; then shows the first view. */
+  async start(lang: Lang = defaultLang()): Promise<void> {
+    await this.setLang(lang, false);
+    let id = this.options.profileId;
+    let view = this.options.view;
+    if (this.options.useHash && location.hash.length > 1) {
+      const [hid, hview] = location.hash.slice(1).split('/').map(decodeURIComponent);
+      id = hid || id;
+      view = hview || view;
+    }
+    if (!this.options.fixedProfile) {
+      try {
+        this.profiles = (await this.api.profiles()).profiles;
+      } catch (e) {
+        return this.fail(e);
+      }
+      if (!id && this.profiles.length) {
+        id = this.profiles[0].id;
+      }
+    }
+    if (!id) {
+      this.renderHeader();
+      clear(this.body);
+      this.body.appendChild(h('div', { class: 'pi-empty' }, this.t('ui.no_profiles')));
+      return;
+    }
+    await this.open(id, view || 'overview');
+  }
+
+  async setLang(lang: Lang, rerender = true): Promise<void> {
+    this.msgs = await Messages.load(this.api, lang);
+    saveLang(lang);
+    this.root.setAttribute('lang', lang === 'zh' ? 'zh-CN' : 'en');
+    if (rerender && this.profile) {
+      const view = this.current || 'overview';
+      this.disposeViews();
+      this.renderHeader();
+      this.show(view);
+    }
+  }
+
+  /** Opens profile `id`: shows load progress while the server imports it, then `view`. */
+  async open(id: string, view = 'overview'): Promise<void> {
+    this.disposeViews();
+    this.profile = null;
+    this.renderHeader(id);
+    clear(this.body);
+    const progress = h('div', { class: 'pi-loading', 'data-state': 'loading' });
+    this.body.appendChild(progress);
+    let done = false;
+    const started = performance.now();
+    const poll = async () => {
+      while (!done && !this.disposed) {
+        try {
+          const st = await this.api.status(id);
+          if (!done) {
+            this.renderProgress(progress, st, (performance.now() - started) / 1000);
+          }
+        } catch {
+          /* the status route is advisory */
+        }
+        await new Promise(r => setTimeout(r, 400));
+      }
+    };
+    void poll();
+    try {
+      this.profile = await this.api.profile(id);
+    } catch (e) {
+      done = true;
+      return this.fail(e);
+    } finally {
+      done = true;
+    }
+    if (this.profile.error) {
+      return this.fail(new ApiError(this.profile.error.error, 400, this.profile.error.fix));
+    }
+    this.renderHeader(id);
+    clear(this.body);
+    this.show(this.panes.size ? view : view);
+  }
+
+  /** Shows view `id` (creating it on first visit) and hands it `state`. */
+  show(id: string, state?: Record<string, any>): void {
+    if (!this.profile) {
+      return;
+    }
+    const spec = VIEWS.find(v => v.id === id) || VIEWS[0];
+    if (this.current && this.current !== spec.id) {
+      const old = this.panes.get(this.current);
+      if (old) {
+        old.el.hidden = true;
+        old.view?.hide?.();
+      }
+    }
+    let pane = this.panes.get(spec.id);
+    if (!pane) {
+      const el = h('div', { class: `pi-pane pi-pane-${spec.id}`, 'data-view': spec.id });
+      this.body.appendChild(el);
+      pane = { spec, view: null, el };
+      this.panes.set(spec.id, pane);
+      const view = spec.create();
+      pane.view = view;
+      const ctx = this.context();
+      Promise.resolve(view.mount(el, ctx))
+        .then(() => view.show?.(state))
+        .catch(e => this.paneError(el, e));
+    } else {
+      pane.view?.show?.(state);
+    }
+    pane.el.hidden = false;
+    this.current = spec.id;
+    for (const tab of Array.from(this.header.querySelectorAll('.pi-tab'))) {
+      tab.classList.toggle('pi-active', tab.getAttribute('data-view') === spec.id);
+    }
+    if (this.options.useHash && this.profile) {
+      history.replaceState(null, '', `#${encodeURIComponent(this.profile.id)}/${spec.id}`);
+    }
+  }
+
+  dispose(): void {
+    this.disposed = true;
+    this.disposeViews();
+    this.root.remove();
+  }
+
+  private context(): ViewContext {
+    return {
+      api: this.api,
+      profile: this.profile!,
+      t: this.t,
+      lang: this.msgs ? this.msgs.lang : 'en',
+      navigate: (view, state) => this.show(view, state)
+    };
+  }
+
+  private disposeViews(): void {
+    for (const pane of this.panes.values()) {
+      try {
+        pane.view?.dispose?.();
+      } catch {
+        /* keep going */
+      }
+      pane.el.remove();
+    }
+    this.panes.clear();
+    this.current = null;
+  }
+
+  private renderHeader(id?: string): void {
+    const t = this.t;
+    clear(this.header);
+    const brand = h('span', { class: 'pi-brand' }, 'profinsight');
+    let picker: HTMLElement | null = null;
+    if (!this.options.fixedProfile && this.profiles.length) {
+      const sel = h('select', { class: 'pi-profile-picker', 'aria-label': t('ui.profile') });
+      for (const p of this.profiles) {
+        const o = h('option', { value: p.id }, p.id);
+        if (p.id === (id || this.profile?.id)) {
+          o.selected = true;
+        }
+        sel.appendChild(o);
+      }
+      sel.addEventListener('change', () => void this.open(sel.value, this.current || 'overview'));
+      picker = sel;
+    } else if (id) {
+      picker = h('span', { class: 'pi-profile-name', title: this.profile?.path || id }, id);
+    }
+    const info = this.profile
+      ? h(
+          'span',
+          { class: 'pi-profile-info' },
+          `${this.profile.format}${this.profile.level ? ' ' + this.profile.level : ''} · ` +
+            t('ui.ranks_steps', { ranks: this.profile.ranks.length, steps: this.profile.steps.length })
+        )
+      : null;
+    const tabs = h('nav', { class: 'pi-tabs', role: 'tablist' });
+    if (this.profile) {
+      for (const v of VIEWS) {
+        tabs.appendChild(
+          h(
+            'button',
+            { class: 'pi-tab', role: 'tab', 'data-view': v.id, onclick: () => this.show(v.id) },
+            t(v.label)
+          )
+        );
+      }
+    }
+    const lang = h('select', { class: 'pi-lang', 'aria-label': 'language / 语言' });
+    for (const [code, name] of [
+      ['en', 'English'],
+      ['zh', '中文']
+    ]) {
+      const o = h('option', { value: code }, name);
+      o.selected = (this.msgs?.lang || 'en') === code;
+      lang.appendChild(o);
+    }
+    lang.addEventListener('change', () => void this.setLang(lang.value as Lang));
+    append(this.header, [brand, picker, info, this.diagnostics(), tabs, h('span', { class: 'pi-spacer' }), lang]);
+  }
+
+  /** What the import had to say (missing files, truncation, ...): counted in the header, listed on click. */
+  private diagnostics(): HTMLElement | null {
+    const diags = this.profile?.diagnostics || [];
+    if (!diags.length) {
+      return null;
+    }
+    const t = this.t;
+    const count = (sev: string) => diags.filter(d => d.severity === sev).length;
+    const parts = [
+      count('error') ? t('ui.diag.errors', { n: count('error') }) : null,
+      count('warning') ? t('ui.diag.warnings', { n: count('warning') }) : null,
+      count('info') ? t('ui.diag.infos', { n: count('info') }) : null
+    ].filter(Boolean);
+    const worst = count('error') ? 'error' : count('warning') ? 'warning' : 'info';
+    const list = h('ul', { class: 'pi-diag-list' });
+    for (const d of diags) {
+      list.appendChild(
+        h(
+          'li',
+          { class: `pi-diag-${d.severity}` },
+          h('span', { class: 'pi-diag-code' }, `${d.severity} · ${d.code}`),
+          h('div', {}, d.message),
+          d.file ? h('div', { class: 'pi-diag-file' }, d.file) : null,
+          d.fix ? h('div', { class: 'pi-diag-fix' }, `${t('ui.fix')}: ${d.fix}`) : null
+        )
+      );
+    }
+    return h('details', { class: `pi-diag pi-diag-worst-${worst}` }, h('summary', {}, parts.join(' · ')), list);
+  }
+
+  private renderProgress(el: HTMLElement, st: LoadStatus, elapsed: number): void {
+    const t = this.t;
+    clear(el);
+    const pct = st.total > 0 ? Math.min(100, Math.round((100 * st.done) / st.total)) : null;
+    const bar = h('div', { class: 'pi-progress' }, h('div', { class: 'pi-progress-fill', style: `width:${pct ?? 5}%` }));
+    append(el, [
+      h('div', { class: 'pi-loading-title' }, t('ui.loading', { id: st.id })),
+      bar,
+      h(
+        'div',
+        { class: 'pi-loading-detail' },
+        [
+          st.stage ? t(`ui.stage.${st.stage}`) : null,
+          st.total > 0 ? t('ui.ranks_done', { done: st.done, total: st.total }) : null,
+          `${elapsed.toFixed(1)} s`
+        ]
+          .filter(Boolean)
+          .join(' · ')
+      )
+    ]);
+  }
+
+  private fail(e: unknown): void {
+    clear(this.body);
+    this.body.appendChild(errorBox(e, this.t));
+  }
+
+  private paneError(el: HTMLElement, e: unknown): void {
+    clear(el);
+    el.appendChild(errorBox(e, this.t));
+  }
+}
+
+/** An error as the user needs it: what went wrong and what to do. */
+export function errorBox(e: unknown, t: (k: string) => string): HTMLElement {
+  const msg = e instanceof Error ? e.message : String(e);
+  const fix = e instanceof ApiError ? e.fix : null;
+  return h(
+    'div',
+    { class: 'pi-error', role: 'alert' },
+    h('div', { class: 'pi-error-title' }, t('ui.error')),
+    h('div', { class: 'pi-error-message' }, msg),
+    fix ? h('div', { class: 'pi-error-fix' }, `${t('ui.fix')}: ${fix}`) : null
+  );
+}

@@ -1,0 +1,19 @@
+/** Every view of the viewer, in tab order.  A view is a module exporting `create(): View`. */
+import type { ViewSpec } from '../viewer';
+import * as communication from './communication';
+import * as compare from './compare';
+import * as memory from './memory';
+import * as operators from './operators';
+import * as overview from './overview';
+import * as ranks from './ranks';
+import * as timeline from './timeline';
+
+export const VIEWS: ViewSpec[] = [
+  { id: 'overview', label: 'ui.view.overview', create: overview.create },
+  { id: 'operators', label: 'ui.view.operators', create: operators.create },
+  { id: 'timeline', label: 'ui.view.timeline', create: timeline.create },
+  { id: 'memory', label: 'ui.view.memory', create: memory.create },
+  { id: 'communication', label: 'ui.view.communication', create: communication.create },
+  { id: 'ranks', label: 'ui.view.ranks', create: ranks.create },
+  { id: 'compare', label: 'ui.view.compare', create: compare.create }
+];

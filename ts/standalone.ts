@@ -1,0 +1,10 @@
+/** Entry of the page `profinsight serve` serves: the viewer on the whole page, fetch transport. */
+import { fetchTransport } from './app/api';
+import { Viewer } from './app/viewer';
+
+const root = document.getElementById('profinsight-root');
+if (root) {
+  const viewer = new Viewer(root, fetchTransport(root.dataset.baseUrl || '/'), { useHash: true });
+  (window as any).profinsightViewer = viewer;
+  void viewer.start();
+}

@@ -12,7 +12,8 @@ HELP = "serve profiles to the browser (HTTP API, 127.0.0.1, token)"
 
 
 def add_arguments(p) -> None:
-    p.add_argument("paths", nargs="+", metavar="PATH", help="profile folder(s) or trace file(s) to serve")
+    p.add_argument("paths", nargs="*", metavar="PATH", help="profile folder(s) or trace file(s) to serve")
+    p.add_argument("--sample", action="store_true", help="serve the bundled real sample profile")
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)")
     p.add_argument("--port", type=int, default=0, help="port (default 0: a free one)")
     p.add_argument("--no-token", action="store_true", help="serve without a token (anyone who reaches the port reads the profiles)")
@@ -24,7 +25,8 @@ def run(args) -> int:
     from tornado.netutil import bind_sockets
 
     from ..server import make_app
-    app = make_app(args.paths, token=None if args.no_token else "", host=args.host, prefer=args.prefer)
+    from .common import paths
+    app = make_app(paths(args), token=None if args.no_token else "", host=args.host, prefer=args.prefer)
     try:
         sockets = bind_sockets(args.port, address=args.host)
     except OSError as exc:

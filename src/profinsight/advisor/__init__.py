@@ -49,6 +49,9 @@ def evaluate(profile, lang: str | None = None, thresholds: dict | None = None, c
         if hit is None:
             continue
         rec = None if hit.recoverable_us is None else round(float(hit.recoverable_us), 3)
+        # where the viewer shows the finding: every finding gets a time window on the timeline
+        if isinstance(hit.evidence, dict) and "window" not in hit.evidence:
+            hit.evidence["window"] = ctx.evidence_window(hit.evidence)
         findings.append({
             "rule": rid, "severity": hit.severity or r.severity, "category": r.category,
             "title": t(f"{rid}.title", lang),

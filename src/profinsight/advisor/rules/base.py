@@ -1,0 +1,180 @@
+"""The advisor's rule machinery: :class:`Rule`, :class:`Hit`, the :func:`rule` decorator, the
+registry :data:`RULES`, small numeric helpers and :class:`Context` (the tables a rule reads).
+
+The rules themselves live in the area modules of this package."""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Callable
+
+import pandas as pd
+
+SEVERITIES = ("high", "medium", "low", "info")
+
+
+@dataclass
+class Hit:
+    values: dict
+    evidence: dict
+    recoverable_us: float | None
+    variant: str | None = None
+    severity: str | None = None
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    func: Callable
+    severity: str
+    category: str
+    thresholds: dict = field(default_factory=dict)
+    ascend_only: bool = False
+
+
+RULES: dict[str, Rule] = {}
+
+
+def rule(id: str, *, severity: str, category: str, thresholds: dict | None = None, ascend_only: bool = False):
+    def deco(func):
+        RULES[id] = Rule(id, func, severity, category, dict(thresholds or {}), ascend_only)
+        return func
+    return deco
+
+
+# --- helpers --------------------------------------------------------------------------------
+def num(v, default: float = 0.0) -> float:
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return default
+    return default if math.isnan(f) else f
+
+
+def col_sum(df: pd.DataFrame, col: str) -> float:
+    if df is None or not len(df) or col not in df.columns:
+        return 0.0
+    return float(pd.to_numeric(df[col], errors="coerce").fillna(0).sum())
+
+
+def by_share(share: float, high: float, medium: float) -> str:
+    return "high" if share >= high else "medium" if share >= medium else "low"
+
+
+def r3(v) -> float:
+    return round(num(v), 3)
+
+
+#: tables whose declared columns are always present (schema.conform), so no need to read the
+#: table to learn its columns
+_BIG = ("device_tasks", "host_ops", "api_calls", "trace_slices", "memory_blocks")
+
+
+class Context:
+    """What the rules read: the profile's analyses, computed once each (never the files)."""
+
+    def __init__(self, profile):
+        self.profile = profile
+        self._cache: dict = {}
+
+    def view(self, name: str, **params) -> pd.DataFrame:
+        key = (name, tuple(sorted(params.items())))
+        if key not in self._cache:
+            self._cache[key] = pd.DataFrame(self.profile.view(name, **params))
+        return self._cache[key]
+
+    def table(self, name: str, columns: tuple[str, ...] | None = None, where: str | None = None) -> pd.DataFrame:
+        """A canonical table, only ``columns`` (and rows matching the SQL ``where``) when given:
+        DuckDB then reads just those Parquet columns (host_ops' call stacks alone are hundreds
+        of MB on a GB-scale profile) and filters before anything reaches pandas."""
+        key = ("table", name, columns, where)
+        if key not in self._cache:
+            if columns:
+                from ...analyses._sql import query
+                present = set(self.profile.arrow(name).schema.names) if name not in _BIG else None
+                cols = [c for c in columns if present is None or c in present]
+                cond = f" WHERE {where}" if where else ""
+                self._cache[key] = query(self.profile, f"SELECT {', '.join(cols)} FROM {name}{cond}")
+            else:
+                self._cache[key] = self.profile.table(name)
+        return self._cache[key]
+
+    @property
+    def is_ascend(self) -> bool:
+        return str(self.profile.format).startswith("ascend")
+
+    @property
+    def steps(self) -> pd.DataFrame:
+        sb = self.view("step_breakdown")
+        return sb[pd.to_numeric(sb["step_us"], errors="coerce").fillna(0) > 0] if len(sb) else sb
+
+    @property
+    def n_steps(self) -> int:
+        return max(len(self.steps), 1)
+
+    @property
+    def step_us(self) -> float:
+        """Mean device step (us) over the (rank, step) rows."""
+        return col_sum(self.steps, "step_us") / self.n_steps
+
+    def per_step(self, total: float) -> float:
+        return total / self.n_steps
+
+    def step_window(self, rank=None, step=None) -> dict | None:
+        """``{rank, step, start_ns, end_ns}`` (absolute ns) of one step on the device, by default
+        the longest (rank, step) of the step breakdown: where the viewer jumps to show a finding
+        whose evidence names no narrower time.  Without step markers: the rank's device span."""
+        sb = self.steps
+        if rank is None and len(sb):
+            r = sb.loc[pd.to_numeric(sb["step_us"], errors="coerce").fillna(0).idxmax()]
+            rank, step = int(r["rank"]), (None if pd.isna(r["step"]) else int(r["step"]))
+        st = self.table("steps")
+        if rank is not None and step is not None and len(st):
+            row = st[(st["rank"] == rank) & (st["step"] == step)]
+            if len(row):
+                row = row.iloc[0]
+                s = row["device_start_ns"] if pd.notna(row["device_start_ns"]) else row["host_start_ns"]
+                e = row["device_end_ns"] if pd.notna(row["device_end_ns"]) else row["host_end_ns"]
+                if pd.notna(s) and pd.notna(e):
+                    return {"rank": int(rank), "step": int(step), "start_ns": int(s), "end_ns": int(e)}
+        from ...analyses._sql import query
+        cond = "" if rank is None else f" WHERE rank = {int(rank)}"
+        span = query(self.profile, "SELECT min(rank) AS rank, min(start_ns) AS s, max(start_ns + dur_ns) AS e "
+                                   f"FROM device_tasks{cond}")
+        if not len(span) or pd.isna(span["s"].iloc[0]):
+            return None
+        return {"rank": int(span["rank"].iloc[0]) if rank is None else int(rank), "step": None,
+                "start_ns": int(span["s"].iloc[0]), "end_ns": int(span["e"].iloc[0])}
+
+    def evidence_window(self, evidence: dict) -> dict | None:
+        """The time window that shows a finding on the timeline: its longest gap when it lists
+        gaps, else the (rank, step) its per-step evidence ranks worst, else the longest step."""
+        gaps = evidence.get("longest_gaps") or []
+        if gaps and gaps[0].get("start_ns") is not None:
+            g = gaps[0]
+            return {"rank": int(g["rank"]), "step": g.get("step"), "start_ns": int(g["start_ns"]),
+                    "end_ns": int(g["end_ns"])}
+        rows = [r for r in evidence.get("per_rank_step") or [] if r.get("step") is not None]
+        if rows:
+            key = next((k for k in ("comm_not_overlapped_us", "dispatch_us", "step_us") if k in rows[0]), None)
+            worst = max(rows, key=lambda r: num(r.get(key))) if key else rows[0]
+            w = self.step_window(int(worst["rank"]), int(worst["step"]))
+            if w is not None:
+                return w
+        return self.step_window()
+
+    def env(self) -> dict:
+        out = {}
+        ri = self.table("run_info")
+        for _, r in ri.iterrows():
+            try:
+                env = json.loads(r.get("env") or "{}")
+            except (TypeError, ValueError):
+                env = {}
+            for k, v in (env or {}).items():
+                if v not in (None, ""):
+                    out.setdefault(k, {})[int(r["rank"])] = str(v)
+        return out
+
+

@@ -113,3 +113,11 @@ def test_cli_compare_json(fixtures, tmp_path, capsys):
     assert main(["compare", str(a), str(b), "-o", str(out)]) == 0
     assert "<svg" in out.read_text()
     assert main(["compare", str(a)]) == 2
+
+
+def test_verdict_without_absurd_share_when_compute_barely_moved(fixtures):
+    """compare_base -> compare_test: compute fell 2 us, the step 58 ms: no '2922875% of it'."""
+    cmp = profinsight.compare(fixtures / "kineto" / "compare_base.json.gz", fixtures / "kineto" / "compare_test.json.gz")
+    verdict = cmp.verdicts()[0]
+    assert "more than the compute saved." in verdict and "% of it" not in verdict
+    assert "came from outside compute" in verdict

@@ -363,8 +363,11 @@ class Comparison:
             lead = f", mostly {LABELS[top]} ({comp[top]:+,.1f} us)" if top else ""
             share = 100.0 * gained / saved
             if gained > saved:
+                # a tiny compute saving next to a large step gain: a percentage like 2922875% says
+                # nothing; the next sentence names where the time came from
+                of_it = f" ({share:.0f}% of it)" if share <= 1000 else ""
                 parts.append(f"Compute fell by {saved:,.1f} us{lead}; the step gained {gained:,.1f} us, more than "
-                             f"the compute saved ({share:.0f}% of it).")
+                             f"the compute saved{of_it}.")
             else:
                 parts.append(f"Compute fell by {saved:,.1f} us{lead}; the step gained {gained:,.1f} us of it "
                              f"({share:.0f}%).")
@@ -427,5 +430,5 @@ class Comparison:
 
 
 def _top_component(w) -> str | None:
-    inside = w.drop(labels=["preparing"])
-    return None if inside.abs().max() <= 0 else str(inside.abs().idxmax())
+    inside = w.drop(labels=["preparing"]).dropna()  # a run without device steps has no components
+    return None if not len(inside) or inside.abs().max() <= 0 else str(inside.abs().idxmax())

@@ -474,3 +474,74 @@ def test_trace_reader_edge_cases(tmp_path):
             assert 0 < count < 50 and "truncated" in got.describe("t.json")
             names = [r[0] for r in con.sql("SELECT name FROM ev ORDER BY idx").fetchall()]
             assert names == [f"e{i}" for i in range(count)]
+
+
+def test_trace_read_in_pieces_gives_the_same_tables(fixtures, monkeypatch):
+    """The trace is read in pieces cut at event boundaries; 100 kB pieces (about 20 of them)
+    give exactly the tables of one piece, file order included."""
+    from profinsight.importers import _trace_json
+    whole = load_rank(ascend_text.sniff(rank_dir(fixtures, 1, 1)))
+    monkeypatch.setattr(_trace_json, "CHUNK_BYTES", 100_000)
+    pieces = load_rank(ascend_text.sniff(rank_dir(fixtures, 1, 1)))
+    for name, t in whole.tables.items():
+        assert pieces.tables[name].equals(t), name
+    assert [d.code for d in pieces.diagnostics] == [d.code for d in whole.diagnostics]
+
+
+def test_trace_reader_survives_boundaries_inside_strings(tmp_path):
+    """``}, {`` inside a string or between nested objects is no event boundary: a piece cut
+    there does not parse and is widened; where nearly every cut is false the rest is read as
+    one piece.  Either way every event is read once, in order."""
+    from profinsight.importers._trace_json import read_trace_json
+    for every, min_chunks in ((25, 10), (1, 1)):
+        events = [{"ph": "X", "name": f"e{i}", "pid": 1, "tid": 1, "ts": f"{i}.000", "dur": 1,
+                   "args": {"s": "a}, {b" * 20, "n": [{"x": 1}, {"y": 2}]} if i % every == 0 else {"a": i}}
+                  for i in range(400)]
+        path = tmp_path / "t.json"
+        path.write_text(json.dumps(events))
+        con = duck()
+        got = read_trace_json(con, path, "ev", chunk_bytes=1000)
+        assert not got.truncated and got.events == 400 and got.chunks >= min_chunks, (every, got)
+        names = [r[0] for r in con.sql("SELECT name FROM ev ORDER BY idx").fetchall()]
+        assert names == [f"e{i}" for i in range(400)]
+
+
+def test_trace_cut_in_a_later_piece_keeps_the_earlier_pieces(fixtures, tmp_path, monkeypatch):
+    from profinsight.importers import _trace_json
+    monkeypatch.setattr(_trace_json, "CHUNK_BYTES", 200_000)
+    folder = copy_rank(fixtures, tmp_path)
+    path = folder / "ASCEND_PROFILER_OUTPUT" / "trace_view.json"
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) * 3 // 4])
+    loaded = load_rank(ascend_text.sniff(folder))
+    (warn,) = [d for d in loaded.diagnostics if d.code == "trace-truncated"]
+    assert "is truncated" in warn.message and "ends inside an event" in warn.message
+    whole = len(json.loads(data))
+    con = duck()
+    got = _trace_json.read_trace_json(con, path, "ev")
+    assert got.truncated and got.chunks > 3 and 0.6 * whole < got.events < 0.8 * whole
+
+
+def test_out_of_memory_is_said_not_reported_as_damage(fixtures, tmp_path, monkeypatch):
+    """DuckDB running out of memory is a ProfileError naming the cause, the file size and what
+    to do; through ``load`` it is an error diagnostic with that fix, and nothing is cached."""
+    import duckdb
+
+    import profinsight
+    from profinsight.errors import ProfileError
+    from profinsight.importers import _trace_json
+
+    def oom(*a, **kw):
+        raise duckdb.OutOfMemoryException("Out of Memory Error: failed to allocate data of size 2.0 GiB")
+
+    monkeypatch.setattr(_trace_json, "_read_piece", oom)
+    with pytest.raises(ProfileError) as err:
+        load_rank(ascend_text.sniff(rank_dir(fixtures, 1, 0)))
+    msg = str(err.value)
+    assert "out of memory" in msg and "trace_view.json" in msg and "GB" in msg and "truncated" not in msg
+    assert err.value.fix and "memory" in err.value.fix
+    monkeypatch.setenv("PROFINSIGHT_CACHE", str(tmp_path / "cache"))
+    prof = profinsight.load(rank_dir(fixtures, 1, 0))
+    (d,) = [d for d in prof.diagnostics if d.code == "import-failed"]
+    assert d.severity == "error" and "out of memory" in d.message and d.fix == err.value.fix
+    assert not list((tmp_path / "cache").rglob("meta.json"))

@@ -45,7 +45,7 @@ MACROS = [
 ]
 
 
-def _ram_bytes() -> int | None:
+def ram_bytes() -> int | None:
     try:
         return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (ValueError, OSError, AttributeError):
@@ -61,7 +61,7 @@ def duck(threads: int = 2, memory_limit: int | None = None) -> "duckdb.DuckDBPyC
     folder goes away when the connection is closed.
     """
     if memory_limit is None:
-        ram = _ram_bytes()
+        ram = ram_bytes()
         memory_limit = int(ram * 0.4) if ram else 4 << 30
     tmp = tempfile.mkdtemp(prefix="profinsight-duck-")
     import duckdb  # here, not at import: discovery and a warm re-open never need it

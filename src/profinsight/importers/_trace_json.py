@@ -1,13 +1,28 @@
-"""Read a Chrome-trace JSON *array* (Ascend ``trace_view.json``, ``msprof_*.json``) into a DuckDB
-table, once, and survive a file that was cut short.
+"""Read a Chrome-trace JSON *array* (Ascend ``trace_view.json``, ``msprof_*.json``) into DuckDB,
+in pieces, and survive a file that was cut short.
 
 Why DuckDB ``read_json``: these files reach gigabytes; DuckDB parses them in C++ without building
-Python objects, and every canonical table is then derived from the one DuckDB table with SQL.
+Python objects, and every canonical table is then derived with SQL.
+
+Why in pieces: one ``read_json`` over a whole GB array keeps every raw event (``args`` text
+included) in memory at once, and with file order preserved it cannot spill, so it needs about
+twice the file size and fails outright under a tighter memory cap.  The array is instead cut at
+event boundaries -- a ``}`` closing one element, then ``,`` and the ``{`` of the next (the
+exports write ``}, {`` on one line) -- into pieces of :data:`CHUNK_BYTES`, each read as an array of
+its own.  A caller's ``consume`` turns each piece into the slim rows it needs and the raw piece
+is dropped, so the raw events never all exist at once.  ``idx`` (the 0-based position in the
+file) is carried explicitly, because several joins depend on file order.
+
+Why a cut can be trusted: ``}`` + ``,`` + ``{`` can also occur inside a string or between nested
+objects.  A piece ending at such a false cut ends inside an open string or object, which no JSON
+parser accepts, so a false cut always shows as a failed piece.  The piece is then widened to the
+next cut (a false cut disappears inside it); if that keeps failing, the rest of the file is read
+as one piece, as without cuts, and only if that fails too is the damage real.
 
 Why the recovery path: a profile copied off a cluster is often truncated (disk full, interrupted
-``scp``).  The events before the cut are still valid, so instead of refusing the file we find the
-last complete top-level event, parse ``prefix + "]"`` and report how much was lost.  Only that
-path is slow (it copies the readable prefix to a temporary file).
+``scp``).  The events before the cut are still valid, so instead of refusing the file we keep
+every piece before the damage, find the last complete event inside the damaged piece, and report
+how much was lost.
 """
 from __future__ import annotations
 
@@ -16,8 +31,9 @@ import re
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
-
+from ..errors import ProfileError
 from ._common import sql_str
 
 #: every key of a Chrome-trace event we keep; values that are numbers in one producer and strings
@@ -28,10 +44,19 @@ TRACE_COLUMNS = {
     "args": "JSON",
 }
 
+#: target size of one piece of the array; small enough that a piece's raw events (about twice
+#: its bytes in DuckDB) stay well under any sensible memory cap, large enough that the per-piece
+#: statements cost nothing next to the parse
+CHUNK_BYTES = 32 << 20
+
+#: consume(con, view): take what is needed out of ``view`` (one piece's events, with ``idx``)
+Consume = Callable[[object, str], None]
+
 # a '}' that closes one array element followed by the ',' and '{' of the next one
 _BOUNDARY = re.compile(rb"\}\s*,\s*\{")
 _TAIL_TRIES = 4
 _MAX_OBJECT = 1 << 30
+_WIDEN = 2  # how many times a failed piece is widened before its failure counts as damage
 
 
 @dataclass(frozen=True)
@@ -45,6 +70,7 @@ class TraceRead:
     lost_bytes: int = 0
     lost_events_estimate: int = 0
     error: str | None = None
+    chunks: int = 1
 
     @property
     def lost_fraction(self) -> float:
@@ -62,36 +88,282 @@ class TraceRead:
                 f"event, so every event after the cut is lost")
 
 
-def read_trace_json(con: "duckdb.DuckDBPyConnection", path: str | Path, table: str = "ev") -> TraceRead:
-    """Create ``table`` (``idx`` = 0-based event order, then :data:`TRACE_COLUMNS`) from the JSON
-    array at ``path``.  A truncated or invalid file loads its longest readable prefix."""
+def read_trace_json(con: "duckdb.DuckDBPyConnection", path: str | Path, table: str = "ev",
+                    consume: Consume | None = None, chunk_bytes: int | None = None) -> TraceRead:
+    """Read the JSON array at ``path`` piece by piece.
+
+    Without ``consume`` the events are collected in ``table`` (``idx`` = 0-based event order,
+    then :data:`TRACE_COLUMNS`).  With ``consume`` nothing is collected: it is called once per
+    piece with the name of a view over that piece's events (same columns), and must copy out
+    what it needs before returning.  A truncated or invalid file yields its longest readable
+    prefix.  DuckDB running out of memory is a :class:`ProfileError` that says so (never
+    reported as a damaged file)."""
     path = Path(path)
     size = path.stat().st_size
-    try:
-        n = _load(con, path, table)
-        return TraceRead(events=n, total_bytes=size)
-    except _duck_error() as exc:
-        first_error = str(exc).splitlines()[0]
-    cut = _find_readable_prefix(con, path, size, table)
-    if cut is None:
+    if consume is None:
         create_empty_trace(con, table)
-        return TraceRead(0, size, True, size, 0, first_error)
-    n = con.sql(f"SELECT count(*) FROM {table}_raw").fetchall()[0][0]
-    lost = size - cut
-    per_event = cut / n if n else 0
-    return TraceRead(n, size, True, lost, int(lost / per_event) if per_event else 0, first_error)
+        consume = _collect_into(table)
+    reader = _Reader(con, path, size, table, consume, chunk_bytes or CHUNK_BYTES)
+    try:
+        return reader.run()
+    except _oom_error() as exc:
+        raise out_of_memory(path, size, exc) from None
+    finally:
+        reader.cleanup()
 
 
-def _load(con, path: Path, table: str) -> int:
-    # no row_number() window: it is an extra single-threaded pass that buffers the whole table.
-    # The raw rows keep file order (insertion order is preserved), so ``rowid`` is the 0-based
-    # event order; ``table`` is a view that names it ``idx``.
+def out_of_memory(path: Path, size: int, exc: BaseException) -> ProfileError:
+    """The error a user sees when DuckDB could not get the memory it needed."""
+    first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    return ProfileError(
+        f"ran out of memory while importing {Path(path).name} ({size / 1e9:.2f} GB): {first}",
+        file=path, fix="close other programs or import on a machine with more free memory (about twice the "
+                       "file size is enough); the file itself is not damaged")
+
+
+def _collect_into(table: str) -> Consume:
+    def consume(con, view: str) -> None:
+        con.execute(f"INSERT INTO {table}_raw SELECT * EXCLUDE (idx) FROM {view}")
+    return consume
+
+
+class _Reader:
+    """One pass over the array: plan the cuts, read piece after piece, recover at damage."""
+
+    def __init__(self, con, path: Path, size: int, table: str, consume: Consume, chunk_bytes: int):
+        self.con, self.path, self.size, self.table = con, path, size, table
+        self.consume, self.chunk_bytes = consume, max(int(chunk_bytes), 1)
+        self.events = 0
+        self.pieces = 0
+        self.tmpdir = tempfile.mkdtemp(prefix="profinsight-trace-")
+
+    def cleanup(self) -> None:
+        for name in os.listdir(self.tmpdir):
+            try:
+                os.unlink(os.path.join(self.tmpdir, name))
+            except OSError:
+                pass
+        try:
+            os.rmdir(self.tmpdir)
+        except OSError:
+            pass
+
+    def run(self) -> TraceRead:
+        body = self._body()
+        if body is None:  # not an array at all: nothing to recover
+            return TraceRead(0, self.size, True, self.size, 0, self._first_error(), 0)
+        start, end, closed = body
+        cuts = self._cuts(start, end)
+        i = 0
+        while i < len(cuts) - 1:
+            lo = cuts[i][1]
+            error = None
+            for widen in range(_WIDEN + 1):
+                j = min(i + 1 + widen, len(cuts) - 1)
+                hi = cuts[j][0]
+                error = self._piece(lo, hi)
+                if error is None or j == len(cuts) - 1:
+                    break
+            if error is not None and j < len(cuts) - 1:
+                # cuts keep failing: read the rest as one piece, as a reader without cuts would
+                j, hi = len(cuts) - 1, cuts[-1][0]
+                error = self._piece(lo, hi)
+            if error is not None:
+                return self._recover(lo, hi, error)
+            i = j
+        if not closed:
+            return TraceRead(self.events, self.size, True, 0, 0, "missing closing ']'", self.pieces)
+        return TraceRead(self.events, self.size, chunks=self.pieces)
+
+    # -- layout ----------------------------------------------------------------------------
+    def _body(self) -> tuple[int, int, bool] | None:
+        """(offset of the first event, offset after the last byte of events, whether the
+        closing ``]`` is there), or None when the file does not hold an array."""
+        with open(self.path, "rb") as fh:
+            head = fh.read(4096)
+            stripped = head.lstrip(b" \t\r\n")
+            if stripped.startswith(b"\xef\xbb\xbf"):
+                stripped = stripped[3:].lstrip(b" \t\r\n")
+            if not stripped.startswith(b"["):
+                return None
+            start = len(head) - len(stripped) + 1
+            tail_at = max(start, self.size - 4096)
+            fh.seek(tail_at)
+            tail = fh.read()
+        t = tail.rstrip(b" \t\r\n\x00")
+        end = tail_at + len(t)
+        closed = t.endswith(b"]") and end - 1 >= start
+        if closed:
+            end -= 1
+        return start, end, closed
+
+    def _cuts(self, start: int, end: int) -> list[tuple[int, int]]:
+        """Piece limits: ``(end of the previous piece, start of the next)`` pairs, the first
+        ``(start, start)``, the last ``(end, end)``; in between the first event boundary at or
+        after every ``chunk_bytes``."""
+        cuts = [(start, start)]
+        target = start + self.chunk_bytes
+        with open(self.path, "rb") as fh:
+            while target < end:
+                found = None
+                window = 1 << 16
+                while found is None and target < end:
+                    fh.seek(target)
+                    data = fh.read(min(window, end - target))
+                    m = _BOUNDARY.search(data)
+                    if m is not None:
+                        found = (target + m.start() + 1, target + m.end() - 1)
+                    elif target + len(data) >= end:
+                        break
+                    else:
+                        target += max(len(data) - 64, 1)  # a boundary may straddle the window edge
+                        window = min(window * 4, 16 << 20)
+                if found is None:
+                    break
+                cuts.append(found)
+                target = found[1] + self.chunk_bytes
+        cuts.append((end, end))
+        return cuts
+
+    # -- reading ---------------------------------------------------------------------------
+    def _write_piece(self, lo: int, hi: int) -> str:
+        tmp = os.path.join(self.tmpdir, f"piece{self.pieces}.json")
+        with open(tmp, "wb") as out, open(self.path, "rb") as src:
+            out.write(b"[")
+            out.flush()
+            _copy_range(src, out, lo, hi - lo)
+            out.write(b"]")
+        return tmp
+
+    def _piece(self, lo: int, hi: int) -> str | None:
+        """Read bytes [lo, hi) as one array and hand it to ``consume``; the parse error, if any."""
+        if hi <= lo:
+            return None
+        tmp = self._write_piece(lo, hi)
+        try:
+            n = _read_piece(self.con, tmp, self.table)
+        except _oom_error():
+            raise
+        except _duck_error() as exc:
+            return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        finally:
+            os.unlink(tmp)
+        self._hand_over(n)
+        return None
+
+    def _hand_over(self, n: int) -> None:
+        view = f"{self.table}_piece"
+        self.con.execute(f"CREATE OR REPLACE TEMP VIEW {view} AS SELECT rowid + {self.events} AS idx, * "
+                         f"FROM {self.table}_piece_raw")
+        try:
+            self.consume(self.con, view)
+        finally:
+            self.con.execute(f"DROP VIEW IF EXISTS {view}")
+            self.con.execute(f"DROP TABLE IF EXISTS {self.table}_piece_raw")
+        self.events += n
+        self.pieces += 1
+
+    def _first_error(self) -> str:
+        try:
+            _read_piece(self.con, str(self.path), self.table)
+        except _oom_error():
+            raise
+        except _duck_error() as exc:
+            return str(exc).splitlines()[0]
+        finally:
+            self.con.execute(f"DROP TABLE IF EXISTS {self.table}_piece_raw")
+        return "not a JSON array"
+
+    # -- recovery --------------------------------------------------------------------------
+    def _recover(self, lo: int, hi: int, error: str) -> TraceRead:
+        """Bytes [lo, hi) do not read: keep the longest readable prefix of them (the pieces
+        before ``lo`` are already in).  Tries the last few event boundaries first (a file cut
+        at its end), then bisects over every boundary (damage in the middle)."""
+        tried: set[int] = set()
+        best = None
+        for cut in _tail_boundaries(self.path, lo, hi):
+            if len(tried) >= _TAIL_TRIES:
+                break
+            tried.add(cut)
+            if self._try(lo, cut):
+                best = cut
+                break
+        if best is None:
+            cuts = [c for c in _all_boundaries(self.path, lo, hi) if c not in tried]
+            a, b = 0, len(cuts) - 1
+            while a <= b:  # readable(prefix) is monotone: shorter prefixes of a readable one read too
+                mid = (a + b) // 2
+                if self._try(lo, cuts[mid], probe=True):
+                    best, a = cuts[mid], mid + 1
+                else:
+                    b = mid - 1
+            if best is not None:
+                self._try(lo, best)
+        if best is None and not self.events:
+            return TraceRead(0, self.size, True, self.size, 0, error, self.pieces)
+        cut = lo if best is None else best
+        lost = self.size - cut
+        per_event = cut / self.events if self.events else 0
+        return TraceRead(self.events, self.size, True, lost, int(lost / per_event) if per_event else 0, error,
+                         self.pieces)
+
+    def _try(self, lo: int, cut: int, probe: bool = False) -> bool:
+        """Whether [lo, cut) reads; unless ``probe``, hand it over when it does."""
+        tmp = self._write_piece(lo, cut)
+        try:
+            n = _read_piece(self.con, tmp, self.table)
+        except _oom_error():
+            raise
+        except _duck_error():
+            return False
+        finally:
+            os.unlink(tmp)
+        if probe:
+            self.con.execute(f"DROP TABLE IF EXISTS {self.table}_piece_raw")
+        else:
+            self._hand_over(n)
+        return True
+
+
+def _read_piece(con, file: str, table: str) -> int:
+    """``{table}_piece_raw`` from one array file (rows in file order); its row count.
+
+    No object can be larger than its file, and DuckDB sizes its read buffer from
+    ``maximum_object_size`` (twice that), so the bound is the file's size: a fixed 1 GB bound
+    would ask for 2 GB up front, more than the memory cap."""
     cols = "{" + ", ".join(f"{k}: '{v}'" for k, v in TRACE_COLUMNS.items()) + "}"
-    con.execute(f"""CREATE OR REPLACE TABLE {table}_raw AS
-        SELECT * FROM read_json({sql_str(path)}, format='array', columns={cols},
-                                maximum_object_size={_MAX_OBJECT})""")
-    con.execute(f"CREATE OR REPLACE VIEW {table} AS SELECT rowid AS idx, * FROM {table}_raw")
-    return con.sql(f"SELECT count(*) FROM {table}_raw").fetchall()[0][0]
+    bound = min(_MAX_OBJECT, max(os.path.getsize(file) + 16, 1 << 20))
+    con.execute(f"""CREATE OR REPLACE TEMP TABLE {table}_piece_raw AS
+        SELECT * FROM read_json({sql_str(file)}, format='array', columns={cols},
+                                maximum_object_size={bound})""")
+    return con.sql(f"SELECT count(*) FROM {table}_piece_raw").fetchall()[0][0]
+
+
+def _copy_range(src, dst, offset: int, n: int) -> None:
+    """Copy ``n`` bytes at ``offset`` of ``src`` to the end of ``dst`` -- in the kernel when it
+    can (no user-space buffer, so a piece costs no memory), else in 16 MB blocks."""
+    if n <= 0:
+        return
+    try:
+        done = 0
+        while done < n:
+            k = os.copy_file_range(src.fileno(), dst.fileno(), n - done, offset + done)
+            if k <= 0:
+                break
+            done += k
+        if done == n:
+            return
+        offset, n = offset + done, n - done
+    except (AttributeError, OSError):
+        pass
+    src.seek(offset)
+    remaining = n
+    while remaining:
+        buf = src.read(min(16 << 20, remaining))
+        if not buf:
+            break
+        dst.write(buf)
+        remaining -= len(buf)
 
 
 def create_empty_trace(con, table: str) -> None:
@@ -107,101 +379,54 @@ def drop_trace(con, table: str = "ev") -> None:
     con.execute(f"DROP TABLE IF EXISTS {table}_raw")
 
 
-def _find_readable_prefix(con, path: Path, size: int, table: str) -> int | None:
-    """Byte length of the longest prefix that parses as an array once closed with ``]``; the
-    table holds its events.  Tries the last few element boundaries first (a file cut at the
-    end), then bisects over every boundary (damage in the middle)."""
-    with open(path, "rb") as fh:
-        head = fh.read(4096).lstrip(b" \t\r\n\xef\xbb\xbf")
-    if not head.startswith(b"["):  # not a JSON array at all: nothing to recover
-        return None
-    tried: set[int] = set()
-    for cut in _tail_boundaries(path, size):
-        if len(tried) >= _TAIL_TRIES:
-            break
-        tried.add(cut)
-        if _try_prefix(con, path, cut, table):
-            return cut
-    cuts = [c for c in _all_boundaries(path) if c not in tried]
-    lo, hi, best = 0, len(cuts) - 1, None
-    while lo <= hi:  # readable(prefix) is monotone: shorter prefixes of a readable one read too
-        mid = (lo + hi) // 2
-        if _try_prefix(con, path, cuts[mid], table):
-            best, lo = cuts[mid], mid + 1
-        else:
-            hi = mid - 1
-    if best is not None:
-        _try_prefix(con, path, best, table)
-    return best
-
-
-def _tail_boundaries(path: Path, size: int):
-    """Element boundaries (offset just after the closing ``}``), last first, from the file's
-    end; the window grows until some are found."""
+def _tail_boundaries(path: Path, lo: int, hi: int):
+    """Event boundaries in [lo, hi) (offset just after the closing ``}``), last first, from
+    ``hi`` backwards; the window grows until some are found."""
     window = 1 << 20
     while True:
-        start = max(0, size - window)
+        start = max(lo, hi - window)
         with open(path, "rb") as fh:
             fh.seek(start)
-            data = fh.read(size - start)
+            data = fh.read(hi - start)
         found = [start + m.start() + 1 for m in _BOUNDARY.finditer(data)]
         if data.rstrip().endswith(b"}"):  # only the closing ']' is missing
             found.append(start + len(data.rstrip()))
-        if found or start == 0:
+        if found or start == lo:
             yield from reversed(found)
             return
         window *= 8
 
 
-def _all_boundaries(path: Path, chunk: int = 64 << 20) -> list[int]:
+def _all_boundaries(path: Path, lo: int, hi: int, chunk: int = 64 << 20) -> list[int]:
     out: list[int] = []
     overlap = 4096  # whitespace runs between '}' ',' '{' are short in practice
     with open(path, "rb") as fh:
-        pos = 0
-        while True:
+        pos = lo
+        while pos < hi:
             fh.seek(pos)
-            data = fh.read(chunk + overlap)
+            data = fh.read(min(chunk + overlap, hi - pos))
             if not data:
                 break
+            last = len(data) <= chunk
             for m in _BOUNDARY.finditer(data):
-                if m.start() < chunk or len(data) <= chunk:
+                if m.start() < chunk or last:
                     out.append(pos + m.start() + 1)
-            if len(data) <= chunk:
+            if last:
                 break
             pos += chunk
     return sorted(set(out))
 
 
-def _try_prefix(con, path: Path, cut: int, table: str) -> bool:
-    fd, tmp = tempfile.mkstemp(suffix=".json", prefix="profinsight-trace-")
-    try:
-        with os.fdopen(fd, "wb") as out, open(path, "rb") as src:
-            _copy_bytes(src, out, cut)
-            out.write(b"]")
-        _load(con, Path(tmp), table)
-        return True
-    except _duck_error():
-        return False
-    finally:
-        os.unlink(tmp)
-
-
-def _copy_bytes(src, dst, n: int, block: int = 16 << 20) -> None:
-    if n <= 0:
-        return
-    remaining = n
-    while remaining:
-        buf = src.read(min(block, remaining))
-        if not buf:
-            break
-        dst.write(buf)
-        remaining -= len(buf)
-
-
-__all__ = ["TRACE_COLUMNS", "TraceRead", "create_empty_trace", "drop_trace", "read_trace_json"]
+__all__ = ["CHUNK_BYTES", "TRACE_COLUMNS", "TraceRead", "create_empty_trace", "drop_trace", "out_of_memory",
+           "read_trace_json"]
 
 
 def _duck_error():
     """DuckDB's error base class, imported on use (discovery must not load DuckDB)."""
     import duckdb
     return duckdb.Error
+
+
+def _oom_error():
+    import duckdb
+    return duckdb.OutOfMemoryException

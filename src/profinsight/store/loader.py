@@ -15,6 +15,7 @@ from typing import Callable
 import pyarrow as pa
 
 from .. import diagnostics as dg
+from ..errors import ProfileError
 from ..importers import RankData, RankSource, load_rank
 from . import cache
 
@@ -47,9 +48,15 @@ class LoadedRank:
 
 def import_rank(source: RankSource) -> RankData:
     """Import one rank; an unexpected importer failure becomes an error diagnostic, never a
-    traceback (the data of other ranks still loads)."""
+    traceback (the data of other ranks still loads).  A :class:`ProfileError` (e.g. the machine
+    ran out of memory) is a condition the user can act on: its own message and fix are kept."""
     try:
         return load_rank(source)
+    except ProfileError as exc:
+        data = RankData(source.rank_hint)
+        data.diagnostics.append(dg.error("import-failed", exc.args[0] if exc.args else str(exc),
+                                         file=exc.file or source.path, fix=exc.fix, rank=source.rank_hint))
+        return data.finish()
     except Exception as exc:  # noqa: BLE001 - the boundary between a bug and the user
         data = RankData(source.rank_hint)
         data.diagnostics.append(dg.error(
@@ -61,6 +68,10 @@ def import_rank(source: RankSource) -> RankData:
 
 def _import_and_store(source: RankSource):
     data = import_rank(source)
+    if any(d.code == "import-failed" for d in data.diagnostics):
+        # a failed import (out of memory, a bug) is not the profile's content: never cache it,
+        # so the next load tries again
+        return ("memory", None, data)
     entry = cache.store(source, data)
     if entry is not None:
         return ("cached", entry.folder, None)

@@ -22,7 +22,7 @@ from ..base import RankData, RankSource
 from . import comm, device, host, memory, run_info
 from .reader import Db, connect
 
-VERSION = "1"
+VERSION = "2"
 
 _DB_RE = re.compile(r"^ascend_pytorch_profiler(?:_(\d+))?\.db$")
 _INFO_RE = re.compile(r"^profiler_info(?:_(\d+))?\.json$")

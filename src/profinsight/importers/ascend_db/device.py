@@ -15,17 +15,25 @@ Why it is built this way:
   the host step in which its launching ``CANN_API`` node call (type 10000, same
   ``connectionId``) started; this reproduces ``analysis.db``'s ``StepTraceTime.preparing`` and
   ``stage`` exactly on every fixture.
+* Column-wise, never a Python step per ``TASK`` row: a DB holds millions of tasks.  Detail
+  tables are joined to ``TASK`` by ``globalTaskId`` with Arrow's hash lookup (``index_in``; where
+  an id repeats, the last row wins, as a dict built from the rows would), and every text
+  conversion (string id -> text, ``clean``, list normalisation, enum names) runs once per
+  *distinct* value and is spread back with ``take``.
 """
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from .._steps import assign_steps, build_steps, step_number
 from .._text import normalise_list
 from ..base import RankData
 from .comm import comm_type
-from .reader import Db, clean, valid_id
+from .reader import INVALID_U32, Db, clean, valid_id
 
 _SYNC = {"EVENT_RECORD", "EVENT_WAIT"}
 _ENUM_NONE = {"N/A", "INVALID_TYPE", "RESERVED"}
@@ -62,34 +70,35 @@ def host_steps(db: Db) -> list[tuple[int, int, int]]:
 
 def load_device(db: Db, data: RankData, node_launch: dict[int, int], comm_groups: dict[str, str]) -> None:
     """Fill ``device_tasks`` and ``steps`` of ``data``."""
-    rows = {k: [] for k in _COLS}
-    pmu_gids: list = []  # globalTaskId per output row (None for communication rows)
-    _add_tasks(db, rows, pmu_gids, comm_groups)
-    _add_comm_ops(db, rows, pmu_gids, comm_groups)
-    n = len(rows["kind"])
-    start = np.array(rows["start_ns"], dtype=np.int64)
+    tasks, task_gids = _task_columns(db, comm_groups)
+    ops = _comm_op_columns(db, comm_groups)
+    cols = {k: pa.concat_arrays([tasks[k], ops[k]]) for k in _COLS if k not in ("task_uid", "wait_ns", "step")}
+    gids = pa.concat_arrays([task_gids, pa.nulls(len(ops["kind"]), task_gids.type)])
+    n = len(cols["kind"])
+    start = _ints(cols["start_ns"])
     order = np.argsort(start, kind="stable")
-    cols = {k: [v[i] for i in order] for k, v in rows.items()}
-    gids = [pmu_gids[i] for i in order]
+    take = pa.array(order, pa.int64())
+    cols = {k: v.take(take) for k, v in cols.items()}
+    gids = gids.take(take)
     start = start[order]
-    dur = np.array(cols["dur_ns"], dtype=np.int64)
-    end = start + dur
-    cols["task_uid"] = list(range(n))
+    end = start + _ints(cols["dur_ns"])
+    cols["task_uid"] = pa.array(np.arange(n, dtype=np.int64))
 
-    kinds = np.array(cols["kind"], dtype=object)
-    kc = (kinds == "kernel") | (kinds == "communication")
-    cols["wait_ns"] = _wait_column(start, end, kc)
-
-    launch = [node_launch.get(c) if c is not None else None for c in cols["connection_id"]]
+    kinds = cols["kind"]
+    kc = np.asarray(pc.fill_null(pc.is_in(kinds, pa.array(["kernel", "communication"])), False), dtype=bool)
     kc_idx = np.flatnonzero(kc)
-    steps = build_steps(host_steps(db), start[kc_idx], end[kc_idx],
-                        pa.array([launch[i] for i in kc_idx], pa.int64()))
+    wait = np.zeros(n, np.int64)
+    wait[kc_idx] = wait_ns(start[kc_idx], end[kc_idx])
+    cols["wait_ns"] = pa.array(wait, pa.int64(), mask=~kc)
+
+    conn = cols["connection_id"].take(pa.array(kc_idx, pa.int64()))
+    launch = _lookup(conn, node_launch)
+    steps = build_steps(host_steps(db), start[kc_idx], end[kc_idx], launch)
     cols["step"] = assign_steps(start, steps)
 
-    table = pa.table({k: (cols[k] if isinstance(cols[k], pa.Array) else pa.array(cols[k], t))
-                      for k, t in _COLS.items()})
+    table = pa.table({k: _as(cols[k], t) for k, t in _COLS.items()})
     for name, values in _pmu_columns(db, gids).items():
-        table = table.append_column(name, pa.array(values, pa.float64()))
+        table = table.append_column(name, values)
     data.tables["device_tasks"] = table
     data.tables["steps"] = steps
 
@@ -105,81 +114,114 @@ def wait_ns(start, end) -> np.ndarray:
     return out
 
 
-def _wait_column(start, end, mask) -> list:
-    out: list = [None] * len(start)
-    idx = np.flatnonzero(mask)
-    for i, w in zip(idx, wait_ns(start[idx], end[idx])):
-        out[i] = int(w)
-    return out
-
-
-def _add_tasks(db: Db, rows: dict, gids: list, comm_groups: dict[str, str]) -> None:
+def _task_columns(db: Db, comm_groups: dict[str, str]) -> tuple[dict[str, pa.Array], pa.Array]:
+    """The ``TASK`` rows as output columns, and each row's globalTaskId where it is a kernel
+    (null elsewhere; the PMU metrics join on it)."""
     t = db.select("TASK", {"start": ("startNs",), "end": ("endNs",), "device": ("deviceId",),
                            "conn": ("connectionId",), "gid": ("globalTaskId",), "type": ("taskType",),
                            "ctx": ("contextId",), "stream": ("streamId",), "task": ("taskId",)})
-    compute = _compute_info(db)
-    comm = _comm_task_info(db, comm_groups)
-    memcpy = dict(db.rows("SELECT globalTaskId, size FROM MEMCPY_INFO")) \
-        if db.col("MEMCPY_INFO", "size") and db.col("MEMCPY_INFO", "globalTaskId") else {}
-    hw_types = db.text(t["type"])
-    for i, gid in enumerate(t["gid"]):
-        hw = hw_types[i]
-        base = {"device": t["device"][i], "stream": t["stream"][i], "task_id": t["task"][i],
-                "context_id": valid_id(t["ctx"][i]), "start_ns": t["start"][i],
-                "dur_ns": t["end"][i] - t["start"][i], "connection_id": t["conn"][i]}
-        if gid in compute:
-            base.update(compute[gid], kind="kernel")
-        elif gid in comm:
-            base.update(comm[gid], kind="comm_task", type=hw)
-            if base.get("name") in (None, "N/A"):  # Level0 records no small-task kind: name by hardware
-                base["name"] = hw
-        else:
-            kind = "memcpy" if (hw or "").startswith("MEMCPY") else "sync" if hw in _SYNC else "other"
-            base.update(kind=kind, name=hw, type=hw, bytes=memcpy.get(gid))
-        for k in rows:
-            rows[k].append(base.get(k))
-        gids.append(gid if gid in compute else None)
+    n = len(t["gid"])
+    gid = _arr(t["gid"])
+    hw = _texts(db, t["type"])
+    compute, is_kernel = _compute_info(db, gid)
+    comm, is_comm = _comm_task_info(db, comm_groups, gid)
+    is_comm &= ~is_kernel
+    memcpy_sel = db.col("MEMCPY_INFO", "size") and db.col("MEMCPY_INFO", "globalTaskId")
+    m = db.select("MEMCPY_INFO", {"gid": ("globalTaskId",), "size": ("size",)}) if memcpy_sel else {"gid": [], "size": []}
+    memcpy_bytes = _arr(m["size"]).take(_last_index(gid, _arr(m["gid"])))
+
+    hw_text = pc.fill_null(hw, "")
+    other_kind = pc.if_else(pc.starts_with(hw_text, "MEMCPY"), "memcpy",
+                            pc.if_else(pc.is_in(hw_text, pa.array(sorted(_SYNC))), "sync", "other"))
+    kern, com = pa.array(is_kernel), pa.array(is_comm)
+
+    def pick(k_val, c_val, o_val, type_=None):
+        """kernel value where the row is a kernel, comm-task value where a comm task, else other."""
+        return pc.if_else(kern, k_val, pc.if_else(com, c_val, o_val)) if type_ is None else \
+            pc.if_else(kern, _as(k_val, type_), pc.if_else(com, _as(c_val, type_), _as(o_val, type_)))
+
+    nul_s, nul_i = pa.nulls(n, pa.string()), pa.nulls(n, pa.int64())
+    comm_name = comm["name"]
+    comm_name = pc.if_else(pc.fill_null(pc.equal(comm_name, "N/A"), True), hw, comm_name)  # Level0: by hardware
+    cols = {
+        "device": _arr(t["device"]), "stream": _arr(t["stream"]), "task_id": _arr(t["task"]),
+        "context_id": _valid_ids(t["ctx"]), "start_ns": _arr(t["start"]),
+        "dur_ns": pc.subtract(_as(_arr(t["end"]), pa.int64()), _as(_arr(t["start"]), pa.int64())),
+        "connection_id": _arr(t["conn"]),
+        "kind": pick(pa.scalar("kernel"), pa.scalar("comm_task"), other_kind),
+        "name": pick(compute["name"], comm_name, hw, pa.string()),
+        "type": pick(compute["type"], hw, hw, pa.string()),
+        "core": pick(compute["core"], pa.scalar("HCCL"), nul_s, pa.string()),
+        "bytes": pick(nul_i, comm["bytes"], memcpy_bytes, pa.int64()),
+    }
+    for k in ("block_dim", "mix_block_dim"):
+        cols[k] = pick(compute[k], nul_i, nul_i, pa.int64())
+    for k in ("op_state", "input_shapes", "input_dtypes", "input_formats", "output_shapes", "output_dtypes",
+              "output_formats"):
+        cols[k] = pick(compute[k], nul_s, nul_s, pa.string())
+    for k, type_ in (("comm_op", pa.string()), ("group", pa.string()), ("src_rank", pa.int64()),
+                     ("dst_rank", pa.int64()), ("transport", pa.string()), ("link_type", pa.string())):
+        null = pa.nulls(n, type_)
+        cols[k] = pick(null, comm[k], null, type_)
+    out = {k: _as(cols[k], _COLS[k]) if k in cols else pa.nulls(n, _COLS[k]) for k in _COLS}
+    kernel_gids = pc.if_else(kern, _as(gid, pa.int64()), pa.nulls(n, pa.int64()))
+    return out, kernel_gids
 
 
-def _compute_info(db: Db) -> dict[int, dict]:
-    """globalTaskId -> kernel attributes from ``COMPUTE_TASK_INFO`` (aliases across versions)."""
-    c = db.select("COMPUTE_TASK_INFO", {
-        "gid": ("globalTaskId",), "name": ("name",), "type": ("opType",), "core": ("taskType",),
-        "block": ("blockNum", "blockDim"), "mix": ("mixBlockNum", "mixBlockDim"), "state": ("opState",),
-        "in_f": ("inputFormats",), "in_t": ("inputDataTypes",), "in_s": ("inputShapes",),
-        "out_f": ("outputFormats",), "out_t": ("outputDataTypes",), "out_s": ("outputShapes",)})
-    text = {k: db.text(c[k]) for k in ("name", "type", "core", "in_f", "in_t", "in_s", "out_f", "out_t", "out_s")}
-    states = [db.strings.get(v, str(v)) if isinstance(v, int) else v for v in c["state"]]
-    out = {}
-    for i, gid in enumerate(c["gid"]):
-        out[gid] = {
-            "name": text["name"][i], "type": clean(text["type"][i]), "core": clean(text["core"][i]),
-            "block_dim": c["block"][i], "mix_block_dim": c["mix"][i], "op_state": clean(states[i]),
-            "input_shapes": normalise_list(text["in_s"][i]), "input_dtypes": normalise_list(text["in_t"][i]),
-            "input_formats": normalise_list(text["in_f"][i]), "output_shapes": normalise_list(text["out_s"][i]),
-            "output_dtypes": normalise_list(text["out_t"][i]), "output_formats": normalise_list(text["out_f"][i]),
-        }
-    return out
+_COMPUTE = {"gid": ("globalTaskId",), "name": ("name",), "type": ("opType",), "core": ("taskType",),
+            "block": ("blockNum", "blockDim"), "mix": ("mixBlockNum", "mixBlockDim"), "state": ("opState",),
+            "in_f": ("inputFormats",), "in_t": ("inputDataTypes",), "in_s": ("inputShapes",),
+            "out_f": ("outputFormats",), "out_t": ("outputDataTypes",), "out_s": ("outputShapes",)}
+_COMM = {"gid": ("globalTaskId",), "op": ("name",), "kind": ("taskType",), "group": ("groupName",),
+         "src": ("srcRank",), "dst": ("dstRank",), "transport": ("transportType",), "size": ("size",),
+         "link": ("linkType",), "op_id": ("opId",)}
 
 
-def _comm_task_info(db: Db, comm_groups: dict[str, str]) -> dict[int, dict]:
-    """globalTaskId -> small-task attributes from ``COMMUNICATION_TASK_INFO``."""
-    c = db.select("COMMUNICATION_TASK_INFO", {
-        "gid": ("globalTaskId",), "op": ("name",), "kind": ("taskType",), "group": ("groupName",),
-        "src": ("srcRank",), "dst": ("dstRank",), "transport": ("transportType",), "size": ("size",),
-        "link": ("linkType",), "op_id": ("opId",)})
+def _compute_info(db: Db, gid: pa.Array) -> tuple[dict[str, pa.Array], np.ndarray]:
+    """Kernel attributes from ``COMPUTE_TASK_INFO`` (aliases across versions), one per TASK row
+    of ``gid`` (null where the task is no kernel), and which rows are kernels."""
+    c = db.select("COMPUTE_TASK_INFO", _COMPUTE)
+    rows = _last_index(gid, _arr(c["gid"]))
+    strings = db.strings
+
+    def text(v):
+        return None if v is None else strings.get(v)
+
+    def state(v):
+        return clean(strings.get(v, str(v)) if isinstance(v, int) else v)
+
+    out = {"name": _map(c["name"], text, pa.string()),
+           "type": _map(c["type"], lambda v: clean(text(v)), pa.string()),
+           "core": _map(c["core"], lambda v: clean(text(v)), pa.string()),
+           "block_dim": _arr(c["block"]), "mix_block_dim": _arr(c["mix"]),
+           "op_state": _map(c["state"], state, pa.string())}
+    for key, col in (("in_s", "input_shapes"), ("in_t", "input_dtypes"), ("in_f", "input_formats"),
+                     ("out_s", "output_shapes"), ("out_t", "output_dtypes"), ("out_f", "output_formats")):
+        out[col] = _map(c[key], lambda v: normalise_list(text(v)), pa.string())
+    return {k: v.take(rows) for k, v in out.items()}, _valid(rows)
+
+
+def _comm_task_info(db: Db, comm_groups: dict[str, str], gid: pa.Array) -> tuple[dict[str, pa.Array], np.ndarray]:
+    """Small-task attributes from ``COMMUNICATION_TASK_INFO``, one per TASK row of ``gid``, and
+    which rows have them."""
+    c = db.select("COMMUNICATION_TASK_INFO", _COMM)
+    rows = _last_index(gid, _arr(c["gid"]))
     o = db.select("COMMUNICATION_OP", {"id": ("opId",), "name": ("opName",)})
-    op_names = dict(zip(o["id"], db.text(o["name"])))
+    by_id = _texts(db, o["name"]).take(_last_index(_arr(c["op_id"]), _arr(o["id"])))
+    own = _texts(db, c["op"])
+    op = pc.if_else(pc.fill_null(pc.not_equal(by_id, ""), False), by_id, own)  # ``op_names.get(id) or name``
+    groups = _texts(db, c["group"])
+    known = _lookup(op, comm_groups, pa.string())
+    has_known = _valid(pc.index_in(op, value_set=pa.array(list(comm_groups), pa.string()), skip_nulls=True)) \
+        if comm_groups else np.zeros(len(op), bool)
     transports, links = db.enum("ENUM_HCCL_TRANSPORT_TYPE"), db.enum("ENUM_HCCL_LINK_TYPE")
-    ops, kinds, groups = db.text(c["op"]), db.text(c["kind"]), db.text(c["group"])
-    out = {}
-    for i, gid in enumerate(c["gid"]):
-        op = op_names.get(c["op_id"][i]) or ops[i]
-        out[gid] = {"name": kinds[i], "core": "HCCL", "comm_op": op,
-                    "group": comm_groups.get(op, groups[i]), "src_rank": valid_id(c["src"][i]),
-                    "dst_rank": valid_id(c["dst"][i]), "transport": _enum(transports, c["transport"][i]),
-                    "link_type": _enum(links, c["link"][i]), "bytes": c["size"][i]}
-    return out
+    out = {"name": _texts(db, c["kind"]), "comm_op": op,
+           "group": pc.if_else(pa.array(has_known), known, groups),
+           "src_rank": _valid_ids(c["src"]), "dst_rank": _valid_ids(c["dst"]),
+           "transport": _map(c["transport"], lambda v: _enum(transports, v), pa.string()),
+           "link_type": _map(c["link"], lambda v: _enum(links, v), pa.string()),
+           "bytes": _arr(c["size"])}
+    return {k: v.take(rows) for k, v in out.items()}, _valid(rows)
 
 
 def _enum(table: dict[int, str], value) -> str | None:
@@ -187,13 +229,16 @@ def _enum(table: dict[int, str], value) -> str | None:
     return None if name is None or name in _ENUM_NONE else name
 
 
-def _add_comm_ops(db: Db, rows: dict, gids: list, comm_groups: dict[str, str]) -> None:
+def _comm_op_columns(db: Db, comm_groups: dict[str, str]) -> dict[str, pa.Array]:
+    """One ``communication`` row per ``COMMUNICATION_OP`` row (collectives: thousands, not
+    millions, so a row loop is fine here)."""
     o = db.select("COMMUNICATION_OP", {"name": ("opName",), "start": ("startNs",), "end": ("endNs",),
                                        "conn": ("connectionId",), "group": ("groupName",),
                                        "type": ("opType",), "device": ("deviceId",)})
     conn_device = dict(db.rows("SELECT connectionId, min(deviceId) FROM TASK GROUP BY connectionId")) \
-        if db.has("TASK") else {}
+        if db.has("TASK") and any(d is None for d in o["device"]) else {}
     names, types, groups = db.text(o["name"]), db.text(o["type"]), db.text(o["group"])
+    rows: dict[str, list] = {k: [] for k in _COLS}
     for i, name in enumerate(names):
         dev = o["device"][i] if o["device"][i] is not None else conn_device.get(o["conn"][i])
         row = {"device": dev, "kind": "communication", "name": name, "type": comm_type(types[i], name), "core": "HCCL",
@@ -202,21 +247,108 @@ def _add_comm_ops(db: Db, rows: dict, gids: list, comm_groups: dict[str, str]) -
                "comm_op": name, "group": comm_groups.get(name, groups[i])}
         for k in rows:
             rows[k].append(row.get(k))
-        gids.append(None)
+    return {k: pa.array(v, _COLS[k]) for k, v in rows.items()}
 
 
-def _pmu_columns(db: Db, gids: list) -> dict[str, list]:
-    """Pivot the long ``TASK_PMU_INFO`` table into ``pmu_*`` columns aligned with ``gids``.
+def _pmu_columns(db: Db, gids: pa.Array) -> dict[str, pa.Array]:
+    """Pivot the long ``TASK_PMU_INFO`` table into ``pmu_*`` columns aligned with ``gids``
+    (columns in order of first appearance; where a (task, metric) repeats, the last value wins).
 
     Names follow the schema: ratios as is, ``*_time`` (ns in the DB) as ``pmu_<name>_ns``."""
     if not db.has("TASK_PMU_INFO"):
         return {}
-    per_metric: dict[str, dict[int, float]] = {}
-    names = db.strings
-    for gid, name_id, value in db.rows("SELECT globalTaskId, name, value FROM TASK_PMU_INFO"):
-        name = names.get(name_id)
-        if name is None or value is None:
-            continue
-        col = f"pmu_{name}_ns" if name.endswith("_time") else f"pmu_{name}"
-        per_metric.setdefault(col, {})[gid] = float(value)
-    return {col: [vals.get(g) if g is not None else None for g in gids] for col, vals in per_metric.items()}
+    rows = db.rows("SELECT globalTaskId, name, value FROM TASK_PMU_INFO")
+    if not rows:
+        return {}
+    g, names, values = (list(c) for c in zip(*rows))
+    strings = db.strings
+
+    def column(name_id):
+        name = strings.get(name_id)
+        if name is None:
+            return None
+        return f"pmu_{name}_ns" if name.endswith("_time") else f"pmu_{name}"
+
+    cols = _map(names, column, pa.string())
+    vals = _as(_arr(values), pa.float64())
+    keep = pc.and_(pc.is_valid(cols), pc.is_valid(vals))
+    g, cols, vals = _arr(g).filter(keep), cols.filter(keep), vals.filter(keep)
+    out = {}
+    for col in pc.unique(cols).to_pylist():
+        mine = pc.equal(cols, col)
+        out[col] = vals.filter(mine).take(_last_index(gids, g.filter(mine), skip_nulls=True))
+    return out
+
+
+# -- column helpers ----------------------------------------------------------------------------
+def _arr(values) -> pa.Array:
+    """A Python column as an Arrow array (type inferred; all-None -> null type)."""
+    return values if isinstance(values, pa.Array) else pa.array(values)
+
+
+def _as(arr, type_: pa.DataType) -> pa.Array:
+    if isinstance(arr, pa.Scalar):
+        return arr.cast(type_)
+    return arr if arr.type == type_ else arr.cast(type_)
+
+
+def _ints(arr: pa.Array) -> np.ndarray:
+    return np.asarray(_as(arr, pa.int64()).to_numpy(zero_copy_only=False), dtype=np.int64)
+
+
+def _valid(arr: pa.Array) -> np.ndarray:
+    return np.asarray(pc.is_valid(arr), dtype=bool)
+
+
+def _valid_ids(values) -> pa.Array:
+    """:func:`.reader.valid_id` column-wise: null for NULL and the 2^32-1 sentinel."""
+    a = _as(_arr(values), pa.int64())
+    return pc.if_else(pc.fill_null(pc.equal(a, INVALID_U32), False), pa.nulls(len(a), pa.int64()), a)
+
+
+def _last_index(keys: pa.Array, table_keys: pa.Array, skip_nulls: bool = False) -> pa.Array:
+    """For each of ``keys``: the row of ``table_keys`` holding it (the last such row), null
+    where none -- ``dict(zip(table_keys, range(n))).get(key)``, so a null key finds a null
+    table key, unless ``skip_nulls``."""
+    n = len(table_keys)
+    if n == 0 or len(keys) == 0:
+        return pa.nulls(len(keys), pa.int64())
+    if table_keys.type != keys.type and not pa.types.is_null(keys.type) and not pa.types.is_null(table_keys.type):
+        table_keys = table_keys.cast(keys.type)
+    if pa.types.is_null(keys.type):
+        keys = keys.cast(table_keys.type) if not pa.types.is_null(table_keys.type) else keys
+    rev = table_keys[::-1]
+    pos = pc.index_in(keys, value_set=rev, skip_nulls=skip_nulls)
+    return pc.subtract(pa.scalar(n - 1, pa.int32()), pos).cast(pa.int64())
+
+
+def _lookup(keys: pa.Array, mapping: dict, type_: pa.DataType = pa.int64()) -> pa.Array:
+    """``mapping.get(key)`` for each non-null key (null keys give null)."""
+    if not mapping or len(keys) == 0:
+        return pa.nulls(len(keys), type_)
+    k = pa.array(list(mapping.keys()))
+    v = pa.array(list(mapping.values()), type_)
+    if keys.type != k.type:
+        keys = keys.cast(k.type)
+    return v.take(pc.index_in(keys, value_set=k, skip_nulls=True))
+
+
+def _map(values, fn: Callable, type_: pa.DataType) -> pa.Array:
+    """``[fn(v) for v in values]``, with ``fn`` called once per distinct value."""
+    try:
+        arr = _arr(values)
+        ok = pa.types.is_integer(arr.type) or pa.types.is_string(arr.type) or pa.types.is_null(arr.type)
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        ok = False
+    if not ok:
+        cache: dict = {}
+        return pa.array([cache[v] if v in cache else cache.setdefault(v, fn(v)) for v in values], type_)
+    uniq = pc.unique(arr)
+    mapped = pa.array([fn(u) for u in uniq.to_pylist()], type_)
+    return mapped.take(pc.index_in(arr, value_set=uniq))
+
+
+def _texts(db: Db, ids) -> pa.Array:
+    """:meth:`.reader.Db.text` column-wise."""
+    strings = db.strings
+    return _map(ids, lambda v: None if v is None else strings.get(v), pa.string())

@@ -1,9 +1,14 @@
 """Importer for the torch_npu **text** export: one ``*_ascend_pt`` rank folder whose
 ``ASCEND_PROFILER_OUTPUT`` holds CSV/JSON deliverables -> the canonical tables.
 
-How it works: ``trace_view.json`` is read once into DuckDB (``_trace_json``), every CSV through
-DuckDB ``read_csv``, and every canonical table is derived with SQL over those tables and fetched
-as Arrow -- no Python loop per event, so a multi-GB trace loads at DuckDB's speed.  Module map:
+How it works: ``trace_view.json`` is read once, in pieces, into DuckDB (``_trace_json``), every
+CSV through DuckDB ``read_csv``, and every canonical table is derived with SQL over those tables
+-- no Python loop per event, so a multi-GB trace loads at DuckDB's speed.
+
+Memory: DuckDB gets a cap that grows with the trace (:func:`_memory_cap`) and spills beyond it;
+working tables are dropped as soon as nothing needs them; each output table is streamed from
+DuckDB into an Arrow IPC file and memory-mapped only after DuckDB is closed, so the outputs and
+DuckDB's working set are never in memory together.  Module map:
 
 - ``_files``: where files are, CSV reading with bad-row counting, diagnostics collection.
 - ``_meta``: profiler_info / profiler_metadata -> run_info, switch and missing-file checks.
@@ -18,16 +23,19 @@ Decisions shared with the DB importer are documented in the module that makes th
 """
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pyarrow as pa
 
-from .._common import duck
-from .._trace_json import TraceRead, create_empty_trace, drop_trace, read_trace_json
+from .._common import duck, ram_bytes
+from .._trace_json import TraceRead, out_of_memory, read_trace_json
 from ..base import RankData, RankSource
 from . import _comm, _device, _files, _host, _kernels, _links, _memory, _meta, _sql, _trace
 
-VERSION = "1"
+VERSION = "2"
 FORMAT = "ascend_text"
 
 #: internal helper columns dropped before tables are handed out
@@ -54,20 +62,59 @@ def load_rank(source: RankSource) -> RankData:
     cfg = _meta.read_config(folder, inputs)
     rank = source.rank_hint if source.rank_hint is not None else cfg.rank
     inputs.set_rank(rank)
-    con = duck()
-    _sql.install(con)
+    import duckdb
+
+    trace = inputs.path(_files.TRACE)
+    trace_bytes = trace.stat().st_size if trace.is_file() else 0
+    out_dir = tempfile.mkdtemp(prefix="profinsight-out-")
     try:
-        tables = _load(con, inputs, cfg, folder)
+        con = duck(memory_limit=_memory_cap(trace_bytes))
+        try:
+            _sql.install(con)
+            files, extra = _load(con, inputs, cfg, folder, out_dir)
+        except duckdb.OutOfMemoryException as exc:
+            raise out_of_memory(trace if trace.is_file() else folder, trace_bytes or _folder_bytes(folder),
+                                exc) from None
+        finally:
+            con.close()
+        tables = {name: _mapped(path) for name, path in files.items()}
     finally:
-        con.close()
+        # a mapped file stays readable after its name is gone; its space is freed with the table
+        shutil.rmtree(out_dir, ignore_errors=True)
+    tables.update(extra)
     return RankData(rank=rank, tables=tables, diagnostics=inputs.diagnostics)
 
 
-def _load(con, inputs: _files.Inputs, cfg: _meta.Config, folder: Path) -> dict[str, pa.Table]:
+def _memory_cap(trace_bytes: int) -> int:
+    """DuckDB's memory cap for one rank: 512 MB, plus half the trace's size, at most 40% of RAM.
+    Beyond it DuckDB spills to disk; the import never needs the whole trace in memory."""
+    ram = ram_bytes()
+    top = int(ram * 0.4) if ram else 4 << 30
+    return max(256 << 20, min(top, (512 << 20) + trace_bytes // 2))
+
+
+def _folder_bytes(folder: Path) -> int:
+    total = 0
+    for root, _, names in os.walk(folder):
+        for n in names:
+            try:
+                total += os.path.getsize(os.path.join(root, n))
+            except OSError:
+                pass
+    return total
+
+
+def _mapped(path: str) -> pa.Table:
+    """An Arrow IPC file as a table whose buffers are the file's pages (no copy)."""
+    with pa.memory_map(path) as source:
+        return pa.ipc.open_file(source).read_all()
+
+
+def _load(con, inputs: _files.Inputs, cfg: _meta.Config, folder: Path, out_dir: str):
+    _trace.start_split(con)
     truncated = _read_trace(con, inputs)
-    _trace.split_trace(con)
+    _trace.finish_split(con)
     _trace.build_counters(con)
-    drop_trace(con, "ev")  # everything that needs the raw events has been taken out of it
     pmu = _kernels.load_kernels(con, inputs)
     have_kd = pmu is not None
     have_l2 = have_kd and _kernels.load_l2_cache(con, inputs)
@@ -90,7 +137,7 @@ def _load(con, inputs: _files.Inputs, cfg: _meta.Config, folder: Path) -> dict[s
     _meta.check_switches(cfg, inputs)
     _check_steps(con, inputs)
     _meta.check_missing(cfg, inputs, has_comm)
-    return _fetch(con, inputs, cfg, folder, device, made)
+    return _fetch(con, inputs, cfg, folder, device, made, out_dir)
 
 
 def _read_trace(con, inputs: _files.Inputs) -> TraceRead | None:
@@ -99,12 +146,11 @@ def _read_trace(con, inputs: _files.Inputs) -> TraceRead | None:
     evidence from the CSVs), else None."""
     path = inputs.path(_files.TRACE)
     if not path.is_file() or path.stat().st_size == 0:
-        create_empty_trace(con, "ev")
         if path.is_file():
             inputs.add("warning", "empty-file", f"{_files.TRACE} is empty (0 bytes): host ops, launches, API calls, "
                        "counters and timeline slices are empty.", path, _TRACE_FIX)
         return None
-    result = read_trace_json(con, path, "ev")
+    result = read_trace_json(con, path, "ev", consume=_trace.take_piece)
     return result if result.truncated else None
 
 
@@ -168,34 +214,59 @@ def _check_steps(con, inputs: _files.Inputs) -> None:
                    "Call prof.step() once per training iteration inside the torch_npu.profiler.profile context.")
 
 
-def _fetch(con, inputs, cfg, folder, device, made) -> dict[str, pa.Table]:
+def _fetch(con, inputs, cfg, folder, device, made, out_dir: str) -> tuple[dict[str, str], dict[str, pa.Table]]:
+    """Write every output table to an Arrow IPC file in ``out_dir`` (streamed, never whole in
+    memory), dropping each working table once no later output needs it.  Returns the files and
+    the small tables built in Python."""
     dev = "NULL" if device is None else str(device)
     con.execute("CREATE OR REPLACE TABLE used AS SELECT hw_idx AS idx FROM device_tasks WHERE hw_idx IS NOT NULL "
                 "UNION ALL SELECT op_idx FROM device_tasks WHERE op_idx IS NOT NULL "
                 "UNION ALL SELECT plane_idx FROM device_tasks WHERE plane_idx IS NOT NULL "
                 "UNION ALL SELECT idx FROM kd_match UNION ALL SELECT idx FROM host_ops "
                 "UNION ALL SELECT idx FROM api_calls")
-    queries = {
-        "device_tasks": "SELECT * FROM device_tasks ORDER BY task_uid",
-        "host_ops": "SELECT * FROM host_ops ORDER BY op_id",
-        "launches": "SELECT * FROM launches",
-        "steps": "SELECT * FROM steps ORDER BY step",
-        "api_calls": "SELECT * FROM api_calls ORDER BY call_id",
-        "comm_ops": f"SELECT * REPLACE (coalesce(device, {dev}) AS device) FROM ({_comm.comm_ops_sql()})",
-        "counters": _trace.counters_sql(device) + " ORDER BY track, name, ts_ns",
-        "trace_slices": _trace.slices_sql("used") + " ORDER BY start_ns",
-    }
-    queries.update({t: f"SELECT * REPLACE (coalesce(device, {dev}) AS device) FROM {t}" for t in made})
-    out = {}
-    for name, sql in queries.items():
-        t = con.sql(sql).to_arrow_table()
-        drop = [c for c in _INTERNAL.get(name, ()) if c in t.column_names]
-        out[name] = t.drop_columns(drop) if drop else t
+    # (output, query, working tables no later output reads)
+    steps = [
+        ("comm_ops", f"SELECT * REPLACE (coalesce(device, {dev}) AS device) FROM ({_comm.comm_ops_sql()})",
+         ("cj", "hccl_op")),
+        ("trace_slices", _trace.slices_sql("used") + " ORDER BY start_ns", ("x", "used")),
+        ("counters", _trace.counters_sql(device) + " ORDER BY track, name, ts_ns", ("counters_t",)),
+        ("device_tasks", "SELECT * FROM device_tasks ORDER BY task_uid", ("device_tasks",)),
+        ("host_ops", "SELECT * FROM host_ops ORDER BY op_id", ("host_ops",)),
+        ("api_calls", "SELECT * FROM api_calls ORDER BY call_id", ("api_calls",)),
+        ("launches", "SELECT * FROM launches ORDER BY task_uid, link, host_op_id NULLS FIRST, "
+                     "api_call_id NULLS FIRST", ("launches",)),
+        ("steps", "SELECT * FROM steps ORDER BY step", ("steps",)),
+    ] + [(t, f"SELECT * REPLACE (coalesce(device, {dev}) AS device) FROM {t}", (t,)) for t in made]
+    keep = {"comm_groups"} | {t for _, _, dropped in steps for t in dropped}
+    _drop_tables(con, lambda name: name not in keep)
+    files = {}
+    for name, sql, done in steps:
+        rel = con.sql(sql)
+        drop = [c for c in _INTERNAL.get(name, ()) if c in rel.columns]
+        if drop:
+            rel = con.sql(f"SELECT * EXCLUDE ({', '.join(drop)}) FROM ({sql})")
+        files[name] = _write_ipc(rel, os.path.join(out_dir, f"{name}.arrow"))
+        _drop_tables(con, lambda t: t in done)
+    extra = {}
     links = _comm.comm_links_table(inputs, con)
     if links is not None:
-        out["comm_links"] = links
-    out["run_info"] = _meta.run_info(cfg, folder, device)
-    return out
+        extra["comm_links"] = links
+    extra["run_info"] = _meta.run_info(cfg, folder, device)
+    return files, extra
+
+
+def _drop_tables(con, which) -> None:
+    for (name,) in con.sql("SELECT table_name FROM duckdb_tables() WHERE NOT temporary").fetchall():
+        if which(name):
+            con.execute(f'DROP TABLE IF EXISTS "{name}"')
+
+
+def _write_ipc(rel, path: str) -> str:
+    reader = rel.to_arrow_reader(1 << 17)
+    with pa.OSFile(path, "wb") as sink, pa.ipc.new_file(sink, reader.schema) as writer:
+        for batch in reader:
+            writer.write_batch(batch)
+    return path
 
 
 __all__ = ["VERSION", "FORMAT", "sniff", "load_rank"]

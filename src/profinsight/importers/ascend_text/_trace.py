@@ -1,13 +1,24 @@
-"""Split the one DuckDB table of ``trace_view.json`` events (``ev``) into typed working tables.
+"""Split the ``trace_view.json`` events into typed working tables.
+
+The trace is read in pieces (:mod:`.._trace_json`); :func:`take_piece` copies out of each piece
+only what the import needs, so the raw events (``args`` JSON included) never all sit in memory:
+
+- ``tr_meta``: process / thread name metadata.
+- ``tr_x``: every slice (X, and i/I as zero-length) with exact ``start_ns``; framework slices
+  (a host category) carry their args values already extracted (``ha9``), every other slice its
+  ``args`` JSON, because which keys it needs depends on its process, and process names are
+  metadata that may come anywhere in the file.
+- ``tr_c``: counter (C) events with their ``args``.  ``flow``: flow endpoints (s/f/t).
 
 Processes are identified by their ``process_name`` metadata, never by pid (msprof pids are
-synthetic).  Working tables, all with the event's ``idx`` (its position in the file):
+synthetic).  :func:`finish_split` then builds, all with the event's ``idx`` (its position in the
+file):
 
-- ``x``: every slice (X, and i/I as zero-length) with process/thread names, exact ``start_ns``.
+- ``x``: every slice with process/thread names and the args text of slices that may end in
+  trace_slices.
 - ``hw``: ``Ascend Hardware`` tasks with stream, task id, sub-task id, hardware task type.
 - ``hccl_op``: ops on the HCCL group lane; ``plane``: HCCL small tasks on the ``Plane k`` lanes.
 - ``cann``: CANN API slices; ``host``: framework slices (cpu_op, python_function, queue ...).
-- ``flow``: flow endpoints (s/f/t) with exact ``ts_ns``.
 """
 from __future__ import annotations
 
@@ -17,20 +28,11 @@ CANN_PROCESSES = "('CANN', 'AscendCL', 'Runtime', 'GE')"
 HOST_CATEGORIES = "('cpu_op', 'python_function', 'enqueue', 'dequeue', 'user_annotation')"
 
 
-def split_trace(con) -> None:
-    """Create the working tables from ``ev`` (one pass each; no Python per event)."""
-    for sql in (_PROCS, _THREADS, _SLICES_FULL, _SLICES, _HW, _HCCL_OP, _PLANE, _CANN, _HOST, _FLOW):
-        con.execute(sql)
-    con.execute("DROP TABLE xf")
-
-
 _PROCS = """CREATE OR REPLACE TABLE procs AS
-    SELECT pid, any_value(args->>'name') AS pname FROM ev
-    WHERE ph = 'M' AND name = 'process_name' GROUP BY pid"""
+    SELECT pid, any_value(value) AS pname FROM tr_meta WHERE name = 'process_name' GROUP BY pid"""
 
 _THREADS = """CREATE OR REPLACE TABLE threads AS
-    SELECT pid, tid, any_value(args->>'name') AS tname FROM ev
-    WHERE ph = 'M' AND name = 'thread_name' GROUP BY pid, tid"""
+    SELECT pid, tid, any_value(value) AS tname FROM tr_meta WHERE name = 'thread_name' GROUP BY pid, tid"""
 
 #: args keys each kind of slice needs, pulled out of the JSON in the one pass that builds ``xf``
 #: (no table joins ``ev`` back for ``args``)
@@ -55,22 +57,20 @@ _IS_PLANE = f"(pname IN {HCCL_PROCESSES} AND ph = 'X' AND tname LIKE 'Plane%')"
 # every slice, with the args values its kind needs (``ha``: host / CANN, ``da``: device kinds,
 # disjoint within each column) and the args text of slices that may end in trace_slices
 _SLICES_FULL = f"""CREATE OR REPLACE TABLE xf AS
-    SELECT *,
-           CASE WHEN {_IS_HOST} THEN json_extract_string(args, {_keys(HOST_KEYS)})
-                WHEN {_IS_CANN} THEN json_extract_string(args, {_keys(CANN_KEYS)}) END AS ha,
+    SELECT * EXCLUDE (ha9, args),
+           CASE WHEN {_IS_HOST} THEN ha9[1:{len(HOST_KEYS)}]
+                WHEN {_IS_CANN} THEN coalesce(ha9[{len(HOST_KEYS) + 1}:],
+                                              json_extract_string(args, {_keys(CANN_KEYS)})) END AS ha,
            CASE WHEN {_IS_HW} THEN json_extract_string(args, {_keys(HW_KEYS)})
                 WHEN {_IS_HCCL} THEN json_extract_string(args, {_keys(HCCL_KEYS)})
                 WHEN {_IS_PLANE} THEN json_extract_string(args, {_keys(PLANE_KEYS)}) END AS da,
            CASE WHEN NOT {_IS_HOST} AND NOT {_IS_CANN} THEN CAST(args AS VARCHAR) END AS args_text
-    FROM (SELECT e.idx, e.ph, e.name, e.cat, e.pid AS pid_text, e.tid AS tid_text,
-                 TRY_CAST(e.pid AS BIGINT) AS pid, TRY_CAST(e.tid AS BIGINT) AS tid,
-                 trace_ts_ns(e.ts) AS start_ns,
-                 coalesce(CAST(round(TRY_CAST(e.dur AS DOUBLE) * 1000) AS BIGINT), 0) AS dur_ns,
-                 p.pname, t.tname, e.args
-          FROM ev e
-          LEFT JOIN procs p ON p.pid = e.pid
-          LEFT JOIN threads t ON t.pid = e.pid AND t.tid = e.tid
-          WHERE e.ph IN ('X', 'i', 'I') AND e.ts IS NOT NULL AND trace_ts_ns(e.ts) IS NOT NULL)"""
+    FROM (SELECT e.idx, e.ph, e.name, e.cat, e.pid_text, e.tid_text,
+                 TRY_CAST(e.pid_text AS BIGINT) AS pid, TRY_CAST(e.tid_text AS BIGINT) AS tid,
+                 e.start_ns, e.dur_ns, p.pname, t.tname, e.ha9, e.args
+          FROM tr_x e
+          LEFT JOIN procs p ON p.pid = e.pid_text
+          LEFT JOIN threads t ON t.pid = e.pid_text AND t.tid = e.tid_text)"""
 
 _SLICES = """CREATE OR REPLACE TABLE x AS
     SELECT idx, ph, name, cat, pid_text, tid_text, pid, tid, start_ns, dur_ns, pname, tname, args_text FROM xf"""
@@ -113,16 +113,57 @@ _HOST = f"""CREATE OR REPLACE TABLE host AS
            ha[3] AS a_input_dims, ha[4] AS a_input_type, ha[5] AS a_call_stack
     FROM xf WHERE {_IS_HOST}"""
 
-_FLOW = """CREATE OR REPLACE TABLE flow AS
+_FLOW_COLS = "idx BIGINT, ph VARCHAR, cat VARCHAR, name VARCHAR, id VARCHAR, pid BIGINT, tid BIGINT, ts_ns BIGINT"
+_FLOW = """INSERT INTO flow
     SELECT idx, ph, cat, name, id, TRY_CAST(pid AS BIGINT) AS pid, TRY_CAST(tid AS BIGINT) AS tid,
            trace_ts_ns(ts) AS ts_ns
-    FROM ev WHERE ph IN ('s', 'f', 't') AND id IS NOT NULL"""
+    FROM {v} WHERE ph IN ('s', 'f', 't') AND id IS NOT NULL"""
+
+
+def start_split(con) -> None:
+    """Create the empty tables :func:`take_piece` appends to."""
+    con.execute("CREATE OR REPLACE TABLE tr_meta (pid VARCHAR, tid VARCHAR, name VARCHAR, value VARCHAR)")
+    con.execute("CREATE OR REPLACE TABLE tr_x (idx BIGINT, ph VARCHAR, name VARCHAR, cat VARCHAR, "
+                "pid_text VARCHAR, tid_text VARCHAR, start_ns BIGINT, dur_ns BIGINT, ha9 VARCHAR[], args JSON)")
+    con.execute("CREATE OR REPLACE TABLE tr_c (idx BIGINT, pid VARCHAR, name VARCHAR, ts_ns BIGINT, args JSON)")
+    con.execute(f"CREATE OR REPLACE TABLE flow ({_FLOW_COLS})")
+
+
+def take_piece(con, view: str) -> None:
+    """Copy what the import needs out of one piece of the trace (``view``: its raw events)."""
+    con.execute(f"""INSERT INTO tr_meta SELECT pid, tid, name, args->>'name' FROM {view}
+                    WHERE ph = 'M' AND name IN ('process_name', 'thread_name')""")
+    con.execute(_PIECE_SLICES.format(v=view))
+    con.execute(f"""INSERT INTO tr_c SELECT idx, pid, name, trace_ts_ns(ts), args FROM {view}
+                    WHERE ph = 'C'""")
+    con.execute(_FLOW.format(v=view))
+
+
+# framework slices get their host keys (and, for the odd one in a CANN process, the CANN keys)
+# extracted here: they are most of the file's bytes, and their args JSON is not kept
+_PIECE_SLICES = f"""INSERT INTO tr_x
+    SELECT idx, ph, name, cat, pid, tid, start_ns,
+           coalesce(CAST(round(TRY_CAST(dur AS DOUBLE) * 1000) AS BIGINT), 0) AS dur_ns,
+           CASE WHEN host THEN json_extract_string(args, {_keys(HOST_KEYS + CANN_KEYS)}) END AS ha9,
+           CASE WHEN NOT host THEN args END AS args
+    FROM (SELECT *, trace_ts_ns(ts) AS start_ns, coalesce(cat IN {HOST_CATEGORIES}, false) AS host FROM {{v}}
+          WHERE ph IN ('X', 'i', 'I') AND ts IS NOT NULL)
+    WHERE start_ns IS NOT NULL"""
+
+
+def finish_split(con) -> None:
+    """Create the working tables from the pieces' tables (one pass each; no Python per event)."""
+    for sql in (_PROCS, _THREADS, "DROP TABLE tr_meta", _SLICES_FULL, "DROP TABLE tr_x", _SLICES, _HW, _HCCL_OP,
+                _PLANE, _CANN, _HOST):
+        con.execute(sql)
+    con.execute("DROP TABLE xf")
 
 
 def build_counters(con) -> None:
     """Working table ``counters_t`` (every column of ``counters`` but ``device``), built right
-    after :func:`split_trace` so that ``ev`` can be dropped before the rest of the import."""
+    after :func:`finish_split`; ``tr_c`` is dropped then."""
     con.execute("CREATE OR REPLACE TABLE counters_t AS SELECT * EXCLUDE (device) FROM (" + _counters_query() + ")")
+    con.execute("DROP TABLE IF EXISTS tr_c")
 
 
 def counters_sql(device: int | None) -> str:
@@ -144,8 +185,8 @@ def _counters_query() -> str:
     """
     dev = "NULL"
     return f"""WITH c AS (
-        SELECT e.idx, coalesce(p.pname, e.pid) AS track, e.name, trace_ts_ns(e.ts) AS ts_ns, e.args
-        FROM ev e LEFT JOIN procs p ON p.pid = e.pid WHERE e.ph = 'C'),
+        SELECT e.idx, coalesce(p.pname, e.pid) AS track, e.name, e.ts_ns, e.args
+        FROM tr_c e LEFT JOIN procs p ON p.pid = e.pid),
       kv AS (SELECT c.*, k AS key, json_type(args->k) AS jt, args->>k AS v
              FROM c, unnest(json_keys(args)) AS t(k)),
       ids AS (SELECT idx, string_agg(key || ' ' || v, ', ' ORDER BY key) AS id_text FROM kv

@@ -71,8 +71,13 @@ def duck(threads: int = 2, memory_limit: int | None = None) -> "duckdb.DuckDBPyC
                                              "memory_limit": f"{max(int(memory_limit), 256 << 20) // (1 << 20)}MB",
                                              "temp_directory": tmp})
     weakref.finalize(con, shutil.rmtree, tmp, True)
-    # DuckDB draws its own progress bar on stderr for long queries: never in a user's terminal
-    con.execute("SET enable_progress_bar = false")
+    # DuckDB draws its own progress bar on stderr for long queries: never in a user's terminal.
+    # Inside a Jupyter kernel without ipywidgets DuckDB refuses the setting itself (its bar is
+    # off there anyway), so a refusal must not stop the import.
+    try:
+        con.execute("SET enable_progress_bar = false")
+    except duckdb.Error:
+        pass
     for m in MACROS:
         con.execute(m)
     return con

@@ -13,6 +13,7 @@ from tornado.httpserver import HTTPServer
 from tornado.ioloop import IOLoop
 from tornado.netutil import bind_sockets
 import threading
+from concurrent.futures import ThreadPoolExecutor
 
 import profinsight
 from profinsight.server import make_app
@@ -59,6 +60,13 @@ def server(fixtures, tmp_path_factory):
 
 
 def fetch(server, path, token=TOKEN, raw=False, headers=None):
+    """GET on a worker thread: a synchronous HTTPClient runs its own event loop, which cannot
+    start in a thread where one already runs (Playwright's, when the browser tests ran first)."""
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(_fetch, server, path, token, raw, headers).result()
+
+
+def _fetch(server, path, token=TOKEN, raw=False, headers=None):
     client = HTTPClient()
     h = dict(headers or {})
     if token:
@@ -181,6 +189,21 @@ def test_slices_route_exact_and_arrow(server):
     assert code == 200 and r.headers["Content-Type"] == "application/vnd.apache.arrow.stream"
     t = pa.ipc.open_stream(r.body).read_all()
     assert t.num_rows == d["rows"] and t.schema.metadata[b"origin_ns"] == tree["origin_ns"].encode()
+    import pyarrow.compute as pc
+    # the JSON shape: one name dictionary per answer, codes per row, source per track, id -1 and
+    # merged 1 on merged rows; decoded, it is the Arrow answer row for row
+    assert set(d) == {"origin_ns", "start_ns", "end_ns", "width", "px_ns", "rows", "names", "tracks"}
+    assert len(d["names"]) == len(set(d["names"]))
+    for tid, c in d["tracks"].items():
+        assert set(c) == {"source", "depth", "name", "start_ns", "dur_ns", "id", "count", "merged"}
+        assert c["source"] == "device_task"
+        want = t.filter(pc.equal(t.column("track"), tid)).to_pylist()
+        got = [{"depth": c["depth"][i], "name": d["names"][c["name"][i]], "start_ns": c["start_ns"][i] + origin,
+                "dur_ns": c["dur_ns"][i], "id": None if c["merged"][i] else c["id"][i], "count": c["count"][i],
+                "merged": bool(c["merged"][i]), "source": None if c["merged"][i] else c["source"]} for i in range(len(c["id"]))]
+        assert got == [{k: w[k] for k in got[0]} for w in want]
+        assert all(c["id"][i] == -1 for i in range(len(c["id"])) if c["merged"][i])
+        assert set(c["merged"]) <= {0, 1}
     for bad in ("start=0&end=10&width=0&tracks=r0/stream/2", "start=10&end=0&tracks=r0/stream/2",
                 "start=x&end=10&tracks=r0/stream/2", "start=0&end=10&tracks=r0/stream/77", "start=0&end=10",
                 "start=0&end=10&tracks=r0/stream/2&format=xml"):
@@ -224,6 +247,14 @@ def test_script_names_escaped(server):
     assert r.headers["X-Content-Type-Options"] == "nosniff"
     hits = json.loads(r.body)["hits"]
     assert hits and hits[0]["name"] == EVIL
+    # the slices answer sends names once, in its dictionary: escaped there too
+    tree = fetch(server, "/api/profiles/evil_trace.json/timeline/tracks")[1]
+    ids = ",".join(t["id"] for u in tree["ranks"][0]["units"] for t in u["tracks"] if t["kind"] == "slice")
+    code, r = fetch(server, f"/api/profiles/evil_trace.json/timeline/slices?start=0&end={tree['end_ns'] + 1}"
+                    f"&width=20000&tracks={ids}", raw=True)
+    assert code == 200 and b"<script>" not in r.body and b"\\u003cscript\\u003e" in r.body
+    d = json.loads(r.body)
+    assert EVIL in d["names"] and d["names"].count(EVIL) == 1
     code, page = fetch(server, "/", raw=True)
     assert code == 200 and b"<script>" not in page.body
 
@@ -259,3 +290,40 @@ def test_make_handlers_base_url(server):
     routes = make_handlers(ProfileStore(), base_url="/user/alice/profinsight")
     assert routes[0][0] == "/user/alice/profinsight/api/profiles/?"
     assert all(r[0].startswith("/user/alice/profinsight/api/") for r in routes)
+
+
+def test_compare_route(server, fixtures):
+    """The served profiles compared: the JSON of `profinsight compare --format json`, runs named by id."""
+    code, d = fetch(server, "/api/compare?base=rank0_ascend_pt&others=rank0_ascend_pt")
+    assert code == 200
+    assert [r["name"] for r in d["runs"]] == ["rank0_ascend_pt", "rank0_ascend_pt#1"]
+    ref = profinsight.compare(server["prof"], server["prof"], names=["rank0_ascend_pt", "rank0_ascend_pt#1"]).to_dict()
+    assert d["steps"][0]["step_us"] == pytest.approx(ref["steps"][0]["step_us"])
+    assert set(d) == set(ref) and list(d["waterfalls"]) == list(ref["waterfalls"])
+    (wf,) = d["waterfalls"].values()
+    assert sum(r["delta_us"] for r in wf if r["in_step"]) == pytest.approx(0.0, abs=1e-6)
+    code, two = fetch(server, "/api/compare?base=rank0_ascend_pt&others=evil_trace.json")
+    assert code == 200 and [r["name"] for r in two["runs"]] == ["rank0_ascend_pt", "evil_trace.json"]
+    for bad, status in (("", 400), ("?base=rank0_ascend_pt", 400), ("?others=rank0_ascend_pt", 400),
+                        ("?base=rank0_ascend_pt&others=nope", 404), ("?base=..&others=rank0_ascend_pt", 404)):
+        code, e = fetch(server, "/api/compare" + bad)
+        assert code == status and e["error"] and e["fix"], bad
+    assert fetch(server, "/api/compare?base=rank0_ascend_pt&others=rank0_ascend_pt", token=None)[0] == 401
+
+
+def test_advise_findings_carry_a_timeline_window(server):
+    """Every finding says where to look: absolute ns of a window the viewer can jump to."""
+    code, d = fetch(server, P + "/analyses/advise?lang=en")
+    assert code == 200
+    found = [r for r in d["rows"] if r["severity"] != "not_applicable"]
+    assert found
+    steps = server["prof"].table("steps")
+    step = (int(steps["device_start_ns"][0]), int(steps["device_end_ns"][0]))
+    ref = {r["rule"]: r["evidence"] for _, r in server["prof"].advise(lang="en").iterrows()}
+    for r in found:
+        w = ref[r["rule"]]["window"]
+        assert w["rank"] == 0 and step[0] <= w["start_ns"] < w["end_ns"] <= step[1], r["rule"]
+        assert r["evidence"]["window"]["rank"] == 0
+    gaps = ref["idle_gaps"]["longest_gaps"][0]
+    assert (ref["idle_gaps"]["window"]["start_ns"], ref["idle_gaps"]["window"]["end_ns"]) == (gaps["start_ns"], gaps["end_ns"])
+    assert (ref["communication_overlap"]["window"]["start_ns"], ref["communication_overlap"]["window"]["end_ns"]) == step

@@ -143,3 +143,202 @@ def test_bad_windows_refused(prof):
         tl.slices(prof, 0, 5, ["r0/stream/99"], 100)
     with pytest.raises(ProfileError):
         tl.slices(prof, 0, 5, ["r0/stream/2"], 0)
+
+
+# --- level-of-detail tables: exact against a plain scan ---------------------------------------
+def _scan(start, dur, s, e, px):
+    """What a window answer must hold, computed row by row: (rows >= 1 px, merged rows' count)."""
+    import numpy as np
+    ov = (start < e) & (start + dur > s)
+    return int((ov & (dur >= px)).sum()), int(ov.sum()), int(dur[ov].sum())
+
+
+def _synthetic_track(n=30_000, seed=1):
+    import numpy as np
+    rng = np.random.default_rng(seed)
+    start = np.sort(rng.integers(0, 10 ** 9, n))
+    dur = rng.integers(0, 10 ** 5, n)
+    dur[::997] = 5 * 10 ** 7          # a few long slices that reach far into later windows
+    dur[::13] = rng.integers(10 ** 5, 10 ** 7, len(dur[::13]))
+    order = np.lexsort((-dur, start))
+    start, dur = start[order], dur[order]
+    depth = rng.integers(0, 3, n).astype(np.int32)
+    return start, dur, depth, np.arange(n), rng.integers(0, 50, n).astype(np.int32)
+
+
+@pytest.mark.parametrize("window", [(0, 1_100_000_000, 1600), (300_000_000, 600_000_000, 1000),
+                                    (123_456_789, 133_456_789, 800), (500_000_000, 500_100_000, 1000),
+                                    (999_000_000, 1_000_500_000, 3), (-50, 10 ** 8, 20)])
+def test_lod_slices_exact(window):
+    """Every overlapping slice is counted once, slices >= 1 px come whole, merged rows span what
+    they hold, and summary levels were actually used for the coarse windows."""
+    import numpy as np
+    from profinsight.timeline import lod
+    start, dur, depth, ids, names = _synthetic_track()
+    tr = lod.SliceTrack(start, dur, depth, ids, names, 0)
+    assert tr.levels and len(tr.l_start)
+    s, e, w = window
+    px = (e - s) / w
+    r = tr.query(s, e, px, w)
+    whole, total, total_ns = _scan(start, dur, s, e, px)
+    assert int(r["count"].sum()) == total and int(r["total_ns"].sum()) == total_ns
+    assert int((~r["merged"]).sum()) == whole
+    assert (r["dur_ns"][~r["merged"]] >= px).all()
+    # a merged row spans exactly slices that overlap the window (no slice outside it)
+    m = r["merged"]
+    assert (r["start_ns"][m] < e).all() and (r["start_ns"][m] + r["dur_ns"][m] > s).all()
+    # bounded: at most one merged row per (depth, pixel)
+    pix = np.floor((r["start_ns"][m] - s) / px).astype(int)
+    assert len(set(zip(r["depth"][m].tolist(), pix.tolist()))) == int(m.sum())
+    # whole rows are the real rows (ids and names kept)
+    k = ~r["merged"]
+    assert (names[r["id"][k]] == r["name"][k]).all() and (start[r["id"][k]] == r["start_ns"][k]).all()
+
+
+def test_lod_levels_are_used_and_small():
+    from profinsight.timeline import lod
+    start, dur, depth, ids, names = _synthetic_track(200_000, seed=3)
+    tr = lod.SliceTrack(start, dur, depth, ids, names, 0)
+    assert sum(lv.size for lv in tr.levels) <= len(start)
+    picked = [lv.b for lv in tr.levels if lv.b <= 10 ** 9 / 1000]
+    assert picked  # a zoomed-out window at 1000 px is answered from a level, not a scan
+    r = tr.query(0, 10 ** 9, 10 ** 6, 1000)
+    assert int(r["count"].sum()) == 200_000 and len(r["start_ns"]) < 20_000
+
+
+@pytest.mark.parametrize("window", [(0, 10 ** 9, 7), (0, 10 ** 9, 1600), (250_000_123, 250_900_000, 300),
+                                    (10 ** 9 - 10, 2 * 10 ** 9, 50)])
+def test_lod_counters_keep_peaks(window):
+    import numpy as np
+    from profinsight.timeline import lod
+    rng = np.random.default_rng(7)
+    ts = np.sort(rng.integers(0, 10 ** 9, 100_000))
+    val = rng.normal(0, 1, len(ts))
+    val[54_321] = 1e6   # a one-sample spike must survive every zoom level
+    val[12_345] = -1e6
+    tr = lod.CounterTrack(ts, val, 0)
+    assert tr.levels
+    s, e, w = window
+    r = tr.query(s, e, (e - s) / w, w)
+    sel = (ts >= s) & (ts < e)
+    assert int(r["count"].sum()) == int(sel.sum())
+    assert len(r["start_ns"]) <= w
+    if sel.any():
+        assert r["max"].max() == val[sel].max() and r["min"].min() == val[sel].min()
+        assert r["last"][-1] == val[sel][-1] and r["end_ns"][-1] == ts[sel][-1] and r["start_ns"][0] == ts[sel][0]
+
+
+def test_lod_on_fixture_matches_scan(prof, monkeypatch):
+    """The real host thread with levels forced on (thresholds lowered) answers like a scan."""
+    from profinsight.timeline import index as tlindex, lod
+    monkeypatch.setattr(lod, "SMALL_TRACK", 16)
+    monkeypatch.setattr(lod, "RAW_ROWS", 8)
+    monkeypatch.setattr(lod, "LEVEL0_NS", 256)
+    idx = tlindex.TimelineIndex(prof, cache=False)  # levels built with the lowered thresholds
+    tid = "r0/thread/3096504.3096504"
+    tr = idx.slice_tracks[tid]
+    assert tr.levels
+    rows = prof.sql("select start_ns, dur_ns from host_ops where thread = 3096504 and start_ns is not null")
+    start, dur = rows["start_ns"].astype("int64").to_numpy(), rows["dur_ns"].fillna(0).astype("int64").to_numpy()
+    s0, e0 = int(start.min()), int((start + dur).max()) + 1
+    span = e0 - s0
+    for a, b, w in [(0, 1, 1600), (0.25, 0.5, 1600), (0.4, 0.41, 400), (0.1, 0.9, 37)]:
+        s, e = s0 + int(span * a), s0 + int(span * b)
+        r = tr.query(s, e, (e - s) / w, w)
+        whole, total, total_ns = _scan(start, dur, s, e, (e - s) / w)
+        assert int(r["count"].sum()) == total and int((~r["merged"]).sum()) == whole
+        assert int(r["total_ns"].sum()) == total_ns
+
+
+def test_flow_ends_are_separate_objects(prof):
+    """The HTTP layer shifts each end to origin-relative time in place: a shared selection dict
+    would be shifted once per arrow."""
+    link = prof.sql("select host_op_id from launches where host_op_id is not null group by 1 "
+                    "having count(*) > 1 limit 1")
+    f = tl.flows(prof, "host_op", 0, int(link["host_op_id"][0]))
+    ends = [x["from"] for x in f["flows"]] + [f["selection"]]
+    assert len({id(e) for e in ends}) == len(ends)
+
+
+# --- the persisted index ----------------------------------------------------------------------
+def _entry(p):
+    (r,) = p._ranks
+    return r.parquet_path
+
+
+def _same_answers(a, b, tree):
+    ids = [t["id"] for t in a.tracks if t["kind"] == "slice"]
+    s0, e0 = tree["start_ns"], tree["end_ns"] + 1
+    for lo, hi, w in [(0, 1, 1600), (0.3, 0.31, 400), (0.5, 0.9, 37)]:
+        s, e = s0 + int((e0 - s0) * lo), s0 + int((e0 - s0) * hi)
+        for t in ids:
+            x, y = a.slice_tracks[t].query(s, e, (e - s) / w, w), b.slice_tracks[t].query(s, e, (e - s) / w, w)
+            assert all((x[k] == y[k]).all() for k in x), t
+            assert (a.names_of[t][x["name"]] == b.names_of[t][y["name"]]).all()
+    for t in [t["id"] for t in a.tracks if t["kind"] == "counter"]:
+        x, y = a.counter_tracks[t].query(s0, e0, (e0 - s0) / 50, 50), b.counter_tracks[t].query(s0, e0, (e0 - s0) / 50, 50)
+        assert all((x[k] == y[k]).all() for k in x), t
+
+
+def test_index_persisted_in_the_cache_entry_and_reused(prof, monkeypatch):
+    """A second index of a cached profile (as in a new process) is read from the cache entry,
+    not rebuilt, and answers exactly like one built in memory."""
+    from profinsight.timeline import index as tlindex, persist
+    tl.tracks(prof)
+    folder = _entry(prof) / persist.folder_name()
+    assert {p.name for p in folder.iterdir()} == {"index.json", "arrays.bin", "slices.parquet"}
+    assert not list(_entry(prof).glob(".tmp-*"))
+
+    def no_build(*a):
+        raise AssertionError("rebuilt although a current copy is in the cache")
+    monkeypatch.setattr(tlindex, "build_rank", no_build)
+    again = tlindex.TimelineIndex(prof)
+    monkeypatch.undo()
+    fresh = tlindex.TimelineIndex(prof, cache=False)
+    assert again.tracks == fresh.tracks and again.origin_ns == fresh.origin_ns
+    _same_answers(again, fresh, tl.tracks(prof))
+
+
+def test_index_version_change_rebuilds(prof, monkeypatch):
+    from profinsight.timeline import index as tlindex, persist
+    tl.tracks(prof)
+    built = []
+    real = tlindex.build_rank
+    monkeypatch.setattr(tlindex, "build_rank", lambda *a: built.append(1) or real(*a))
+    monkeypatch.setattr(tlindex, "TIMELINE_VERSION", tlindex.TIMELINE_VERSION + 100)
+    idx = tlindex.TimelineIndex(prof)
+    assert built == [1]
+    names = sorted(p.name for p in _entry(prof).iterdir() if p.name.startswith(persist.PREFIX))
+    assert names == [persist.folder_name()]  # the older version was removed
+    tlindex.TimelineIndex(prof)
+    assert built == [1]
+    assert idx.tracks == tlindex.TimelineIndex(prof, cache=False).tracks
+
+
+def test_interrupted_write_leaves_no_index(prof, monkeypatch):
+    """A write that fails half-way leaves neither a partial index nor its temporary folder, and
+    the index still works from memory."""
+    import pyarrow.parquet as pq
+    from profinsight.timeline import index as tlindex, persist
+    monkeypatch.setattr(tlindex, "TIMELINE_VERSION", tlindex.TIMELINE_VERSION + 200)
+
+    def full_disk(*a, **k):
+        raise OSError(28, "No space left on device")
+    monkeypatch.setattr(pq, "write_table", full_disk)
+    idx = tlindex.TimelineIndex(prof)
+    assert not (_entry(prof) / persist.folder_name()).exists()
+    assert not list(_entry(prof).glob(".tmp-*"))
+    assert idx.parts[0].rows is not None and idx.slice_table()
+    assert tl.search(prof, "matmul", 3)["total"] > 0
+
+
+def test_search_view_is_lazy_and_reads_the_parquet(prof):
+    from profinsight.timeline import index as tlindex
+    tl.tracks(prof)
+    idx = tlindex.TimelineIndex(prof)
+    assert idx._table is None  # opening the timeline makes no DuckDB copy
+    name = idx.slice_table()
+    sql = prof.connection().sql(f"select sql from duckdb_views() where view_name = '{name}'").fetchall()[0][0]
+    assert "read_parquet" in sql and "slices.parquet" in sql
+    n = prof.connection().sql(f"select count(*) from {name}").fetchall()[0][0]
+    assert n == sum(t["rows"] for t in idx.tracks if t["kind"] == "slice")

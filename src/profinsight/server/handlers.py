@@ -21,7 +21,7 @@ from ..display import payload
 from ..errors import ProfileError, UnknownTable
 from ..schema import TABLES
 from .store import ProfileStore
-from .wire import ARROW_MIME, arrow_stream, by_track, dumps
+from .wire import ARROW_MIME, arrow_stream, dumps
 
 ENGINE = ThreadPoolExecutor(max_workers=1, thread_name_prefix="profinsight-engine")
 MAX_TABLE_ROWS = 10_000
@@ -97,7 +97,21 @@ class ApiHandler(tornado.web.RequestHandler):
 class ProfilesHandler(ApiHandler):
     async def get(self):
         ids = await self.engine(self.store.refresh) if getattr(self.store, "root", None) else self.store.ids()
-        self.send_json({"profiles": [await self.engine(self.store.describe, pid) for pid in ids]})
+        load = self.get_query_argument("load", "1") != "0"  # load=0: list without loading anything
+        self.send_json({"profiles": [await self.engine(self.store.describe, pid, load) for pid in ids]})
+
+
+class RunsHandler(ApiHandler):
+    """The cheap listing (the JupyterLab sidebar): runs as discovery sees them, with a doctor
+    status, never importing one.  ``?refresh=1`` scans again; ``?under=REL`` lists only the runs
+    under one root-relative folder or file (the file browser's "open" asks this).  It runs on
+    its own thread, not the engine's, so the sidebar answers while a profile is being imported."""
+
+    async def get(self):
+        refresh = self.get_query_argument("refresh", "0") not in ("0", "", "false")
+        under = self.get_query_argument("under", None)
+        self.send_json(await IOLoop.current().run_in_executor(
+            None, lambda: self.store.runs(refresh=refresh, under=under)))
 
 
 class ProfileHandler(ApiHandler):
@@ -168,6 +182,26 @@ class AnalysisHandler(ApiHandler):
         self.send_json(payload(df, a, params))
 
 
+class CompareHandler(ApiHandler):
+    """``?base=ID&others=ID[,ID]``: the served profiles compared, in the JSON form of
+    ``profinsight compare --format json`` (:meth:`Comparison.to_dict`); runs are named by id."""
+
+    async def get(self):
+        base = self.get_query_argument("base", "")
+        others = self.list_arg("others")
+        if not base or not others:
+            raise ProfileError("compare needs a baseline and at least one other profile",
+                               fix="GET api/compare?base=ID&others=ID[,ID]; ids come from GET /api/profiles")
+        ids = [base, *others]
+        profiles = [await self.engine(self.store.get, pid) for pid in ids]
+        self.send_json(await self.engine(_compare, profiles, ids))
+
+
+def _compare(profiles, names) -> dict:
+    from ..comparison import compare
+    return compare(*profiles, names=names).to_dict()
+
+
 # --- timeline -------------------------------------------------------------------------
 class TimelineHandler(ApiHandler):
     async def profile_and_origin(self, pid):
@@ -204,26 +238,32 @@ class TracksHandler(TimelineHandler):
 class SlicesHandler(TimelineHandler):
     async def get(self, pid):
         profile, origin, s, e, ids, width = await self.window(pid)
-        table = await self.engine(timeline.slices, profile, s, e, ids, width)
+        arrow = self.wants_arrow()
+        timeline.check_window(s, e, width)
         meta = {"origin_ns": str(origin), "start_ns": s - origin, "end_ns": e - origin, "width": width,
-                "px_ns": (e - s) / width, "rows": table.num_rows}
-        if self.wants_arrow():
-            return self.send_arrow(table, **meta)
-        self.send_json({**meta, "tracks": await self.engine(by_track, table, origin)})
+                "px_ns": (e - s) / width}
+        if arrow:
+            table = await self.engine(timeline.slices, profile, s, e, ids, width)
+            return self.send_arrow(table, **meta, rows=table.num_rows)
+        # numpy columns straight to JSON: building Python lists per row costs more than the query
+        body = await self.engine(_slices_answer, profile, s, e, ids, width, meta, origin)
+        self.set_header("Content-Type", "application/json; charset=UTF-8")
+        self.finish(body)
 
 
 class CountersHandler(TimelineHandler):
     async def get(self, pid):
         profile, origin, s, e, ids, width = await self.window(pid)
-        buckets, before = await self.engine(timeline.counters, profile, s, e, ids, width)
+        arrow = self.wants_arrow()
+        timeline.check_window(s, e, width)
         meta = {"origin_ns": str(origin), "start_ns": s - origin, "end_ns": e - origin, "width": width,
-                "px_ns": (e - s) / width, "rows": buckets.num_rows}
-        if self.wants_arrow():
-            return self.send_arrow(buckets, **meta)
-        tracks = by_track(buckets, origin, time_cols=("start_ns", "end_ns"))
-        for track, ts, value in zip(*(before.column(c).to_pylist() for c in ("track", "ts_ns", "value"))):
-            tracks.setdefault(track, {})["before"] = {"ts_ns": ts - origin, "value": value}
-        self.send_json({**meta, "tracks": tracks})
+                "px_ns": (e - s) / width}
+        if arrow:
+            buckets, before = await self.engine(timeline.counters, profile, s, e, ids, width)
+            return self.send_arrow(buckets, **meta, rows=buckets.num_rows)
+        body = await self.engine(_counters_answer, profile, s, e, ids, width, meta, origin)
+        self.set_header("Content-Type", "application/json; charset=UTF-8")
+        self.finish(body)
 
 
 class FlowsHandler(TimelineHandler):
@@ -257,6 +297,55 @@ class DetailsHandler(TimelineHandler):
         self.send_json({"origin_ns": str(origin), **out})
 
 
+def _slices_answer(profile, s, e, ids, width, meta, origin) -> bytes:
+    # query and encoding in one engine call: one hop through the engine's queue, not two
+    return _slices_json(meta, timeline.slice_columns(profile, s, e, ids, width, True), origin)
+
+
+def _counters_answer(profile, s, e, ids, width, meta, origin) -> bytes:
+    return _counters_json(meta, timeline.counter_columns(profile, s, e, ids, width), origin)
+
+
+def _slices_json(meta: dict, tracks: dict, origin: int) -> bytes:
+    """The columnar slices answer (docs/server.md) from numpy columns.
+
+    Names travel once per answer in ``names`` and per row as an index into it: the same few
+    hundred op names repeat over tens of thousands of rows, and encoding text per row was most
+    of the time of a large answer.  ``source`` is per track (one table per track), ``id`` is -1
+    on merged rows, ``merged`` is 0/1; ``total_ns`` is left out (the page does not use it)."""
+    import numpy as np
+    names: dict[str, int] = {}
+    out, rows = {}, 0
+    for tid, c in tracks.items():
+        merged = c["merged"]
+        rows += len(merged)
+        used, inverse = np.unique(c["name"], return_inverse=True)
+        mine = np.fromiter((names.setdefault(x, len(names)) for x in c["names"][used].tolist()), np.int32, len(used))
+        out[tid] = {"source": c["source"], "depth": c["depth"], "name": mine[inverse.reshape(-1)],
+                    "start_ns": c["start_ns"] - origin, "dur_ns": c["dur_ns"], "id": c["id"], "count": c["count"],
+                    "merged": merged.view(np.uint8)}
+    # Only the names can hold text that needs HTML escaping (track ids are built from numbers
+    # and hashes, sources are ours): escape them alone instead of scanning the whole multi-MB
+    # answer three times.  Track ids are checked all the same (a handful of strings).
+    if any(ch in tid for tid in out for ch in "<>&"):
+        return dumps({"names": list(names), **meta, "rows": rows, "tracks": out})
+    import orjson
+    body = orjson.dumps({**meta, "rows": rows, "tracks": out}, option=orjson.OPT_SERIALIZE_NUMPY)
+    return b'{"names":' + dumps(list(names)) + b"," + body[1:]
+
+
+def _counters_json(meta: dict, tracks: dict, origin: int) -> bytes:
+    out, rows = {}, 0
+    for tid, c in tracks.items():
+        rows += len(c["start_ns"])
+        t = {k: c[k] for k in ("min", "max", "last", "count")}
+        t["start_ns"], t["end_ns"] = c["start_ns"] - origin, c["end_ns"] - origin
+        if c["before"] is not None:
+            t["before"] = {"ts_ns": c["before"][0] - origin, "value": c["before"][1]}
+        out[tid] = t
+    return dumps({**meta, "rows": rows, "tracks": out})
+
+
 def _relative(row: dict, origin: int) -> None:
     if row.get("start_ns") is not None:
         row["start_ns"] -= origin
@@ -265,6 +354,8 @@ def _relative(row: dict, origin: int) -> None:
 ROUTES = [
     (r"api/profiles", ProfilesHandler),
     (r"api/messages", MessagesHandler),
+    (r"api/runs", RunsHandler),
+    (r"api/compare", CompareHandler),
     (r"api/profiles/([^/]+)", ProfileHandler),
     (r"api/profiles/([^/]+)/status", StatusHandler),
     (r"api/profiles/([^/]+)/tables/([^/]+)", TableHandler),

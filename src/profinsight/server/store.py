@@ -10,6 +10,13 @@ profiles under that folder, named by their path relative to it (``runs/job1``): 
 checked before anything is opened -- relative, no ``..``, no hidden component, and the resolved
 path (symlinks followed) and every file of the run must stay inside ``root`` -- else 404.
 Without ``root`` (``profinsight serve``) nothing changes.
+
+:meth:`ProfileStore.runs` is the cheap listing behind ``GET api/runs`` (the JupyterLab sidebar):
+what discovery saw (format, level, ranks, size on disk, whether the cache is warm) and a doctor
+status from the discovery notes and the cached ranks' diagnostics -- it never imports a profile,
+so a root with many large runs lists in the time it takes to walk the folders.  The scan is kept
+until a refresh, bounded in depth and folder count, and skips hidden folders, ``node_modules``,
+``__pycache__``, ``site-packages`` and virtual environments.
 """
 from __future__ import annotations
 
@@ -19,11 +26,16 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .. import diagnostics as dg
 from ..discovery import Run, discover
 from ..errors import NotAProfile, ProfileError, UnknownTable
 
 _SLUG = re.compile(r"[^A-Za-z0-9_.-]+")
 ROOT_ID = ":root"  # root mode: the id of a run that is the root folder itself (no path starts with ':')
+#: folders the listing scan never enters (besides hidden ones and virtual environments)
+SCAN_SKIP = frozenset({"node_modules", "__pycache__", "site-packages", "dist-packages", "bower_components"})
+#: at most this many folders are listed per scan (a home folder as Jupyter root stays cheap)
+SCAN_MAX_DIRS = 20_000
 
 
 @dataclass
@@ -49,6 +61,7 @@ class ProfileStore:
         self.prefer = prefer
         self.root = None if root is None else Path(root).expanduser().resolve()
         self._lock = threading.Lock()
+        self._scan: dict | None = None  # root mode: the last listing (see runs())
         for path in paths:
             for run in discover(path, prefer=prefer):
                 self.add(run)
@@ -105,13 +118,16 @@ class ProfileStore:
                 "done": e.done, "total": e.total or len(e.run.sources),
                 "elapsed_s": round(end - e.started, 3) if e.started is not None else 0.0}
 
-    def describe(self, pid: str) -> dict:
+    def describe(self, pid: str, load: bool = True) -> dict:
         """What the profiles route lists for ``pid``: id, path, format, level, ranks, steps,
-        diagnostics (loading the profile if needed)."""
+        diagnostics (loading the profile if needed).  ``load=False`` never starts a load: a
+        profile not loaded yet is described from discovery alone (``loaded: False``)."""
         e = self.entry(pid)
         out = {"id": pid, "path": str(e.run.root), "format": e.run.format, "level": e.run.level,
                "ranks": [r for r in e.run.ranks if r is not None], "steps": [], "diagnostics": [],
                "loaded": False, "error": None}
+        if not load and e.profile is None and e.error is None:
+            return out
         try:
             p = self.get(pid)
         except ProfileError as exc:
@@ -188,3 +204,189 @@ class ProfileStore:
             for run in runs:
                 self._add_rel(run)
         return self.ids()
+
+    # --- the cheap listing (GET api/runs) ---------------------------------------------------
+    def runs(self, *, refresh: bool = False, under: str | None = None) -> dict:
+        """The runs to list, without importing any: ``{runs: [...], problems: [...], truncated,
+        scanned_at, elapsed_s}``.  Root mode scans the root (kept until ``refresh``) or, with
+        ``under`` (a root-relative folder or file), only that part (not kept).  Without a root
+        the served entries are listed."""
+        if self.root is None:
+            if under:
+                raise UnknownTable(f"no folder {under!r}: this server has no root folder",
+                                   fix="ids come from GET api/runs")
+            return {"runs": [self._run_entry(pid, self._entries[pid].run) for pid in self.ids()],
+                    "problems": [], "truncated": False, "scanned_at": time.time(), "elapsed_s": 0.0}
+        if under:
+            top = self._checked_target(under)
+            return self._scan_under(top)
+        with self._lock:
+            cached = self._scan
+        if cached is not None and not refresh:
+            out = dict(cached)
+            out["runs"] = [self._refresh_status(r) for r in cached["runs"]]
+            return out
+        out = self._scan_under(self.root, replace=refresh)
+        with self._lock:
+            self._scan = out
+        return out
+
+    def relative_id(self, path: str | Path) -> str:
+        """Root mode: the id (root-relative path) of an absolute ``path`` inside the root, e.g.
+        a profile a notebook kernel loaded; 404 (:class:`UnknownTable`) when it is outside."""
+        refuse = UnknownTable(f"{path} is not under the Jupyter root",
+                              fix="open profiles that live under the folder Jupyter was started in")
+        if self.root is None or not str(path) or "\x00" in str(path):
+            raise refuse
+        p = Path(path).expanduser()
+        if not p.is_absolute() or not self._inside(p) or not p.exists():
+            raise refuse
+        rel = p.resolve().relative_to(self.root).as_posix()
+        rid = ROOT_ID if rel == "." else rel
+        self._checked_target(rid)  # the same refusals as an id from a client (hidden parts, ...)
+        return rid
+
+    def _checked_target(self, rel: str) -> Path:
+        """The path ``rel`` names under the root, refused (404) like :meth:`open_relative`."""
+        refuse = UnknownTable(f"nothing at {rel!r} under the Jupyter root",
+                              fix="give a path relative to the Jupyter root, without '..'")
+        if rel == ROOT_ID:
+            return self.root
+        parts = rel.replace("\\", "/").split("/")
+        if ("\x00" in rel or rel.startswith(("/", "\\")) or Path(rel).is_absolute()
+                or any(p in ("", ".", "..") or p.startswith(".") for p in parts) or ":" in parts[0]):
+            raise refuse
+        target = self.root.joinpath(*parts)
+        if not self._inside(target) or not target.exists():
+            raise refuse
+        return target
+
+    def _scan_under(self, top: Path, replace: bool = False) -> dict:
+        from ..discovery import _group
+
+        started = time.monotonic()
+        units, problems, truncated = _scan_units(top, self.prefer, self.root)
+        runs = _group(units) if units else []
+        entries = []
+        for run in runs:
+            rid = self._rel_id(run)
+            if rid is None:
+                continue  # leaves the root through a symlink: never listed
+            with self._lock:
+                old = self._entries.get(rid)
+                stale = old is not None and replace and old.profile is None and (
+                    old.started is None or old.finished is not None)
+                if old is None or stale:
+                    self._entries[rid] = Entry(rid, run)
+            entries.append(self._run_entry(rid, run))
+        out_problems = []
+        for exc in problems:
+            f = Path(exc.file) if exc.file else None
+            if f is None or not self._inside(f):
+                continue
+            rel = f.resolve().relative_to(self.root).as_posix()
+            out_problems.append({"path": ROOT_ID if rel == "." else rel, "error": exc.args[0] if exc.args else str(exc),
+                                 "fix": exc.fix, "kind": type(exc).__name__})
+        return {"runs": entries, "problems": out_problems, "truncated": truncated,
+                "scanned_at": time.time(), "elapsed_s": round(time.monotonic() - started, 3)}
+
+    def _refresh_status(self, item: dict) -> dict:
+        """A kept listing entry with its load state and doctor status brought up to date."""
+        e = self._entries.get(item["id"])
+        return self._run_entry(item["id"], e.run) if e is not None else item
+
+    def _run_entry(self, pid: str, run: Run) -> dict:
+        """One listing entry: what discovery saw plus a doctor status from the discovery notes,
+        the cached ranks' diagnostics (when the cache is warm) or the loaded profile's."""
+        from ..store import cache
+
+        size, files, mtime = 0, 0, 0.0
+        for s in run.sources:
+            for f in s.files:
+                try:
+                    st = f.stat()
+                except OSError:
+                    continue
+                size, files, mtime = size + st.st_size, files + 1, max(mtime, st.st_mtime)
+        e = self._entries.get(pid)
+        diags = list(run.notes)
+        cached = 0
+        state = "idle"
+        if e is not None and e.profile is not None:
+            diags = list(e.profile.diagnostics)
+            cached, state = len(run.sources), "loaded"
+        elif e is not None and e.error is not None:
+            diags.append(dg.error("load-failed", e.error.args[0] if e.error.args else str(e.error),
+                                  fix=e.error.fix))
+            state = "error"
+        else:
+            if e is not None and e.started is not None:
+                state = "loading"
+            for s in run.sources:
+                try:
+                    hit = cache.lookup(s)
+                except Exception:  # noqa: BLE001 - a broken cache entry is only "not cached"
+                    hit = None
+                if hit is not None:
+                    cached += 1
+                    diags.extend(hit.diagnostics)
+        counts = {sev: sum(1 for d in diags if d.severity == sev) for sev in dg.SEVERITIES}
+        worst = dg.worst(diags)
+        checked = state == "loaded" or cached == len(run.sources)
+        status = worst if worst in ("error", "warning") else ("ok" if checked else "unchecked")
+        ranks = [r for r in run.ranks if r is not None]
+        return {"id": pid, "name": Path(run.root).name if pid != ROOT_ID else (self.root.name if self.root else pid),
+                "format": run.format, "level": run.level, "ranks": ranks, "rank_count": len(run.sources),
+                "size_bytes": size, "files": files, "mtime": mtime,
+                "cached": cached == len(run.sources), "cached_ranks": cached, "state": state,
+                "status": status, "counts": counts,
+                "diagnostics": [d.to_dict() for d in diags[:50]]}
+
+
+def _scan_units(top: Path, prefer, root: Path) -> tuple[list, list, bool]:
+    """Discovery's walk, bounded and pruned for a listing: rank folders and trace files under
+    ``top`` (as discovery's units), the errors of folders it recognised but cannot read, and
+    whether the folder budget ran out.  Symlinks that leave ``root`` are not followed."""
+    from ..discovery import _MAX_DEPTH, _PROF_RE, _is_ascend_folder, _walk
+
+    units, unsupported = [], []
+    budget = [SCAN_MAX_DIRS]
+    truncated = False
+
+    def is_leaf(p: Path) -> bool:
+        return (not p.is_dir() or _is_ascend_folder(p) or p.name.endswith("_ascend_ms")
+                or bool(_PROF_RE.match(p.name)))
+
+    def walk(d: Path, depth: int) -> None:
+        nonlocal truncated
+        if budget[0] <= 0:
+            truncated = True
+            return
+        budget[0] -= 1
+        try:
+            children = sorted(d.iterdir())
+        except OSError:
+            return
+        for c in children:
+            name = c.name
+            if name.startswith(".") or name in SCAN_SKIP or name.endswith("_op_args"):
+                continue
+            try:
+                if c.is_symlink():
+                    c.resolve().relative_to(root)
+            except (ValueError, OSError):
+                continue
+            try:
+                leaf = is_leaf(c)
+            except OSError:
+                continue
+            if leaf:
+                _walk(c, depth + 1, prefer, units, unsupported)
+            elif depth + 1 <= _MAX_DEPTH and not (c / "pyvenv.cfg").exists():
+                walk(c, depth + 1)
+
+    if is_leaf(top):
+        _walk(top, 0, prefer, units, unsupported)
+    else:
+        walk(top, 0)
+    return units, unsupported, truncated

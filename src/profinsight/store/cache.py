@@ -126,6 +126,33 @@ def store(source: RankSource, data: RankData) -> CachedRank | None:
         return None
 
 
+def store_beside(entry: Path, name: str, write, keep_prefix: str | None = None) -> Path | None:
+    """Write a derived artefact (e.g. the timeline index) as sub-folder ``name`` of cache entry
+    ``entry``, atomically: ``write(tmp_folder)`` fills a temporary folder that is renamed into
+    place, so a reader sees all of it or nothing.  It lives inside the entry, so it shares the
+    entry's key and goes when the entry goes; ``keep_prefix`` removes sibling folders with that
+    prefix but another name (older versions of the artefact).  None when the entry is not
+    writable (the caller keeps its data in memory)."""
+    final = entry / name
+    tmp = entry / f".tmp-{name}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    try:
+        tmp.mkdir()
+        write(tmp)
+        try:
+            os.replace(tmp, final)
+        except OSError:  # another process won the race: its copy is as good as ours
+            shutil.rmtree(tmp, ignore_errors=True)
+        if keep_prefix:
+            for old in entry.glob(keep_prefix + "*"):
+                if old.name != name and old.is_dir():
+                    shutil.rmtree(old, ignore_errors=True)
+        _sweep(entry)
+        return final if final.is_dir() else None
+    except OSError:
+        shutil.rmtree(tmp, ignore_errors=True)
+        return None
+
+
 def _sweep(folder: Path, max_age_s: float = 3600.0) -> None:
     """Remove temporary folders left by interrupted writes."""
     now = time.time()

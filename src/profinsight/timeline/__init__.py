@@ -5,7 +5,7 @@
 >>> t = timeline.slices(p, start_ns, end_ns, ["r0/stream/2"], width_px=1200)
 """
 from .index import TimelineIndex, index_of, nesting_depth
-from .queries import counters, details, flows, search, slices, tracks
+from .queries import check_window, counter_columns, counters, details, flows, search, slice_columns, slices, tracks
 
-__all__ = ["tracks", "slices", "counters", "flows", "search", "details", "index_of", "TimelineIndex",
+__all__ = ["tracks", "slices", "slice_columns", "counters", "counter_columns", "check_window", "flows", "search", "details", "index_of", "TimelineIndex",
            "nesting_depth"]

@@ -1,5 +1,6 @@
-"""The timeline index of a profile: every slice of every canonical table on one DuckDB table,
-with a stable track id and a nesting depth, built once per profile and cached.
+"""The timeline index of a profile: every slice of every canonical table with a stable track id
+and a nesting depth, in per-track level-of-detail tables, built once per rank and persisted
+with the rank's Parquet cache (persist.py).
 
 Layout (tracks, depth) is computed here; drawing lives in the frontend (STYLE habit 6).
 
@@ -19,9 +20,11 @@ import weakref
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
+
+from .lod import CounterTrack, SliceTrack
 
 SLICES = "_timeline_slices"
-COUNTERS = "_timeline_counters"
 
 #: selection kinds (the ``source`` column) -> canonical table and its id column
 SOURCES = {
@@ -48,7 +51,7 @@ _GROUP_HASH = _h("coalesce(\"group\", '')")
 
 def _slice_sources(device_unit: str, api_unit: str) -> list[str]:
     return [
-        f"""SELECT rank, 'r' || rank || '/thread/' || coalesce(pid, 0) || '.' || coalesce(thread, 0) AS track,
+        """SELECT rank, 'r' || rank || '/thread/' || coalesce(pid, 0) || '.' || coalesce(thread, 0) AS track,
                'host_op' AS source, op_id AS id, name, start_ns, coalesce(dur_ns, 0) AS dur_ns,
                'Python' AS unit, 'host' AS unit_kind,
                'Thread ' || coalesce(thread, 0) || ' (pid ' || coalesce(pid, 0) || ')' AS label
@@ -67,7 +70,8 @@ def _slice_sources(device_unit: str, api_unit: str) -> list[str]:
             FROM comm_ops WHERE start_ns IS NOT NULL""",
         f"""SELECT rank, 'r' || rank || '/ts/' || {_h("coalesce(process, '') || chr(31) || coalesce(thread, '')")},
                'trace_slice', row_number() OVER (PARTITION BY rank ORDER BY {SYNTHETIC_ORDER['trace_slices']}) - 1,
-               name, start_ns, coalesce(dur_ns, 0), coalesce(process, 'Other'), 'slices', coalesce(thread, '?')
+               name, start_ns, coalesce(dur_ns, 0), coalesce(nullif(process, ''), 'Other'), 'slices',
+               coalesce(nullif(thread, ''), '?')
             FROM trace_slices WHERE start_ns IS NOT NULL""",
     ]
 
@@ -85,25 +89,130 @@ _COUNTER_SOURCES = [
 ]
 
 
-class TimelineIndex:
-    """The materialised timeline of one profile (two DuckDB tables on its connection)."""
+#: bump when what the persisted index holds or how it is laid out changes: older copies are
+#: then rebuilt (the Parquet cache key covers the data itself)
+TIMELINE_VERSION = 2
 
-    def __init__(self, profile):
+#: tables the index is built from
+_INPUTS = ("host_ops", "api_calls", "device_tasks", "comm_ops", "trace_slices", "counters", "memory_samples")
+#: columns of the slice rows kept for search, flows and details (a DuckDB view, made on first use)
+_ROW_COLUMNS = ("rank", "track", "source", "id", "name", "start_ns", "dur_ns", "depth")
+
+
+class TimelineIndex:
+    """The timeline of one profile: track list, per-track level-of-detail tables (numpy) for
+    window queries, and the slice rows for search, flows and details.
+
+    Built per rank and persisted inside that rank's Parquet cache entry (timeline/persist.py),
+    so a new process opens the timeline of a cached profile by memory-mapping it instead of
+    rebuilding it (about 12 s for 5 M events).  ``cache=False`` always builds in memory."""
+
+    def __init__(self, profile, cache: bool = True):
         self.profile = profile
-        con = profile.connection()
         kineto = profile.format == "kineto"
-        union = " UNION ALL ".join(_slice_sources("GPU" if kineto else "Ascend Hardware",
-                                                   "CUDA API" if kineto else "CANN"))
-        rows = con.sql(f"SELECT * FROM ({union}) ORDER BY track, start_ns, dur_ns DESC").to_arrow_table()
-        rows = rows.append_column("depth", pa.array(nesting_depth(rows), pa.int32()))
-        con.register("_timeline_rows", rows)
-        con.execute(f"CREATE OR REPLACE TABLE {SLICES} AS SELECT * FROM _timeline_rows ORDER BY track, start_ns")
-        con.unregister("_timeline_rows")
-        counters = " UNION ALL ".join(_COUNTER_SOURCES)
-        con.execute(f"CREATE OR REPLACE TABLE {COUNTERS} AS SELECT * FROM ({counters}) ORDER BY track, ts_ns")
-        self.tracks = _track_rows(con)
+        units = ("GPU" if kineto else "Ascend Hardware", "CUDA API" if kineto else "CANN")
+        self.parts = [_rank_part(r, units, cache) for r in profile._ranks]
+        key = lambda t: (t["rank"], t["unit"], t["id"])  # noqa: E731
+        tracks = [t for p in self.parts for t in p.tracks]
+        self.tracks = sorted((t for t in tracks if t["kind"] == "slice"), key=key) + \
+            sorted((t for t in tracks if t["kind"] == "counter"), key=key)
         self.by_id = {t["id"]: t for t in self.tracks}
         self.origin_ns = min([t["start_ns"] for t in self.tracks if t["start_ns"] is not None], default=0)
+        # window queries run on numpy level-of-detail tables (see lod.py), not on DuckDB: a
+        # zoomed-out window of a large profile would otherwise scan millions of rows per frame
+        self.slice_tracks, self.counter_tracks, self.names_of = {}, {}, {}
+        for p in self.parts:
+            self.slice_tracks.update(p.slice_tracks)
+            self.counter_tracks.update(p.counter_tracks)
+            self.names_of.update((t, p.names) for t in p.slice_tracks)
+        self._table = None
+
+    def slice_table(self) -> str:
+        """Name of the DuckDB view of every slice row (columns rank, track, source, id, name,
+        start_ns, dur_ns, depth) on the profile's connection, made on first use: only search,
+        flows and details need it, and a view over the persisted Parquet costs nothing."""
+        if self._table is None:
+            con = self.profile.connection()
+            files = [p.rows_file for p in self.parts]
+            if files and all(f is not None for f in files):
+                lst = ", ".join("'" + str(f).replace("'", "''") + "'" for f in files)
+                con.execute(f"CREATE OR REPLACE VIEW {SLICES} AS SELECT * FROM read_parquet([{lst}])")
+            else:
+                import pyarrow.parquet as pq
+                tables = [p.rows if p.rows is not None else pq.ParquetFile(p.rows_file).read() for p in self.parts]
+                con.register(SLICES, pa.concat_tables(tables) if tables else _empty_rows())
+            self._table = SLICES
+        return self._table
+
+
+class RankPart:
+    """One rank's share of the index (what persist.py writes and reads back)."""
+
+    def __init__(self, tracks, slice_tracks, counter_tracks, names, rows=None, rows_file=None):
+        self.tracks, self.slice_tracks, self.counter_tracks = tracks, slice_tracks, counter_tracks
+        self.names, self.rows, self.rows_file = names, rows, rows_file
+
+
+def _rank_part(loaded, units: tuple[str, str], cache: bool) -> RankPart:
+    from . import persist
+    entry = loaded.parquet_path if cache else None
+    if entry is not None:
+        part = persist.load(entry, units)
+        if part is not None:
+            return part
+    part = build_rank(loaded, units)
+    if entry is not None:
+        saved = persist.save(entry, units, part)
+        if saved is not None:
+            return saved  # memory-mapped: the built arrays can go
+    return part
+
+
+def build_rank(loaded, units: tuple[str, str]) -> RankPart:
+    """Build one rank's index from its canonical tables (DuckDB for the unions and sorting,
+    numpy for depth and the level-of-detail tables)."""
+    con = _rank_connection(loaded)
+    try:
+        union = " UNION ALL ".join(_slice_sources(*units))
+        rows = con.sql(f"SELECT * FROM ({union}) ORDER BY track, start_ns, dur_ns DESC").to_arrow_table()
+        counters = " UNION ALL ".join(_COUNTER_SOURCES)
+        crows = con.sql(f"SELECT * FROM ({counters}) ORDER BY track, ts_ns").to_arrow_table()
+    finally:
+        con.close()
+    rows = rows.append_column("depth", pa.array(nesting_depth(rows), pa.int32()))
+    t0 = min([int(pc.min(c).as_py()) for c, t in ((rows.column("start_ns"), rows), (crows.column("ts_ns"), crows))
+              if t.num_rows], default=0)
+    slice_tracks, names, tracks = _slice_lod(rows, t0)
+    counter_tracks, ctracks = _counter_lod(crows, t0)
+    return RankPart(tracks + ctracks, slice_tracks, counter_tracks, names,
+                    rows=rows.select(list(_ROW_COLUMNS)))
+
+
+def _rank_connection(loaded):
+    """A private DuckDB connection with views of one rank's tables (its Parquet cache files,
+    or its in-memory tables)."""
+    import duckdb
+
+    from ..schema import conform
+    con = duckdb.connect(":memory:", config={"threads": 2, "autoinstall_known_extensions": False})
+    try:
+        con.execute("SET enable_progress_bar = false")
+    except duckdb.Error:
+        pass
+    for name in _INPUTS:
+        if loaded.parquet_path is not None:
+            f = str(loaded.parquet_path / f"{name}.parquet").replace("'", "''")
+            con.execute(f"CREATE VIEW {name} AS SELECT * FROM read_parquet('{f}')")
+        else:
+            con.register(name, conform(name, loaded.read(name)))
+    return con
+
+
+def _empty_rows() -> pa.Table:
+    return pa.table({"rank": pa.array([], pa.int64()), "track": pa.array([], pa.string()),
+                     "source": pa.array([], pa.string()), "id": pa.array([], pa.int64()),
+                     "name": pa.array([], pa.string()), "start_ns": pa.array([], pa.int64()),
+                     "dur_ns": pa.array([], pa.int64()), "depth": pa.array([], pa.int32())})
 
 
 def nesting_depth(rows: pa.Table) -> np.ndarray:
@@ -135,23 +244,72 @@ def nesting_depth(rows: pa.Table) -> np.ndarray:
     return depth
 
 
-def _track_rows(con) -> list[dict]:
-    slices = con.sql(f"""SELECT track AS id, rank, unit, unit_kind, label AS name, 'slice' AS kind, source,
-        count(*) AS rows, min(start_ns) AS start_ns, max(start_ns + dur_ns) AS end_ns,
-        max(depth) + 1 AS depth, max(dur_ns) AS max_dur_ns, NULL AS value_unit
-        FROM {SLICES} GROUP BY ALL ORDER BY rank, unit, id""").to_arrow_table().to_pylist()
-    counters = con.sql(f"""SELECT track AS id, rank, unit, unit_kind, label AS name, 'counter' AS kind,
-        NULL AS source, count(*) AS rows, min(ts_ns) AS start_ns, max(ts_ns) AS end_ns, 1 AS depth,
-        0 AS max_dur_ns, any_value(value_unit) AS value_unit
-        FROM {COUNTERS} GROUP BY ALL ORDER BY rank, unit, id""").to_arrow_table().to_pylist()
-    return slices + counters
+def _bounds(track: pa.ChunkedArray):
+    """(track id, lo, hi) of each run of a column sorted by track."""
+    enc = pc.dictionary_encode(track).combine_chunks()
+    codes = enc.indices.to_numpy(zero_copy_only=False)
+    n = len(codes)
+    if not n:
+        return []
+    starts = np.r_[0, np.flatnonzero(codes[1:] != codes[:-1]) + 1]
+    ends = np.r_[starts[1:], n]
+    names = enc.dictionary.to_pylist()
+    return [(names[codes[lo]], int(lo), int(hi)) for lo, hi in zip(starts, ends)]
+
+
+def _first(col: pa.ChunkedArray, idx: np.ndarray) -> list:
+    return col.take(pa.array(idx, pa.int64())).to_pylist()
+
+
+def _slice_lod(rows: pa.Table, t0: int):
+    """(SliceTrack per track id, name dictionary, track list) from the rows sorted by (track,
+    start, duration desc)."""
+    name = pc.dictionary_encode(pc.fill_null(rows.column("name"), "").combine_chunks())
+    names = np.array(name.dictionary.to_pylist(), dtype=object)
+    codes = name.indices.to_numpy(zero_copy_only=False).astype(np.int32)
+    start = rows.column("start_ns").to_numpy().astype(np.int64)
+    dur = rows.column("dur_ns").to_numpy().astype(np.int64)
+    depth = rows.column("depth").to_numpy().astype(np.int32)
+    ids = pc.fill_null(rows.column("id"), -1).to_numpy().astype(np.int64)
+    out, tracks = {}, []
+    runs = _bounds(rows.column("track"))
+    if not runs:
+        return out, names, tracks
+    lo = np.array([r[1] for r in runs])
+    meta = {c: _first(rows.column(c), lo) for c in ("rank", "unit", "unit_kind", "label", "source")}
+    for i, (tid, lo, hi) in enumerate(runs):
+        out[tid] = SliceTrack(start[lo:hi], dur[lo:hi], depth[lo:hi], ids[lo:hi], codes[lo:hi], t0)
+        tracks.append({"id": tid, "rank": int(meta["rank"][i]), "unit": meta["unit"][i], "unit_kind": meta["unit_kind"][i],
+                       "name": meta["label"][i], "kind": "slice", "source": meta["source"][i], "rows": hi - lo,
+                       "start_ns": int(start[lo:hi].min()), "end_ns": int((start[lo:hi] + dur[lo:hi]).max()),
+                       "depth": int(depth[lo:hi].max()) + 1, "max_dur_ns": int(dur[lo:hi].max()), "value_unit": None})
+    return out, names, tracks
+
+
+def _counter_lod(rows: pa.Table, t0: int):
+    ts = rows.column("ts_ns").to_numpy().astype(np.int64)
+    value = rows.column("value").to_numpy().astype(np.float64)
+    out, tracks = {}, []
+    runs = _bounds(rows.column("track"))
+    if not runs:
+        return out, tracks
+    lo = np.array([r[1] for r in runs])
+    meta = {c: _first(rows.column(c), lo) for c in ("rank", "unit", "unit_kind", "label", "value_unit")}
+    for i, (tid, lo, hi) in enumerate(runs):
+        out[tid] = CounterTrack(ts[lo:hi], value[lo:hi], t0)
+        tracks.append({"id": tid, "rank": int(meta["rank"][i]), "unit": meta["unit"][i], "unit_kind": meta["unit_kind"][i],
+                       "name": meta["label"][i], "kind": "counter", "source": None, "rows": hi - lo,
+                       "start_ns": int(ts[lo]), "end_ns": int(ts[hi - 1]), "depth": 1, "max_dur_ns": 0,
+                       "value_unit": meta["value_unit"][i]})
+    return out, tracks
 
 
 _CACHE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
 def index_of(profile) -> TimelineIndex:
-    """The cached timeline index of ``profile`` (built on first use)."""
+    """The timeline index of ``profile``: kept for the life of the profile, read from the
+    profile's cache when a current copy is there, else built (and stored there)."""
     idx = _CACHE.get(profile)
     if idx is None:
         idx = _CACHE[profile] = TimelineIndex(profile)

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pyarrow as pa
 
 from ..errors import ProfileError, UnknownTable
-from .index import COUNTERS, SLICES, SOURCES, SYNTHETIC_ORDER, index_of
+from .index import SOURCES, SYNTHETIC_ORDER, index_of
 
 MAX_WIDTH = 20_000
 MAX_TRACKS = 2_000
@@ -52,7 +53,7 @@ def _split_digits(s: str) -> list[str]:
     return out + [cur] if cur else out
 
 
-def _check_window(start_ns: int, end_ns: int, width_px: int) -> float:
+def check_window(start_ns: int, end_ns: int, width_px: int) -> float:
     if end_ns <= start_ns:
         raise ProfileError(f"empty window: end ({end_ns}) must be after start ({start_ns})",
                            fix="pass start < end, in nanoseconds")
@@ -74,52 +75,97 @@ def _check_tracks(idx, track_ids, kind: str) -> list[str]:
     return ids
 
 
-def slices(profile, start_ns: int, end_ns: int, track_ids, width_px: int) -> pa.Table:
-    """Slices of ``track_ids`` overlapping [start_ns, end_ns).  Slices at least one pixel long
-    (``(end-start)/width_px`` ns) come one per row; shorter ones are merged per track, depth and
-    pixel into rows with ``merged`` true, ``count`` slices, ``total_ns`` summed duration, the name
-    of the longest and the extent of the bucket as start_ns/dur_ns.
-
-    Columns: track, depth, source, id, name, start_ns, dur_ns, count, total_ns, merged."""
-    px = _check_window(start_ns, end_ns, width_px)
+def slice_columns(profile, start_ns: int, end_ns: int, track_ids, width_px: int, codes: bool = False) -> dict[str, dict]:
+    """Slices of ``track_ids`` overlapping [start_ns, end_ns), per track as numpy columns
+    (depth, source, id, name, start_ns, dur_ns, count, total_ns, merged), sorted by start then
+    depth.  With ``codes`` the ``name`` column holds int32 codes into ``names`` (the track's
+    name dictionary, an object array, also in the dict): the HTTP layer sends codes, not text.  Slices at least one pixel long (``(end-start)/width_px`` ns) come one per row; shorter
+    ones are merged per track, depth and pixel into rows with ``merged`` true, ``count`` slices,
+    ``total_ns`` summed duration, the name of the longest, and the extent of the merged slices
+    as start_ns/dur_ns.  ``id`` is -1 on merged rows.  Answered from the level-of-detail tables
+    (lod.py), so the work is bounded by tracks x depth x pixels."""
+    px = check_window(start_ns, end_ns, width_px)
     idx = index_of(profile)
     ids = _check_tracks(idx, track_ids, "slice")
-    lower = start_ns - max(idx.by_id[t]["max_dur_ns"] or 0 for t in ids)  # lets zonemaps prune
-    marks = ", ".join("?" * len(ids))
-    sql = f"""
-        WITH w AS (SELECT track, depth, source, id, name, start_ns, dur_ns FROM {SLICES}
-                   WHERE track IN ({marks}) AND start_ns >= $lo AND start_ns < $e AND start_ns + dur_ns > $s)
-        SELECT track, depth, source, id, name, start_ns, dur_ns, 1::BIGINT AS count, dur_ns AS total_ns,
-               false AS merged FROM w WHERE dur_ns >= $px
-        UNION ALL
-        SELECT track, depth, NULL, NULL, arg_max(name, dur_ns), min(start_ns),
-               max(start_ns + dur_ns) - min(start_ns), count(*), sum(dur_ns)::BIGINT, true
-        FROM w WHERE dur_ns < $px GROUP BY track, depth, floor((start_ns - $s) / $px)
-        ORDER BY track, start_ns, depth"""
-    return _run(profile, sql, ids, {"lo": lower, "s": start_ns, "e": end_ns, "px": px})
+    out = {}
+    for t in ids:
+        cols = idx.slice_tracks[t].query(start_ns, end_ns, px, width_px)
+        if len(cols["start_ns"]):
+            if codes:
+                cols["names"] = idx.names_of[t]
+            else:
+                cols["name"] = idx.names_of[t][cols["name"]]
+            cols["source"] = idx.by_id[t]["source"]
+            out[t] = cols
+    return out
+
+
+def slices(profile, start_ns: int, end_ns: int, track_ids, width_px: int) -> pa.Table:
+    """:func:`slice_columns` as one Arrow table sorted by (track, start_ns, depth), source and id
+    null on merged rows.
+
+    Columns: track, depth, source, id, name, start_ns, dur_ns, count, total_ns, merged."""
+    per = slice_columns(profile, start_ns, end_ns, track_ids, width_px)
+    order = sorted(per)
+    parts = {k: [] for k in ("track", "depth", "source", "id", "name", "start_ns", "dur_ns", "count",
+                             "total_ns", "merged")}
+    for t in order:
+        c = per[t]
+        n = len(c["start_ns"])
+        parts["track"].append(pa.array([t] * n, pa.string()))
+        parts["source"].append(pa.array(np.where(c["merged"], None, c["source"]).tolist(), pa.string()))
+        parts["id"].append(pa.array(c["id"], pa.int64(), mask=c["merged"]))
+        parts["name"].append(pa.array(c["name"].tolist(), pa.string()))
+        for k, typ in (("depth", pa.int32()), ("start_ns", pa.int64()), ("dur_ns", pa.int64()),
+                       ("count", pa.int64()), ("total_ns", pa.int64()), ("merged", pa.bool_())):
+            parts[k].append(pa.array(c[k], typ))
+    types = {"track": pa.string(), "depth": pa.int32(), "source": pa.string(), "id": pa.int64(),
+             "name": pa.string(), "start_ns": pa.int64(), "dur_ns": pa.int64(), "count": pa.int64(),
+             "total_ns": pa.int64(), "merged": pa.bool_()}
+    return pa.table({k: pa.chunked_array(v, types[k]) for k, v in parts.items()})
+
+
+def counter_columns(profile, start_ns: int, end_ns: int, track_ids, width_px: int) -> dict[str, dict]:
+    """Counter samples of ``track_ids`` in [start_ns, end_ns) down-sampled to one bucket per track
+    and pixel (numpy columns start_ns/end_ns = first/last sample time, min, max, last, count; min
+    and max over every sample, so peaks are never lost), plus ``before``: (ts_ns, value) of the
+    last sample before the window or None."""
+    px = check_window(start_ns, end_ns, width_px)
+    idx = index_of(profile)
+    ids = _check_tracks(idx, track_ids, "counter")
+    out = {}
+    for t in ids:
+        tr = idx.counter_tracks[t]
+        cols = tr.query(start_ns, end_ns, px, width_px)
+        cols["before"] = tr.before(start_ns)
+        out[t] = cols
+    return out
 
 
 def counters(profile, start_ns: int, end_ns: int, track_ids, width_px: int) -> tuple[pa.Table, pa.Table]:
-    """Counter samples of ``track_ids`` in [start_ns, end_ns) down-sampled to one row per track
-    and pixel: first/last sample time, min, max (peaks are never lost), last value, count.
-    Also returns, per track, the last sample before the window (the value the curve enters with).
+    """:func:`counter_columns` as Arrow tables.
 
     Returns (buckets: track, start_ns, end_ns, min, max, last, count;  before: track, ts_ns, value)."""
-    px = _check_window(start_ns, end_ns, width_px)
-    idx = index_of(profile)
-    ids = _check_tracks(idx, track_ids, "counter")
-    marks = ", ".join("?" * len(ids))
-    buckets = _run(profile, f"""
-        SELECT track, min(ts_ns) AS start_ns, max(ts_ns) AS end_ns, min(value) AS min, max(value) AS max,
-               arg_max(value, ts_ns) AS last, count(*) AS count
-        FROM {COUNTERS} WHERE track IN ({marks}) AND ts_ns >= $s AND ts_ns < $e
-        GROUP BY track, floor((ts_ns - $s) / $px) ORDER BY track, start_ns""",
-                   ids, {"s": start_ns, "e": end_ns, "px": px})
-    before = _run(profile, f"""
-        SELECT track, max(ts_ns) AS ts_ns, arg_max(value, ts_ns) AS value
-        FROM {COUNTERS} WHERE track IN ({marks}) AND ts_ns < $s GROUP BY track ORDER BY track""",
-                  ids, {"s": start_ns})
-    return buckets, before
+    per = counter_columns(profile, start_ns, end_ns, track_ids, width_px)
+    cols = {k: [] for k in ("track", "start_ns", "end_ns", "min", "max", "last", "count")}
+    before = {"track": [], "ts_ns": [], "value": []}
+    for t in sorted(per):
+        c = per[t]
+        cols["track"] += [t] * len(c["start_ns"])
+        for k in ("start_ns", "end_ns", "min", "max", "last", "count"):
+            cols[k].append(c[k])
+        if c["before"] is not None:
+            before["track"].append(t)
+            before["ts_ns"].append(c["before"][0])
+            before["value"].append(c["before"][1])
+    buckets = pa.table({
+        "track": pa.array(cols["track"], pa.string()),
+        **{k: pa.array(np.concatenate(cols[k]) if cols[k] else [], typ) for k, typ in
+           (("start_ns", pa.int64()), ("end_ns", pa.int64()), ("min", pa.float64()), ("max", pa.float64()),
+            ("last", pa.float64()), ("count", pa.int64()))}})
+    return buckets, pa.table({"track": pa.array(before["track"], pa.string()),
+                              "ts_ns": pa.array(before["ts_ns"], pa.int64()),
+                              "value": pa.array(before["value"], pa.float64())})
 
 
 def _run(profile, sql: str, ids: list[str], named: dict) -> pa.Table:
@@ -142,9 +188,9 @@ def _arrow(con, sql: str, params: list) -> pa.Table:
 def _locate(profile, kind: str, rank: int, id_: int) -> dict | None:
     if kind not in SOURCES:
         raise ProfileError(f"unknown kind {kind!r}", fix=f"kinds: {', '.join(SOURCES)}")
-    index_of(profile)
+    table = index_of(profile).slice_table()
     rows = _arrow(profile.connection(),
-                  f"SELECT track, source AS kind, rank, id, name, start_ns, dur_ns, depth FROM {SLICES} "
+                  f"SELECT track, source AS kind, rank, id, name, start_ns, dur_ns, depth FROM {table} "
                   "WHERE source = ? AND rank = ? AND id = ?", [kind, int(rank), int(id_)]).to_pylist()
     return rows[0] if rows else None
 
@@ -157,21 +203,22 @@ def flows(profile, kind: str, rank: int, id_: int) -> dict:
     if me is None:
         raise UnknownTable(f"no {kind} with id {id_} on rank {rank}")
     con = profile.connection()
+    table = index_of(profile).slice_table()
     out = []
     if kind in ("host_op", "api_call"):
         col = "host_op_id" if kind == "host_op" else "api_call_id"
         rows = _arrow(con, f"""SELECT DISTINCT s.track, s.source AS kind, s.rank, s.id, s.name, s.start_ns,
-                s.dur_ns, s.depth, l.link FROM launches l JOIN {SLICES} s
+                s.dur_ns, s.depth, l.link FROM launches l JOIN {table} s
                 ON s.source = 'device_task' AND s.rank = l.rank AND s.id = l.task_uid
                 WHERE l.rank = ? AND l.{col} = ? ORDER BY s.start_ns""", [rank, id_]).to_pylist()
-        out = [{"from": me, "to": r, "link": r.pop("link")} for r in rows]
+        out = [{"from": dict(me), "to": r, "link": r.pop("link")} for r in rows]  # own copies: callers edit times in place
     elif kind == "device_task":
         rows = _arrow(con, f"""SELECT DISTINCT s.track, s.source AS kind, s.rank, s.id, s.name, s.start_ns,
-                s.dur_ns, s.depth, l.link FROM launches l JOIN {SLICES} s ON s.rank = l.rank AND
+                s.dur_ns, s.depth, l.link FROM launches l JOIN {table} s ON s.rank = l.rank AND
                 ((s.source = 'host_op' AND s.id = l.host_op_id) OR (s.source = 'api_call' AND s.id = l.api_call_id))
                 WHERE l.rank = ? AND l.task_uid = ? ORDER BY s.source, s.start_ns""",
                       [rank, id_]).to_pylist()
-        out = [{"from": r, "to": me, "link": r.pop("link")} for r in rows]
+        out = [{"from": r, "to": dict(me), "link": r.pop("link")} for r in rows]
     return {"selection": me, "flows": out}
 
 
@@ -182,9 +229,9 @@ def search(profile, text: str, limit: int = 100) -> dict:
     if not text:
         raise ProfileError("empty search text", fix="pass q=TEXT")
     limit = max(1, min(int(limit), 10_000))
-    index_of(profile)
+    table = index_of(profile).slice_table()
     con = profile.connection()
-    where = f"FROM {SLICES} WHERE contains(lower(name), lower(?))"
+    where = f"FROM {table} WHERE contains(lower(name), lower(?))"
     total = _arrow(con, f"SELECT count(*) AS n {where}", [text]).column("n")[0].as_py()
     rows = _arrow(con, f"SELECT track, source AS kind, rank, id, name, start_ns, dur_ns, depth {where} "
                   "ORDER BY start_ns, track LIMIT ?", [text, limit]).to_pylist()

@@ -39,8 +39,10 @@ def _playwright_or_skip():
     return sync_playwright
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser():
+    """Per module, not per session: Playwright's sync API keeps an event loop running in this
+    thread while it lives, and later tests (pytest-jupyter's, tornado's sync client) need none."""
     sync_playwright = _playwright_or_skip()
     with sync_playwright() as pw:
         b = pw.chromium.launch(executable_path=CHROMIUM, args=FLAGS)

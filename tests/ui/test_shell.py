@@ -50,3 +50,24 @@ def test_unknown_profile_in_address_is_explained(serve, page, fixtures):
     page.wait_for_selector(".pi-error")
     assert "no profile with id 'nope'" in page.inner_text(".pi-error-message")
     assert "ids come from" in page.inner_text(".pi-error-fix")
+
+
+def test_slow_load_shows_progress(serve, page, fixtures, monkeypatch):
+    import threading
+
+    import profinsight.api
+    real_load, release = profinsight.api.load, threading.Event()
+
+    def slow_load(run, progress=None, **kw):
+        progress(1, 2, "/some/rank1")
+        release.wait(20)
+        return real_load(run, **kw)
+
+    monkeypatch.setattr(profinsight.api, "load", slow_load)
+    base = serve(fixtures / "kineto" / "gpu_2rank_rank0.json.gz")
+    page.goto(base + "/")
+    page.wait_for_selector(".pi-loading-detail:has-text('1 of 2 rank(s) ready')")
+    assert "importing the profile files" in page.inner_text(".pi-loading-detail")
+    release.set()
+    page.wait_for_selector(".pi-profile-info")
+    assert page.locator(".pi-loading").count() == 0

@@ -107,8 +107,9 @@ const enc = encodeURIComponent;
 export class Api {
   constructor(readonly get: Transport) {}
 
-  profiles(): Promise<{ profiles: ProfileInfo[] }> {
-    return this.get('api/profiles');
+  /** The served profiles; `load: false` lists them without loading any (what the picker needs). */
+  profiles(load = false): Promise<{ profiles: ProfileInfo[] }> {
+    return this.get('api/profiles', { load: load ? 1 : 0 });
   }
   profile(id: string): Promise<ProfileInfo> {
     return this.get(`api/profiles/${enc(id)}`);

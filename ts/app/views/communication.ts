@@ -1,11 +1,225 @@
-/** communication view (being built). */
-import { h } from '../dom';
-import type { View, ViewContext } from '../viewer';
+/**
+ * Communication: per collective type and rank the time split (transit / wait / sync / idle), the
+ * bandwidth by link type, the rank-to-rank matrix (heatmap and numbers), links slower than their
+ * transport's median, and every collective with a jump to it on the timeline.
+ */
+import { append, clear, fmtBytes, h } from '../dom';
+import type { AnalysisPayload } from '../api';
+import { barOption, Chart, esc } from '../widgets/chart';
+import { fmtCell, fmtUs, isNum } from '../widgets/format';
+import { empty, fill, section } from '../widgets/parts';
+import { columnsFor, DataTable } from '../widgets/table';
+import { errorBox, View, ViewContext } from '../viewer';
+
+const LINKS = ['hccs_gbps', 'rdma_gbps', 'pcie_gbps', 'sdma_gbps', 'sio_gbps'];
+const METRICS = ['bandwidth_gbps', 'bytes', 'transit_us'];
+
+interface Cell {
+  src: number;
+  dst: number;
+  bytes: number;
+  transit_us: number;
+  transports: Set<string>;
+}
+
+/** Link rows summed per (source, destination): bandwidth = bytes / transit time. */
+export function matrixCells(rows: Record<string, any>[]): Cell[] {
+  const m = new Map<string, Cell>();
+  for (const r of rows) {
+    if (!isNum(r.src_rank) || !isNum(r.dst_rank)) {
+      continue;
+    }
+    const k = `${r.src_rank}>${r.dst_rank}`;
+    const c = m.get(k) || { src: r.src_rank, dst: r.dst_rank, bytes: 0, transit_us: 0, transports: new Set<string>() };
+    c.bytes += isNum(r.bytes) ? r.bytes : 0;
+    c.transit_us += isNum(r.transit_us) ? r.transit_us : 0;
+    if (r.transport) {
+      c.transports.add(String(r.transport));
+    }
+    m.set(k, c);
+  }
+  return Array.from(m.values());
+}
+
+function value(c: Cell, metric: string): number | null {
+  if (metric === 'bytes') {
+    return c.bytes;
+  }
+  if (metric === 'transit_us') {
+    return c.transit_us;
+  }
+  return c.transit_us > 0 ? c.bytes / (c.transit_us * 1e3) : null;
+}
 
 export function create(): View {
+  const charts: Chart[] = [];
   return {
     mount(el: HTMLElement, ctx: ViewContext) {
-      el.appendChild(h('div', { class: 'pi-empty' }, ctx.t('ui.view.communication')));
+      const t = ctx.t;
+      void fill(
+        el,
+        t,
+        async () => {
+          const id = ctx.profile.id;
+          const [summary, ops, matrix, slow] = await Promise.all([
+            ctx.api.analysis(id, 'comm_summary'),
+            ctx.api.analysis(id, 'collectives'),
+            ctx.api.analysis(id, 'comm_matrix', { summary: 'total' }),
+            ctx.api.analysis(id, 'slow_links').catch(() => null)
+          ]);
+          if (!summary.rows.length && !ops.rows.length) {
+            return [empty(t('ui.communication.none')), h('p', { class: 'pi-note' }, t('ui.communication.none_why'))];
+          }
+          const out: Node[] = [];
+          out.push(section(t('ui.communication.by_type'), ...splitChart(ctx, summary, charts)));
+          const bw = linkChart(ctx, summary, charts);
+          out.push(section(t('ui.communication.bandwidth'), bw));
+          out.push(section(t('ui.communication.matrix'), matrixBlock(ctx, matrix, charts)));
+          if (slow) {
+            out.push(
+              section(
+                t('ui.communication.slow_links'),
+                slow.rows.length
+                  ? new DataTable({ t, columns: columnsFor(t, slow.columns, slow.rows, ['label', 'evidence']), rows: slow.rows }).el
+                  : empty(t('ui.communication.no_slow_links'))
+              )
+            );
+          }
+          const tbl = new DataTable({
+            t,
+            columns: columnsFor(t, ops.columns, ops.rows, ['label', 'start_ns', 'group']),
+            rows: ops.rows,
+            filter: true,
+            onSelect: r => {
+              if (isNum(r.start_ns) && isNum(r.elapse_us)) {
+                ctx.navigate('timeline', { rank: r.rank, start_ns: r.start_ns, end_ns: r.start_ns + Math.round(r.elapse_us * 1e3) });
+              }
+            }
+          });
+          out.push(section(t('ui.communication.collectives'), h('p', { class: 'pi-note' }, t('ui.communication.collectives_note')), tbl.el));
+          return out;
+        },
+        errorBox
+      );
+    },
+    dispose() {
+      charts.splice(0).forEach(c => c.dispose());
     }
   };
+}
+
+function splitChart(ctx: ViewContext, p: AnalysisPayload, charts: Chart[]): Node[] {
+  const t = ctx.t;
+  const split = ['transit_us', 'wait_us', 'sync_us', 'idle_us'].filter(c => p.rows.some(r => isNum(r[c]) && r[c] > 0));
+  // without the vendor's transit / wait split (GPU traces) the elapsed time is what there is
+  const parts = split.length ? split : ['elapse_us'].filter(c => p.rows.some(r => isNum(r[c])));
+  const out: Node[] = [];
+  if (parts.length) {
+    const c = new Chart(Math.max(120, 50 + p.rows.length * 26));
+    charts.push(c);
+    c.set(barOption(p.rows.map(r => String(r.label)), parts.map(k => ({ name: t(`ui.col.${k}`), values: p.rows.map(r => r[k] ?? null) })), fmtUs, true));
+    out.push(c.el);
+  }
+  out.push(new DataTable({ t, columns: columnsFor(t, p.columns, p.rows, ['label']), rows: p.rows }).el);
+  return out;
+}
+
+function linkChart(ctx: ViewContext, p: AnalysisPayload, charts: Chart[]): Node {
+  const t = ctx.t;
+  const links = LINKS.filter(k => p.rows.some(r => isNum(r[k])));
+  const cols = ['bandwidth_gbps', ...links];
+  if (!p.rows.some(r => cols.some(k => isNum(r[k])))) {
+    return empty(t('ui.communication.no_bandwidth'));
+  }
+  const c = new Chart(Math.max(120, 60 + p.rows.length * 22 * cols.length));
+  charts.push(c);
+  c.set(
+    barOption(
+      p.rows.map(r => String(r.label)),
+      cols.map(k => ({ name: t(`ui.col.${k}`), values: p.rows.map(r => (isNum(r[k]) ? r[k] : null)) })),
+      v => fmtCell('x_gbps', v)
+    )
+  );
+  return c.el;
+}
+
+function matrixBlock(ctx: ViewContext, p: AnalysisPayload, charts: Chart[]): HTMLElement {
+  const t = ctx.t;
+  const cells = matrixCells(p.rows);
+  if (!cells.length) {
+    return empty(t('ui.communication.no_matrix'));
+  }
+  const ranks = Array.from(new Set(cells.flatMap(c => [c.src, c.dst]))).sort((a, b) => a - b);
+  // rows: the ranks that recorded sends (the loaded ones); columns: every peer they reached
+  const srcs = Array.from(new Set(cells.map(c => c.src))).sort((a, b) => a - b);
+  const box = h('div', { class: 'pi-matrix' });
+  const picker = h('select', { class: 'pi-matrix-metric', 'aria-label': t('ui.communication.metric') });
+  for (const m of METRICS) {
+    picker.appendChild(h('option', { value: m }, t(`ui.col.${m}`)));
+  }
+  const chart = new Chart(Math.max(160, 90 + srcs.length * 40), 'pi-matrix-chart');
+  charts.push(chart);
+  const grid = h('div', { class: 'pi-matrix-table' });
+  const fmt = (metric: string, v: number | null) =>
+    v === null ? '' : metric === 'bytes' ? fmtBytes(v) : metric === 'transit_us' ? fmtUs(v) : fmtCell('x_gbps', v);
+  const draw = () => {
+    const metric = picker.value;
+    const item = (c: Cell) => [ranks.indexOf(c.dst), srcs.indexOf(c.src), value(c, metric), Array.from(c.transports).join('/')];
+    // a rank's copy to itself (LOCAL) is far faster than any link: kept out of the colour scale
+    const links = cells.filter(c => c.src !== c.dst).map(item);
+    const self = cells.filter(c => c.src === c.dst).map(item);
+    const vals = links.map(d => d[2]).filter(isNum) as number[];
+    const label = { show: ranks.length <= 12, formatter: (q: any) => fmt(metric, q.value[2]).replace(' GB/s', ''), color: '#1b1b1f' };
+    chart.set({
+      animation: false,
+      grid: { left: 8, right: 150, top: 40, bottom: 8, containLabel: true },
+      tooltip: {
+        formatter: (q: any) =>
+          `${esc(t('ui.communication.link', { src: srcs[q.value[1]], dst: ranks[q.value[0]] }))}<br/>${esc(q.value[3])} ${esc(fmt(metric, q.value[2]))}`
+      },
+      xAxis: { type: 'category', data: ranks.map(String), name: t('ui.communication.dst'), nameLocation: 'middle', nameGap: 24, position: 'top' },
+      yAxis: { type: 'category', data: srcs.map(String), name: t('ui.communication.src'), inverse: true },
+      visualMap: {
+        seriesIndex: 0,
+        dimension: 2,
+        min: vals.length ? Math.min(...vals) : 0,
+        max: vals.length ? Math.max(...vals) : 1,
+        calculable: true,
+        orient: 'vertical',
+        right: 0,
+        top: 'middle',
+        itemHeight: 100,
+        formatter: (v: number) => fmt(metric, v),
+        inRange: { color: ['#f7fbff', '#9ecae1', '#4292c6'] }
+      },
+      series: [
+        { type: 'heatmap', data: links, label, itemStyle: { borderColor: 'rgba(128,128,128,0.4)', borderWidth: 1 } },
+        { type: 'heatmap', data: self, label, itemStyle: { color: '#d9d9d9', borderColor: 'rgba(128,128,128,0.4)', borderWidth: 1 } }
+      ]
+    });
+    // the same numbers as text: readable, selectable, testable
+    clear(grid);
+    const head = h('tr', {}, h('th', {}, `${t('ui.communication.src')} \\ ${t('ui.communication.dst')}`), ranks.map(r => h('th', { class: 'pi-num' }, String(r))));
+    const body = srcs.map(src =>
+      h(
+        'tr',
+        {},
+        h('th', {}, String(src)),
+        ranks.map(dst => {
+          const c = cells.find(x => x.src === src && x.dst === dst);
+          return h('td', { class: 'pi-num', 'data-src': src, 'data-dst': dst }, c ? fmt(metric, value(c, metric)) : '');
+        })
+      )
+    );
+    append(grid, [h('table', { class: 'pi-table pi-matrix-grid' }, h('thead', {}, head), h('tbody', {}, body))]);
+  };
+  picker.addEventListener('change', draw);
+  append(box, [
+    h('div', { class: 'pi-controls' }, h('label', { class: 'pi-control' }, h('span', {}, t('ui.communication.metric')), picker)),
+    h('p', { class: 'pi-note' }, t('ui.communication.matrix_note')),
+    chart.el,
+    grid
+  ]);
+  draw();
+  return box;
 }

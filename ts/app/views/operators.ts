@@ -1,11 +1,173 @@
-/** operators view (being built). */
-import { h } from '../dom';
-import type { View, ViewContext } from '../viewer';
+/**
+ * Operators: the op summary grouped by name / type / name+shape / core, on the device or the host,
+ * optionally one rank; a top-N chart, the sortable/filterable table, and the details of a row
+ * (its shapes or member ops, its slowest calls, a jump to the slowest one on the timeline).
+ */
+import { append, clear, fmtDuration, h } from '../dom';
+import type { AnalysisPayload } from '../api';
+import { barOption, Chart } from '../widgets/chart';
+import { fmtUs, tr } from '../widgets/format';
+import { empty, fill, section, slowestCall } from '../widgets/parts';
+import { columnsFor, DataTable } from '../widgets/table';
+import { errorBox, View, ViewContext } from '../viewer';
+
+const GROUPS = ['name', 'type', 'name_shape', 'core'];
+const TOP = 15;
+/** columns of the small tables in a row's details */
+const SUB_COLUMNS = ['name', 'input_shapes', 'count', 'total_us', 'avg_us', 'max_us'];
 
 export function create(): View {
+  let chart: Chart | null = null;
+  let detailChart: Chart | null = null;
   return {
     mount(el: HTMLElement, ctx: ViewContext) {
-      el.appendChild(h('div', { class: 'pi-empty' }, ctx.t('ui.view.operators')));
+      const t = ctx.t;
+      const state: { by: string; where: string; rank: string } = { by: 'name', where: 'device', rank: '' };
+      const select = (cls: string, label: string, options: [string, string][], key: keyof typeof state) => {
+        const s = h('select', { class: cls, 'aria-label': label });
+        for (const [v, text] of options) {
+          const o = h('option', { value: v }, text);
+          o.selected = state[key] === v;
+          s.appendChild(o);
+        }
+        s.addEventListener('change', () => {
+          state[key] = s.value;
+          void load();
+        });
+        return h('label', { class: 'pi-control' }, h('span', {}, label), s);
+      };
+      const controls = h(
+        'div',
+        { class: 'pi-controls' },
+        select('pi-op-by', t('ui.operators.group_by'), GROUPS.map(g => [g, t(`ui.operators.by.${g}`)]), 'by'),
+        select('pi-op-where', t('ui.operators.where'), [['device', t('ui.operators.device')], ['host', t('ui.operators.host')]], 'where'),
+        ctx.profile.ranks.length > 1
+          ? select(
+              'pi-op-rank',
+              t('ui.common.rank'),
+              [['', t('ui.common.all_ranks')] as [string, string]].concat(ctx.profile.ranks.map(r => [String(r), String(r)] as [string, string])),
+              'rank'
+            )
+          : null
+      );
+      const body = h('div', { class: 'pi-op-body' });
+      append(el, [controls, body]);
+
+      const load = () =>
+        fill(
+          body,
+          t,
+          async () => {
+            const params: Record<string, string> = { by: state.by, where: state.where };
+            if (state.rank) {
+              params.rank = state.rank;
+            }
+            const p = await ctx.api.analysis(ctx.profile.id, 'op_summary', params);
+            return render(p, params);
+          },
+          errorBox
+        );
+
+      const render = (p: AnalysisPayload, params: Record<string, string>): Node[] => {
+        chart?.dispose();
+        chart = null;
+        if (!p.rows.length) {
+          return [empty(state.where === 'host' ? t('ui.operators.no_host_ops') : t('ui.operators.no_ops'))];
+        }
+        const total = state.where === 'host' ? 'device_total_us' : 'total_us';
+        const top = p.rows.slice(0, TOP);
+        chart = new Chart(Math.max(110, 30 + top.length * 17));
+        const series = [{ name: t(`ui.col.${total}`), values: top.map(r => r[total] ?? null) }];
+        if (state.where === 'host') {
+          series.push({ name: t('ui.col.host_total_us'), values: top.map(r => r.host_total_us ?? null) });
+        }
+        chart.set(barOption(top.map(r => String(r.label ?? '')), series, fmtUs));
+        const details = h('div', { class: 'pi-op-details' }, h('div', { class: 'pi-note' }, t('ui.operators.select_hint')));
+        const table = new DataTable({
+          t,
+          columns: columnsFor(t, p.columns, p.rows, ['label']),
+          rows: p.rows,
+          filter: true,
+          className: 'pi-op-table',
+          onSelect: row => showDetails(details, row, params)
+        });
+        return [
+          section(t('ui.operators.top', { n: top.length }), chart.el),
+          h('div', { class: 'pi-split' }, section(t('ui.operators.table'), table.el), details)
+        ];
+      };
+
+      const showDetails = (box: HTMLElement, row: Record<string, any>, params: Record<string, string>) => {
+        detailChart?.dispose();
+        detailChart = null;
+        clear(box);
+        const title = String(row.name ?? row.type ?? row.core ?? row.label ?? '');
+        const facts = h('dl', { class: 'pi-facts' });
+        for (const [k, v] of Object.entries(row)) {
+          if (k === 'label' || v === null || v === undefined) {
+            continue;
+          }
+          append(facts, [h('dt', {}, tr(t, `ui.col.${k}`, k)), h('dd', {}, typeof v === 'number' && k.endsWith('_us') ? fmtUs(v) : typeof v === 'number' && k.endsWith('_ratio') ? `${(v * 100).toFixed(1)}%` : String(v))]);
+        }
+        const jumpBox = h('div', { class: 'pi-op-jump' });
+        const members = h('div', { class: 'pi-op-members' });
+        append(box, [h('h3', { class: 'pi-section-title pi-op-details-title' }, title), facts, jumpBox, members]);
+        const rank = params.rank ? Number(params.rank) : null;
+        // the slowest call on the timeline: only names are timeline slices
+        if (row.name !== undefined && row.name !== null) {
+          void fill(
+            jumpBox,
+            t,
+            async () => {
+              const call = await slowestCall(ctx.api, ctx.profile.id, String(row.name), rank);
+              if (!call) {
+                return empty(t('ui.operators.no_calls'));
+              }
+              return h(
+                'div',
+                { class: 'pi-row' },
+                h('span', {}, t('ui.operators.slowest', { dur: fmtDuration(call.dur_ns), rank: call.rank, n: call.calls })),
+                h(
+                  'button',
+                  { class: 'pi-jump', onclick: () => ctx.navigate('timeline', { rank: call.rank, start_ns: call.start_ns, end_ns: call.end_ns, select: call.select }) },
+                  t('ui.common.show_on_timeline')
+                )
+              );
+            },
+            errorBox
+          );
+        }
+        // what the row is made of: shapes of a name, op names of a type or core
+        const sub =
+          state.by === 'name' && state.where === 'device'
+            ? { by: 'name_shape', key: 'name', label: t('ui.operators.shapes') }
+            : state.by === 'type' || state.by === 'core'
+              ? { by: 'name', key: state.by, label: t('ui.operators.members') }
+              : null;
+        if (sub) {
+          void fill(
+            members,
+            t,
+            async () => {
+              const p = await ctx.api.analysis(ctx.profile.id, 'op_summary', { ...params, by: sub.by });
+              const rows = p.rows.filter(r => r[sub.key] === row[sub.key]);
+              const tbl = new DataTable({
+                t,
+                columns: columnsFor(t, p.columns, rows).filter(c => SUB_COLUMNS.includes(c.key) && c.key !== sub.key),
+                rows,
+                pageSize: 50
+              });
+              return section(sub.label, tbl.el);
+            },
+            errorBox
+          );
+        }
+      };
+      void load();
+    },
+    dispose() {
+      chart?.dispose();
+      detailChart?.dispose();
     }
   };
 }

@@ -1,11 +1,177 @@
-/** overview view (being built). */
-import { h } from '../dom';
-import type { View, ViewContext } from '../viewer';
+/**
+ * Overview: the step in numbers (step time, compute / communication / free shares, utilisation,
+ * top op type), the step breakdown per rank and step, and the advisor's findings, each with a
+ * jump to the time window its evidence points at on the timeline.
+ */
+import { clear, fmtDuration, h } from '../dom';
+import type { AnalysisPayload } from '../api';
+import { barOption, Chart } from '../widgets/chart';
+import { fmtPct, fmtUs, isNum, tr } from '../widgets/format';
+import { Card, cards, empty, loading, section } from '../widgets/parts';
+import { errorBox, View, ViewContext } from '../viewer';
+
+const PARTS = ['computing_us', 'comm_not_overlapped_us', 'free_us', 'bubble_us'];
+
+function mean(rows: Record<string, any>[], col: string): number | null {
+  const v = rows.map(r => r[col]).filter(isNum);
+  return v.length ? v.reduce((a, b) => a + b, 0) / v.length : null;
+}
+
+function sum(rows: Record<string, any>[], col: string): number {
+  return rows.map(r => r[col]).filter(isNum).reduce((a, b) => a + b, 0);
+}
 
 export function create(): View {
+  let chart: Chart | null = null;
   return {
-    mount(el: HTMLElement, ctx: ViewContext) {
-      el.appendChild(h('div', { class: 'pi-empty' }, ctx.t('ui.view.overview')));
+    async mount(el: HTMLElement, ctx: ViewContext) {
+      const t = ctx.t;
+      const id = ctx.profile.id;
+      el.appendChild(loading(t));
+      const get = (name: string, params = {}) => ctx.api.analysis(id, name, params);
+      const settle = <T>(p: Promise<T>) => p.then(v => ({ ok: true as const, v }), e => ({ ok: false as const, e }));
+      const [sb, util, types, adv] = await Promise.all([
+        settle(get('step_breakdown')),
+        settle(get('utilization')),
+        settle(get('op_summary', { by: 'type', top: 1 })),
+        settle(get('advise', { lang: ctx.lang }))
+      ]);
+      clear(el);
+      if (!sb.ok) {
+        el.appendChild(errorBox(sb.e, t));
+        return;
+      }
+      const steps = sb.v.rows.filter(r => isNum(r.step_us) && r.step_us > 0);
+      el.appendChild(keyNumbers(ctx, steps, util.ok ? util.v : null, types.ok ? types.v : null));
+      if (steps.length) {
+        chart = new Chart(Math.max(140, 60 + steps.length * 28));
+        const labels = steps.map(r => tr(t, 'ui.overview.rank_step', r.label, { rank: r.rank, step: r.step ?? '-' }));
+        const series = PARTS.filter(p => steps.some(r => isNum(r[p]) && r[p] > 0)).map(p => ({
+          name: t(`ui.col.${p}`),
+          values: steps.map(r => (isNum(r[p]) ? r[p] : null))
+        }));
+        chart.set(barOption(labels, series, fmtUs, true));
+        el.appendChild(section(t('ui.overview.breakdown'), h('p', { class: 'pi-note' }, t('ui.overview.breakdown_note')), chart.el));
+      } else {
+        el.appendChild(section(t('ui.overview.breakdown'), empty(t('ui.overview.no_steps'))));
+      }
+      el.appendChild(
+        section(t('ui.overview.findings'), adv.ok ? findings(ctx, adv.v) : errorBox(adv.e, t))
+      );
+    },
+    dispose() {
+      chart?.dispose();
     }
   };
+}
+
+function keyNumbers(
+  ctx: ViewContext,
+  steps: Record<string, any>[],
+  util: AnalysisPayload | null,
+  types: AnalysisPayload | null
+): HTMLElement {
+  const t = ctx.t;
+  const items: Card[] = [];
+  const step = mean(steps, 'step_us');
+  const total = sum(steps, 'step_us');
+  if (step !== null) {
+    const worst = steps.reduce((a, b) => (b.step_us > a.step_us ? b : a));
+    items.push({
+      key: 'step',
+      label: t('ui.overview.step_time'),
+      value: fmtUs(step),
+      sub:
+        steps.length > 1
+          ? t('ui.overview.step_sub', { n: steps.length, max: fmtUs(worst.step_us), rank: worst.rank, step: worst.step ?? '-' })
+          : t('ui.overview.step_one', { rank: worst.rank, step: worst.step ?? '-' })
+    });
+    items.push({ key: 'computing', label: t('ui.overview.computing'), value: fmtPct(sum(steps, 'computing_us') / total), sub: fmtUs(mean(steps, 'computing_us')) });
+    items.push({
+      key: 'comm',
+      label: t('ui.overview.comm'),
+      value: fmtPct(sum(steps, 'comm_not_overlapped_us') / total),
+      sub: fmtUs(mean(steps, 'comm_not_overlapped_us'))
+    });
+    items.push({ key: 'free', label: t('ui.overview.free'), value: fmtPct(sum(steps, 'free_us') / total), sub: fmtUs(mean(steps, 'free_us')) });
+  }
+  const urows = util ? util.rows.filter(r => isNum(r.busy_ratio)) : [];
+  if (urows.length) {
+    items.push({
+      key: 'util',
+      label: t('ui.overview.utilization'),
+      value: fmtPct(mean(urows, 'busy_ratio')),
+      sub: t('ui.overview.compute_ratio', { v: fmtPct(mean(urows, 'compute_ratio')) })
+    });
+  }
+  const top = types && types.rows[0];
+  if (top) {
+    items.push({
+      key: 'top_type',
+      label: t('ui.overview.top_type'),
+      value: String(top.type ?? ''),
+      sub: `${fmtUs(top.total_us)} · ${t('ui.overview.of_compute', { v: fmtPct(top.share_of_compute_ratio) })}`
+    });
+  }
+  if (!items.length) {
+    return empty(t('ui.overview.no_numbers'));
+  }
+  return section(t('ui.overview.key_numbers'), cards(items));
+}
+
+function findings(ctx: ViewContext, adv: AnalysisPayload): HTMLElement {
+  const t = ctx.t;
+  const rows = adv.rows.filter(r => r.severity !== 'not_applicable');
+  const na = adv.rows.filter(r => r.severity === 'not_applicable');
+  const box = h('div', { class: 'pi-findings' });
+  if (!rows.length) {
+    box.appendChild(empty(t('ui.overview.no_findings')));
+  }
+  for (const r of rows) {
+    const w = r.evidence && r.evidence.window;
+    const jump = w
+      ? h(
+          'button',
+          {
+            class: 'pi-jump',
+            onclick: () => ctx.navigate('timeline', { rank: w.rank, start_ns: w.start_ns, end_ns: w.end_ns, step: w.step })
+          },
+          t('ui.common.show_on_timeline')
+        )
+      : null;
+    const rec = isNum(r.recoverable_us)
+      ? h(
+          'div',
+          { class: 'pi-finding-rec' },
+          t('ui.overview.recoverable', { time: fmtDuration(r.recoverable_us * 1e3), share: fmtPct(r.share_of_step_ratio) })
+        )
+      : null;
+    box.appendChild(
+      h(
+        'article',
+        { class: `pi-finding pi-sev-${r.severity}`, 'data-rule': r.rule },
+        h(
+          'div',
+          { class: 'pi-finding-head' },
+          h('span', { class: `pi-badge pi-sev-${r.severity}` }, tr(t, `ui.severity.${r.severity}`, r.severity)),
+          h('span', { class: 'pi-finding-title' }, r.title),
+          h('span', { class: 'pi-spacer' }),
+          jump
+        ),
+        h('div', { class: 'pi-finding-message' }, r.message),
+        rec,
+        r.change ? h('div', { class: 'pi-finding-change' }, h('b', {}, `${t('ui.overview.change')}: `), r.change) : null
+      )
+    );
+  }
+  if (na.length) {
+    box.appendChild(
+      h(
+        'div',
+        { class: 'pi-note' },
+        `${t('ui.overview.not_applicable')}: ${na.map(r => r.title).join(', ')} (${Array.from(new Set(na.map(r => r.message))).join('; ')})`
+      )
+    );
+  }
+  return box;
 }

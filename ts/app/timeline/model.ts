@@ -1,0 +1,236 @@
+/**
+ * Timeline data as the renderer needs it: the track tree laid out into rows (rank header, unit
+ * header, tracks), time ticks for the ruler, colours.  No drawing and no DOM here, so the layout
+ * rules can be read in one place.
+ *
+ * Times are nanoseconds relative to the profile's `origin_ns` (plain numbers: exact up to ~104
+ * days); absolute epoch ns exceed 2^53 and only ever cross this code as strings/BigInt.
+ */
+
+export interface TrackInfo {
+  id: string;
+  name: string;
+  kind: 'slice' | 'counter';
+  source: string | null;
+  rows: number;
+  start_ns: number;
+  end_ns: number;
+  depth: number;
+  value_unit: string | null;
+}
+
+export interface UnitInfo {
+  name: string;
+  kind: string;
+  tracks: TrackInfo[];
+}
+
+export interface TrackTree {
+  origin_ns: string;
+  start_ns: number;
+  end_ns: number;
+  ranks: { rank: number; units: UnitInfo[] }[];
+}
+
+/**
+ * Columns of one track in a slices answer (docs/server.md): `name` holds indexes into the
+ * answer's `names`; `id` is -1 and `merged` 1 on rows that stand for several sub-pixel slices.
+ * `names` and `colors` are attached on arrival (shared by every track of one answer), so a frame
+ * never hashes a name.
+ */
+export interface SliceCols {
+  source: string | null;
+  depth: number[];
+  name: number[];
+  start_ns: number[];
+  dur_ns: number[];
+  id: number[];
+  count: number[];
+  merged: number[];
+  names: string[];
+  colors: string[];
+}
+
+/** A slices answer: shared name dictionary plus per-track columns. */
+export interface SlicesAnswer {
+  names: string[];
+  tracks: Record<string, Omit<SliceCols, 'names' | 'colors'>>;
+}
+
+/** Per-track columns of an answer with its name dictionary and colours attached. */
+export function sliceTracks(r: SlicesAnswer): Map<string, SliceCols> {
+  const names = r.names || [];
+  const colors = names.map(nameColor);
+  const out = new Map<string, SliceCols>();
+  for (const [id, cols] of Object.entries(r.tracks || {})) {
+    out.set(id, { ...cols, names, colors });
+  }
+  return out;
+}
+
+export interface CounterCols {
+  start_ns: number[];
+  end_ns: number[];
+  min: number[];
+  max: number[];
+  last: number[];
+  count: number[];
+  before?: { ts_ns: number; value: number };
+}
+
+export type RowKind = 'rank' | 'unit' | 'track';
+
+export interface Row {
+  key: string;
+  kind: RowKind;
+  label: string;
+  rank: number;
+  unit?: UnitInfo;
+  unitKey?: string;
+  track?: TrackInfo;
+  collapsed?: boolean;
+  /** slice tracks: nesting levels drawn (slices deeper than this are not drawn) */
+  lanes?: number;
+  /** a host/API track deeper than LANE_CAP: its gutter toggles between LANE_CAP and all levels */
+  capped?: boolean;
+  y: number;
+  h: number;
+}
+
+export const RULER_H = 26;
+export const GUTTER_W = 230;
+export const RANK_H = 24;
+export const UNIT_H = 22;
+export const SLICE_H = 17;
+export const COUNTER_H = 40;
+export const TRACK_PAD = 3;
+/** Units with more tracks than this start collapsed (e.g. 112 "Acc PMU" counters). */
+export const COLLAPSE_OVER = 12;
+
+export function unitKey(rank: number, unit: string): string {
+  return `r${rank}/u/${unit}`;
+}
+
+export function rankKey(rank: number): string {
+  return `r${rank}`;
+}
+
+/**
+ * Host and API threads show at most this many nesting levels until their "show all" toggle is
+ * used: a Python main thread is often ~30 levels deep and would otherwise push the device
+ * streams below the fold on first open.
+ */
+export const LANE_CAP = 8;
+
+/** Whether `t` (in a unit of kind `unitKind`) starts with its levels capped at LANE_CAP. */
+export function cappable(t: TrackInfo, unitKind: string): boolean {
+  return t.kind === 'slice' && (unitKind === 'host' || unitKind === 'api') && t.depth > LANE_CAP;
+}
+
+export function trackHeight(t: TrackInfo, lanes = t.depth): number {
+  return t.kind === 'counter' ? COUNTER_H : Math.max(1, lanes) * SLICE_H + 2 * TRACK_PAD;
+}
+
+/**
+ * Rows top to bottom; collapsed ranks/units keep only their header.  Capped tracks (see
+ * `cappable`) get LANE_CAP lanes unless their id is in `allLanes`.
+ */
+export function layout(
+  tree: TrackTree,
+  collapsed: Set<string>,
+  t: (k: string, v?: any) => string,
+  allLanes: Set<string> = new Set()
+): Row[] {
+  const rows: Row[] = [];
+  let y = 0;
+  for (const r of tree.ranks) {
+    const rk = rankKey(r.rank);
+    const rc = collapsed.has(rk);
+    rows.push({ key: rk, kind: 'rank', label: t('ui.timeline.rank', { rank: r.rank }), rank: r.rank, collapsed: rc, y, h: RANK_H });
+    y += RANK_H;
+    if (rc) {
+      continue;
+    }
+    for (const u of r.units) {
+      const uk = unitKey(r.rank, u.name);
+      const uc = collapsed.has(uk);
+      rows.push({ key: uk, kind: 'unit', label: u.name, rank: r.rank, unit: u, unitKey: uk, collapsed: uc, y, h: UNIT_H });
+      y += UNIT_H;
+      if (uc) {
+        continue;
+      }
+      for (const tr of u.tracks) {
+        const capped = cappable(tr, u.kind);
+        const lanes = capped && !allLanes.has(tr.id) ? LANE_CAP : Math.max(1, tr.depth);
+        const h = trackHeight(tr, lanes);
+        rows.push({ key: tr.id, kind: 'track', label: tr.name, rank: r.rank, unit: u, unitKey: uk, track: tr, y, h, lanes, capped });
+        y += h;
+      }
+    }
+  }
+  return rows;
+}
+
+/** Index of the first row whose bottom is below `y` (rows sorted by y). */
+export function firstRowBelow(rows: Row[], y: number): number {
+  let lo = 0;
+  let hi = rows.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (rows[mid].y + rows[mid].h <= y) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  return lo;
+}
+
+/** Tick step (1, 2 or 5 x 10^k ns) giving labels at least `minPx` apart. */
+export function tickStep(pxNs: number, minPx = 90): number {
+  const raw = pxNs * minPx;
+  const p = Math.pow(10, Math.floor(Math.log10(Math.max(raw, 1))));
+  for (const m of [1, 2, 5, 10]) {
+    if (p * m >= raw) {
+      return p * m;
+    }
+  }
+  return p * 10;
+}
+
+/** A tick label in the unit of the step: `12.5 ms`, `300 us`, `1.2 s`, `40 ns`. */
+export function tickLabel(ns: number, step: number): string {
+  const units: [number, string][] = [
+    [1e9, 's'],
+    [1e6, 'ms'],
+    [1e3, 'us'],
+    [1, 'ns']
+  ];
+  for (const [div, u] of units) {
+    if (step >= div || div === 1) {
+      const decimals = Math.max(0, Math.min(6, Math.ceil(-Math.log10(step / div) - 1e-9)));
+      return `${(ns / div).toFixed(decimals)} ${u}`;
+    }
+  }
+  return `${ns} ns`;
+}
+
+/** Stable colour of a slice name (same name, same colour on every track and rank). */
+export function nameColor(name: string): string {
+  let h = 2166136261;
+  for (let i = 0; i < name.length; i++) {
+    h ^= name.charCodeAt(i);
+    h = Math.imul(h, 16777619);
+  }
+  const hue = (h >>> 0) % 360;
+  return `hsl(${hue}, 55%, 62%)`;
+}
+
+/** `abs` (absolute epoch ns, number or string) relative to `origin` (string), as a number. */
+export function relative(abs: number | string | bigint, origin: string): number {
+  try {
+    return Number(BigInt(String(abs).split('.')[0]) - BigInt(origin));
+  } catch {
+    return Number(abs) - Number(origin);
+  }
+}

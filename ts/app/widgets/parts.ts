@@ -1,0 +1,91 @@
+/** Small building blocks the analysis views share: sections, key-number cards, states. */
+import { append, clear, h } from '../dom';
+import type { Api } from '../api';
+import type { Translate } from './format';
+
+type Child = Node | string | null | undefined | false;
+
+export function section(title: string, ...children: (Child | Child[])[]): HTMLElement {
+  const el = h('section', { class: 'pi-section' }, h('h3', { class: 'pi-section-title' }, title));
+  append(el, children);
+  return el;
+}
+
+export function loading(t: Translate): HTMLElement {
+  return h('div', { class: 'pi-view-loading', 'data-state': 'loading' }, h('span', { class: 'pi-spinner' }), t('ui.common.loading'));
+}
+
+export function empty(text: string): HTMLElement {
+  return h('div', { class: 'pi-empty pi-view-empty' }, text);
+}
+
+export interface Card {
+  label: string;
+  value: string;
+  sub?: string;
+  key?: string;
+}
+
+export function cards(items: Card[]): HTMLElement {
+  return h(
+    'div',
+    { class: 'pi-cards' },
+    items.map(c =>
+      h(
+        'div',
+        { class: 'pi-card', 'data-key': c.key || null },
+        h('div', { class: 'pi-card-label' }, c.label),
+        h('div', { class: c.value.length > 24 ? 'pi-card-value pi-card-value-long' : 'pi-card-value', title: c.value }, c.value),
+        c.sub ? h('div', { class: 'pi-card-sub' }, c.sub) : null
+      )
+    )
+  );
+}
+
+/** Replaces `el`'s content with a loading line, then with what `build` returns (or its error). */
+export async function fill(
+  el: HTMLElement,
+  t: Translate,
+  build: () => Promise<Node | Node[]>,
+  errorBox: (e: unknown, t: Translate) => HTMLElement
+): Promise<void> {
+  clear(el);
+  el.appendChild(loading(t));
+  try {
+    const out = await build();
+    clear(el);
+    append(el, Array.isArray(out) ? out : [out]);
+  } catch (e) {
+    clear(el);
+    el.appendChild(errorBox(e, t));
+  }
+}
+
+/** `a + b` of nanosecond strings/numbers, exact (epoch ns exceed 2^53). */
+export function addNs(a: string | number, b: string | number): string {
+  return (BigInt(String(a).split('.')[0]) + BigInt(Math.round(Number(b)))).toString();
+}
+
+/**
+ * The slowest call of operator `name` on the timeline (a search of the timeline index, exact
+ * name): `{rank, start_ns, end_ns, select}` with absolute ns as strings, or null.
+ */
+export async function slowestCall(api: Api, profileId: string, name: string, rank?: number | null): Promise<any | null> {
+  const r = await api.timeline(profileId, 'search', { q: name, limit: 5000 });
+  const hits = (r.hits || []).filter(
+    (x: any) => x.name === name && (rank === undefined || rank === null || x.rank === rank) && x.kind !== 'trace_slice'
+  );
+  if (!hits.length) {
+    return null;
+  }
+  const best = hits.reduce((a: any, b: any) => (Number(b.dur_ns) > Number(a.dur_ns) ? b : a));
+  const start = addNs(r.origin_ns, best.start_ns);
+  return {
+    rank: best.rank,
+    start_ns: start,
+    end_ns: addNs(start, best.dur_ns),
+    select: { kind: best.kind, rank: best.rank, id: best.id, name: best.name },
+    dur_ns: Number(best.dur_ns),
+    calls: hits.length
+  };
+}

@@ -24,6 +24,12 @@ _EXPORTS = {
 __all__ = [*_EXPORTS, "__version__"]
 
 
+def _jupyter_labextension_paths():
+    """The prebuilt JupyterLab extension shipped in the wheel (``jupyter labextension develop``
+    uses this to link a checkout's build)."""
+    return [{"src": "labextension", "dest": "profinsight"}]
+
+
 def __getattr__(name):
     if name in _EXPORTS:
         import importlib

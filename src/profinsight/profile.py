@@ -100,7 +100,10 @@ class Profile:
         if self._con is None:
             import duckdb
             con = duckdb.connect(":memory:", config={"threads": 2, "autoinstall_known_extensions": False})
-            con.execute("SET enable_progress_bar = false")  # no DuckDB bar on the user's stderr
+            try:
+                con.execute("SET enable_progress_bar = false")  # no DuckDB bar on the user's stderr
+            except duckdb.Error:
+                pass  # in a Jupyter kernel without ipywidgets DuckDB refuses the SET; its bar is off there
             for name in TABLES:
                 files = [r.parquet_path / f"{name}.parquet" for r in self._ranks if r.parquet_path]
                 if len(files) == len(self._ranks) and files:
@@ -179,6 +182,14 @@ class Profile:
         return (f"<div class='profinsight-profile'>{head}"
                 f"<table><thead><tr><th>table</th><th>rows</th></tr></thead><tbody>{rows}</tbody></table>"
                 f"<details><summary>{len(self._diagnostics)} diagnostics</summary><ul>{diags}</ul></details></div>")
+
+    def show(self, view: str | None = None) -> None:
+        """Open this profile in the profinsight viewer tab of JupyterLab, from a notebook cell
+        (``view``: the first view, e.g. ``"timeline"``).  Without the JupyterLab extension the
+        summary renders inline; outside a notebook it is printed.  See
+        :mod:`profinsight.jupyter.show`."""
+        from .jupyter.show import show
+        show(self, view)
 
     def _repr_mimebundle_(self, include=None, exclude=None):
         return {"text/html": self._repr_html_(), "text/plain": repr(self),

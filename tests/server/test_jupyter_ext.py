@@ -10,11 +10,13 @@ import socket
 import subprocess
 import sys
 import time
+from pathlib import Path
 from urllib.parse import quote
 
 import pytest
-from conftest import REPO
 from tornado.httpclient import HTTPClient, HTTPClientError
+
+REPO = Path(__file__).resolve().parents[2]   # not `from conftest import`: several conftest modules exist
 
 if os.environ.get("CI"):
     import jupyter_server  # noqa: F401  (in CI a missing jupyter_server is a failure, not a skip)
@@ -55,7 +57,7 @@ def jupyter(fixtures, tmp_path_factory):
     proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}{BASE_URL.rstrip('/')}"
     try:
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + 60   # a loaded 2-core CI machine can take long
         while True:
             if proc.poll() is not None:
                 pytest.fail("jupyter server exited:\n" + (tmp / "server.log").read_text()[-3000:])
@@ -66,7 +68,7 @@ def jupyter(fixtures, tmp_path_factory):
             except OSError:
                 pass
             if time.monotonic() > deadline:
-                pytest.fail("jupyter server did not start in 20 s:\n" + (tmp / "server.log").read_text()[-3000:])
+                pytest.fail("jupyter server did not start in 60 s:\n" + (tmp / "server.log").read_text()[-3000:])
             time.sleep(0.2)
         yield {"base": base, "root": root, "log": tmp / "server.log"}
     finally:
@@ -80,6 +82,14 @@ def jupyter(fixtures, tmp_path_factory):
 
 
 def fetch(base, path, token=TOKEN, method="GET", body=None, headers=None):
+    """The request on a worker thread: a synchronous HTTPClient runs its own event loop, which
+    cannot start in a thread where one already runs (Playwright's, when browser tests ran first)."""
+    from concurrent.futures import ThreadPoolExecutor
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(_fetch, base, path, token, method, body, headers).result()
+
+
+def _fetch(base, path, token=TOKEN, method="GET", body=None, headers=None):
     client = HTTPClient()
     h = dict(headers or {})
     if token:

@@ -59,7 +59,8 @@ def _print(diags, args) -> None:
 
 
 def environment_checks() -> list[dg.Diagnostic]:
-    """Is the installation sound: Python, the engine's libraries, a writable cache."""
+    """Is the installation sound: Python, the engine's libraries, a writable cache, the JupyterLab
+    extension, torch / torch_npu / CANN and the environment variables that affect profiling."""
     import importlib
     import os
     import sys
@@ -93,6 +94,8 @@ def environment_checks() -> list[dg.Diagnostic]:
                                                  "but every open imports again"))
     if os.environ.get("PROFINSIGHT_FIXTURES"):
         out.append(dg.info("fixtures", f"PROFINSIGHT_FIXTURES={os.environ['PROFINSIGHT_FIXTURES']}"))
+    from .env_checks import environment_extra_checks  # JupyterLab extension, torch / torch_npu / CANN, env vars
+    out += environment_extra_checks()
     return out
 
 

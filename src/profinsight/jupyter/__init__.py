@@ -19,13 +19,14 @@ def _load_jupyter_server_extension(serverapp):
 
     from ..server.handlers import make_handlers
     from ..server.store import ProfileStore
-    from .handlers import ProfinsightJupyterHandler
+    from .handlers import ProfinsightJupyterHandler, jupyter_only_handlers
 
     store = ProfileStore(root=serverapp.root_dir)
     base_url = url_path_join(serverapp.base_url, URL_PREFIX)
     serverapp.web_app.settings["profinsight_store"] = store
     serverapp.web_app.add_handlers(".*$", make_handlers(store, base_url=base_url,
-                                                        base_class=ProfinsightJupyterHandler))
+                                                        base_class=ProfinsightJupyterHandler)
+                                         + jupyter_only_handlers(store, base_url))
     serverapp.log.info("profinsight: API at %s/api/profiles, profiles under %s", base_url, store.root)
 
 

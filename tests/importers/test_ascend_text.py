@@ -545,3 +545,48 @@ def test_out_of_memory_is_said_not_reported_as_damage(fixtures, tmp_path, monkey
     (d,) = [d for d in prof.diagnostics if d.code == "import-failed"]
     assert d.severity == "error" and "out of memory" in d.message and d.fix == err.value.fix
     assert not list((tmp_path / "cache").rglob("meta.json"))
+
+
+def test_counters_are_named_per_piece_exactly(tmp_path):
+    """Counter samples are taken out of each piece of the trace while it is read: one row per
+    numeric, non-id argument; several values -> ``{event}/{key}``; id arguments folded into
+    the name sorted by key; numeric strings count, other strings, nulls and booleans do not;
+    the process name (here written after the samples, in a later piece) is the track; LLC
+    ``%`` is scaled to percent; ``write_band_width`` is renamed.  Read in 1 kB pieces."""
+    from profinsight.importers._trace_json import read_trace_json
+    from profinsight.importers.ascend_text import _trace
+
+    events = [
+        {"ph": "C", "name": "AI Core Freq", "pid": 7, "tid": 0, "ts": "10.000", "args": {"MHz": 1800}},
+        {"ph": "C", "name": "write_band_width", "pid": 8, "tid": 0, "ts": "11.500",
+         "args": {"value": 3, "acc_id": 2}},
+        {"ph": "C", "name": "Hit Rate", "pid": 9, "tid": 0, "ts": "12.000", "args": {"Hit Rate(%)": 0.875}},
+        {"ph": "C", "name": "mix", "pid": 10, "tid": 0, "ts": "13.001",
+         "args": {"b": "2.5", "a": 1, "s": "text", "z": None, "t": True, "src_id": 4, "id": "x"}},
+        {"ph": "C", "name": "L2 Buffer Bw Level", "pid": 11, "tid": 0, "ts": "14.000",
+         "args": {"L2 Buffer Bw Level": 2}},
+        {"ph": "C", "name": "QoS OTHERS", "pid": 12, "tid": 0, "ts": "15.000", "args": {"value": 640}},
+        {"ph": "C", "name": "no time", "pid": 7, "tid": 0, "args": {"MHz": 1}},
+    ] + [{"ph": "X", "name": f"pad{i}", "pid": 1, "tid": 1, "ts": f"{i}.000", "dur": 1, "args": {"p": "." * 200}}
+         for i in range(20)] + [
+        {"ph": "M", "name": "process_name", "pid": p, "tid": 0, "args": {"name": n}}
+        for p, n in ((7, "AI Core Freq"), (8, "Acc PMU"), (9, "LLC"), (10, "Stars Soc Info"), (12, "QoS"))]
+    path = tmp_path / "trace_view.json"
+    path.write_text(json.dumps(events))
+    con = duck()
+    _sql.install(con)
+    _trace.start_split(con)
+    got = read_trace_json(con, path, "ev", consume=_trace.take_piece, chunk_bytes=1000)
+    assert got.chunks > 3 and got.events == len(events)
+    _trace.finish_split(con)
+    _trace.build_counters(con)
+    rows = con.sql(_trace.counters_sql(3)).fetchall()
+    assert rows == [
+        (3, "11", "L2 Buffer Bw Level", 14_000, 2.0, "level"),
+        (3, "AI Core Freq", "AI Core Freq", 10_000, 1800.0, "MHz"),
+        (3, "Acc PMU", "write_bandwidth (acc_id 2)", 11_500, 3.0, "level"),
+        (3, "LLC", "Hit Rate", 12_000, 87.5, "%"),
+        (3, "QoS", "QoS OTHERS", 15_000, 640.0, "MB/s"),
+        (3, "Stars Soc Info", "mix/a (id x, src_id 4)", 13_001, 1.0, "level"),
+        (3, "Stars Soc Info", "mix/b (id x, src_id 4)", 13_001, 2.5, "level"),
+    ]

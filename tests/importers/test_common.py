@@ -6,7 +6,7 @@ from decimal import Decimal
 import pyarrow as pa
 
 from profinsight.importers._common import duck, open_sqlite, us_text_to_ns
-from profinsight.importers._steps import assign_steps, build_steps, step_number
+from profinsight.importers._steps import assign_steps, build_steps, earliest_containing, step_number
 
 
 def test_ts_ns_is_exact_where_float64_is_not():
@@ -39,6 +39,30 @@ def test_step_ranges_follow_the_vendor_rule():
     assert d["device_end_ns"] == [250, 390]
     assert assign_steps([150, 245, 255, 265, 500], steps).to_pylist() == [1, 1, None, 2, None]
     assert step_number("ProfilerStep#50") == 50 and step_number("aten::add") is None
+
+
+def test_earliest_containing_range():
+    """Each time gets the range that contains it (ends included) and starts first, the answer of
+    ``SELECT min_by(id, lo) FROM ranges WHERE t BETWEEN lo AND hi``; nested and overlapping
+    ranges, gaps, null bounds and null times included."""
+    lo = pa.array([100, 120, 300, 300, 500, None], pa.int64())
+    hi = pa.array([200, 150, 300, 400, 450, 900], pa.int64())   # id 5 ends before it starts: never
+    ids = [1, 2, 3, 4, 5, 6]
+    t = pa.array([99, 100, 130, 150, 200, 201, 300, 350, 400, 401, 460, None], pa.int64())
+    got = earliest_containing(t, lo, hi, ids).to_pylist()
+    assert got == [None, 1, 1, 1, 1, None, 3, 4, 4, None, None, None]
+    # a nested range that wins by rank although it starts later (rank is not the start)
+    got = earliest_containing([130, 160], [100, 120], [200, 150], [1, 2], rank=[5, 1]).to_pylist()
+    assert got == [2, 1]
+    # ranks that follow the starts take the binary-search path; the same answer as a plain loop
+    import random
+    rng = random.Random(7)
+    los = sorted(rng.randrange(0, 10_000) for _ in range(60))
+    his = [a + rng.randrange(0, 600) for a in los]
+    ts = [rng.randrange(-100, 11_000) for _ in range(2000)]
+    want = [next((i for a, i, b in sorted(zip(los, range(60), his)) if a <= x <= b), None) for x in ts]
+    assert earliest_containing(ts, los, his, list(range(60))).to_pylist() == want
+    assert earliest_containing([5], [], [], []).to_pylist() == [None]
 
 
 def test_open_sqlite_read_only_on_wal_db(fixtures):

@@ -100,6 +100,46 @@ def assign_steps(start_ns, steps: pa.Table) -> pa.Array:
     return pa.array(out, pa.int64(), mask=out == -1)
 
 
+def earliest_containing(t, lo, hi, ids, rank=None) -> pa.Array:
+    """For each time in ``t``: the id of the range [lo, hi] (ends included) that contains it and
+    comes first by ``rank`` (default: ``lo``), ties going to the smaller id; null where none
+    does (and for a null time).  Ranges may overlap or nest; ranges with a null bound or rank
+    never match.  This is
+    ``(SELECT min_by(id, rank) FROM ranges WHERE t BETWEEN lo AND hi)`` without the nested loop
+    such a correlated lookup costs (times x ranges).
+
+    Exact and O((n + s) log s) when ``lo`` rises with ``rank`` (always for the default, and for
+    real step ranges): in rank order the running maximum of the ends never falls, so the first
+    range that reaches ``t`` is one binary search away, and it contains ``t`` exactly when it
+    starts at or before ``t`` (every later range starts no earlier).  Otherwise the ranges are
+    visited in rank order, O(n x s), which gives the same answer."""
+    t, t_ok = _np_masked(t)
+    lo, lo_ok = _np_masked(lo)
+    hi, hi_ok = _np_masked(hi)
+    ids, id_ok = _np_masked(ids)
+    rk, rk_ok = (lo, lo_ok) if rank is None else _np_masked(rank)
+    keep = lo_ok & hi_ok & id_ok & rk_ok
+    lo, hi, ids, rk = lo[keep], hi[keep], ids[keep], rk[keep]
+    out = np.full(len(t), -1, np.int64)
+    found = np.zeros(len(t), bool)
+    if len(lo) and len(t):
+        order = np.lexsort((ids, rk))
+        lo, hi, ids = lo[order], hi[order], ids[order]
+        if np.all(lo[1:] >= lo[:-1]):
+            reach = np.maximum.accumulate(hi)
+            i = np.searchsorted(reach, t, side="left")
+            ok = t_ok & (i < len(lo))
+            ok[ok] &= lo[i[ok]] <= t[ok]
+            out[ok] = ids[i[ok]]
+            found = ok
+        else:
+            for a, b, step in zip(lo, hi, ids):
+                hit = ~found & t_ok & (t >= a) & (t <= b)
+                out[hit] = step
+                found |= hit
+    return pa.array(out, pa.int64(), mask=~found)
+
+
 def _np(values):
     if isinstance(values, (pa.ChunkedArray, pa.Array)):
         values = values.to_pylist() if values.null_count else values.to_numpy(zero_copy_only=False)

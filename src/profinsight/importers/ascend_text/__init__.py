@@ -35,8 +35,14 @@ from .._trace_json import TraceRead, out_of_memory, read_trace_json
 from ..base import RankData, RankSource
 from . import _comm, _device, _files, _host, _kernels, _links, _memory, _meta, _sql, _trace
 
-VERSION = "2"
+VERSION = "3"  # 3: ties broken explicitly (counters by file order, steps and launch bindings by id)
 FORMAT = "ascend_text"
+
+#: DuckDB threads for one rank.  One: ranks are imported one per core (``store.loader``), and
+#: most statements run on one trace piece (about two row groups, too little to share); at 1 GB
+#: on 2 cores a second thread cost about 12% more CPU time and was no faster (84-86 s CPU /
+#: 93-98 s wall with two threads, 75-77 s / 79-85 s with one)
+THREADS = 1
 
 #: internal helper columns dropped before tables are handed out
 _INTERNAL = {"device_tasks": ("hw_idx", "op_idx", "plane_idx"), "host_ops": ("idx",),
@@ -68,7 +74,7 @@ def load_rank(source: RankSource) -> RankData:
     trace_bytes = trace.stat().st_size if trace.is_file() else 0
     out_dir = tempfile.mkdtemp(prefix="profinsight-out-")
     try:
-        con = duck(memory_limit=_memory_cap(trace_bytes))
+        con = duck(threads=THREADS, memory_limit=_memory_cap(trace_bytes))
         try:
             _sql.install(con)
             files, extra = _load(con, inputs, cfg, folder, out_dir)
@@ -121,10 +127,9 @@ def _load(con, inputs: _files.Inputs, cfg: _meta.Config, folder: Path, out_dir: 
     made = _memory.load_memory(con, inputs)
     device = _device_id(con, made)
     _comm.load_comm_json(con, inputs)
-    _host.build_host_ops(con)
     kd_steps = have_kd and con.sql("SELECT count(step) FROM kd").fetchall()[0][0] > 0
     _host.build_steps_table(con, kd_steps)
-    _host.assign_host_steps(con)
+    _host.build_host_ops(con)
     _host.join_operator_details(con, inputs, quiet=truncated is not None)
     _device.build_device_tasks(con, pmu or [], have_kd, device, have_l2)
     _host.build_api_calls(con)
@@ -229,7 +234,7 @@ def _fetch(con, inputs, cfg, folder, device, made, out_dir: str) -> tuple[dict[s
         ("comm_ops", f"SELECT * REPLACE (coalesce(device, {dev}) AS device) FROM ({_comm.comm_ops_sql()})",
          ("cj", "hccl_op")),
         ("trace_slices", _trace.slices_sql("used") + " ORDER BY start_ns", ("x", "used")),
-        ("counters", _trace.counters_sql(device) + " ORDER BY track, name, ts_ns", ("counters_t",)),
+        ("counters", _trace.counters_sql(device), ("tr_cv", "counter_units", "procs")),
         ("device_tasks", "SELECT * FROM device_tasks ORDER BY task_uid", ("device_tasks",)),
         ("host_ops", "SELECT * FROM host_ops ORDER BY op_id", ("host_ops",)),
         ("api_calls", "SELECT * FROM api_calls ORDER BY call_id", ("api_calls",)),

@@ -25,6 +25,8 @@ column ``hw_task_type``.
 """
 from __future__ import annotations
 
+from .._steps import earliest_containing
+
 COMPUTE_HW = "('AI_CORE', 'AI_VECTOR_CORE', 'MIX_AIC', 'MIX_AIV', 'AI_CPU', 'DSA_SQE', 'KERNEL_AICORE', " \
              "'KERNEL_AIVEC', 'KERNEL_AICPU', 'FFTS_PLUS')"
 SMALL_TASKS = "('Notify Wait', 'Notify Record', 'Write Value', 'SDMA', 'RDMA', 'Reduce Inline', " \
@@ -44,19 +46,36 @@ def build_device_tasks(con, pmu_cols: list[str], have_kd: bool, device: int | No
     con.execute("CREATE OR REPLACE TABLE dt_pre AS SELECT (row_number() OVER ()) AS pre_id, * FROM ("
                 + " UNION ALL BY NAME ".join(parts) + ")")
     con.execute(_PARENTS)
-    con.execute(f"""CREATE OR REPLACE TABLE device_tasks AS
-        SELECT (row_number() OVER (ORDER BY d.start_ns, {_KINDS.replace('kind', 'd.kind')}, d.src, d.src_order)) - 1
-                 AS task_uid,
-               d.* EXCLUDE (comm_op, "group", step, src, src_order),
-               coalesce(d.comm_op, pa.parent_op) AS comm_op, coalesce(d."group", pa.parent_group) AS "group",
-               coalesce(d.step, (SELECT min_by(s.step, s.host_start_ns) FROM steps s
-                                 WHERE d.start_ns BETWEEN coalesce(s.device_start_ns, s.host_start_ns)
-                                                      AND coalesce(s.device_end_ns, s.host_end_ns))) AS step
-        FROM dt_pre d LEFT JOIN parents pa USING (pre_id)
-        ORDER BY task_uid""")
+    con.register("task_step_arrow", _task_steps(con))
+    try:
+        con.execute(f"""CREATE OR REPLACE TABLE device_tasks AS
+            SELECT (row_number() OVER (ORDER BY d.start_ns, {_KINDS.replace('kind', 'd.kind')}, d.src, d.src_order))
+                     - 1 AS task_uid,
+                   d.* EXCLUDE (comm_op, "group", step, src, src_order),
+                   coalesce(d.comm_op, pa.parent_op) AS comm_op, coalesce(d."group", pa.parent_group) AS "group",
+                   coalesce(d.step, ts.step) AS step
+            FROM dt_pre d LEFT JOIN parents pa USING (pre_id) LEFT JOIN task_step_arrow ts USING (pre_id)
+            ORDER BY task_uid""")
+    finally:
+        con.unregister("task_step_arrow")
     if have_l2:
         con.execute(_L2_JOIN)
     con.execute("ALTER TABLE device_tasks DROP COLUMN pre_id")
+
+
+def _task_steps(con):
+    """(pre_id, step) for the tasks without a step of their own (kernel_details ``Step Id``):
+    the step whose device range (else host range) contains the task's start, the one that
+    starts first on the host where ranges overlap -- one binary search per task
+    (:func:`.._steps.earliest_containing`) instead of a range join against every step."""
+    import pyarrow as pa
+
+    bounds = con.sql("SELECT step, host_start_ns, coalesce(device_start_ns, host_start_ns) AS lo, "
+                     "coalesce(device_end_ns, host_end_ns) AS hi FROM steps").to_arrow_table()
+    tasks = con.sql("SELECT pre_id, start_ns FROM dt_pre WHERE step IS NULL").to_arrow_table()
+    return pa.table({"pre_id": tasks.column("pre_id"),
+                     "step": earliest_containing(tasks.column("start_ns"), bounds.column("lo"), bounds.column("hi"),
+                                                 bounds.column("step"), rank=bounds.column("host_start_ns"))})
 
 
 # l2_cache.csv rows go to kernels by (stream, task id, name, n-th occurrence)

@@ -14,7 +14,9 @@ to the n-th occurrence of (name, host duration) for rows the order does not expl
 """
 from __future__ import annotations
 
-from .._steps import build_steps
+import pyarrow as pa
+
+from .._steps import build_steps, earliest_containing
 from . import _files as F
 from ._device import COMPUTE_HW
 
@@ -22,29 +24,58 @@ _STEP_RE = "'^ProfilerStep#(\\d+)$'"
 
 
 def build_host_ops(con) -> None:
-    """``host_ops`` from the framework slices (``op_id`` in start order; internal ``idx``)."""
-    con.execute("""CREATE OR REPLACE TABLE host_ops AS
-        SELECT (row_number() OVER (ORDER BY start_ns, idx)) - 1 AS op_id, idx, pid, tid AS thread,
-               CASE cat WHEN 'cpu_op' THEN 'op' WHEN 'python_function' THEN 'python'
-                        WHEN 'user_annotation' THEN 'annotation' ELSE 'queue' END AS category,
-               name, start_ns, dur_ns,
-               nullif(TRY_CAST(a_sequence AS BIGINT), -1) AS sequence,
-               nullif(TRY_CAST(a_fwd_thread AS BIGINT), 0) AS fwd_thread,
-               norm_list(a_input_dims) AS input_shapes, norm_list(a_input_type) AS input_dtypes,
-               norm_stack(a_call_stack) AS call_stack,
-               CAST(NULL AS BIGINT) AS host_self_ns, CAST(NULL AS BIGINT) AS device_self_ns,
-               CAST(NULL AS BIGINT) AS device_total_ns
-        FROM host ORDER BY op_id""")
+    """``host_ops`` from the framework slices (``op_id`` in start order; internal ``idx``), each
+    with its step: the ``ProfilerStep#N`` whose host range contains its start (the earliest such
+    step where ranges nest), found by :func:`.._steps.earliest_containing` and joined here, so
+    the table is written once.  ``steps`` must exist.
+
+    The same shapes, dtypes and call stacks come back in every step, so each distinct text is
+    normalised once and joined back by value rather than normalised per op."""
+    bounds = con.sql("SELECT step, host_start_ns, host_end_ns FROM steps WHERE step IS NOT NULL "
+                     "AND host_start_ns IS NOT NULL AND host_end_ns IS NOT NULL").to_arrow_table()
+    starts = con.sql("SELECT idx, start_ns FROM host").to_arrow_table()
+    host_step = pa.table({"idx": starts.column("idx"),
+                          "step": earliest_containing(starts.column("start_ns"), bounds.column("host_start_ns"),
+                                                      bounds.column("host_end_ns"), bounds.column("step"))})
+    del starts
+    con.register("host_step_arrow", host_step)
+    try:
+        con.execute(_HOST_OPS)
+    finally:
+        con.unregister("host_step_arrow")
+
+
+def _normalised(column: str, macro: str, alias: str) -> str:
+    return (f"LEFT JOIN (SELECT raw, {macro}(raw) AS norm FROM (SELECT DISTINCT {column} AS raw FROM host "
+            f"WHERE {column} IS NOT NULL)) {alias} ON {alias}.raw = h.{column}")
+
+
+_HOST_OPS = f"""CREATE OR REPLACE TABLE host_ops AS
+    SELECT (row_number() OVER (ORDER BY h.start_ns, h.idx)) - 1 AS op_id, h.idx, h.pid, h.tid AS thread,
+           CASE h.cat WHEN 'cpu_op' THEN 'op' WHEN 'python_function' THEN 'python'
+                      WHEN 'user_annotation' THEN 'annotation' ELSE 'queue' END AS category,
+           h.name, h.start_ns, h.dur_ns,
+           nullif(TRY_CAST(h.a_sequence AS BIGINT), -1) AS sequence,
+           nullif(TRY_CAST(h.a_fwd_thread AS BIGINT), 0) AS fwd_thread,
+           d.norm AS input_shapes, t.norm AS input_dtypes, c.norm AS call_stack, s.step,
+           CAST(NULL AS BIGINT) AS host_self_ns, CAST(NULL AS BIGINT) AS device_self_ns,
+           CAST(NULL AS BIGINT) AS device_total_ns
+    FROM host h
+    {_normalised('a_input_dims', 'norm_list', 'd')}
+    {_normalised('a_input_type', 'norm_list', 't')}
+    {_normalised('a_call_stack', 'norm_stack', 'c')}
+    LEFT JOIN host_step_arrow s ON s.idx = h.idx"""
 
 
 def build_steps_table(con, have_kd_steps: bool) -> None:
-    """``steps``: host range of each ``ProfilerStep#N``; device range from the kernel_details
+    """``steps`` (built before ``host_ops``, which takes its steps from it): host range of each
+    ``ProfilerStep#N``; device range from the kernel_details
     rows with ``Step Id`` N (start = first start, end = max(last end, host end), the vendor's
     rule).  Without a Step Id column, tasks that start inside the host step are used."""
     con.execute(f"""CREATE OR REPLACE TABLE host_steps AS
         SELECT TRY_CAST(regexp_extract(name, {_STEP_RE}, 1) AS BIGINT) AS step,
                min(start_ns) AS host_start_ns, max(start_ns + dur_ns) AS host_end_ns
-        FROM host_ops WHERE category = 'op' AND regexp_matches(name, {_STEP_RE}) GROUP BY step""")
+        FROM host WHERE cat = 'cpu_op' AND regexp_matches(name, {_STEP_RE}) GROUP BY step""")
     if have_kd_steps:
         con.execute("""CREATE OR REPLACE TABLE steps AS
             WITH dev AS (SELECT step, min(start_ns) AS s, max(start_ns + dur_ns) AS e FROM kd
@@ -63,16 +94,6 @@ def build_steps_table(con, have_kd_steps: bool) -> None:
     con.register("steps_arrow", build_steps(hs, t.column("start_ns"), t.column("end_ns"), None))
     con.execute("CREATE OR REPLACE TABLE steps AS SELECT * FROM steps_arrow")
     con.unregister("steps_arrow")
-
-
-def assign_host_steps(con) -> None:
-    """Step of each host op: the ``ProfilerStep#N`` whose host range contains its start."""
-    con.execute("""CREATE OR REPLACE TABLE host_ops AS
-        SELECT h.* EXCLUDE (host_self_ns, device_self_ns, device_total_ns),
-               (SELECT min_by(s.step, s.host_start_ns) FROM steps s
-                WHERE h.start_ns BETWEEN s.host_start_ns AND s.host_end_ns) AS step,
-               h.host_self_ns, h.device_self_ns, h.device_total_ns
-        FROM host_ops h ORDER BY op_id""")
 
 
 def join_operator_details(con, inputs: F.Inputs, quiet: bool = False) -> None:

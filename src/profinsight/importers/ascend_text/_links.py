@@ -23,20 +23,22 @@ def build_launches(con) -> None:
     con.execute(_LAUNCHES)
 
 
-# slices a flow endpoint can bind to, one per (pid, tid, start): the shortest (innermost)
+# slices a flow endpoint can bind to, one per (pid, tid, start): the shortest (innermost), the
+# smallest id among equally long ones (not whichever the scan met first)
 _BIND_TARGETS = """
 CREATE OR REPLACE TABLE bind_dev AS
-    SELECT pid, tid, start_ns, arg_min(task_uid, dur_ns) AS key, min(dur_ns) AS dur_ns FROM (
+    SELECT pid, tid, start_ns, arg_min(task_uid, (dur_ns, task_uid)) AS key, min(dur_ns) AS dur_ns FROM (
         SELECT x.pid, x.tid, x.start_ns, x.dur_ns, d.task_uid FROM device_tasks d JOIN x ON x.idx = d.hw_idx
         UNION ALL SELECT x.pid, x.tid, x.start_ns, x.dur_ns, d.task_uid FROM device_tasks d JOIN x ON x.idx = d.op_idx
         UNION ALL SELECT x.pid, x.tid, x.start_ns, x.dur_ns, d.task_uid FROM device_tasks d
                   JOIN x ON x.idx = d.plane_idx)
     GROUP BY pid, tid, start_ns;
 CREATE OR REPLACE TABLE bind_host AS
-    SELECT pid, thread AS tid, start_ns, arg_min(op_id, dur_ns) AS key, min(dur_ns) AS dur_ns
+    SELECT pid, thread AS tid, start_ns, arg_min(op_id, (dur_ns, op_id)) AS key, min(dur_ns) AS dur_ns
     FROM host_ops WHERE category = 'op' GROUP BY pid, thread, start_ns;
 CREATE OR REPLACE TABLE bind_api AS
-    SELECT trace_pid AS pid, trace_tid AS tid, start_ns, arg_min(call_id, dur_ns) AS key, min(dur_ns) AS dur_ns
+    SELECT trace_pid AS pid, trace_tid AS tid, start_ns, arg_min(call_id, (dur_ns, call_id)) AS key,
+           min(dur_ns) AS dur_ns
     FROM api_calls GROUP BY trace_pid, trace_tid, start_ns;
 """
 

@@ -8,7 +8,8 @@ only what the import needs, so the raw events (``args`` JSON included) never all
   (a host category) carry their args values already extracted (``ha9``), every other slice its
   ``args`` JSON, because which keys it needs depends on its process, and process names are
   metadata that may come anywhere in the file.
-- ``tr_c``: counter (C) events with their ``args``.  ``flow``: flow endpoints (s/f/t).
+- ``tr_cv``: counter samples, one row per value of a counter (C) event, already named.
+- ``flow``: flow endpoints (s/f/t).
 
 Processes are identified by their ``process_name`` metadata, never by pid (msprof pids are
 synthetic).  :func:`finish_split` then builds, all with the event's ``idx`` (its position in the
@@ -125,7 +126,8 @@ def start_split(con) -> None:
     con.execute("CREATE OR REPLACE TABLE tr_meta (pid VARCHAR, tid VARCHAR, name VARCHAR, value VARCHAR)")
     con.execute("CREATE OR REPLACE TABLE tr_x (idx BIGINT, ph VARCHAR, name VARCHAR, cat VARCHAR, "
                 "pid_text VARCHAR, tid_text VARCHAR, start_ns BIGINT, dur_ns BIGINT, ha9 VARCHAR[], args JSON)")
-    con.execute("CREATE OR REPLACE TABLE tr_c (idx BIGINT, pid VARCHAR, name VARCHAR, ts_ns BIGINT, args JSON)")
+    con.execute("CREATE OR REPLACE TABLE tr_cv (idx BIGINT, pid VARCHAR, name VARCHAR, ts_ns BIGINT, key VARCHAR, "
+                "key_is_name BOOLEAN, value DOUBLE)")
     con.execute(f"CREATE OR REPLACE TABLE flow ({_FLOW_COLS})")
 
 
@@ -134,8 +136,7 @@ def take_piece(con, view: str) -> None:
     con.execute(f"""INSERT INTO tr_meta SELECT pid, tid, name, args->>'name' FROM {view}
                     WHERE ph = 'M' AND name IN ('process_name', 'thread_name')""")
     con.execute(_PIECE_SLICES.format(v=view))
-    con.execute(f"""INSERT INTO tr_c SELECT idx, pid, name, trace_ts_ns(ts), args FROM {view}
-                    WHERE ph = 'C'""")
+    con.execute(_PIECE_COUNTERS.format(v=view))
     con.execute(_FLOW.format(v=view))
 
 
@@ -160,20 +161,19 @@ def finish_split(con) -> None:
 
 
 def build_counters(con) -> None:
-    """Working table ``counters_t`` (every column of ``counters`` but ``device``), built right
-    after :func:`finish_split`; ``tr_c`` is dropped then."""
-    con.execute("CREATE OR REPLACE TABLE counters_t AS SELECT * EXCLUDE (device) FROM (" + _counters_query() + ")")
-    con.execute("DROP TABLE IF EXISTS tr_c")
+    """Working table ``counter_units``: the unit of each distinct counter key, worked out once
+    per key (a few dozen) rather than once per sample.  The samples themselves (``tr_cv``) were
+    taken piece by piece while the trace was read (:data:`_PIECE_COUNTERS`)."""
+    con.execute(f"""CREATE OR REPLACE TABLE counter_units AS
+        SELECT key, CASE WHEN regexp_matches(key, {_UNIT_PAREN}) THEN regexp_extract(key, {_UNIT_PAREN}, 1)
+                         WHEN key IN ('MHz', 'GHz', 'KB', 'MB', 'GB', 'B', '%', 'us', 'ns', 'ms') THEN key
+                    END AS key_unit
+        FROM (SELECT DISTINCT key FROM tr_cv)""")
 
 
 def counters_sql(device: int | None) -> str:
-    """``counters`` rows from ``counters_t`` with the rank's device."""
-    dev = "NULL" if device is None else int(device)
-    return f"SELECT {dev} AS device, * FROM counters_t"
-
-
-def _counters_query() -> str:
-    """``counters`` from C events: one row per numeric argument that is not an id.
+    """``counters`` rows with the rank's device, from the samples (``tr_cv``), the process names
+    (``procs``) and ``counter_units``.
 
     name = the event name, or ``{event}/{key}`` when the event carries several values; an id
     argument (``acc_id``) is folded into the name as ``{event} ({key} {value})``.  unit = the
@@ -182,33 +182,44 @@ def _counters_query() -> str:
     LLC ``Hit Rate(%)`` is written as a fraction (0.875 where the DB's ``LLC.hitRate`` says 85.9
     for the same kind of sample); it is scaled to percent so the unit is true and both exports
     agree.  The timeline's typo ``write_band_width`` is written ``write_bandwidth`` (the DB's name).
+    Rows come sorted by track, name and time (file order within a tie).
     """
-    dev = "NULL"
-    return f"""WITH c AS (
-        SELECT e.idx, coalesce(p.pname, e.pid) AS track, e.name, e.ts_ns, e.args
-        FROM tr_c e LEFT JOIN procs p ON p.pid = e.pid),
-      kv AS (SELECT c.*, k AS key, json_type(args->k) AS jt, args->>k AS v
-             FROM c, unnest(json_keys(args)) AS t(k)),
-      ids AS (SELECT idx, string_agg(key || ' ' || v, ', ' ORDER BY key) AS id_text FROM kv
-              WHERE key = 'id' OR key LIKE '%\\_id' ESCAPE '\\' GROUP BY idx),
-      vals AS (SELECT kv.*, replace(kv.name, 'write_band_width', 'write_bandwidth') AS ename,
-                      count(*) OVER (PARTITION BY idx) AS n FROM kv
-               WHERE (jt IN ('DOUBLE', 'BIGINT', 'UBIGINT', 'INTEGER')
-                      OR (jt = 'VARCHAR' AND TRY_CAST(v AS DOUBLE) IS NOT NULL))
-                 AND NOT (key = 'id' OR key LIKE '%\\_id' ESCAPE '\\'))
-    SELECT device, track, name, ts_ns,
-           CASE WHEN track = 'LLC' AND unit = '%' THEN value * 100 ELSE value END AS value, unit FROM (
-    SELECT {dev} AS device, track,
-           (CASE WHEN n > 1 THEN ename || '/' || key ELSE ename END)
-             || coalesce(' (' || ids.id_text || ')', '') AS name,
-           ts_ns, TRY_CAST(v AS DOUBLE) AS value,
-           CASE WHEN regexp_matches(key, '\\(([^)]*)\\)\\s*$') THEN regexp_extract(key, '\\(([^)]*)\\)\\s*$', 1)
-                WHEN key IN ('MHz', 'GHz', 'KB', 'MB', 'GB', 'B', '%', 'us', 'ns', 'ms') THEN key
-                WHEN key = vals.name OR track IN ('Stars Soc Info', 'Acc PMU') THEN 'level'
-                WHEN track LIKE 'QoS%' THEN 'MB/s'
-           END AS unit
-    FROM vals LEFT JOIN ids USING (idx)
-    WHERE ts_ns IS NOT NULL)"""
+    dev = "NULL" if device is None else int(device)
+    return f"""SELECT {dev} AS device, track, name, ts_ns,
+           CASE WHEN track = 'LLC' AND unit = '%' THEN value * 100 ELSE value END AS value, unit
+    FROM (SELECT track, name, ts_ns, value, idx,
+                 coalesce(key_unit, CASE WHEN key_is_name OR track IN ('Stars Soc Info', 'Acc PMU') THEN 'level'
+                                         WHEN track LIKE 'QoS%' THEN 'MB/s' END) AS unit
+          FROM (SELECT coalesce(p.pname, c.pid) AS track, c.*, u.key_unit
+                FROM tr_cv c LEFT JOIN procs p ON p.pid = c.pid LEFT JOIN counter_units u ON u.key = c.key))
+    ORDER BY track, name, ts_ns, idx"""
+
+
+_UNIT_PAREN = "'\\(([^)]*)\\)\\s*$'"
+_IS_ID = "(key = 'id' OR key LIKE '%\\_id' ESCAPE '\\')"
+
+#: one piece's counter samples: one row per numeric, non-id argument of every C event, named as
+#: ``counters`` names it.  ``json_each`` parses each event's args once (extracting key by key
+#: re-parsed the text per key and cost ten times as much), and the per-event count and id text
+#: are a window and a GROUP BY over one piece only, never over every sample of the file
+_PIECE_COUNTERS = f"""INSERT INTO tr_cv
+    WITH kv AS (
+        SELECT c.idx, c.pid, c.name, c.ts_ns, je.key, je.type AS jt, je.value->>'$' AS v
+        FROM (SELECT idx, pid, name, trace_ts_ns(ts) AS ts_ns, args FROM {{v}} WHERE ph = 'C') c,
+             json_each(c.args) je
+        WHERE c.ts_ns IS NOT NULL AND je.key IS NOT NULL),
+    ids AS (SELECT idx, string_agg(key || ' ' || v, ', ' ORDER BY key) AS id_text FROM kv
+            WHERE {_IS_ID} GROUP BY idx),
+    vals AS (SELECT *, count(*) OVER (PARTITION BY idx) AS n FROM kv
+             WHERE (jt IN ('DOUBLE', 'BIGINT', 'UBIGINT', 'INTEGER')
+                    OR (jt = 'VARCHAR' AND TRY_CAST(v AS DOUBLE) IS NOT NULL))
+               AND NOT {_IS_ID})
+    SELECT idx, pid,
+           (CASE WHEN n > 1 THEN replace(name, 'write_band_width', 'write_bandwidth') || '/' || key
+                 ELSE replace(name, 'write_band_width', 'write_bandwidth') END)
+             || coalesce(' (' || id_text || ')', '') AS name,
+           ts_ns, key, key = name AS key_is_name, TRY_CAST(v AS DOUBLE) AS value
+    FROM vals LEFT JOIN ids USING (idx)"""
 
 
 def slices_sql(used: str) -> str:

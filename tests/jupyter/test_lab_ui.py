@@ -20,21 +20,13 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from _support import CHROMIUM, FLAGS, artifacts_dir
 
 REPO = Path(__file__).resolve().parents[2]
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-dev-shm-usage"]
 TOKEN = "profinsight-lab-test"
 RUN = "runs/text_level1"           # 2 rank folders of one collection: ONE entry
 TRACE = "traces/gpu_alexnet.json.gz"
 NOTEBOOK_TRACE = RUN              # the Ascend run: imported inside the kernel (DuckDB behaves differently there)
-
-
-def artifacts_dir() -> Path:
-    d = Path(os.environ.get("PROFINSIGHT_ARTIFACTS", REPO / "ui-artifacts"))
-    d.mkdir(parents=True, exist_ok=True)
-    return d
 
 
 def _need(condition: bool, why: str) -> None:

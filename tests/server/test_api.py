@@ -1,10 +1,8 @@
 """Every route of the HTTP API against a real tornado server on 127.0.0.1."""
 from __future__ import annotations
 
-import gzip
 import json
 import os
-import shutil
 
 import pyarrow as pa
 import pytest
@@ -17,20 +15,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 import profinsight
 from profinsight.server import make_app
+from _support import EVIL, crafted_trace
 
 TOKEN = "test-token"
-EVIL = "<script>alert('x')</script>"
-
-
-def _crafted(fixtures, tmp_path):
-    d = json.load(gzip.open(fixtures / "kineto" / "cpu_only.json.gz"))
-    for e in d["traceEvents"]:
-        if e.get("cat") == "cpu_op":
-            e["name"] = EVIL
-            break
-    out = tmp_path / "evil_trace.json"
-    out.write_text(json.dumps(d))
-    return out
 
 
 @pytest.fixture(scope="module")
@@ -38,7 +25,7 @@ def server(fixtures, tmp_path_factory):
     tmp = tmp_path_factory.mktemp("srv")
     os.environ["PROFINSIGHT_CACHE"] = str(tmp / "cache")
     rank0 = fixtures / "ascend_pt" / "text_level1" / "rank0_ascend_pt"
-    app = make_app([rank0, _crafted(fixtures, tmp)], token=TOKEN)
+    app = make_app([rank0, crafted_trace(fixtures, tmp)], token=TOKEN)
     sockets = bind_sockets(0, "127.0.0.1")
     port = sockets[0].getsockname()[1]
     started = threading.Event()

@@ -3,33 +3,13 @@ visible, no console error, no network request.  CI installs Chromium (Debian pac
 requires this test; elsewhere it is skipped when no browser is installed."""
 from __future__ import annotations
 
-import os
-import shutil
-from pathlib import Path
-
-import pytest
+from _support import CHROMIUM, FLAGS, playwright_or_skip
 
 from profinsight.cli import main
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync", "--no-first-run"]
-
-
-def _browser_or_skip():
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        sync_playwright = None
-    if sync_playwright is None or not Path(CHROMIUM).exists():
-        if os.environ.get("CI"):
-            pytest.fail("CI must install chromium and playwright for the browser tests")
-        pytest.skip("no headless Chromium / playwright here")
-    return sync_playwright
-
 
 def test_report_opens_offline_with_every_section(fixtures, tmp_path):
-    sync_playwright = _browser_or_skip()
+    sync_playwright = playwright_or_skip()
     out = tmp_path / "report.html"
     assert main(["report", str(fixtures / "ascend_pt/text_level1"), "-o", str(out)]) == 0
     with sync_playwright() as pw:

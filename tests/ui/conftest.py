@@ -5,35 +5,17 @@ tests; elsewhere they are skipped when no browser is installed.  Screenshots go 
 from __future__ import annotations
 
 import os
-import shutil
 from pathlib import Path
 
 import pytest
 
+from _support import CHROMIUM, FLAGS, artifacts_dir, playwright_or_skip
+
 from profinsight.server.app import app_built, make_app
 from profinsight.server.threaded import serve_in_thread
 
-REPO = Path(__file__).resolve().parents[2]
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-dev-shm-usage"]
-
-
-def artifacts_dir() -> Path:
-    d = Path(os.environ.get("PROFINSIGHT_ARTIFACTS", REPO / "ui-artifacts"))
-    d.mkdir(parents=True, exist_ok=True)
-    return d
-
-
 def _playwright_or_skip():
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        sync_playwright = None
-    if sync_playwright is None or not Path(CHROMIUM).exists():
-        if os.environ.get("CI"):
-            pytest.fail("CI must install chromium and playwright for the browser tests")
-        pytest.skip("no headless Chromium / playwright here")
+    sync_playwright = playwright_or_skip()
     if not app_built():
         pytest.fail("the browser app is not built: run `pip install .` (or `jlpm build`) with Node.js 20")
     return sync_playwright

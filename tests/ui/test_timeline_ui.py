@@ -3,13 +3,12 @@ search and jump, selection details, launch arrows, collapse, navigation from ano
 a crafted op name that must stay text."""
 from __future__ import annotations
 
-import json
-import gzip
 
 import pytest
 
 import profinsight
 from profinsight import timeline as tl
+from _support import crafted_trace, fmt_duration
 
 RANK0 = ("ascend_pt", "text_level1", "rank0_ascend_pt")
 EVIL = "<script>alert(1)</script>"
@@ -165,7 +164,7 @@ def test_search_jumps_and_selects(base, page, prof, shot):
     origin = int(_hook(page, "origin()"))
     assert w["start_ns"] <= first["start_ns"] - origin and first["start_ns"] - origin + first["dur_ns"] <= w["end_ns"]
     page.press(".pi-tl-search", "Enter")
-    page.wait_for_function(f"() => window.profinsightTimeline.hits().index === 1")
+    page.wait_for_function("() => window.profinsightTimeline.hits().index === 1")
     second = hits["hits"][1]
     page.wait_for_function(f"() => window.profinsightTimeline.selected().id === {second['id']}")
     page.press(".pi-tl-search", "Shift+Enter")
@@ -206,7 +205,7 @@ def test_click_shows_details_and_flows(base, page, prof, shot):
     d = tl.details(prof, "host_op", 0, op)
     assert page.inner_text(".pi-tl-details-title") == d["row"]["name"]
     facts = page.inner_text(".pi-tl-facts")
-    assert _fmt(me["dur_ns"]) in facts
+    assert fmt_duration(me["dur_ns"]) in facts
     args = page.inner_text(".pi-tl-args")
     for col in ("input_shapes", "input_dtypes"):
         if d["row"].get(col):
@@ -222,18 +221,6 @@ def test_click_shows_details_and_flows(base, page, prof, shot):
     back = tl.flows(prof, "device_task", 0, task["id"])
     page.wait_for_function(f"() => window.profinsightTimeline.frame().arrows === {len(back['flows'])}")
     assert page.errors == []
-
-
-def _fmt(ns):
-    """dom.ts fmtDuration in Python."""
-    a = abs(ns)
-    if a >= 1e9:
-        return f"{ns / 1e9:.{2 if a >= 1e10 else 3}f} s"
-    if a >= 1e6:
-        return f"{ns / 1e6:.{1 if a >= 1e8 else 2 if a >= 1e7 else 3}f} ms"
-    if a >= 1e3:
-        return f"{ns / 1e3:.{1 if a >= 1e5 else 2 if a >= 1e4 else 3}f} us"
-    return f"{round(ns)} ns"
 
 
 def test_collapse_hides_a_unit(base, page, shot):
@@ -284,13 +271,7 @@ def test_navigation_from_another_view(base, page, prof, shot):
 
 
 def test_crafted_name_stays_text(serve, page, fixtures, tmp_path, shot):
-    d = json.load(gzip.open(fixtures / "kineto" / "cpu_only.json.gz"))
-    for e in d["traceEvents"]:
-        if e.get("cat") == "cpu_op":
-            e["name"] = EVIL
-            break
-    path = tmp_path / "evil_trace.json"
-    path.write_text(json.dumps(d))
+    path = crafted_trace(fixtures, tmp_path, EVIL)
     base = serve(path)
     dialogs = []
     page.on("dialog", lambda dlg: (dialogs.append(dlg.message), dlg.dismiss()))

@@ -4,34 +4,17 @@ it), plus sorting, filtering, grouping, timeline jumps, an operator named `<scri
 Chinese-language run.  Screenshots of every view go to ui-artifacts/ (light and dark)."""
 from __future__ import annotations
 
-import gzip
-import json
 import math
-import re
 
 import pytest
 
 import profinsight
+from _support import crafted_trace, fmt_duration
 
 EVIL = "<script>alert(1)</script>"
 
 
 # --- the viewer's number formats (ts/app/dom.ts), to compare text exactly ----------------------
-def _fixed(v: float, digits: int) -> str:
-    return f"{v:.{digits}f}"
-
-
-def fmt_duration(ns: float) -> str:
-    a = abs(ns)
-    if a >= 1e9:
-        return f"{_fixed(ns / 1e9, 2 if a >= 1e10 else 3)} s"
-    if a >= 1e6:
-        return f"{_fixed(ns / 1e6, 1 if a >= 1e8 else 2 if a >= 1e7 else 3)} ms"
-    if a >= 1e3:
-        return f"{_fixed(ns / 1e3, 1 if a >= 1e5 else 2 if a >= 1e4 else 3)} us"
-    return f"{round(ns)} ns"
-
-
 def fmt_us(us: float) -> str:
     return fmt_duration(us * 1e3)
 
@@ -53,17 +36,6 @@ def fmt_number(v: float, digits: int = 3) -> str:
     return f"{v:,.{digits}f}".rstrip("0").rstrip(".")
 
 
-def _crafted(fixtures, tmp):
-    d = json.load(gzip.open(fixtures / "kineto" / "cpu_only.json.gz"))
-    for e in d["traceEvents"]:
-        if e.get("cat") == "cpu_op":
-            e["name"] = EVIL
-            break
-    out = tmp / "evil_trace.json"
-    out.write_text(json.dumps(d))
-    return out
-
-
 @pytest.fixture(scope="module")
 def paths(fixtures, tmp_path_factory):
     k = fixtures / "kineto"
@@ -73,7 +45,7 @@ def paths(fixtures, tmp_path_factory):
         "compare_base.json.gz": k / "compare_base.json.gz",
         "compare_test.json.gz": k / "compare_test.json.gz",
         "gpu_2rank_rank0.json.gz": k / "gpu_2rank_rank0.json.gz",
-        "evil_trace.json": _crafted(fixtures, tmp_path_factory.mktemp("evil")),
+        "evil_trace.json": crafted_trace(fixtures, tmp_path_factory.mktemp("evil"), EVIL),
     }
 
 

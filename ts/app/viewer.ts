@@ -148,7 +148,6 @@ export class Viewer {
     try {
       this.profile = await this.api.profile(id);
     } catch (e) {
-      done = true;
       return this.fail(e);
     } finally {
       done = true;
@@ -158,7 +157,7 @@ export class Viewer {
     }
     this.renderHeader(id);
     clear(this.body);
-    this.show(this.panes.size ? view : view);
+    this.show(view);
   }
 
   /** Shows view `id` (creating it on first visit) and hands it `state`. */

@@ -235,35 +235,44 @@ class TracksHandler(TimelineHandler):
         self.send_json(tree)
 
 
-class SlicesHandler(TimelineHandler):
+class WindowHandler(TimelineHandler):
+    """A window query (slices or counters): Arrow straight from the engine, or JSON encoded from
+    numpy columns (building Python lists per row costs more than the query)."""
+
+    def arrow_answer(self, profile, s, e, ids, width):
+        raise NotImplementedError
+
+    def json_answer(self, profile, s, e, ids, width, meta, origin) -> bytes:
+        raise NotImplementedError
+
     async def get(self, pid):
-        profile, origin, s, e, ids, width = await self.window(pid)
         arrow = self.wants_arrow()
+        profile, origin, s, e, ids, width = await self.window(pid)
         timeline.check_window(s, e, width)
         meta = {"origin_ns": str(origin), "start_ns": s - origin, "end_ns": e - origin, "width": width,
                 "px_ns": (e - s) / width}
         if arrow:
-            table = await self.engine(timeline.slices, profile, s, e, ids, width)
+            table = await self.engine(self.arrow_answer, profile, s, e, ids, width)
             return self.send_arrow(table, **meta, rows=table.num_rows)
-        # numpy columns straight to JSON: building Python lists per row costs more than the query
-        body = await self.engine(_slices_answer, profile, s, e, ids, width, meta, origin)
+        body = await self.engine(self.json_answer, profile, s, e, ids, width, meta, origin)
         self.set_header("Content-Type", "application/json; charset=UTF-8")
         self.finish(body)
 
 
-class CountersHandler(TimelineHandler):
-    async def get(self, pid):
-        profile, origin, s, e, ids, width = await self.window(pid)
-        arrow = self.wants_arrow()
-        timeline.check_window(s, e, width)
-        meta = {"origin_ns": str(origin), "start_ns": s - origin, "end_ns": e - origin, "width": width,
-                "px_ns": (e - s) / width}
-        if arrow:
-            buckets, before = await self.engine(timeline.counters, profile, s, e, ids, width)
-            return self.send_arrow(buckets, **meta, rows=buckets.num_rows)
-        body = await self.engine(_counters_answer, profile, s, e, ids, width, meta, origin)
-        self.set_header("Content-Type", "application/json; charset=UTF-8")
-        self.finish(body)
+class SlicesHandler(WindowHandler):
+    def arrow_answer(self, *args):
+        return timeline.slices(*args)
+
+    def json_answer(self, *args):
+        return _slices_answer(*args)
+
+
+class CountersHandler(WindowHandler):
+    def arrow_answer(self, *args):
+        return timeline.counters(*args)[0]  # the buckets; the carry-in values travel in JSON only
+
+    def json_answer(self, *args):
+        return _counters_answer(*args)
 
 
 class FlowsHandler(TimelineHandler):

@@ -170,14 +170,10 @@ class ProfileStore:
                               fix="give a path relative to the Jupyter root, without '..'; ids come from GET /api/profiles")
         if self.root is None:
             raise refuse
-        is_root = rel == ROOT_ID
-        parts = [] if is_root else rel.replace("\\", "/").split("/")
-        if not is_root and (not rel or not rel or "\x00" in rel or rel.startswith(("/", "\\")) or Path(rel).is_absolute()
-                or any(p in ("", ".", "..") or p.startswith(".") for p in parts) or ":" in parts[0]):
-            raise refuse
-        target = self.root.joinpath(*parts) if parts else self.root
-        if not self._inside(target) or not target.exists():
-            raise refuse
+        try:
+            target = self._checked_target(rel)
+        except UnknownTable:
+            raise refuse from None
         try:
             runs = discover(target, prefer=self.prefer)
         except NotAProfile:

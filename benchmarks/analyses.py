@@ -8,6 +8,7 @@ The first load imports into the cache (PROFINSIGHT_CACHE, default benchmarks/dat
 then a fresh process loads from the cache and runs each analysis once, printing seconds each and
 the total (the issue's budget: under 5 s for all analyses on the ~1 GB profile).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -57,11 +58,15 @@ def main() -> int:
     env = dict(os.environ)
     env.setdefault("PROFINSIGHT_CACHE", str(HERE / "data" / "cache" / "analyses"))
     t = time.perf_counter()
-    subprocess.run([sys.executable, "-c", "import profinsight, sys; profinsight.load(sys.argv[1]).row_counts()",
-                    args.path], check=True, env=env)
+    subprocess.run(
+        [sys.executable, "-c", "import profinsight, sys; profinsight.load(sys.argv[1]).row_counts()", args.path],
+        check=True,
+        env=env,
+    )
     print(f"import (cold or cached): {time.perf_counter() - t:.1f} s")
-    r = subprocess.run([sys.executable, "-c", CHILD, args.path, args.skip], check=True, env=env,
-                       capture_output=True, text=True)
+    r = subprocess.run(
+        [sys.executable, "-c", CHILD, args.path, args.skip], check=True, env=env, capture_output=True, text=True
+    )
     res = json.loads(r.stdout.strip().splitlines()[-1])
     total = 0.0
     print(f"warm load: {res['load_s']:.3f} s; module imports and SQL views: {res['imports_s']:.3f} s")

@@ -47,10 +47,10 @@ Deterministic: the same arguments give the same bytes.
     python benchmarks/generate.py --target-mb 100 --out benchmarks/data/100mb
     python benchmarks/generate.py --target-mb 10 --out /tmp/x --format ascend --ranks 2
 """
+
 from __future__ import annotations
 
 import argparse
-import copy
 import csv
 import gzip
 import io
@@ -100,8 +100,8 @@ def shift_us_str(s: str, shift_ns: int) -> str:
     if frac is None:
         return f"{int(whole) + shift_ns // 1000}{tail}"
     d = len(frac)
-    units = int(whole) * 10 ** d + int(frac) + shift_ns * 10 ** d // 1000
-    return f"{units // 10 ** d}.{units % 10 ** d:0{d}d}{tail}"
+    units = int(whole) * 10**d + int(frac) + shift_ns * 10**d // 1000
+    return f"{units // 10**d}.{units % 10**d:0{d}d}{tail}"
 
 
 def ceil_to(x: int, q: int) -> int:
@@ -170,11 +170,12 @@ class AscendPlan:
                 t = us_str_to_ns(e["ts"])
                 d = e.get("dur") or 0
                 see(t, t + int(math.ceil(float(d) * 1000)))
-        for name, cols in (("kernel_details.csv", ("Start Time(us)",)),
-                           ("memory_record.csv", ("Timestamp(us)",)),
-                           ("npu_module_mem.csv", ("Timestamp(us)",)),
-                           ("operator_memory.csv", ("Allocation Time(us)", "Release Time(us)",
-                                                    "Active Release Time(us)"))):
+        for name, cols in (
+            ("kernel_details.csv", ("Start Time(us)",)),
+            ("memory_record.csv", ("Timestamp(us)",)),
+            ("npu_module_mem.csv", ("Timestamp(us)",)),
+            ("operator_memory.csv", ("Allocation Time(us)", "Release Time(us)", "Active Release Time(us)")),
+        ):
             p = out / name
             if not p.exists():
                 continue
@@ -198,8 +199,9 @@ class AscendPlan:
         self.steps = sorted({int(m.group(1)) for e in ev if (m := _STEP_RE.match(str(e.get("name", ""))))})
         self.step_stride = stride(self.steps) or 1
         self.conn_stride = stride([a.get("connection_id") for a in args])
-        self.corr_stride = stride([a.get("correlation_id") for a in args]
-                                  + [e["id"] for e in ev if e.get("cat") == "async_task_queue"])
+        self.corr_stride = stride(
+            [a.get("correlation_id") for a in args] + [e["id"] for e in ev if e.get("cat") == "async_task_queue"]
+        )
         seq = [a.get("Sequence number") for a in args if a.get("Sequence number", -1) >= 0]
         seq += [e["id"] for e in ev if e.get("cat") == "fwdbwd"]
         self.seq_stride = stride(seq)
@@ -209,10 +211,14 @@ class AscendPlan:
         for a in args:
             if "Physic Stream Id" in a and "Task Id" in a:
                 per_stream.setdefault(int(a["Physic Stream Id"]), []).append(
-                    int(a.get("Batch Id", 0)) * 65536 + int(a["Task Id"]))
+                    int(a.get("Batch Id", 0)) * 65536 + int(a["Task Id"])
+                )
             if "stream id" in a and "task id" in a:
                 per_stream.setdefault(int(a["stream id"]), []).append(int(a["task id"]))
-        for name, s_col, t_col in (("kernel_details.csv", "Stream ID", "Task ID"), ("l2_cache.csv", "Stream Id", "Task Id")):
+        for name, s_col, t_col in (
+            ("kernel_details.csv", "Stream ID", "Task ID"),
+            ("l2_cache.csv", "Stream Id", "Task Id"),
+        ):
             p = out / name
             if p.exists():
                 header, rows, _ = read_csv(p)
@@ -352,6 +358,7 @@ class AscendPlan:
             if isinstance(o, list):
                 return [walk(x) for x in o]
             return o
+
         return walk(obj)
 
 
@@ -413,6 +420,7 @@ def _ascend_csv(plan: AscendPlan, name: str, n: int, dst: Path) -> int | None:
             if i == 0 and k > 0 and wt is not None:  # real gap to the previous copy's last kernel
                 r[wt] = repr(round((first_start + plan.period_ns - last_end) / 1000.0, 3))
     elif name == "step_trace_time.csv":
+
         def tf(r, k, i):
             set_step(r, "Step", k)
     elif name == "memory_record.csv":
@@ -426,14 +434,17 @@ def _ascend_csv(plan: AscendPlan, name: str, n: int, dst: Path) -> int | None:
         def tf(r, k, i):
             set_ts(r, "Timestamp(us)", plan.shift(k))
     elif name == "operator_memory.csv":
+
         def tf(r, k, i):
             for c in ("Allocation Time(us)", "Release Time(us)", "Active Release Time(us)"):
                 set_ts(r, c, plan.shift(k))
     elif name == "l2_cache.csv":
+
         def tf(r, k, i):
             set_task(r, "Stream Id", "Task Id", k)
             r[col["Op Name"]] = plan.rename(r[col["Op Name"]], k)
     elif name == "operator_details.csv":
+
         def tf(r, k, i):
             pass
     elif name == "op_statistic.csv":
@@ -524,8 +535,10 @@ def _self_check_ascend(plan: AscendPlan) -> None:
             if (tmp / p.name).read_bytes() != p.read_bytes():
                 bad.append(p.name)
         for name in ("communication.json", "communication_matrix.json"):
-            if _ascend_comm(plan, name, 1, tmp / name) is not None and \
-                    (tmp / name).read_bytes() != (plan.out / name).read_bytes():
+            if (
+                _ascend_comm(plan, name, 1, tmp / name) is not None
+                and (tmp / name).read_bytes() != (plan.out / name).read_bytes()
+            ):
                 bad.append(name)
         if bad:
             raise SystemExit(f"generator self-check failed: copy 0 differs from the seed in {bad}")
@@ -533,8 +546,15 @@ def _self_check_ascend(plan: AscendPlan) -> None:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def generate_ascend(target_mb: float, out: Path, ranks: int = 1, gap_ms: float = 10.0,
-                    copies: int | None = None, seed: Path = ASCEND_SEED, check: bool = True) -> dict:
+def generate_ascend(
+    target_mb: float,
+    out: Path,
+    ranks: int = 1,
+    gap_ms: float = 10.0,
+    copies: int | None = None,
+    seed: Path = ASCEND_SEED,
+    check: bool = True,
+) -> dict:
     plan = AscendPlan(seed, gap_ms)
     if check:
         _self_check_ascend(plan)
@@ -576,11 +596,22 @@ def generate_ascend(target_mb: float, out: Path, ranks: int = 1, gap_ms: float =
         rank_dirs.append(rd)
     steps = [plan.step(s, k) for k in range(n) for s in plan.steps]
     total = sum(f.stat().st_size for f in rank0.rglob("*") if f.is_file())
-    return {"format": "ascend_text", "seed": str(seed), "copies": n, "ranks": ranks,
-            "rank_dirs": [str(p) for p in rank_dirs], "trace": str(dst / "trace_view.json"),
-            "trace_bytes": size, "rank_folder_bytes": total, "events": events,
-            "steps": [steps[0], steps[-1]], "n_steps": len(steps), "period_ns": plan.period_ns,
-            "files": files, "seconds": round(time.perf_counter() - t_start, 2)}
+    return {
+        "format": "ascend_text",
+        "seed": str(seed),
+        "copies": n,
+        "ranks": ranks,
+        "rank_dirs": [str(p) for p in rank_dirs],
+        "trace": str(dst / "trace_view.json"),
+        "trace_bytes": size,
+        "rank_folder_bytes": total,
+        "events": events,
+        "steps": [steps[0], steps[-1]],
+        "n_steps": len(steps),
+        "period_ns": plan.period_ns,
+        "files": files,
+        "seconds": round(time.perf_counter() - t_start, 2),
+    }
 
 
 # ---------------------------------------------------------------------------------------------
@@ -601,12 +632,17 @@ class KinetoPlan:
         def stride(vals):
             vals = [v for v in vals if isinstance(v, int) and v >= 0]
             return (max(vals) - min(vals) + 1) if vals else 0
+
         args = [e.get("args") or {} for e in ev]
-        self.ext_stride = stride([a.get("External id") for a in args] + [a.get("correlation") for a in args]
-                                 + [e.get("id") for e in ev if e.get("cat") == "ac2g"])
+        self.ext_stride = stride(
+            [a.get("External id") for a in args]
+            + [a.get("correlation") for a in args]
+            + [e.get("id") for e in ev if e.get("cat") == "ac2g"]
+        )
         self.evidx_stride = stride([a.get("Ev Idx") for a in args])
-        self.seq_stride = stride([a.get("Sequence number") for a in args]
-                                 + [e.get("id") for e in ev if e.get("cat") == "fwdbwd"])
+        self.seq_stride = stride(
+            [a.get("Sequence number") for a in args] + [e.get("id") for e in ev if e.get("cat") == "fwdbwd"]
+        )
         self.rf_stride = stride([a.get("Record function id") for a in args])
         self.pyid_stride = stride([a.get("Python id") for a in args] + [a.get("Python parent id") for a in args])
         self.steps = sorted({int(m.group(1)) for e in ev if (m := _STEP_RE.match(str(e.get("name", ""))))})
@@ -638,10 +674,15 @@ class KinetoPlan:
         a = e.get("args")
         if a:
             a = dict(a)
-            for key, s in (("External id", self.ext_stride), ("correlation", self.ext_stride),
-                           ("Ev Idx", self.evidx_stride), ("Sequence number", self.seq_stride),
-                           ("Record function id", self.rf_stride), ("Python id", self.pyid_stride),
-                           ("Python parent id", self.pyid_stride)):
+            for key, s in (
+                ("External id", self.ext_stride),
+                ("correlation", self.ext_stride),
+                ("Ev Idx", self.evidx_stride),
+                ("Sequence number", self.seq_stride),
+                ("Record function id", self.rf_stride),
+                ("Python id", self.pyid_stride),
+                ("Python parent id", self.pyid_stride),
+            ):
                 if isinstance(a.get(key), int) and a[key] >= 0:
                     a[key] += k * s
             e["args"] = a
@@ -655,8 +696,8 @@ def _kineto_write(plan: KinetoPlan, n: int, dst: Path, rank: int | None = None) 
     if rank is not None and isinstance(head.get("distributedInfo"), dict):
         head["distributedInfo"] = dict(head["distributedInfo"], rank=rank)
     keys = list(doc.keys())
-    before = {k: head[k] for k in keys[:keys.index("traceEvents")]}
-    after = {k: head[k] for k in keys[keys.index("traceEvents") + 1:]}
+    before = {k: head[k] for k in keys[: keys.index("traceEvents")]}
+    after = {k: head[k] for k in keys[keys.index("traceEvents") + 1 :]}
     enc = json.JSONEncoder().encode
     w = Writer(dst)
     pre = enc(before)
@@ -676,8 +717,15 @@ def _kineto_write(plan: KinetoPlan, n: int, dst: Path, rank: int | None = None) 
     return w.close(), count
 
 
-def generate_kineto(target_mb: float, out: Path, ranks: int = 1, gap_ms: float = 10.0,
-                    copies: int | None = None, seed: Path = KINETO_SEED, check: bool = True) -> dict:
+def generate_kineto(
+    target_mb: float,
+    out: Path,
+    ranks: int = 1,
+    gap_ms: float = 10.0,
+    copies: int | None = None,
+    seed: Path = KINETO_SEED,
+    check: bool = True,
+) -> dict:
     plan = KinetoPlan(seed, gap_ms)
     kdir = out / "kineto"
     kdir.mkdir(parents=True, exist_ok=True)
@@ -698,18 +746,33 @@ def generate_kineto(target_mb: float, out: Path, ranks: int = 1, gap_ms: float =
         size, events = _kineto_write(plan, n, dst, rank=r if ranks > 1 else None)
         paths.append(str(dst))
     steps = [s + k * plan.step_stride for k in range(n) for s in plan.steps]
-    return {"format": "kineto", "seed": str(seed), "copies": n, "ranks": ranks, "traces": paths,
-            "trace": paths[0], "trace_bytes": size, "events": events,
-            "steps": [steps[0], steps[-1]] if steps else [], "n_steps": len(steps),
-            "period_us": plan.period_us, "seconds": round(time.perf_counter() - t_start, 2)}
+    return {
+        "format": "kineto",
+        "seed": str(seed),
+        "copies": n,
+        "ranks": ranks,
+        "traces": paths,
+        "trace": paths[0],
+        "trace_bytes": size,
+        "events": events,
+        "steps": [steps[0], steps[-1]] if steps else [],
+        "n_steps": len(steps),
+        "period_us": plan.period_us,
+        "seconds": round(time.perf_counter() - t_start, 2),
+    }
 
 
 # ---------------------------------------------------------------------------------------------
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--target-mb", type=float, required=True,
-                    help="target size of trace_view.json / the Kineto .json in MB (10^6 bytes)")
+    ap = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument(
+        "--target-mb",
+        type=float,
+        required=True,
+        help="target size of trace_view.json / the Kineto .json in MB (10^6 bytes)",
+    )
     ap.add_argument("--out", type=Path, required=True, help="output folder (ascend/ and kineto/ go inside)")
     ap.add_argument("--format", choices=("ascend", "kineto", "both"), default="both")
     ap.add_argument("--ranks", type=int, default=1, help="ranks to write (copies of rank 0 with their own rank id)")
@@ -722,8 +785,7 @@ def main(argv=None) -> int:
     need = a.target_mb * MB * 1.35 * a.ranks * (2 if a.format == "both" else 1)
     free = shutil.disk_usage(a.out).free
     if free < need:
-        print(f"not enough disk space in {a.out}: need ~{need / 1e9:.2f} GB, have {free / 1e9:.2f} GB",
-              file=sys.stderr)
+        print(f"not enough disk space in {a.out}: need ~{need / 1e9:.2f} GB, have {free / 1e9:.2f} GB", file=sys.stderr)
         return 2
     out = {}
     if a.format in ("ascend", "both"):
@@ -736,8 +798,12 @@ def main(argv=None) -> int:
         return 0
     for fmt, s in out.items():
         print(f"[{fmt}] {s['copies']} copies of {s['seed']}  ({s['seconds']} s)")
-        print(f"  trace  {s['trace']}  {s['trace_bytes'] / MB:.1f} MB, {s['events']:,} events, "
-              f"{s['n_steps']} steps (ProfilerStep#{s['steps'][0]}..#{s['steps'][-1]})" if s["steps"] else "")
+        print(
+            f"  trace  {s['trace']}  {s['trace_bytes'] / MB:.1f} MB, {s['events']:,} events, "
+            f"{s['n_steps']} steps (ProfilerStep#{s['steps'][0]}..#{s['steps'][-1]})"
+            if s["steps"]
+            else ""
+        )
         if fmt == "ascend":
             print(f"  rank folder(s): {', '.join(s['rank_dirs'])}  ({s['rank_folder_bytes'] / MB:.1f} MB each)")
             for name, size in s["files"].items():

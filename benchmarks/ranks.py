@@ -9,6 +9,7 @@ the realistic way (longer compute, shorter collective wait, peers wait longer).
 Each load starts from an empty cache (a fresh PROFINSIGHT_CACHE), so every rank is imported.
 Prints wall times; not a test, not in CI.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -30,10 +31,9 @@ def _fresh_cache(root: Path, tag: str) -> None:
 
 
 def bench(n: int, workers: int, root: Path, fixtures: Path) -> dict:
+    import _build as B
     import pyarrow as pa
     from generate import generate_ascend
-
-    import _build as B
     from test_ranks_scale import D, synchronous_copy
 
     import profinsight
@@ -53,10 +53,15 @@ def bench(n: int, workers: int, root: Path, fixtures: Path) -> dict:
     assert local.ranks == list(range(n)), local.ranks
 
     from distributed import Client, LocalCluster
+
     _fresh_cache(root, f"dask{n}")
     t = time.perf_counter()
-    with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
-                      silence_logs=40) as cluster, Client(cluster) as client:
+    with (
+        LocalCluster(
+            n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=40
+        ) as cluster,
+        Client(cluster) as client,
+    ):
         res["dask_cluster_start_s"] = time.perf_counter() - t
         t1 = time.perf_counter()
         on_dask = load_parallel(run, client=client)
@@ -77,9 +82,14 @@ def bench(n: int, workers: int, root: Path, fixtures: Path) -> dict:
     slow_rank = n // 2 + 1
     per_rank = [slow if r == slow_rank else peer for r in range(n)]
     t = time.perf_counter()
-    merged = {name: pa.concat_tables([B.with_rank(tb[name], r) for r, tb in enumerate(per_rank)]
-                                     if "rank" in tables[name].column_names else [tables[name]])
-              for name in B.TABLES}
+    merged = {
+        name: pa.concat_tables(
+            [B.with_rank(tb[name], r) for r, tb in enumerate(per_rank)]
+            if "rank" in tables[name].column_names
+            else [tables[name]]
+        )
+        for name in B.TABLES
+    }
     prof = B.profile(merged)
     res["build_synthetic_s"] = time.perf_counter() - t
     t = time.perf_counter()
@@ -95,8 +105,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--ranks", default="64", help="comma-separated rank counts (64,256)")
     ap.add_argument("--workers", type=int, default=os.cpu_count() or 2)
-    ap.add_argument("--fixtures", default=os.environ.get("PROFINSIGHT_FIXTURES",
-                                                       str(HERE.parent.parent / "shared" / "fixtures")))
+    ap.add_argument(
+        "--fixtures", default=os.environ.get("PROFINSIGHT_FIXTURES", str(HERE.parent.parent / "shared" / "fixtures"))
+    )
     a = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="pi_ranks_") as tmp:
         for n in (int(x) for x in a.ranks.split(",")):

@@ -23,6 +23,7 @@ on the same file; peak RSS < 1.5x the file size.
     python benchmarks/run.py --sizes 10,100            # generates missing data first
     python benchmarks/run.py --sizes 1000 --formats ascend --profile
 """
+
 from __future__ import annotations
 
 import argparse
@@ -59,14 +60,18 @@ def _rss_now() -> int:
 
 def _cpu() -> float:
     import resource
+
     a, b = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     return a.ru_utime + a.ru_stime + b.ru_utime + b.ru_stime
 
 
 def _maxrss() -> dict:
     import resource
-    return {"self": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
-            "children": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024}
+
+    return {
+        "self": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+        "children": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024,
+    }
 
 
 class _Sampler:
@@ -77,8 +82,8 @@ class _Sampler:
     def __init__(self, interval=0.02):
         self.interval = interval
         self.samples: dict[str, int] = {}
-        self.growth: dict[str, int] = {}    # net RSS change while there (can be negative)
-        self.high: dict[str, int] = {}      # highest RSS seen while there
+        self.growth: dict[str, int] = {}  # net RSS change while there (can be negative)
+        self.high: dict[str, int] = {}  # highest RSS seen while there
         self.peak = (0, "")
         self.stop = threading.Event()
         self.main = threading.main_thread().ident
@@ -127,11 +132,15 @@ class _Sampler:
         by_time = sorted(self.samples.items(), key=lambda kv: -kv[1])[:top]
         by_mem = sorted(self.growth.items(), key=lambda kv: -kv[1])[:top]
         by_high = sorted(self.high.items(), key=lambda kv: -kv[1])[:top]
-        return {"interval_s": self.interval, "samples": n,
-                "time": [{"where": k, "share": round(v / n, 4), "s": round(v * self.interval, 2)} for k, v in by_time],
-                "rss_growth": [{"where": k, "MB": round(v / MB, 1)} for k, v in by_mem],
-                "rss_high_water": [{"where": k, "MB": round(v / MB, 1)} for k, v in by_high],
-                "peak_rss_MB": round(self.peak[0] / MB, 1), "peak_at": self.peak[1]}
+        return {
+            "interval_s": self.interval,
+            "samples": n,
+            "time": [{"where": k, "share": round(v / n, 4), "s": round(v * self.interval, 2)} for k, v in by_time],
+            "rss_growth": [{"where": k, "MB": round(v / MB, 1)} for k, v in by_mem],
+            "rss_high_water": [{"where": k, "MB": round(v / MB, 1)} for k, v in by_high],
+            "peak_rss_MB": round(self.peak[0] / MB, 1),
+            "peak_at": self.peak[1],
+        }
 
 
 def _duckdb_timer():
@@ -143,8 +152,21 @@ def _duckdb_timer():
     stats: dict[str, list] = {}
     real_connect = duckdb.connect
 
-    fetchers = ("to_arrow_table", "arrow", "fetch_arrow_table", "fetchall", "fetchone", "fetchmany",
-                "df", "fetchdf", "to_df", "pl", "fetchnumpy", "record_batch", "fetch_record_batch")
+    fetchers = (
+        "to_arrow_table",
+        "arrow",
+        "fetch_arrow_table",
+        "fetchall",
+        "fetchone",
+        "fetchmany",
+        "df",
+        "fetchdf",
+        "to_df",
+        "pl",
+        "fetchnumpy",
+        "record_batch",
+        "fetch_record_batch",
+    )
 
     def record(q, dt):
         key = " ".join(str(q).split())[:160]
@@ -154,6 +176,7 @@ def _duckdb_timer():
 
     class Rel:
         """A lazy relation: its time is spent when it is fetched."""
+
         def __init__(self, rel, q):
             object.__setattr__(self, "_rel", rel)
             object.__setattr__(self, "_q", q)
@@ -161,12 +184,14 @@ def _duckdb_timer():
         def __getattr__(self, name):
             attr = getattr(self._rel, name)
             if name in fetchers and callable(attr):
+
                 def timed_rel(*a, **kw):
                     t = time.perf_counter()
                     try:
                         return attr(*a, **kw)
                     finally:
                         record(self._q, time.perf_counter() - t)
+
                 return timed_rel
             return attr
 
@@ -180,6 +205,7 @@ def _duckdb_timer():
         def __getattr__(self, name):
             attr = getattr(self._con, name)
             if name in ("execute", "sql", "query", "executemany") and callable(attr):
+
                 def timed(q, *a, **kw):
                     t = time.perf_counter()
                     out = attr(q, *a, **kw)
@@ -188,6 +214,7 @@ def _duckdb_timer():
                         return Rel(out, q)  # lazy: timed when fetched
                     record(q, dt)
                     return out
+
                 return timed
             return attr
 
@@ -208,6 +235,7 @@ def child(mode: str, target: str, out_dir: str | None) -> dict:
     res: dict = {"mode": mode}
     if mode == "floor":
         import orjson
+
         res["baseline_rss"] = _rss_now()
         c0, t0 = _cpu(), time.perf_counter()
         with open(target, "rb") as f:
@@ -223,6 +251,7 @@ def child(mode: str, target: str, out_dir: str | None) -> dict:
     import importlib
 
     import profinsight
+
     # import what load() would import lazily, so that the timed call measures loading, not
     # module imports (the end-to-end figure incl. imports is the process wall time)
     for mod in _PRELOAD:
@@ -232,6 +261,7 @@ def child(mode: str, target: str, out_dir: str | None) -> dict:
             pass
     try:
         from profinsight.importers import FORMATS
+
         for mod in FORMATS.values():
             importlib.import_module(mod)
     except ImportError:
@@ -243,6 +273,7 @@ def child(mode: str, target: str, out_dir: str | None) -> dict:
         dstats = _duckdb_timer()
         if mode == "cprofile":
             import cProfile
+
             prof = cProfile.Profile()
         sampler = _Sampler().__enter__()
         if prof is not None:
@@ -273,11 +304,13 @@ def child(mode: str, target: str, out_dir: str | None) -> dict:
     if sampler is not None:
         res["sampler"] = sampler.report()
         if dstats is not None:
-            res["duckdb"] = sorted(({"sql": k, "calls": v[0], "s": round(v[1], 3)} for k, v in dstats.items()),
-                                   key=lambda d: -d["s"])[:25]
+            res["duckdb"] = sorted(
+                ({"sql": k, "calls": v[0], "s": round(v[1], 3)} for k, v in dstats.items()), key=lambda d: -d["s"]
+            )[:25]
     if prof is not None:
         import io
         import pstats
+
         Path(out_dir).mkdir(parents=True, exist_ok=True)
         prof.dump_stats(str(Path(out_dir) / "cold.pstats"))
         buf = io.StringIO()
@@ -306,10 +339,12 @@ def _tree_rss(proc) -> int:
     return total
 
 
-def run_child(mode: str, target: Path, env_extra: dict, timeout: float, rss_limit: int,
-              out_dir: Path | None = None) -> dict:
+def run_child(
+    mode: str, target: Path, env_extra: dict, timeout: float, rss_limit: int, out_dir: Path | None = None
+) -> dict:
     """Run one measurement in a fresh interpreter; poll its process tree's RSS."""
     import psutil
+
     env = dict(os.environ)
     env.update(env_extra)
     env.setdefault("PYTHONHASHSEED", "0")
@@ -363,7 +398,7 @@ def run_child(mode: str, target: Path, env_extra: dict, timeout: float, rss_limi
 
 def warm_page_cache(paths):
     for p in paths:
-        for f in ([p] if p.is_file() else [x for x in p.rglob("*") if x.is_file()]):
+        for f in [p] if p.is_file() else [x for x in p.rglob("*") if x.is_file()]:
             with open(f, "rb") as fh:
                 while fh.read(1 << 24):
                     pass
@@ -378,8 +413,17 @@ def ensure_data(size: int, fmt: str, data_root: Path) -> dict:
     ok = s is not None and Path(s["trace"]).exists() and Path(s["trace"]).stat().st_size == s["trace_bytes"]
     if not ok:
         print(f"  generating {fmt} {size} MB in {folder} ...", flush=True)
-        cmd = [sys.executable, str(HERE / "generate.py"), "--target-mb", str(size), "--out", str(folder),
-               "--format", fmt, "--json"]
+        cmd = [
+            sys.executable,
+            str(HERE / "generate.py"),
+            "--target-mb",
+            str(size),
+            "--out",
+            str(folder),
+            "--format",
+            fmt,
+            "--json",
+        ]
         r = subprocess.run(cmd, capture_output=True, text=True)
         if r.returncode != 0:
             raise SystemExit(f"generate.py failed:\n{r.stdout}\n{r.stderr}")
@@ -405,11 +449,18 @@ def bench_one(size: int, fmt: str, a) -> dict:
     trace = Path(gen["trace"])
     target = Path(gen["rank_dirs"][0]) if fmt == "ascend" else trace
     trace_bytes = trace.stat().st_size
-    input_bytes = (sum(f.stat().st_size for f in target.rglob("*") if f.is_file())
-                   if target.is_dir() else trace_bytes)
-    rec = {"format": fmt, "size_mb": size, "target": str(target), "trace": str(trace),
-           "trace_bytes": trace_bytes, "input_bytes": input_bytes, "copies": gen["copies"],
-           "events": gen["events"], "steps": gen["n_steps"]}
+    input_bytes = sum(f.stat().st_size for f in target.rglob("*") if f.is_file()) if target.is_dir() else trace_bytes
+    rec = {
+        "format": fmt,
+        "size_mb": size,
+        "target": str(target),
+        "trace": str(trace),
+        "trace_bytes": trace_bytes,
+        "input_bytes": input_bytes,
+        "copies": gen["copies"],
+        "events": gen["events"],
+        "steps": gen["n_steps"],
+    }
     big = size >= a.big_mb
     reps = a.big_repeat if big else a.repeat
     warm_page_cache([target])
@@ -426,7 +477,7 @@ def bench_one(size: int, fmt: str, a) -> dict:
     # (b) cold: every repetition with a fresh, empty cache folder
     cache_base = a.data / "cache" / f"{fmt}_{size}mb"
     cold = []
-    for i in range(reps):
+    for _ in range(reps):
         if cache_base.exists():
             shutil.rmtree(cache_base)
         cache_base.mkdir(parents=True)
@@ -452,8 +503,7 @@ def bench_one(size: int, fmt: str, a) -> dict:
     # (c) warm, from the cache the (last) cold run filled
     if ok_cold:
         warm = [run_child("warm", target, {"PROFINSIGHT_CACHE": str(cache_base)}, to, lim) for _ in range(a.repeat)]
-        wr = [run_child("warm_read", target, {"PROFINSIGHT_CACHE": str(cache_base)}, to, lim)
-              for _ in range(a.repeat)]
+        wr = [run_child("warm_read", target, {"PROFINSIGHT_CACHE": str(cache_base)}, to, lim) for _ in range(a.repeat)]
         rec["warm"], rec["warm_read"] = warm, wr
         rec["warm_s"] = _min([r.get("seconds") for r in warm])
         rec["warm_s_median"] = _med([r.get("seconds") for r in warm])
@@ -512,21 +562,32 @@ def _drop_data(size, fmt, data_root):
             shutil.rmtree(folder, ignore_errors=True)
 
 
-_PRELOAD = ("pandas", "pyarrow", "pyarrow.parquet", "duckdb", "profinsight.api", "profinsight.profile",
-            "profinsight.discover", "profinsight.store.loader", "profinsight.store.cache")
+_PRELOAD = (
+    "pandas",
+    "pyarrow",
+    "pyarrow.parquet",
+    "duckdb",
+    "profinsight.api",
+    "profinsight.profile",
+    "profinsight.discover",
+    "profinsight.store.loader",
+    "profinsight.store.cache",
+)
 
 
 def importtime() -> dict:
     """``python -X importtime`` of profinsight and of everything ``load()`` imports (the
     package imports lazily, so this is what the first ``load`` of a session pays on top)."""
-    code = ("import importlib, profinsight\n"
-            f"for m in {_PRELOAD!r}:\n"
-            "    try: importlib.import_module(m)\n"
-            "    except ImportError: pass\n"
-            "try:\n"
-            "    from profinsight.importers import FORMATS\n"
-            "    for m in FORMATS.values(): importlib.import_module(m)\n"
-            "except ImportError: pass\n")
+    code = (
+        "import importlib, profinsight\n"
+        f"for m in {_PRELOAD!r}:\n"
+        "    try: importlib.import_module(m)\n"
+        "    except ImportError: pass\n"
+        "try:\n"
+        "    from profinsight.importers import FORMATS\n"
+        "    for m in FORMATS.values(): importlib.import_module(m)\n"
+        "except ImportError: pass\n"
+    )
     t0 = time.perf_counter()
     r = subprocess.run([sys.executable, "-X", "importtime", "-c", code], capture_output=True, text=True)
     wall = time.perf_counter() - t0
@@ -534,7 +595,7 @@ def importtime() -> dict:
     for line in r.stderr.splitlines():
         if not line.startswith("import time:") or "cumulative" in line:
             continue
-        parts = line[len("import time:"):].split("|")
+        parts = line[len("import time:") :].split("|")
         try:
             name = parts[2][1:].rstrip()
             rows.append((int(parts[1]), (len(name) - len(name.lstrip())) // 2, name.strip()))
@@ -542,26 +603,52 @@ def importtime() -> dict:
             pass
     top = [(c, n) for c, d, n in rows if d == 0]
     total = sum(c for c, d, n in rows if d == 0)
-    return {"total_s": total / 1e6, "process_wall_s": round(wall, 3),
-            "heaviest": [{"module": n, "cumulative_s": c / 1e6} for c, n in sorted(top, reverse=True)[:12]]}
+    return {
+        "total_s": total / 1e6,
+        "process_wall_s": round(wall, 3),
+        "heaviest": [{"module": n, "cumulative_s": c / 1e6} for c, n in sorted(top, reverse=True)[:12]],
+    }
 
 
 def fmt_row(r) -> list[str]:
     def f(x, spec):
         return "-" if x is None else format(x, spec)
+
     rss = r.get("cold_peak_rss")
     flag = lambda k: {True: "ok", False: "MISS", None: "?"}[r["targets"].get(k)]  # noqa: E731
-    cold = f(r.get("cold_s"), ".2f") if r.get("cold_s") is not None else \
-        (f">{r['cold_s_lower_bound']:.0f}" if r.get("cold_s_lower_bound") else "-")
-    return [r["format"], f(r["trace_bytes"] / MB, ".0f"), f"{r['events']:,}", f(r["floor_s"], ".2f"),
-            cold, f(r.get("cold_ratio"), ".1f") + f" {flag('cold<=3x_floor')}",
-            f(None if rss is None else rss / MB, ".0f"), f(r.get("rss_ratio"), ".2f") + f" {flag('rss<1.5x_file')}",
-            f(r.get("warm_s"), ".3f") + f" {flag('warm<1s')}", f(r.get("warm_read_s"), ".2f"),
-            f(r.get("warm_process_s"), ".2f")]
+    cold = (
+        f(r.get("cold_s"), ".2f")
+        if r.get("cold_s") is not None
+        else (f">{r['cold_s_lower_bound']:.0f}" if r.get("cold_s_lower_bound") else "-")
+    )
+    return [
+        r["format"],
+        f(r["trace_bytes"] / MB, ".0f"),
+        f"{r['events']:,}",
+        f(r["floor_s"], ".2f"),
+        cold,
+        f(r.get("cold_ratio"), ".1f") + f" {flag('cold<=3x_floor')}",
+        f(None if rss is None else rss / MB, ".0f"),
+        f(r.get("rss_ratio"), ".2f") + f" {flag('rss<1.5x_file')}",
+        f(r.get("warm_s"), ".3f") + f" {flag('warm<1s')}",
+        f(r.get("warm_read_s"), ".2f"),
+        f(r.get("warm_process_s"), ".2f"),
+    ]
 
 
-HEAD = ["format", "trace MB", "events", "floor s", "cold s", "cold/floor", "cold peak RSS MB",
-        "RSS/file", "warm s", "warm+read s", "warm proc s"]
+HEAD = [
+    "format",
+    "trace MB",
+    "events",
+    "floor s",
+    "cold s",
+    "cold/floor",
+    "cold peak RSS MB",
+    "RSS/file",
+    "warm s",
+    "warm+read s",
+    "warm proc s",
+]
 
 
 def print_table(rows) -> str:
@@ -575,11 +662,15 @@ def print_table(rows) -> str:
 def markdown(rows) -> str:
     """The README table: wall seconds with CPU seconds in parentheses (CPU time suffers less from
     other load on the machine), RSS ratio with the over-baseline ratio in parentheses."""
+
     def f(x, spec, div=1):
         return "-" if x is None else format(x / div, spec)
-    out = ["| format | trace MB | events | floor s (cpu) | cold s (cpu) | cold/floor wall (cpu) | cold peak RSS MB "
-           "| RSS/file (over baseline) | warm s | warm+read s | warm proc s | floor RSS MB | load avg |",
-           "|" + "---|" * 13]
+
+    out = [
+        "| format | trace MB | events | floor s (cpu) | cold s (cpu) | cold/floor wall (cpu) | cold peak RSS MB "
+        "| RSS/file (over baseline) | warm s | warm+read s | warm proc s | floor RSS MB | load avg |",
+        "|" + "---|" * 13,
+    ]
     for r in rows:
         cpu_ratio = (r["cold_cpu_s"] / r["floor_cpu_s"]) if r.get("cold_cpu_s") and r.get("floor_cpu_s") else None
         out.append(
@@ -589,7 +680,8 @@ def markdown(rows) -> str:
             f"| {f(r.get('cold_ratio'), '.1f')} ({f(cpu_ratio, '.1f')}) | {f(r.get('cold_peak_rss'), ',.0f', MB)} "
             f"| {f(r.get('rss_ratio'), '.2f')} ({f(r.get('rss_ratio_over_baseline'), '.2f')}) "
             f"| {f(r.get('warm_s'), '.3f')} | {f(r.get('warm_read_s'), '.2f')} | {f(r.get('warm_process_s'), '.2f')} "
-            f"| {f(r.get('floor_peak_rss'), ',.0f', MB)} | {max(r.get('loadavg') or [0]):.1f} |")
+            f"| {f(r.get('floor_peak_rss'), ',.0f', MB)} | {max(r.get('loadavg') or [0]):.1f} |"
+        )
     return "\n".join(out)
 
 
@@ -601,25 +693,39 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sizes", default="10,100,1000", help="comma list of trace sizes in MB")
     ap.add_argument("--formats", default="ascend,kineto", help="ascend,kineto")
-    ap.add_argument("--repeat", type=int, default=3,
-                    help="repetitions of each measurement (best-of reported, median kept in the JSON)")
-    ap.add_argument("--big-mb", type=int, default=500,
-                    help="sizes >= this run floor and cold --big-repeat times (default once)")
+    ap.add_argument(
+        "--repeat",
+        type=int,
+        default=3,
+        help="repetitions of each measurement (best-of reported, median kept in the JSON)",
+    )
+    ap.add_argument(
+        "--big-mb", type=int, default=500, help="sizes >= this run floor and cold --big-repeat times (default once)"
+    )
     ap.add_argument("--big-repeat", type=int, default=1)
     ap.add_argument("--data", type=Path, default=DATA)
     ap.add_argument("--results", type=Path, default=RESULTS)
     ap.add_argument("--timeout", type=float, default=3600, help="seconds per measurement")
     ap.add_argument("--rss-limit-gb", type=float, default=16, help="kill a measurement above this RSS")
-    ap.add_argument("--profile", action="store_true",
-                    help="also profile a cold import: sampled time and RSS growth per importer line, "
-                         "time per DuckDB statement")
-    ap.add_argument("--cprofile", action="store_true", help="with --profile: run the profile under cProfile too "
-                    "(slower; writes cold_cprofile.txt / cold.pstats)")
+    ap.add_argument(
+        "--profile",
+        action="store_true",
+        help="also profile a cold import: sampled time and RSS growth per importer line, time per DuckDB statement",
+    )
+    ap.add_argument(
+        "--cprofile",
+        action="store_true",
+        help="with --profile: run the profile under cProfile too (slower; writes cold_cprofile.txt / cold.pstats)",
+    )
     ap.add_argument("--profile-sizes", default=None, help="sizes to profile (default: all measured)")
-    ap.add_argument("--keep-data", action="store_true",
-                    help="keep generated data and caches over 200 MB (deleted after measuring by default)")
-    ap.add_argument("--table", action="store_true",
-                    help="only print results/latest.json as the README's markdown table")
+    ap.add_argument(
+        "--keep-data",
+        action="store_true",
+        help="keep generated data and caches over 200 MB (deleted after measuring by default)",
+    )
+    ap.add_argument(
+        "--table", action="store_true", help="only print results/latest.json as the README's markdown table"
+    )
     a = ap.parse_args(argv)
     if a.table:
         print(markdown(json.loads((a.results / "latest.json").read_text())["results"]))
@@ -633,28 +739,37 @@ def main(argv=None) -> int:
     import duckdb
     import orjson
     import pyarrow
+
     try:
-        commit = subprocess.run(["git", "-C", str(HERE), "rev-parse", "--short", "HEAD"],
-                                capture_output=True, text=True).stdout.strip()
+        commit = subprocess.run(
+            ["git", "-C", str(HERE), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+        ).stdout.strip()
     except OSError:
         commit = None
     import hashlib
+
     src = HERE.parent / "src" / "profinsight"
     h = hashlib.sha256()
     for f in sorted(src.rglob("*.py")):
         h.update(str(f.relative_to(src)).encode() + b"\0" + f.read_bytes())
-    meta = {"started": time.strftime("%Y-%m-%dT%H:%M:%S"), "src_sha256": h.hexdigest()[:16], "python": platform.python_version(),
-            "platform": platform.platform(), "cpus": os.cpu_count(), "commit": commit,
-            "versions": {"pyarrow": pyarrow.__version__, "duckdb": duckdb.__version__,
-                         "orjson": orjson.__version__},
-            "targets": {"warm_s": TARGET_WARM_S, "cold_over_floor": TARGET_COLD_RATIO,
-                        "rss_over_file": TARGET_RSS_RATIO},
-            "importtime": importtime()}
+    meta = {
+        "started": time.strftime("%Y-%m-%dT%H:%M:%S"),
+        "src_sha256": h.hexdigest()[:16],
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "cpus": os.cpu_count(),
+        "commit": commit,
+        "versions": {"pyarrow": pyarrow.__version__, "duckdb": duckdb.__version__, "orjson": orjson.__version__},
+        "targets": {"warm_s": TARGET_WARM_S, "cold_over_floor": TARGET_COLD_RATIO, "rss_over_file": TARGET_RSS_RATIO},
+        "importtime": importtime(),
+    }
     it = meta["importtime"]
-    print(f"imports of profinsight + what load() needs: {it['total_s']:.2f} s "
-          f"(python start + imports {it['process_wall_s']:.2f} s; not included in cold/warm s, "
-          f"included in 'warm proc s'); heaviest: "
-          + ", ".join(f"{m['module']} {m['cumulative_s']:.2f}" for m in it["heaviest"][:4]))
+    print(
+        f"imports of profinsight + what load() needs: {it['total_s']:.2f} s "
+        f"(python start + imports {it['process_wall_s']:.2f} s; not included in cold/warm s, "
+        f"included in 'warm proc s'); heaviest: "
+        + ", ".join(f"{m['module']} {m['cumulative_s']:.2f}" for m in it["heaviest"][:4])
+    )
     rows = []
     stamp = time.strftime("%Y%m%d-%H%M%S")
     out_path = a.results / f"load_{stamp}.json"

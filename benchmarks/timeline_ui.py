@@ -22,6 +22,7 @@ long tasks while panning, on a large scaled profile.
 ``PROFINSIGHT_CACHE`` defaults to ``benchmarks/data/cache/timeline``.  Results go to stdout and
 ``benchmarks/results/timeline_ui.json``.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -89,16 +90,24 @@ def queries(base: str, pid: str, tree: dict) -> dict:
         ms, rows, size, parse = [], [], [], []
         for _ in range(3):
             for s, e in series:
-                d, t, n = get(f"{base}/api/profiles/{pid}/timeline/{route}?start={s}&end={e}&width={width}&tracks={ids}",
-                              parse)
+                d, t, n = get(
+                    f"{base}/api/profiles/{pid}/timeline/{route}?start={s}&end={e}&width={width}&tracks={ids}", parse
+                )
                 ms.append(t)
                 rows.append(d["rows"])
                 size.append(n)
         with_parse = [a + b for a, b in zip(ms, parse)]
-        res[route] = {"requests": len(ms), "tracks": ids.count(",") + 1, "width": width,
-                      "p50_ms": round(statistics.median(ms), 1), "p95_ms": round(pct(ms, 95), 1),
-                      "max_ms": round(max(ms), 1), "max_rows": max(rows), "max_bytes": max(size),
-                      "p95_ms_with_python_json_parse": round(pct(with_parse, 95), 1)}
+        res[route] = {
+            "requests": len(ms),
+            "tracks": ids.count(",") + 1,
+            "width": width,
+            "p50_ms": round(statistics.median(ms), 1),
+            "p95_ms": round(pct(ms, 95), 1),
+            "max_ms": round(max(ms), 1),
+            "max_rows": max(rows),
+            "max_bytes": max(size),
+            "p95_ms_with_python_json_parse": round(pct(with_parse, 95), 1),
+        }
         print(route, res[route], flush=True)
     return res
 
@@ -137,8 +146,10 @@ new PerformanceObserver(l => { for (const e of l.getEntries()) window.__longtask
 
 
 def _launch(pw):
-    return pw.chromium.launch(executable_path="/usr/bin/chromium",
-                              args=["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"])
+    return pw.chromium.launch(
+        executable_path="/usr/bin/chromium",
+        args=["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"],
+    )
 
 
 def _paint(b, url: str) -> tuple[float, float]:
@@ -160,8 +171,13 @@ def served(profile: Path):
     """A ``profinsight serve`` of ``profile`` in its own process (as in use: the browser, or
     this script's HTTP client, is another process), yielding its base address."""
     exe = Path(sys.executable).with_name("profinsight")
-    proc = subprocess.Popen([str(exe), "serve", str(profile), "--no-token"], stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL, text=True, env=os.environ.copy())
+    proc = subprocess.Popen(
+        [str(exe), "serve", str(profile), "--no-token"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env=os.environ.copy(),
+    )
     try:
         line = ""
         while not line.startswith("Open:"):
@@ -183,13 +199,17 @@ def fresh_process_runs(profile: Path) -> dict:
     from profinsight.discovery import discover
     from profinsight.store.loader import cache_first
     from profinsight.timeline import persist
+
     run = discover(profile)[0]
     entries = [r.cached.folder for r in cache_first(run.sources)[0].values()]
     out = {}
     with sync_playwright() as pw:
         b = _launch(pw)
-        for label, drop in (("first_paint_new_process_index_built_s", True),
-                            ("first_paint_new_process_s", False), ("first_paint_new_process_again_s", False)):
+        for label, drop in (
+            ("first_paint_new_process_index_built_s", True),
+            ("first_paint_new_process_s", False),
+            ("first_paint_new_process_again_s", False),
+        ):
             if drop:
                 for e in entries:
                     shutil.rmtree(e / persist.folder_name(), ignore_errors=True)
@@ -203,6 +223,7 @@ def fresh_process_runs(profile: Path) -> dict:
 
 def browser_runs(base: str, pid: str) -> dict:
     from playwright.sync_api import sync_playwright
+
     out = {}
     with sync_playwright() as pw:
         b = _launch(pw)
@@ -235,9 +256,12 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--profile", type=Path, default=HERE / "data" / "1000mb" / "ascend" / "rank0_ascend_pt")
     ap.add_argument("--no-browser", action="store_true")
-    ap.add_argument("--in-process", action="store_true",
-                    help="serve from a thread of this process (its HTTP client then competes with the "
-                         "server for the GIL: large answers measure slower than they are)")
+    ap.add_argument(
+        "--in-process",
+        action="store_true",
+        help="serve from a thread of this process (its HTTP client then competes with the "
+        "server for the GIL: large answers measure slower than they are)",
+    )
     args = ap.parse_args(argv)
     res = {"profile": str(args.profile), "load_avg": os.getloadavg()}
     if not args.no_browser:

@@ -7,6 +7,7 @@ profile and over a 1/20 window: rows, query ms, encode ms and bytes for JSON (co
 track, as the server sends it) and Arrow IPC (gzip size too, as a proxy for compressed
 transport).  Median of 5 runs.
 """
+
 from __future__ import annotations
 
 import gzip
@@ -29,7 +30,9 @@ def _ms(fn, n=5):
 
 
 def main(paths):
-    print("| profile | events | window | rows | query ms | JSON bytes (gzip) | JSON encode ms | Arrow bytes (gzip) | Arrow encode ms |")
+    print(
+        "| profile | events | window | rows | query ms | JSON bytes (gzip) | JSON encode ms | Arrow bytes (gzip) | Arrow encode ms |"
+    )
     print("|---|---|---|---|---|---|---|---|---|")
     for path in paths:
         p = profinsight.load(path)
@@ -40,13 +43,17 @@ def main(paths):
         events = sum(t["rows"] for r in tree["ranks"] for u in r["units"] for t in u["tracks"] if t["kind"] == "slice")
         span = tree["end_ns"] - tree["start_ns"]
         origin = tree["origin_ns"]
-        for label, (s, e) in {"whole": (tree["start_ns"], tree["end_ns"] + 1),
-                              "1/20": (tree["start_ns"] + span // 2, tree["start_ns"] + span // 2 + span // 20)}.items():
-            table, q = _ms(lambda: tl.slices(p, s, e, ids, 1600))
-            js, jms = _ms(lambda: dumps({"origin_ns": str(origin), "tracks": by_track(table, origin)}))
-            ar, ams = _ms(lambda: arrow_stream(table, origin_ns=origin))
-            print(f"| {path} (index {build:.1f} s) | {events:,} | {label} | {table.num_rows:,} | {q:.1f} | "
-                  f"{len(js):,} ({len(gzip.compress(js)):,}) | {jms:.1f} | {len(ar):,} ({len(gzip.compress(ar)):,}) | {ams:.1f} |")
+        for label, (s, e) in {
+            "whole": (tree["start_ns"], tree["end_ns"] + 1),
+            "1/20": (tree["start_ns"] + span // 2, tree["start_ns"] + span // 2 + span // 20),
+        }.items():
+            table, q = _ms(lambda: tl.slices(p, s, e, ids, 1600))  # noqa: B023 - called at once
+            js, jms = _ms(lambda: dumps({"origin_ns": str(origin), "tracks": by_track(table, origin)}))  # noqa: B023
+            ar, ams = _ms(lambda: arrow_stream(table, origin_ns=origin))  # noqa: B023
+            print(
+                f"| {path} (index {build:.1f} s) | {events:,} | {label} | {table.num_rows:,} | {q:.1f} | "
+                f"{len(js):,} ({len(gzip.compress(js)):,}) | {jms:.1f} | {len(ar):,} ({len(gzip.compress(ar)):,}) | {ams:.1f} |"
+            )
 
 
 if __name__ == "__main__":

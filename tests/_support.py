@@ -1,5 +1,6 @@
 """Helpers several test modules share (importable because pytest puts ``tests/`` on the path:
 ``pythonpath`` in pyproject.toml)."""
+
 from __future__ import annotations
 
 import gzip
@@ -40,8 +41,17 @@ def fmt_duration(ns: float) -> str:
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 #: headless Chromium as CI runs it (Debian's package; nothing downloaded)
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-dev-shm-usage"]
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-dev-shm-usage",
+]
 REPO = Path(__file__).resolve().parents[1]
 
 

@@ -1,6 +1,7 @@
 """Shared test helpers.  Fixtures are found through one place: ``PROFINSIGHT_FIXTURES`` if set,
 else ``../shared/fixtures`` relative to the repository root.  They are read-only: copy them to
 ``tmp_path`` before changing anything."""
+
 from __future__ import annotations
 
 import os

@@ -1,17 +1,29 @@
 """The schema declaration and its generated docs."""
+
 from __future__ import annotations
 
 import pyarrow as pa
 import pytest
+from conftest import REPO
 
 from profinsight.schema import TABLES, conform, empty_table
 from profinsight.schema.docs import render
 
-from conftest import REPO
-
-CONTRACT_TABLES = ["device_tasks", "host_ops", "launches", "steps", "memory_samples", "memory_blocks",
-                   "module_memory", "comm_ops", "comm_links", "api_calls", "counters", "trace_slices",
-                   "run_info"]
+CONTRACT_TABLES = [
+    "device_tasks",
+    "host_ops",
+    "launches",
+    "steps",
+    "memory_samples",
+    "memory_blocks",
+    "module_memory",
+    "comm_ops",
+    "comm_links",
+    "api_calls",
+    "counters",
+    "trace_slices",
+    "run_info",
+]
 
 
 def test_contract_table_names():
@@ -20,9 +32,27 @@ def test_contract_table_names():
 
 def test_required_device_task_columns():
     names = TABLES["device_tasks"].names
-    for col in ["rank", "device", "stream", "task_id", "kind", "name", "type", "core", "start_ns", "dur_ns",
-                "wait_ns", "step", "block_dim", "input_shapes", "input_dtypes", "input_formats",
-                "output_shapes", "output_dtypes", "output_formats"]:
+    for col in [
+        "rank",
+        "device",
+        "stream",
+        "task_id",
+        "kind",
+        "name",
+        "type",
+        "core",
+        "start_ns",
+        "dur_ns",
+        "wait_ns",
+        "step",
+        "block_dim",
+        "input_shapes",
+        "input_dtypes",
+        "input_formats",
+        "output_shapes",
+        "output_dtypes",
+        "output_formats",
+    ]:
         assert col in names
 
 

@@ -6,6 +6,7 @@
 >>> p.table("device_tasks")                           # canonical tables as DataFrames
 >>> p.sql("select type, sum(dur_ns)/1e3 as us from device_tasks group by type order by 2 desc")
 """
+
 from __future__ import annotations
 
 __version__ = "0.1.0"
@@ -13,9 +14,17 @@ __version__ = "0.1.0"
 # Public names are imported on first use, so that `profinsight --help` and `import profinsight`
 # stay fast (pandas, DuckDB and Arrow load only when a profile is).
 _EXPORTS = {
-    "load": ".api", "resolve_run": ".api", "Diagnostic": ".diagnostics", "Run": ".discovery",
-    "discover": ".discovery", "MixedRuns": ".errors", "NotAProfile": ".errors", "ProfileError": ".errors",
-    "UnsupportedFormat": ".errors", "Profile": ".profile", "sample_path": ".samples",
+    "load": ".api",
+    "resolve_run": ".api",
+    "Diagnostic": ".diagnostics",
+    "Run": ".discovery",
+    "discover": ".discovery",
+    "MixedRuns": ".errors",
+    "NotAProfile": ".errors",
+    "ProfileError": ".errors",
+    "UnsupportedFormat": ".errors",
+    "Profile": ".profile",
+    "sample_path": ".samples",
     "compare": ".comparison",
     "collect": ".collection",
     "experiments": ".collection",
@@ -33,6 +42,7 @@ def _jupyter_labextension_paths():
 def __getattr__(name):
     if name in _EXPORTS:
         import importlib
+
         value = getattr(importlib.import_module(_EXPORTS[name], __name__), name)
         globals()[name] = value
         return value

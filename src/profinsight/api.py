@@ -1,10 +1,11 @@
 """The notebook facade: ``load`` and ``discover``."""
+
 from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 from . import diagnostics as dg
 from .discovery import Run, discover
@@ -15,8 +16,9 @@ from .store.loader import LoadedRank, Progress, load_sources
 PathLike = str | Path
 
 
-def load(path: PathLike | Iterable[PathLike] | Run, *, prefer: str | None = None,
-         progress: Progress | None = None) -> Profile:
+def load(
+    path: PathLike | Iterable[PathLike] | Run, *, prefer: str | None = None, progress: Progress | None = None
+) -> Profile:
     """Load one run: a rank folder, a run folder, a trace file, a list of paths that form one
     run (e.g. the rank files of one Kineto job), or a :class:`Run` from :func:`discover`.
 
@@ -37,6 +39,7 @@ def resolve_run(path, *, prefer: str | None = None) -> Run:
         return path
     if isinstance(path, (str, Path)):
         from .collection.registry import resolve_name  # a registered experiment's name; a real path wins
+
         runs = discover(resolve_name(path) or path, prefer=prefer)
     else:
         paths = list(path)
@@ -48,8 +51,12 @@ def resolve_run(path, *, prefer: str | None = None) -> Run:
     if len(runs) == 1:
         return runs[0]
     listing = "\n".join(f"  - {r.label}" for r in runs)
-    raise MixedRuns(f"{path} holds {len(runs)} runs; load one of them:\n{listing}", runs, file=str(path),
-                    fix="pass one run's folder, or in Python: profinsight.load(profinsight.discover(path)[i])")
+    raise MixedRuns(
+        f"{path} holds {len(runs)} runs; load one of them:\n{listing}",
+        runs,
+        file=str(path),
+        fix="pass one run's folder, or in Python: profinsight.load(profinsight.discover(path)[i])",
+    )
 
 
 def _merge(runs: list[Run]) -> Run:
@@ -58,11 +65,19 @@ def _merge(runs: list[Run]) -> Run:
     ranks = [s.rank_hint for s in sources]
     if len(fmts) > 1 or None in ranks or len(set(ranks)) != len(ranks):
         listing = "\n".join(f"  - {r.label}" for r in runs)
-        raise MixedRuns(f"these paths do not form one run (formats or ranks clash):\n{listing}", runs,
-                        fix="give the rank files of one job, each with a distinct rank")
+        raise MixedRuns(
+            f"these paths do not form one run (formats or ranks clash):\n{listing}",
+            runs,
+            fix="give the rank files of one job, each with a distinct rank",
+        )
     common = Path(*_common_parts([s.path for s in sources]))
-    return Run(runs[0].format, common, tuple(sorted(sources, key=lambda s: s.rank_hint)),
-               tuple(n for r in runs for n in r.notes), runs[0].level)
+    return Run(
+        runs[0].format,
+        common,
+        tuple(sorted(sources, key=lambda s: s.rank_hint)),
+        tuple(n for r in runs for n in r.notes),
+        runs[0].level,
+    )
 
 
 def _common_parts(paths):
@@ -82,11 +97,23 @@ def run_diagnostics(run: Run, ranks: list[LoadedRank]) -> list[dg.Diagnostic]:
     ids = Counter(r.rank for r in ranks)
     dup = sorted(k for k, v in ids.items() if v > 1)
     if dup:
-        out.append(dg.error("duplicate-rank", f"rank id(s) {dup} appear more than once in {run.root}",
-                            file=run.root, fix="load each collection separately (profinsight.discover lists them)"))
+        out.append(
+            dg.error(
+                "duplicate-rank",
+                f"rank id(s) {dup} appear more than once in {run.root}",
+                file=run.root,
+                fix="load each collection separately (profinsight.discover lists them)",
+            )
+        )
     if len(ranks) > 1 and any(r.source.rank_hint is None for r in ranks):
-        out.append(dg.warning("missing-rank-id", "some ranks record no rank id; they were numbered 0",
-                              file=run.root, fix="collect with torch.distributed initialised so each rank writes its id"))
+        out.append(
+            dg.warning(
+                "missing-rank-id",
+                "some ranks record no rank id; they were numbered 0",
+                file=run.root,
+                fix="collect with torch.distributed initialised so each rank writes its id",
+            )
+        )
     versions, worlds = {}, set()
     for r in ranks:
         info = r.read("run_info").to_pylist()
@@ -100,11 +127,23 @@ def run_diagnostics(run: Run, ranks: list[LoadedRank]) -> list[dg.Diagnostic]:
     distinct = {json.dumps(v, sort_keys=True) for v in versions.values() if v}
     if len(distinct) > 1:
         detail = "; ".join(f"rank {k}: {v}" for k, v in sorted(versions.items()))
-        out.append(dg.warning("versions-differ", f"software versions differ across ranks: {detail}",
-                              file=run.root, fix="install the same CANN / torch_npu / torch on every node"))
+        out.append(
+            dg.warning(
+                "versions-differ",
+                f"software versions differ across ranks: {detail}",
+                file=run.root,
+                fix="install the same CANN / torch_npu / torch on every node",
+            )
+        )
     if len(worlds) == 1:
         world = worlds.pop()
         if world > len(ranks):
-            out.append(dg.info("partial-ranks", f"{len(ranks)} of {world} ranks of the job were loaded",
-                               file=run.root, fix="load the folder that holds every rank's profile to compare ranks"))
+            out.append(
+                dg.info(
+                    "partial-ranks",
+                    f"{len(ranks)} of {world} ranks of the job were loaded",
+                    file=run.root,
+                    fix="load the folder that holds every rank's profile to compare ranks",
+                )
+            )
     return out

@@ -3,6 +3,7 @@
 A diagnostic is for a person at 2 a.m.: it names the file, says what is wrong and what it
 disables, and gives the fix.  Codes are stable identifiers that tests and the UI key on.
 """
+
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
@@ -25,7 +26,7 @@ class Diagnostic:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, d: dict) -> "Diagnostic":
+    def from_dict(cls, d: dict) -> Diagnostic:
         return cls(**{k: d.get(k) for k in ("severity", "code", "message", "file", "fix", "rank")})
 
     def __str__(self) -> str:

@@ -4,6 +4,7 @@ Detection follows speedscope's habit: the file name is a hint, the content decid
 importer's ``sniff``).  A folder that mixes runs (duplicate ranks, different levels or exports)
 is never merged silently: :func:`discover` returns each run, and ``load`` refuses with a list.
 """
+
 from __future__ import annotations
 
 import gzip
@@ -24,6 +25,7 @@ _ASCEND_FORMATS = ("ascend_db", "ascend_text")
 @dataclass(frozen=True)
 class Run:
     """One collection: its rank sources (one per rank) and notes made while choosing them."""
+
     format: str
     root: Path
     sources: tuple[RankSource, ...]
@@ -51,18 +53,22 @@ def discover(path: str | Path, *, prefer: str | None = None) -> list[Run]:
     readable is there."""
     p = Path(path).expanduser()
     if not p.exists():
-        raise NotAProfile(f"no such file or folder: {p}", file=p,
-                          fix="check the path; a profile is a *_ascend_pt folder, a folder of them, "
-                              "or a Kineto .json/.json.gz trace")
+        raise NotAProfile(
+            f"no such file or folder: {p}",
+            file=p,
+            fix="check the path; a profile is a *_ascend_pt folder, a folder of them, or a Kineto .json/.json.gz trace",
+        )
     units, unsupported = [], []
     _walk(p.resolve(), 0, prefer, units, unsupported)
     if not units:
         if unsupported:
             raise unsupported[0]
         raise NotAProfile(
-            f"no profile found in {p}", file=p,
+            f"no profile found in {p}",
+            file=p,
             fix="point at a torch_npu *_ascend_pt folder (or the folder holding the rank folders), "
-                "or at a PyTorch Kineto trace (.json / .json.gz)")
+            "or at a PyTorch Kineto trace (.json / .json.gz)",
+        )
     return _group(units)
 
 
@@ -88,20 +94,29 @@ def _walk(p: Path, depth: int, prefer, units: list, unsupported: list) -> None:
             units.append(unit)
         return
     if p.name.endswith("_ascend_ms"):
-        unsupported.append(UnsupportedFormat(
-            f"{p.name} is a MindSpore profile: not supported yet", file=p,
-            fix="profinsight reads torch_npu (*_ascend_pt) and Kineto traces today"))
+        unsupported.append(
+            UnsupportedFormat(
+                f"{p.name} is a MindSpore profile: not supported yet",
+                file=p,
+                fix="profinsight reads torch_npu (*_ascend_pt) and Kineto traces today",
+            )
+        )
         return
     if _PROF_RE.match(p.name):
-        unsupported.append(UnsupportedFormat(
-            f"{p.name} is raw CANN msprof output (PROF_*): not supported yet", file=p,
-            fix="profile with torch_npu.profiler (it writes a *_ascend_pt folder), or wait for the msprof importer"))
+        unsupported.append(
+            UnsupportedFormat(
+                f"{p.name} is raw CANN msprof output (PROF_*): not supported yet",
+                file=p,
+                fix="profile with torch_npu.profiler (it writes a *_ascend_pt folder), or wait for the msprof importer",
+            )
+        )
         return
     try:
         children = sorted(p.iterdir())
     except OSError as exc:
-        unsupported.append(NotAProfile(f"cannot list {p}: {exc.strerror}", file=p,
-                                       fix="check the folder's permissions"))
+        unsupported.append(
+            NotAProfile(f"cannot list {p}: {exc.strerror}", file=p, fix="check the folder's permissions")
+        )
         return
     for child in children:
         if child.name.startswith(".") or child.name.endswith("_op_args"):
@@ -118,8 +133,9 @@ def _is_ascend_folder(p: Path) -> bool:
         names = [c.name for c in p.iterdir()]
     except OSError:
         return False
-    return any(n.startswith("profiler_info") and n.endswith(".json") for n in names) or \
-        any(_PROF_RE.match(n) for n in names)
+    return any(n.startswith("profiler_info") and n.endswith(".json") for n in names) or any(
+        _PROF_RE.match(n) for n in names
+    )
 
 
 def _sniff_ascend(p: Path, prefer, unsupported: list) -> _Unit | None:
@@ -131,23 +147,35 @@ def _sniff_ascend(p: Path, prefer, unsupported: list) -> _Unit | None:
     notes = []
     if not found:
         if (p / "FRAMEWORK").is_dir() or any(_PROF_RE.match(c.name) for c in p.iterdir()):
-            unsupported.append(NotAProfile(
-                f"{p.name} holds raw profiler data that was never parsed (no ASCEND_PROFILER_OUTPUT)",
-                file=p, fix="run the offline parse: python -c \"from torch_npu.profiler.profiler import "
-                            f"analyse; analyse('{p}')\" (it writes ASCEND_PROFILER_OUTPUT)"))
+            unsupported.append(
+                NotAProfile(
+                    f"{p.name} holds raw profiler data that was never parsed (no ASCEND_PROFILER_OUTPUT)",
+                    file=p,
+                    fix='run the offline parse: python -c "from torch_npu.profiler.profiler import '
+                    f"analyse; analyse('{p}')\" (it writes ASCEND_PROFILER_OUTPUT)",
+                )
+            )
         else:
-            unsupported.append(NotAProfile(
-                f"{p.name} looks like a torch_npu profile but ASCEND_PROFILER_OUTPUT has no readable "
-                "files (was the collection interrupted?)", file=p,
-                fix="re-run the offline parse (torch_npu.profiler.profiler.analyse) or collect again"))
+            unsupported.append(
+                NotAProfile(
+                    f"{p.name} looks like a torch_npu profile but ASCEND_PROFILER_OUTPUT has no readable "
+                    "files (was the collection interrupted?)",
+                    file=p,
+                    fix="re-run the offline parse (torch_npu.profiler.profiler.analyse) or collect again",
+                )
+            )
         return None
     if len(found) == 2:
         want = "ascend_text" if prefer == "text" else "ascend_db"
         other = "text" if want == "ascend_db" else "DB"
-        notes.append(dg.info("both-exports",
-                             f"both DB and text exports are present; using the {want.split('_')[1]} export",
-                             file=p, fix=f"pass prefer='{other.lower()}' (CLI: --prefer {other.lower()}) "
-                                         "to read the other one"))
+        notes.append(
+            dg.info(
+                "both-exports",
+                f"both DB and text exports are present; using the {want.split('_')[1]} export",
+                file=p,
+                fix=f"pass prefer='{other.lower()}' (CLI: --prefer {other.lower()}) to read the other one",
+            )
+        )
         src = found[want]
     else:
         src = next(iter(found.values()))

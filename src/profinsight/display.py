@@ -3,6 +3,7 @@ survives a saved notebook, and a ``application/vnd.profinsight.analysis+json`` p
 JupyterLab extension renders interactively.  Building data and drawing never mix: analyses
 return plain DataFrames; this module only draws them.
 """
+
 from __future__ import annotations
 
 import html
@@ -12,8 +13,18 @@ import math
 import pandas as pd
 
 MIME = "application/vnd.profinsight.analysis+json"
-_PALETTE = ("#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7",
-            "#9c755f", "#bab0ac")
+_PALETTE = (
+    "#4e79a7",
+    "#f28e2b",
+    "#e15759",
+    "#76b7b2",
+    "#59a14f",
+    "#edc948",
+    "#b07aa1",
+    "#ff9da7",
+    "#9c755f",
+    "#bab0ac",
+)
 _MAX_HTML_ROWS = 50
 
 
@@ -28,7 +39,7 @@ class AnalysisFrame(pd.DataFrame):
         return pd.DataFrame
 
     @classmethod
-    def wrap(cls, df: pd.DataFrame, analysis, params: dict) -> "AnalysisFrame":
+    def wrap(cls, df: pd.DataFrame, analysis, params: dict) -> AnalysisFrame:
         out = cls(df)
         out._analysis = analysis
         out._params = dict(params)
@@ -39,8 +50,11 @@ class AnalysisFrame(pd.DataFrame):
 
     def _repr_mimebundle_(self, include=None, exclude=None):
         a = getattr(self, "_analysis", None)
-        return {"text/html": self._repr_html_(), "text/plain": repr(pd.DataFrame(self)),
-                MIME: payload(pd.DataFrame(self), a, getattr(self, "_params", {}))}
+        return {
+            "text/html": self._repr_html_(),
+            "text/plain": repr(pd.DataFrame(self)),
+            MIME: payload(pd.DataFrame(self), a, getattr(self, "_params", {})),
+        }
 
 
 def payload(df: pd.DataFrame, analysis, params: dict) -> dict:
@@ -50,17 +64,27 @@ def payload(df: pd.DataFrame, analysis, params: dict) -> dict:
     if analysis is not None and analysis.chart is not None:
         c = analysis.chart
         chart = {"kind": c.kind, "x": c.x, "y": list(c.y), "top": c.top, "title": c.title}
-    return {"analysis": getattr(analysis, "name", None), "title": getattr(analysis, "title", None),
-            "params": {k: v for k, v in params.items()}, "columns": [str(c) for c in df.columns],
-            "dtypes": [str(t) for t in df.dtypes], "rows": rows, "total_rows": int(len(df)), "chart": chart}
+    return {
+        "analysis": getattr(analysis, "name", None),
+        "title": getattr(analysis, "title", None),
+        "params": {k: v for k, v in params.items()},
+        "columns": [str(c) for c in df.columns],
+        "dtypes": [str(t) for t in df.dtypes],
+        "rows": rows,
+        "total_rows": int(len(df)),
+        "chart": chart,
+    }
 
 
 def render_html(df: pd.DataFrame, analysis=None, params: dict | None = None) -> str:
     e = html.escape
     title = e(analysis.title) if analysis is not None else ""
     args = ", ".join(f"{k}={v!r}" for k, v in (params or {}).items())
-    head = f"<div style='font-weight:600;margin:4px 0'>{title} <code style='font-weight:400'>{e(args)}</code></div>" \
-        if title else ""
+    head = (
+        f"<div style='font-weight:600;margin:4px 0'>{title} <code style='font-weight:400'>{e(args)}</code></div>"
+        if title
+        else ""
+    )
     svg = ""
     if analysis is not None and analysis.chart is not None and len(df):
         try:
@@ -72,8 +96,9 @@ def render_html(df: pd.DataFrame, analysis=None, params: dict | None = None) -> 
         df, footer = _not_applicable_footer(df, (params or {}).get("lang"))
     shown = df.head(_MAX_HTML_ROWS)
     more = f"<div style='color:#666'>{len(df) - len(shown):,} more rows</div>" if len(df) > len(shown) else ""
-    table = _short_cells(shown).to_html(index=False, border=0, na_rep="", float_format=lambda v: f"{v:,.3f}",
-                                        classes="profinsight-table", max_cols=40)
+    table = _short_cells(shown).to_html(
+        index=False, border=0, na_rep="", float_format=lambda v: f"{v:,.3f}", classes="profinsight-table", max_cols=40
+    )
     return f"<div class='profinsight-result'>{head}{svg}{table}{more}{footer}</div>"
 
 
@@ -103,10 +128,13 @@ def _not_applicable_footer(df: pd.DataFrame, lang=None) -> tuple[pd.DataFrame, s
     if not len(na):
         return df, ""
     from .i18n import t
+
     reasons = list(dict.fromkeys(str(m) for m in na["message"]))
     text = f"{t('section.not_applicable', lang)}: {', '.join(str(r) for r in na['rule'])} ({'; '.join(reasons)})"
-    return (df[df["severity"] != "not_applicable"],
-            f"<div class='profinsight-footer' style='color:#666;margin-top:4px'>{html.escape(text)}</div>")
+    return (
+        df[df["severity"] != "not_applicable"],
+        f"<div class='profinsight-footer' style='color:#666;margin-top:4px'>{html.escape(text)}</div>",
+    )
 
 
 def render_svg(df: pd.DataFrame, chart, width: int = 640) -> str:
@@ -136,23 +164,28 @@ def _bars(df, chart, width, stacked: bool) -> str:
     bar_h, label_w = 16, 200
     plot_w = width - label_w - 90
     h = bar_h * len(data) + 26 + (18 if stacked else 0)
-    out = [f"<svg xmlns='http://www.w3.org/2000/svg' width='{width}' height='{h}' font-family='sans-serif' "
-           f"font-size='11'>"]
+    out = [
+        f"<svg xmlns='http://www.w3.org/2000/svg' width='{width}' height='{h}' font-family='sans-serif' font-size='11'>"
+    ]
     for i, (_, r) in enumerate(data.iterrows()):
         y0 = 4 + i * bar_h
         out.append(f"<text x='{label_w - 6}' y='{y0 + 11}' text-anchor='end'>{e(labels[i][:34])}</text>")
         x = label_w
         for j, y in enumerate(ys if stacked else ys[:1]):
             w = plot_w * _num(r[y]) / vmax
-            out.append(f"<rect x='{x:.1f}' y='{y0 + 1}' width='{max(w, 0):.1f}' height='{bar_h - 3}' "
-                       f"fill='{_PALETTE[j % len(_PALETTE)]}'><title>{e(y)}: {_num(r[y]):,.3f}</title></rect>")
+            out.append(
+                f"<rect x='{x:.1f}' y='{y0 + 1}' width='{max(w, 0):.1f}' height='{bar_h - 3}' "
+                f"fill='{_PALETTE[j % len(_PALETTE)]}'><title>{e(y)}: {_num(r[y]):,.3f}</title></rect>"
+            )
             x += w
         out.append(f"<text x='{x + 4:.1f}' y='{y0 + 11}' fill='#444'>{totals[i]:,.1f}</text>")
     if stacked:
         lx, ly = label_w, h - 6
         for j, y in enumerate(ys):
-            out.append(f"<rect x='{lx}' y='{ly - 9}' width='10' height='10' fill='{_PALETTE[j % len(_PALETTE)]}'/>"
-                       f"<text x='{lx + 13}' y='{ly}'>{e(y)}</text>")
+            out.append(
+                f"<rect x='{lx}' y='{ly - 9}' width='10' height='10' fill='{_PALETTE[j % len(_PALETTE)]}'/>"
+                f"<text x='{lx + 13}' y='{ly}'>{e(y)}</text>"
+            )
             lx += 18 + 6.5 * len(y)
     out.append("</svg>")
     return "".join(out)
@@ -167,14 +200,22 @@ def _lines(df, chart, width, height: int = 200) -> str:
     series_cols = [c for c in getattr(chart, "series", ()) if c in df.columns]
     groups = list(df.groupby(series_cols, dropna=False, sort=True)) if series_cols else [((), df)]
     x0, x1 = float(xs_all.min()), float(xs_all.max())
-    vmax = max([float(pd.to_numeric(df[y], errors="coerce").max()) for y in ys
-                if pd.to_numeric(df[y], errors="coerce").notna().any()] + [1e-12])
+    vmax = max(
+        [
+            float(pd.to_numeric(df[y], errors="coerce").max())
+            for y in ys
+            if pd.to_numeric(df[y], errors="coerce").notna().any()
+        ]
+        + [1e-12]
+    )
     pad_l, pad_b = 60, 20
     pw, ph = width - pad_l - 10, height - pad_b - 10
-    out = [f"<svg xmlns='http://www.w3.org/2000/svg' width='{width}' height='{height}' font-family='sans-serif' "
-           f"font-size='11'><rect x='{pad_l}' y='10' width='{pw}' height='{ph}' fill='none' stroke='#ccc'/>"
-           f"<text x='{pad_l - 4}' y='18' text-anchor='end'>{vmax:,.0f}</text>"
-           f"<text x='{pad_l - 4}' y='{10 + ph}' text-anchor='end'>0</text>"]
+    out = [
+        f"<svg xmlns='http://www.w3.org/2000/svg' width='{width}' height='{height}' font-family='sans-serif' "
+        f"font-size='11'><rect x='{pad_l}' y='10' width='{pw}' height='{ph}' fill='none' stroke='#ccc'/>"
+        f"<text x='{pad_l - 4}' y='18' text-anchor='end'>{vmax:,.0f}</text>"
+        f"<text x='{pad_l - 4}' y='{10 + ph}' text-anchor='end'>0</text>"
+    ]
     span = (x1 - x0) or 1.0
     j = 0
     for key, part in groups:
@@ -184,12 +225,17 @@ def _lines(df, chart, width, height: int = 200) -> str:
         prefix = " ".join(str(k) for k in key)
         for y in ys:
             v = pd.to_numeric(part[y], errors="coerce").astype("float64")
-            pts = " ".join(f"{pad_l + pw * (float(xs[i]) - x0) / span:.1f},{10 + ph - ph * _num(v[i]) / vmax:.1f}"
-                           for i in order if not math.isnan(xs[i]))
+            pts = " ".join(
+                f"{pad_l + pw * (float(xs[i]) - x0) / span:.1f},{10 + ph - ph * _num(v[i]) / vmax:.1f}"
+                for i in order
+                if not math.isnan(xs[i])
+            )
             name = f"{prefix} {y}".strip()
             color = _PALETTE[j % len(_PALETTE)]
-            out.append(f"<polyline fill='none' stroke='{color}' stroke-width='1.5' points='{pts}'>"
-                       f"<title>{e(name)}</title></polyline>")
+            out.append(
+                f"<polyline fill='none' stroke='{color}' stroke-width='1.5' points='{pts}'>"
+                f"<title>{e(name)}</title></polyline>"
+            )
             if j < 6:
                 out.append(f"<text x='{pad_l + 8 + 150 * j}' y='{height - 4}' fill='{color}'>{e(name[:24])}</text>")
             j += 1

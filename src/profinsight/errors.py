@@ -1,5 +1,6 @@
 """One error family for everything a user can cause.  Messages name the file, what is wrong
 and what to do; the CLI prints them without a traceback (``--debug`` shows one)."""
+
 from __future__ import annotations
 
 

@@ -4,13 +4,13 @@ Tables are read lazily: a warm re-open touches only ``meta.json`` per rank; a ta
 files are read (memory-mapped) the first time it is asked for, and SQL runs in DuckDB directly
 over the Parquet files, so only the columns a query needs are read.
 """
+
 from __future__ import annotations
 
 import html
 import json
 from functools import cached_property
 from pathlib import Path
-
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
@@ -80,25 +80,27 @@ class Profile:
             self._arrow[name] = conform(name, table)
         return self._arrow[name]
 
-    def table(self, name: str) -> "pd.DataFrame":
+    def table(self, name: str) -> pd.DataFrame:
         """Canonical table ``name`` as a pandas DataFrame with nullable dtypes (integer ns stay
         exact; nulls are ``<NA>``, never NaN-converted floats)."""
         return to_pandas(self.arrow(name))
 
-    def sql(self, query: str) -> "pd.DataFrame":
+    def sql(self, query: str) -> pd.DataFrame:
         """Run DuckDB SQL over the canonical tables (each is a view by its name)."""
         import duckdb
         import pandas as pd
+
         try:
             rel = self.connection().sql(query)
             return pd.DataFrame() if rel is None else to_pandas(rel.to_arrow_table())
         except duckdb.Error as exc:
             raise ProfileError(f"SQL error: {exc}", fix=f"tables: {', '.join(TABLES)}") from None
 
-    def connection(self) -> "duckdb.DuckDBPyConnection":
+    def connection(self) -> duckdb.DuckDBPyConnection:
         """The DuckDB connection with one view per canonical table."""
         if self._con is None:
             import duckdb
+
             con = duckdb.connect(":memory:", config={"threads": 2, "autoinstall_known_extensions": False})
             try:
                 con.execute("SET enable_progress_bar = false")  # no DuckDB bar on the user's stderr
@@ -114,29 +116,33 @@ class Profile:
             self._con = con
         return self._con
 
-    def run_info(self) -> "pd.DataFrame":
+    def run_info(self) -> pd.DataFrame:
         return self.table("run_info")
 
     # --- analyses (one method per registered analysis) ---------------------------------
-    def view(self, name: str, **params) -> "pd.DataFrame":
+    def view(self, name: str, **params) -> pd.DataFrame:
         """Run registered analysis ``name`` (same as ``p.<name>(**params)``)."""
         from .analyses.registry import get
+
         return get(name).run(self, **params)
 
     def analyses(self) -> list[str]:
         from .analyses.registry import all_analyses
+
         return sorted(all_analyses())
 
     def __getattr__(self, name: str):
         if name.startswith("_"):
             raise AttributeError(name)
         from .analyses.registry import all_analyses
+
         reg = all_analyses()
         if name in reg:
             a = reg[name]
 
             def method(**params):
                 return a.run(self, **params)
+
             method.__name__ = name
             method.__doc__ = a.doc
             return method
@@ -144,6 +150,7 @@ class Profile:
 
     def __dir__(self):
         from .analyses.registry import all_analyses
+
         return sorted(set(super().__dir__()) | set(all_analyses()))
 
     # --- display ---------------------------------------------------------------------
@@ -152,8 +159,11 @@ class Profile:
         counts = self.row_counts()
         info = self.arrow("run_info").to_pylist()
         return {
-            "path": str(self.path), "format": self.format, "ranks": self.ranks,
-            "level": self.run.level, "steps": self.steps,
+            "path": str(self.path),
+            "format": self.format,
+            "ranks": self.ranks,
+            "level": self.run.level,
+            "steps": self.steps,
             "devices": sorted({r["device"] for r in info if r.get("device") is not None}),
             "device_names": sorted({r["device_name"] for r in info if r.get("device_name")}),
             "tables": counts,
@@ -164,24 +174,33 @@ class Profile:
         s = self.summary()
         rows = ", ".join(f"{k}={v}" for k, v in s["tables"].items() if v)
         diag = ", ".join(f"{v} {k}" for k, v in s["diagnostics"].items() if v) or "none"
-        return (f"<Profile {s['format']} {s['path']} ranks={s['ranks']} steps={s['steps']}\n"
-                f"  rows: {rows}\n  diagnostics: {diag}>")
+        return (
+            f"<Profile {s['format']} {s['path']} ranks={s['ranks']} steps={s['steps']}\n"
+            f"  rows: {rows}\n  diagnostics: {diag}>"
+        )
 
     def _repr_html_(self) -> str:
         s = self.summary()
         e = html.escape
-        head = (f"<b>profinsight profile</b> <code>{e(s['path'])}</code><br>"
-                f"format <b>{e(s['format'])}</b>{' ' + e(s['level']) if s['level'] else ''} · "
-                f"ranks <b>{e(', '.join(map(str, s['ranks'])))}</b> · "
-                f"steps <b>{e(', '.join(map(str, s['steps'])) or 'none')}</b>")
-        rows = "".join(f"<tr><td>{e(k)}</td><td style='text-align:right'>{v:,}</td></tr>"
-                       for k, v in s["tables"].items())
+        head = (
+            f"<b>profinsight profile</b> <code>{e(s['path'])}</code><br>"
+            f"format <b>{e(s['format'])}</b>{' ' + e(s['level']) if s['level'] else ''} · "
+            f"ranks <b>{e(', '.join(map(str, s['ranks'])))}</b> · "
+            f"steps <b>{e(', '.join(map(str, s['steps'])) or 'none')}</b>"
+        )
+        rows = "".join(
+            f"<tr><td>{e(k)}</td><td style='text-align:right'>{v:,}</td></tr>" for k, v in s["tables"].items()
+        )
         diags = "".join(
             f"<li><b>{e(d.severity)}</b> <code>{e(d.code)}</code> {e(d.message)}"
-            f"{' <i>' + e(d.fix) + '</i>' if d.fix else ''}</li>" for d in self._diagnostics)
-        return (f"<div class='profinsight-profile'>{head}"
-                f"<table><thead><tr><th>table</th><th>rows</th></tr></thead><tbody>{rows}</tbody></table>"
-                f"<details><summary>{len(self._diagnostics)} diagnostics</summary><ul>{diags}</ul></details></div>")
+            f"{' <i>' + e(d.fix) + '</i>' if d.fix else ''}</li>"
+            for d in self._diagnostics
+        )
+        return (
+            f"<div class='profinsight-profile'>{head}"
+            f"<table><thead><tr><th>table</th><th>rows</th></tr></thead><tbody>{rows}</tbody></table>"
+            f"<details><summary>{len(self._diagnostics)} diagnostics</summary><ul>{diags}</ul></details></div>"
+        )
 
     def show(self, view: str | None = None) -> None:
         """Open this profile in the profinsight viewer tab of JupyterLab, from a notebook cell
@@ -189,14 +208,18 @@ class Profile:
         summary renders inline; outside a notebook it is printed.  See
         :mod:`profinsight.jupyter.show`."""
         from .jupyter.show import show
+
         show(self, view)
 
     def _repr_mimebundle_(self, include=None, exclude=None):
-        return {"text/html": self._repr_html_(), "text/plain": repr(self),
-                "application/vnd.profinsight.profile+json": json.loads(json.dumps(self.summary(), default=str))}
+        return {
+            "text/html": self._repr_html_(),
+            "text/plain": repr(self),
+            "application/vnd.profinsight.profile+json": json.loads(json.dumps(self.summary(), default=str)),
+        }
 
 
-def to_pandas(table: pa.Table) -> "pd.DataFrame":
+def to_pandas(table: pa.Table) -> pd.DataFrame:
     """Arrow -> pandas with nullable dtypes so that int64 ns and nulls survive."""
     return table.to_pandas(types_mapper=_pandas_types().get)
 
@@ -207,9 +230,17 @@ _TYPES: dict = {}
 def _pandas_types() -> dict:
     if not _TYPES:
         import pandas as pd
-        _TYPES.update({
-            pa.int64(): pd.Int64Dtype(), pa.int32(): pd.Int32Dtype(), pa.float64(): pd.Float64Dtype(),
-            pa.bool_(): pd.BooleanDtype(), pa.string(): pd.StringDtype(), pa.large_string(): pd.StringDtype()})
+
+        _TYPES.update(
+            {
+                pa.int64(): pd.Int64Dtype(),
+                pa.int32(): pd.Int32Dtype(),
+                pa.float64(): pd.Float64Dtype(),
+                pa.bool_(): pd.BooleanDtype(),
+                pa.string(): pd.StringDtype(),
+                pa.large_string(): pd.StringDtype(),
+            }
+        )
     return _TYPES
 
 

@@ -3,6 +3,7 @@ analyses and for users who want to try an analysis on data of their own.
 
 >>> p = profile_from_tables({"device_tasks": pd.DataFrame({...}), "steps": ...})
 """
+
 from __future__ import annotations
 
 from pathlib import Path

@@ -1,5 +1,6 @@
 """The advisor on the real fixtures: the Level1 communication trap, the format-conversion share,
 a Kineto GPU trace, and the analyze / report commands."""
+
 from __future__ import annotations
 
 import csv

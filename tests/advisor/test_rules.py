@@ -1,4 +1,5 @@
 """Every rule on a small hand-made trace: one that triggers it (exact numbers) and one that does not."""
+
 from __future__ import annotations
 
 import json
@@ -15,16 +16,39 @@ US = 1000  # ns
 
 
 def k(start_us, dur_us, name="K", type_="Add", core="AI_VECTOR_CORE", kind="kernel", **extra):
-    return dict(rank=0, device=0, stream=1, kind=kind, name=name, type=type_, core=core,
-                start_ns=int(start_us * US), dur_ns=int(dur_us * US), step=1, **extra)
+    return dict(
+        rank=0,
+        device=0,
+        stream=1,
+        kind=kind,
+        name=name,
+        type=type_,
+        core=core,
+        start_ns=int(start_us * US),
+        dur_ns=int(dur_us * US),
+        step=1,
+        **extra,
+    )
 
 
 def make(tasks, *, comm=None, api=None, host=None, env=None, fmt="ascend_text", mem=None):
     dt = pd.DataFrame(tasks)
     end = int((dt.start_ns + dt.dur_ns).max())
-    tables = {"device_tasks": dt,
-              "steps": pd.DataFrame([dict(rank=0, step=1, host_start_ns=0, host_end_ns=end,
-                                          device_start_ns=int(dt.start_ns.min()), device_end_ns=end)])}
+    tables = {
+        "device_tasks": dt,
+        "steps": pd.DataFrame(
+            [
+                dict(
+                    rank=0,
+                    step=1,
+                    host_start_ns=0,
+                    host_end_ns=end,
+                    device_start_ns=int(dt.start_ns.min()),
+                    device_end_ns=end,
+                )
+            ]
+        ),
+    }
     if comm:
         tables["comm_ops"] = pd.DataFrame(comm)
     if api:
@@ -50,10 +74,26 @@ def busy(n=10, dur=100, gap=0, start=0, **kw):
 # --- communication_overlap -----------------------------------------------------------------------
 def comm_trace(transit, wait, idle):
     # compute 0-200 us; allreduce 100-900 us (100 us overlapped); step 0-900 us
-    tasks = [k(0, 200), k(100, 800, name="hcom_allReduce_1", type_="hcom_allReduce_", core="HCCL", kind="communication")]
-    comm = [dict(rank=0, step=1, name="hcom_allReduce_1", type="hcom_allReduce_", category="collective",
-                 start_ns=100 * US, dur_ns=800 * US, transit_ns=transit * US, wait_ns=wait * US, sync_ns=0,
-                 idle_ns=idle * US, bytes=1000)]
+    tasks = [
+        k(0, 200),
+        k(100, 800, name="hcom_allReduce_1", type_="hcom_allReduce_", core="HCCL", kind="communication"),
+    ]
+    comm = [
+        dict(
+            rank=0,
+            step=1,
+            name="hcom_allReduce_1",
+            type="hcom_allReduce_",
+            category="collective",
+            start_ns=100 * US,
+            dur_ns=800 * US,
+            transit_ns=transit * US,
+            wait_ns=wait * US,
+            sync_ns=0,
+            idle_ns=idle * US,
+            bytes=1000,
+        )
+    ]
     return make(tasks, comm=comm)
 
 
@@ -106,8 +146,10 @@ def test_ai_cpu():
 
 # --- online_compile ------------------------------------------------------------------------------
 def test_online_compile():
-    api = [dict(rank=0, call_id=i, thread=1, level="acl", name=n, start_ns=i * 100 * US, dur_ns=d * US)
-           for i, (n, d) in enumerate([("aclopCompileAndExecute", 80), ("opCompile", 50)])]
+    api = [
+        dict(rank=0, call_id=i, thread=1, level="acl", name=n, start_ns=i * 100 * US, dur_ns=d * US)
+        for i, (n, d) in enumerate([("aclopCompileAndExecute", 80), ("opCompile", 50)])
+    ]
     f = fired(make(busy(10, op_state="dynamic"), api=api), "online_compile")
     assert f["recoverable_us"] == pytest.approx(50.0)
     assert f["evidence"]["dynamic_kernels"] == 10 and f["evidence"]["aclopCompileAndExecute_calls"] == 1
@@ -121,8 +163,18 @@ def test_idle_gaps_host_bound_and_data_starved():
     assert f["evidence"]["gaps"] == 4 and f["recoverable_us"] == pytest.approx(400.0)
     assert f["share_of_step_ratio"] == pytest.approx(400 / 900, abs=1e-6)
     assert "dispatching" in f["message"] and f["severity"] == "high"
-    host = [dict(rank=0, op_id=1, thread=1, category="op", name="enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__",
-                 start_ns=100 * US, dur_ns=700 * US, step=1)]
+    host = [
+        dict(
+            rank=0,
+            op_id=1,
+            thread=1,
+            category="op",
+            name="enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__",
+            start_ns=100 * US,
+            dur_ns=700 * US,
+            step=1,
+        )
+    ]
     f = fired(make(tasks, host=host), "idle_gaps")
     assert "loads data" in f["message"] and f["evidence"]["split_us"] == {"data_loading": 400.0}
     assert fired(make(busy(10)), "idle_gaps") is None
@@ -130,8 +182,17 @@ def test_idle_gaps_host_bound_and_data_starved():
 
 def test_stream_sync():
     tasks = busy(5, 100, gap=100)
-    api = [dict(rank=0, call_id=1, thread=1, level="runtime", name="aclrtSynchronizeStream",
-                start_ns=100 * US, dur_ns=700 * US)]
+    api = [
+        dict(
+            rank=0,
+            call_id=1,
+            thread=1,
+            level="runtime",
+            name="aclrtSynchronizeStream",
+            start_ns=100 * US,
+            dur_ns=700 * US,
+        )
+    ]
     f = fired(make(tasks, api=api), "stream_sync")
     assert f["recoverable_us"] == pytest.approx(400.0) and "aclrtSynchronizeStream" in f["message"]
     assert fired(make(tasks), "stream_sync") is None
@@ -139,8 +200,18 @@ def test_stream_sync():
 
 def test_dataloader():
     tasks = [k(0, 100), k(600, 100)]
-    host = [dict(rank=0, op_id=1, thread=1, category="op", name="enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__",
-                 start_ns=150 * US, dur_ns=400 * US, step=1)]
+    host = [
+        dict(
+            rank=0,
+            op_id=1,
+            thread=1,
+            category="op",
+            name="enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__",
+            start_ns=150 * US,
+            dur_ns=400 * US,
+            step=1,
+        )
+    ]
     f = fired(make(tasks, host=host), "dataloader")
     assert f["recoverable_us"] == pytest.approx(400.0)
     assert fired(make(tasks, host=host), "dataloader", min_share_of_step=0.9) is None
@@ -155,19 +226,31 @@ def test_compute_bound():
 
 # --- environment, memory, quality ----------------------------------------------------------------
 def test_env_rules():
-    env = {"ASCEND_LAUNCH_BLOCKING": "1", "ASCEND_GLOBAL_LOG_LEVEL": "0", "PYTORCH_NPU_ALLOC_CONF": "max_split_size_mb:128"}
+    env = {
+        "ASCEND_LAUNCH_BLOCKING": "1",
+        "ASCEND_GLOBAL_LOG_LEVEL": "0",
+        "PYTORCH_NPU_ALLOC_CONF": "max_split_size_mb:128",
+    }
     p = make(busy(10), env=env)
     assert fired(p, "env_launch_blocking")["severity"] == "high"
     assert "ASCEND_GLOBAL_LOG_LEVEL=0" in fired(p, "env_log_level")["message"]
     assert "max_split_size_mb:128" in fired(p, "env_alloc_conf")["message"]
-    ok = make(busy(10), env={"ASCEND_LAUNCH_BLOCKING": "", "ASCEND_GLOBAL_LOG_LEVEL": "3",
-                             "PYTORCH_NPU_ALLOC_CONF": "expandable_segments:True"})
+    ok = make(
+        busy(10),
+        env={
+            "ASCEND_LAUNCH_BLOCKING": "",
+            "ASCEND_GLOBAL_LOG_LEVEL": "3",
+            "PYTORCH_NPU_ALLOC_CONF": "expandable_segments:True",
+        },
+    )
     assert all(fired(ok, r) is None for r in ("env_launch_blocking", "env_log_level", "env_alloc_conf"))
 
 
 def test_memory_pressure():
-    mem = [dict(rank=0, device=0, component="PTA", ts_ns=i * US, allocated_bytes=a * 2**30, reserved_bytes=r * 2**30)
-           for i, (a, r) in enumerate([(1, 2), (3, 4), (2, 4)])]
+    mem = [
+        dict(rank=0, device=0, component="PTA", ts_ns=i * US, allocated_bytes=a * 2**30, reserved_bytes=r * 2**30)
+        for i, (a, r) in enumerate([(1, 2), (3, 4), (2, 4)])
+    ]
     p = make(busy(10), mem=mem)
     assert fired(p, "memory_pressure") is None  # 4/3 = 1.33 < 1.5
     f = fired(p, "memory_pressure", min_fragmentation=1.3)
@@ -192,6 +275,7 @@ def test_ascend_only_rules_silent_on_gpu():
 
 def test_thresholds_and_languages():
     from profinsight.errors import ProfileError
+
     with pytest.raises(ProfileError):
         evaluate(make(busy(10)), "en", {"nope.x": 1})
     p = comm_trace(40, 60, 700)
@@ -202,6 +286,7 @@ def test_thresholds_and_languages():
 def test_catalogue_complete():
     assert set(MESSAGES["en"]) == set(MESSAGES["zh"])
     from profinsight.advisor.rules import RULES
+
     for rid in RULES:
         assert f"{rid}.title" in MESSAGES["en"]
         for part in ("message", "change"):
@@ -210,6 +295,7 @@ def test_catalogue_complete():
 
 def test_lang_default_from_locale(monkeypatch):
     from profinsight.i18n import default_lang
+
     monkeypatch.setenv("LC_ALL", "zh_CN.UTF-8")
     assert default_lang() == "zh" and t("section.verdict") == "结论"
     monkeypatch.setenv("LC_ALL", "C.UTF-8")

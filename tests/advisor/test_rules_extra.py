@@ -1,6 +1,7 @@
 """The rules added for issue 4's remaining list (tiny kernels, collective bandwidth and small
 packets, slow rank, slow link, allocator churn, Python GC): each on a small hand-made trace that
 triggers it (exact numbers) and one that does not."""
+
 from __future__ import annotations
 
 import pandas as pd
@@ -11,13 +12,31 @@ from profinsight.advisor.rules import RULES
 from profinsight.testing import profile_from_tables
 
 US = 1000  # ns
-NEW = ("tiny_kernels", "collective_bandwidth", "collective_small_packets", "slow_rank", "slow_link",
-       "memory_churn", "python_gc")
+NEW = (
+    "tiny_kernels",
+    "collective_bandwidth",
+    "collective_small_packets",
+    "slow_rank",
+    "slow_link",
+    "memory_churn",
+    "python_gc",
+)
 
 
 def task(start_us, dur_us, *, rank=0, name="K", type_="Add", core="AI_VECTOR_CORE", kind="kernel", uid=None):
-    return dict(rank=rank, device=rank, stream=1, kind=kind, name=name, type=type_, core=core,
-                start_ns=int(start_us * US), dur_ns=int(dur_us * US), step=1, task_uid=uid)
+    return dict(
+        rank=rank,
+        device=rank,
+        stream=1,
+        kind=kind,
+        name=name,
+        type=type_,
+        core=core,
+        start_ns=int(start_us * US),
+        dur_ns=int(dur_us * US),
+        step=1,
+        task_uid=uid,
+    )
 
 
 def comm_task(start_us, dur_us, rank=0, name="hcom_allReduce_1"):
@@ -30,8 +49,16 @@ def make(tasks, fmt="ascend_text", **tables):
     steps = []
     for r, part in dt.groupby("rank"):
         end = int((part.start_ns + part.dur_ns).max())
-        steps.append(dict(rank=int(r), step=1, host_start_ns=0, host_end_ns=end,
-                          device_start_ns=int(part.start_ns.min()), device_end_ns=end))
+        steps.append(
+            dict(
+                rank=int(r),
+                step=1,
+                host_start_ns=0,
+                host_end_ns=end,
+                device_start_ns=int(part.start_ns.min()),
+                device_end_ns=end,
+            )
+        )
     out = {"device_tasks": dt, "steps": pd.DataFrame(steps)}
     out.update({k: pd.DataFrame(v) for k, v in tables.items()})
     return profile_from_tables(out, fmt=fmt)
@@ -44,6 +71,7 @@ def fired(p, rule, **th):
 
 def test_registered_with_words_in_both_languages():
     from profinsight.i18n.messages import MESSAGES
+
     for rid in NEW:
         assert rid in RULES
         for lang in ("en", "zh"):
@@ -54,8 +82,12 @@ def test_registered_with_words_in_both_languages():
 def tiny_trace(kernel_us):
     # 120 kernels every 20 us, each launched by a 10 us API call that starts 12 us before it
     tasks = [task(i * 20, kernel_us, name=f"K{i}", uid=i) for i in range(120)]
-    api = [dict(rank=0, call_id=i, thread=2, level="node", name="launch", start_ns=(i * 20 - 12 + 100) * US,
-                dur_ns=10 * US) for i in range(120)]
+    api = [
+        dict(
+            rank=0, call_id=i, thread=2, level="node", name="launch", start_ns=(i * 20 - 12 + 100) * US, dur_ns=10 * US
+        )
+        for i in range(120)
+    ]
     tasks = [dict(t, start_ns=t["start_ns"] + 100 * US) for t in tasks]  # keep launches after 0
     launches = [dict(rank=0, task_uid=i, api_call_id=i, link="connection_id") for i in range(120)]
     return make(tasks, api_calls=api, launches=launches)
@@ -82,10 +114,24 @@ def test_tiny_kernels_silent():
 def bw_trace(transit_ms, fmt="ascend_text"):
     # compute 0-1000 us, allreduce 1000-31000 us (not overlapped); 100 MB over HCCS
     tasks = [task(0, 1000), comm_task(1000, 30000)]
-    comm = [dict(rank=0, step=1, name="hcom_allReduce_1", type="hcom_allReduce_", category="collective",
-                 start_ns=1000 * US, dur_ns=30000 * US, transit_ns=int(transit_ms * 1e6), wait_ns=0, sync_ns=0,
-                 idle_ns=int((30 - transit_ms) * 1e6), bytes=100_000_000, hccs_bytes=100_000_000,
-                 hccs_transit_ns=int(transit_ms * 1e6))]
+    comm = [
+        dict(
+            rank=0,
+            step=1,
+            name="hcom_allReduce_1",
+            type="hcom_allReduce_",
+            category="collective",
+            start_ns=1000 * US,
+            dur_ns=30000 * US,
+            transit_ns=int(transit_ms * 1e6),
+            wait_ns=0,
+            sync_ns=0,
+            idle_ns=int((30 - transit_ms) * 1e6),
+            bytes=100_000_000,
+            hccs_bytes=100_000_000,
+            hccs_transit_ns=int(transit_ms * 1e6),
+        )
+    ]
     return make(tasks, fmt=fmt, comm_ops=comm)
 
 
@@ -102,16 +148,30 @@ def test_collective_bandwidth_trigger():
 
 def test_collective_bandwidth_silent():
     assert fired(bw_trace(4), "collective_bandwidth") is None  # 25 GB/s
-    df = advise(bw_trace(20, fmt="kineto"), lang="en")         # nominal figures are Ascend's
+    df = advise(bw_trace(20, fmt="kineto"), lang="en")  # nominal figures are Ascend's
     assert df.set_index("rule").loc["collective_bandwidth", "severity"] == "not_applicable"
 
 
 # --- collective_small_packets --------------------------------------------------------------------
 def small_trace(n, nbytes):
     tasks = [task(0, 100)] + [comm_task(200 + i * 100, 50, name=f"hcom_allReduce_{i}") for i in range(n)]
-    comm = [dict(rank=0, step=1, name=f"hcom_allReduce_{i}", type="hcom_allReduce_", category="collective",
-                 start_ns=(200 + i * 100) * US, dur_ns=50 * US, transit_ns=20 * US, wait_ns=30 * US, sync_ns=0,
-                 idle_ns=0, bytes=nbytes) for i in range(n)]
+    comm = [
+        dict(
+            rank=0,
+            step=1,
+            name=f"hcom_allReduce_{i}",
+            type="hcom_allReduce_",
+            category="collective",
+            start_ns=(200 + i * 100) * US,
+            dur_ns=50 * US,
+            transit_ns=20 * US,
+            wait_ns=30 * US,
+            sync_ns=0,
+            idle_ns=0,
+            bytes=nbytes,
+        )
+        for i in range(n)
+    ]
     return make(tasks, comm_ops=comm)
 
 
@@ -125,7 +185,7 @@ def test_collective_small_packets_trigger():
 
 
 def test_collective_small_packets_silent():
-    assert fired(small_trace(10, 100_000), "collective_small_packets") is None   # few ops
+    assert fired(small_trace(10, 100_000), "collective_small_packets") is None  # few ops
     assert fired(small_trace(30, 4_000_000), "collective_small_packets") is None  # big ops
 
 
@@ -157,9 +217,23 @@ def link_trace(slow_transit_ms, n_ranks=2):
     tasks = []
     for r in range(n_ranks):
         tasks += [task(0, 1000, rank=r), comm_task(1000, 30000, rank=r)]
-    links = [dict(rank=0, step=1, category="collective", op_type="allreduce", summary="total", group="g",
-                  src_rank=0, dst_rank=d, transport="HCCS", bytes=100_000_000, transit_ns=int(ms * 1e6),
-                  op_name="hcom_allReduce_1") for d, ms in ((1, 4), (2, 4), (3, slow_transit_ms))]
+    links = [
+        dict(
+            rank=0,
+            step=1,
+            category="collective",
+            op_type="allreduce",
+            summary="total",
+            group="g",
+            src_rank=0,
+            dst_rank=d,
+            transport="HCCS",
+            bytes=100_000_000,
+            transit_ns=int(ms * 1e6),
+            op_name="hcom_allReduce_1",
+        )
+        for d, ms in ((1, 4), (2, 4), (3, slow_transit_ms))
+    ]
     links.append(dict(links[0], dst_rank=0, transport="LOCAL", transit_ns=10 * US))
     return make(tasks, comm_links=links)
 
@@ -181,12 +255,46 @@ def test_slow_link_silent():
 
 # --- memory_churn --------------------------------------------------------------------------------
 def churn_trace(n_malloc, empty_cache=False, blocks=0):
-    api = [dict(rank=0, call_id=i, thread=1, level="runtime", name="aclrtMalloc" if i % 2 == 0 else "aclrtFree",
-                start_ns=(100 + i * 60) * US, dur_ns=50 * US) for i in range(n_malloc)]
-    host = [dict(rank=0, op_id=1, thread=1, category="python", name="torch_npu/npu/memory.py(150): empty_cache",
-                 start_ns=50 * US, dur_ns=300 * US, step=1)] if empty_cache else []
-    mb = [dict(rank=0, device=0, name="aten::empty", component="PTA", size_bytes=1024, alloc_ns=i * US,
-               release_ns=i * US + 500) for i in range(blocks)]
+    api = [
+        dict(
+            rank=0,
+            call_id=i,
+            thread=1,
+            level="runtime",
+            name="aclrtMalloc" if i % 2 == 0 else "aclrtFree",
+            start_ns=(100 + i * 60) * US,
+            dur_ns=50 * US,
+        )
+        for i in range(n_malloc)
+    ]
+    host = (
+        [
+            dict(
+                rank=0,
+                op_id=1,
+                thread=1,
+                category="python",
+                name="torch_npu/npu/memory.py(150): empty_cache",
+                start_ns=50 * US,
+                dur_ns=300 * US,
+                step=1,
+            )
+        ]
+        if empty_cache
+        else []
+    )
+    mb = [
+        dict(
+            rank=0,
+            device=0,
+            name="aten::empty",
+            component="PTA",
+            size_bytes=1024,
+            alloc_ns=i * US,
+            release_ns=i * US + 500,
+        )
+        for i in range(blocks)
+    ]
     tables = {"api_calls": api} if api else {}
     if host:
         tables["host_ops"] = host
@@ -215,8 +323,19 @@ def test_memory_churn_silent():
 
 # --- python_gc -----------------------------------------------------------------------------------
 def gc_trace(pauses_us):
-    ts = [dict(rank=0, process="Python GC", thread="GC", name="GC", cat="gc", start_ns=(2500 + i * 1600) * US,
-               dur_ns=int(d * US), args="{}") for i, d in enumerate(pauses_us)]
+    ts = [
+        dict(
+            rank=0,
+            process="Python GC",
+            thread="GC",
+            name="GC",
+            cat="gc",
+            start_ns=(2500 + i * 1600) * US,
+            dur_ns=int(d * US),
+            args="{}",
+        )
+        for i, d in enumerate(pauses_us)
+    ]
     return make([task(0, 2000), task(6000, 4000)], **({"trace_slices": ts} if ts else {}))
 
 

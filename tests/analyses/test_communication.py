@@ -2,6 +2,7 @@
 vendor's own aggregates — communication.json / communication_matrix.json (text, read with
 ``json``) and analysis.db CommAnalyzerTime / CommAnalyzerBandwidth / CommAnalyzerMatrix (DB,
 read with ``sqlite3``, read-only) — on the real Level1 fixtures of both ranks."""
+
 from __future__ import annotations
 
 import csv
@@ -16,35 +17,62 @@ import profinsight
 from profinsight.testing import profile_from_tables
 
 LINKS = ("HCCS", "RDMA", "PCIE", "SDMA", "SIO")
-REL = 1e-3        # the contract's 0.1%
+REL = 1e-3  # the contract's 0.1%
 ABS_NS_US = 1.1e-3  # comm_ops hold whole ns; the vendor's ms carry sub-ns digits
 _LOADED: dict = {}
 
 
 # --- hand-made profile -------------------------------------------------------------------
 
+
 def _hand_made():
-    ops = pd.DataFrame({
-        "rank": [0, 0, 1], "step": [1, 1, 1], "name": ["ar_0", "ag_0", "ar_0"],
-        "type": ["allreduce", "allgather", "allreduce"], "category": "collective", "group": "g",
-        "start_ns": [100, 300, 100], "dur_ns": [100, 100, 100],
-        "transit_ns": pd.array([40, None, 50], "Int64"), "wait_ns": pd.array([40, None, 30], "Int64"),
-        "sync_ns": pd.array([10, None, 0], "Int64"), "idle_ns": pd.array([20, None, 20], "Int64"),
-        "bytes": pd.array([4000, 1000, 0], "Int64"),
-        "hccs_bytes": pd.array([4000, None, 0], "Int64"), "hccs_transit_ns": pd.array([80, None, 0], "Int64"),
-        "sdma_bytes": pd.array([4000, None, 0], "Int64"), "sdma_transit_ns": pd.array([80, None, 0], "Int64")})
+    ops = pd.DataFrame(
+        {
+            "rank": [0, 0, 1],
+            "step": [1, 1, 1],
+            "name": ["ar_0", "ag_0", "ar_0"],
+            "type": ["allreduce", "allgather", "allreduce"],
+            "category": "collective",
+            "group": "g",
+            "start_ns": [100, 300, 100],
+            "dur_ns": [100, 100, 100],
+            "transit_ns": pd.array([40, None, 50], "Int64"),
+            "wait_ns": pd.array([40, None, 30], "Int64"),
+            "sync_ns": pd.array([10, None, 0], "Int64"),
+            "idle_ns": pd.array([20, None, 20], "Int64"),
+            "bytes": pd.array([4000, 1000, 0], "Int64"),
+            "hccs_bytes": pd.array([4000, None, 0], "Int64"),
+            "hccs_transit_ns": pd.array([80, None, 0], "Int64"),
+            "sdma_bytes": pd.array([4000, None, 0], "Int64"),
+            "sdma_transit_ns": pd.array([80, None, 0], "Int64"),
+        }
+    )
     kernels = [  # (rank, kind, start, dur)
-        (0, "kernel", 50, 70), (0, "kernel", 110, 20),   # overlapping each other: union [50, 130) -> 30 ns
-        (0, "kernel", 150, 10), (0, "kernel", 190, 60),  # 10 ns, and 10 ns at the op's end
-        (0, "memcpy", 100, 100),                         # not compute: ignored
-        (1, "kernel", 0, 1000),                          # another rank: not rank 0's overlap
-        (0, "kernel", 400, 10)]                          # touches ag_0's end only: 0 ns
+        (0, "kernel", 50, 70),
+        (0, "kernel", 110, 20),  # overlapping each other: union [50, 130) -> 30 ns
+        (0, "kernel", 150, 10),
+        (0, "kernel", 190, 60),  # 10 ns, and 10 ns at the op's end
+        (0, "memcpy", 100, 100),  # not compute: ignored
+        (1, "kernel", 0, 1000),  # another rank: not rank 0's overlap
+        (0, "kernel", 400, 10),
+    ]  # touches ag_0's end only: 0 ns
     tasks = pd.DataFrame(kernels, columns=["rank", "kind", "start_ns", "dur_ns"]).assign(name="k", device=0)
-    links = pd.DataFrame({
-        "rank": 0, "step": 1, "category": "collective", "op_type": "allreduce",
-        "summary": ["total", "total", "top1"], "group": "g", "src_rank": [0, 0, 0], "dst_rank": [0, 1, 1],
-        "transport": ["LOCAL", "HCCS", "HCCS"], "bytes": [1000, 2000, 500], "transit_ns": [10, 1000, 100],
-        "op_name": [None, None, "ar_0"]})
+    links = pd.DataFrame(
+        {
+            "rank": 0,
+            "step": 1,
+            "category": "collective",
+            "op_type": "allreduce",
+            "summary": ["total", "total", "top1"],
+            "group": "g",
+            "src_rank": [0, 0, 0],
+            "dst_rank": [0, 1, 1],
+            "transport": ["LOCAL", "HCCS", "HCCS"],
+            "bytes": [1000, 2000, 500],
+            "transit_ns": [10, 1000, 100],
+            "op_name": [None, None, "ar_0"],
+        }
+    )
     return profile_from_tables({"comm_ops": ops, "device_tasks": tasks, "comm_links": links})
 
 
@@ -68,8 +96,11 @@ def test_collectives_exact():
 
 def test_comm_summary_exact():
     df = _hand_made().comm_summary()
-    assert list(zip(df["rank"], df.type, df["count"])) == [(0, "allgather", 1), (0, "allreduce", 1),
-                                                          (1, "allreduce", 1)]
+    assert list(zip(df["rank"], df.type, df["count"])) == [
+        (0, "allgather", 1),
+        (0, "allreduce", 1),
+        (1, "allreduce", 1),
+    ]
     assert list(df.share_of_comm_ratio) == [0.5, 0.5, 1.0]
     assert list(df.share_of_comm_overlapped_ratio) == [0.0, 0.5, 1.0]
     ar = df.iloc[1]
@@ -80,8 +111,10 @@ def test_comm_summary_exact():
 def test_comm_matrix_exact():
     p = _hand_made()
     df = p.comm_matrix()
-    assert df[["src_rank", "dst_rank", "transport", "bytes"]].values.tolist() == [[0, 0, "LOCAL", 1000],
-                                                                                 [0, 1, "HCCS", 2000]]
+    assert df[["src_rank", "dst_rank", "transport", "bytes"]].values.tolist() == [
+        [0, 0, "LOCAL", 1000],
+        [0, 1, "HCCS", 2000],
+    ]
     assert list(df.bandwidth_gbps) == [100.0, 2.0] and list(df.transit_us) == [0.01, 1.0]
     top = p.comm_matrix(summary="top1")
     assert list(top.op_name) == ["ar_0"] and list(top.bandwidth_gbps) == [5.0]
@@ -99,12 +132,14 @@ def test_empty_profile_gives_empty_tables():
 
 # --- the real fixtures -------------------------------------------------------------------
 
+
 @pytest.fixture
 def loaded(fixtures):
     def get(kind: str):
         if kind not in _LOADED:
             _LOADED[kind] = profinsight.load(fixtures / "ascend_pt" / kind)
         return _LOADED[kind]
+
     return get
 
 
@@ -119,8 +154,13 @@ def _close(ours, theirs, rel=REL, abs_=1e-4) -> bool:
 
 def _check_op(row, times: dict, bw: dict) -> None:
     """One collective against the vendor's record: times in ms, bandwidth per transport."""
-    for col, key in (("elapse_us", "elapse"), ("transit_us", "transit"), ("wait_us", "wait"),
-                     ("sync_us", "sync"), ("idle_us", "idle")):
+    for col, key in (
+        ("elapse_us", "elapse"),
+        ("transit_us", "transit"),
+        ("wait_us", "wait"),
+        ("sync_us", "sync"),
+        ("idle_us", "idle"),
+    ):
         assert abs(row[col] - times[key] * 1000) <= ABS_NS_US * 2, (row["name"], col)
     size = 0
     for t in LINKS:
@@ -148,11 +188,17 @@ def test_collectives_match_communication_json(loaded, fixtures, rank):
                 row = df[(df.name == name) & (df.group == group)]
                 assert len(row) == 1 and row.iloc[0].category == cat and f"step{row.iloc[0].step}" == step
                 ti = rec["Communication Time Info"]
-                times = {"elapse": ti["Elapse Time(ms)"], "transit": ti["Transit Time(ms)"],
-                         "wait": ti["Wait Time(ms)"], "sync": ti["Synchronization Time(ms)"],
-                         "idle": ti["Idle Time(ms)"]}
-                bw = {t: (v["Transit Size(MB)"], v["Bandwidth(GB/s)"])
-                      for t, v in rec["Communication Bandwidth Info"].items()}
+                times = {
+                    "elapse": ti["Elapse Time(ms)"],
+                    "transit": ti["Transit Time(ms)"],
+                    "wait": ti["Wait Time(ms)"],
+                    "sync": ti["Synchronization Time(ms)"],
+                    "idle": ti["Idle Time(ms)"],
+                }
+                bw = {
+                    t: (v["Transit Size(MB)"], v["Bandwidth(GB/s)"])
+                    for t, v in rec["Communication Bandwidth Info"].items()
+                }
                 _check_op(row.iloc[0], times, bw)
                 assert abs(row.iloc[0].wait_ratio - ti["Wait Time Ratio"]) <= 5e-5 + 1e-9
                 seen += 1
@@ -176,15 +222,21 @@ def test_comm_matrix_matches_communication_matrix_json(loaded, fixtures, rank):
     df = loaded("text_level1").comm_matrix(summary=None, rank=rank)
     data = json.loads((_out(fixtures, "text_level1", rank) / "communication_matrix.json").read_text())
     n = 0
-    for step, cats in data.items():
+    for _step, cats in data.items():
         for cat, groups in cats.items():
             for key, linkmap in groups.items():
                 kind, group = key.split("@")
                 op_type, summary = kind.rsplit("-", 1)
                 for link, rec in linkmap.items():
                     src, dst = map(int, link.split("-"))
-                    row = df[(df.op_type == op_type) & (df.summary == summary) & (df.group == group)
-                             & (df.src_rank == src) & (df.dst_rank == dst) & (df.category == cat)]
+                    row = df[
+                        (df.op_type == op_type)
+                        & (df.summary == summary)
+                        & (df.group == group)
+                        & (df.src_rank == src)
+                        & (df.dst_rank == dst)
+                        & (df.category == cat)
+                    ]
                     assert len(row) == 1, (key, link)
                     r = row.iloc[0]
                     assert r.transport == rec["Transport Type"] and r.bytes == round(rec["Transit Size(MB)"] * 1e6)
@@ -216,12 +268,17 @@ def test_db_matches_analysis_db(loaded, fixtures, rank):
     p = loaded("db_level1")
     df = p.collectives(rank=rank)
     con = _sqlite(_out(fixtures, "db_level1", rank) / "analysis.db")
-    times = {(r[0], r[1]): dict(zip(("elapse", "transit", "wait", "sync", "idle"), r[2:7])) | {"step": r[7]}
-             for r in con.execute("SELECT hccl_op_name, group_name, elapse_time, transit_time, wait_time, "
-                                  "synchronization_time, idle_time, step FROM CommAnalyzerTime")}
+    times = {
+        (r[0], r[1]): dict(zip(("elapse", "transit", "wait", "sync", "idle"), r[2:7])) | {"step": r[7]}
+        for r in con.execute(
+            "SELECT hccl_op_name, group_name, elapse_time, transit_time, wait_time, "
+            "synchronization_time, idle_time, step FROM CommAnalyzerTime"
+        )
+    }
     bw: dict = {}
     for op, group, transport, size, bandwidth in con.execute(
-            "SELECT DISTINCT hccl_op_name, group_name, transport_type, transit_size, bandwidth FROM CommAnalyzerBandwidth"):
+        "SELECT DISTINCT hccl_op_name, group_name, transport_type, transit_size, bandwidth FROM CommAnalyzerBandwidth"
+    ):
         bw.setdefault((op, group), {})[transport] = (size, bandwidth)
     assert len(times) == len(df) == 4
     for _, row in df.iterrows():
@@ -229,13 +286,20 @@ def test_db_matches_analysis_db(loaded, fixtures, rank):
         assert f"step{row.step}" == times[key]["step"]
         _check_op(row, times[key], bw[key])
     matrix = p.comm_matrix(summary=None, rank=rank)
-    rows = con.execute("SELECT hccl_op_name, group_name, src_rank, dst_rank, transport_type, transit_size, "
-                       "bandwidth FROM CommAnalyzerMatrix").fetchall()
+    rows = con.execute(
+        "SELECT hccl_op_name, group_name, src_rank, dst_rank, transport_type, transit_size, "
+        "bandwidth FROM CommAnalyzerMatrix"
+    ).fetchall()
     assert len(rows) == len(matrix) == 48
     for name, group, src, dst, transport, size, bandwidth in rows:
         op_type, summary = name.rsplit("-", 1)
-        r = matrix[(matrix.op_type == op_type) & (matrix.summary == summary) & (matrix.group == group)
-                   & (matrix.src_rank == int(src)) & (matrix.dst_rank == int(dst))]
+        r = matrix[
+            (matrix.op_type == op_type)
+            & (matrix.summary == summary)
+            & (matrix.group == group)
+            & (matrix.src_rank == int(src))
+            & (matrix.dst_rank == int(dst))
+        ]
         assert len(r) == 1 and r.iloc[0].transport == transport and r.iloc[0].bytes == round(size * 1e6)
         assert _close(r.iloc[0].bandwidth_gbps, bandwidth)
     (overlapped,) = con.execute("SELECT overlapped FROM StepTraceTime").fetchone()

@@ -1,5 +1,6 @@
 """idle_gaps / launch_stats / dataloader: golden tables with every host activity, and the
 Level1 fixture checked against gaps computed here, in plain Python, from the canonical tables."""
+
 from __future__ import annotations
 
 import csv
@@ -32,12 +33,28 @@ def golden_tables():
       F 3100-3150  aten::mul on a launching thread + a user range -> launch (overlap 20)
       G 3200-4100  between steps 1 and 2              -> idle
     """
-    kern = [(1, 1000, 1100, 1), (2, 1200, 1300, 1), (3, 1500, 1600, 1), (4, 2000, 2100, 1), (5, 2600, 2700, 1),
-            (6, 3000, 3100, 1), (7, 3150, 3200, 1), (8, 4100, 4200, 2)]
-    tasks = pd.DataFrame({"task_uid": [u for u, *_ in kern], "kind": "kernel", "name": [f"k{u}" for u, *_ in kern],
-                          "type": "Add", "core": "AI_VECTOR_CORE",
-                          "start_ns": [s * US for _, s, _, _ in kern], "dur_ns": [(e - s) * US for _, s, e, _ in kern],
-                          "step": [st for *_, st in kern]})
+    kern = [
+        (1, 1000, 1100, 1),
+        (2, 1200, 1300, 1),
+        (3, 1500, 1600, 1),
+        (4, 2000, 2100, 1),
+        (5, 2600, 2700, 1),
+        (6, 3000, 3100, 1),
+        (7, 3150, 3200, 1),
+        (8, 4100, 4200, 2),
+    ]
+    tasks = pd.DataFrame(
+        {
+            "task_uid": [u for u, *_ in kern],
+            "kind": "kernel",
+            "name": [f"k{u}" for u, *_ in kern],
+            "type": "Add",
+            "core": "AI_VECTOR_CORE",
+            "start_ns": [s * US for _, s, _, _ in kern],
+            "dur_ns": [(e - s) * US for _, s, e, _ in kern],
+            "step": [st for *_, st in kern],
+        }
+    )
     ops = [  # op_id, thread, category, name, start, end (us)
         (1, 1, "op", "ProfilerStep#1", 0, 4000),
         (2, 1, "op", "ProfilerStep#2", 4000, 5000),
@@ -50,19 +67,42 @@ def golden_tables():
         (9, 1, "annotation", "user_region", 3100, 3150),
         (10, 1, "op", "aten::conv2d", 850, 950),
     ]
-    host = pd.DataFrame({"op_id": [o[0] for o in ops], "thread": [o[1] for o in ops], "category": [o[2] for o in ops],
-                         "name": [o[3] for o in ops], "start_ns": [o[4] * US for o in ops],
-                         "dur_ns": [(o[5] - o[4]) * US for o in ops],
-                         "step": [2 if o[4] >= 4000 else 1 for o in ops]})
+    host = pd.DataFrame(
+        {
+            "op_id": [o[0] for o in ops],
+            "thread": [o[1] for o in ops],
+            "category": [o[2] for o in ops],
+            "name": [o[3] for o in ops],
+            "start_ns": [o[4] * US for o in ops],
+            "dur_ns": [(o[5] - o[4]) * US for o in ops],
+            "step": [2 if o[4] >= 4000 else 1 for o in ops],
+        }
+    )
     apis = [  # call_id, name, start, end (us), thread 2
-        (1, "launch", 900, 920), (6, "aclnnAdd", 1690, 1810), (2, "launch", 1700, 1800),
-        (3, "aclrtSynchronizeStream", 2650, 2700), (5, "launch", 2750, 2900)]
-    api = pd.DataFrame({"call_id": [a[0] for a in apis], "thread": 2, "level": "acl", "name": [a[1] for a in apis],
-                        "start_ns": [a[2] * US for a in apis], "dur_ns": [(a[3] - a[2]) * US for a in apis]})
-    launches = pd.DataFrame({"task_uid": [1, 1, 4, 6, 7], "api_call_id": [1, None, 2, 5, None],
-                             "host_op_id": [None, 10, None, None, 8],
-                             "link": ["connection_id", "torch_to_npu", "connection_id", "connection_id",
-                                      "torch_to_npu"]})
+        (1, "launch", 900, 920),
+        (6, "aclnnAdd", 1690, 1810),
+        (2, "launch", 1700, 1800),
+        (3, "aclrtSynchronizeStream", 2650, 2700),
+        (5, "launch", 2750, 2900),
+    ]
+    api = pd.DataFrame(
+        {
+            "call_id": [a[0] for a in apis],
+            "thread": 2,
+            "level": "acl",
+            "name": [a[1] for a in apis],
+            "start_ns": [a[2] * US for a in apis],
+            "dur_ns": [(a[3] - a[2]) * US for a in apis],
+        }
+    )
+    launches = pd.DataFrame(
+        {
+            "task_uid": [1, 1, 4, 6, 7],
+            "api_call_id": [1, None, 2, 5, None],
+            "host_op_id": [None, 10, None, None, 8],
+            "link": ["connection_id", "torch_to_npu", "connection_id", "connection_id", "torch_to_npu"],
+        }
+    )
     for c in ("api_call_id", "host_op_id"):
         launches[c] = launches[c].astype("Int64")
     steps = pd.DataFrame({"step": [1, 2], "host_start_ns": [0, 4000 * US], "host_end_ns": [4000 * US, 5000 * US]})
@@ -71,15 +111,47 @@ def golden_tables():
 
 def test_idle_gaps_golden():
     df = profile_from_tables(golden_tables()).idle_gaps()
-    assert list(df.columns) == ["rank", "step", "position", "start_ns", "end_ns", "dur_us", "offset_us",
-                                "host_activity", "host_op", "overlap_us", "next_task", "label"]
-    got = [(r.step, r.position, r.start_ns // US, r.end_ns // US, r.dur_us, r.host_activity,
-            None if pd.isna(r.host_op) else r.host_op, None if pd.isna(r.overlap_us) else r.overlap_us, r.next_task)
-           for r in df.itertuples()]
+    assert list(df.columns) == [
+        "rank",
+        "step",
+        "position",
+        "start_ns",
+        "end_ns",
+        "dur_us",
+        "offset_us",
+        "host_activity",
+        "host_op",
+        "overlap_us",
+        "next_task",
+        "label",
+    ]
+    got = [
+        (
+            r.step,
+            r.position,
+            r.start_ns // US,
+            r.end_ns // US,
+            r.dur_us,
+            r.host_activity,
+            None if pd.isna(r.host_op) else r.host_op,
+            None if pd.isna(r.overlap_us) else r.overlap_us,
+            r.next_task,
+        )
+        for r in df.itertuples()
+    ]
     assert got == [
         (2, "between_steps", 3200, 4100, 900.0, "idle", None, None, "k8"),
-        (1, "in_step", 2100, 2600, 500.0, "data_loading",
-         "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", 450.0, "k5"),
+        (
+            1,
+            "in_step",
+            2100,
+            2600,
+            500.0,
+            "data_loading",
+            "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__",
+            450.0,
+            "k5",
+        ),
         (1, "in_step", 1600, 2000, 400.0, "launch", "aclnnAdd", 120.0, "k4"),
         (1, "in_step", 2700, 3000, 300.0, "synchronization", "aten::item", 300.0, "k6"),
         (1, "in_step", 1300, 1500, 200.0, "python", "train.py(10): step", 150.0, "k3"),
@@ -93,22 +165,47 @@ def test_idle_gaps_golden():
 def test_idle_gaps_edge_activities():
     """A user range alone counts as python; an op on a thread that never launches device work
     explains nothing (idle); a CUDA-style synchronize API wins over a launch call."""
-    tasks = pd.DataFrame({"task_uid": [1, 2, 3, 4], "kind": ["kernel", "memcpy", "kernel", "memset"],
-                          "name": ["a", "b", "c", "d"], "start_ns": [0, 200 * US, 400 * US, 600 * US],
-                          "dur_ns": [100 * US] * 4, "step": [7] * 4})
-    host = pd.DataFrame({"op_id": [1, 2, 3], "thread": [1, 9, 1], "category": ["annotation", "op", "annotation"],
-                         "name": ["## optimizer ##", "aten::add", "ProfilerStep#7"],
-                         "start_ns": [120 * US, 300 * US, -50 * US], "dur_ns": [60 * US, 100 * US, 800 * US],
-                         "step": [7, 7, 7]})
-    api = pd.DataFrame({"call_id": [1, 2], "thread": [1, 1], "name": ["cudaLaunchKernel", "cudaStreamSynchronize"],
-                        "start_ns": [-10 * US, 520 * US], "dur_ns": [5 * US, 60 * US]})
+    tasks = pd.DataFrame(
+        {
+            "task_uid": [1, 2, 3, 4],
+            "kind": ["kernel", "memcpy", "kernel", "memset"],
+            "name": ["a", "b", "c", "d"],
+            "start_ns": [0, 200 * US, 400 * US, 600 * US],
+            "dur_ns": [100 * US] * 4,
+            "step": [7] * 4,
+        }
+    )
+    host = pd.DataFrame(
+        {
+            "op_id": [1, 2, 3],
+            "thread": [1, 9, 1],
+            "category": ["annotation", "op", "annotation"],
+            "name": ["## optimizer ##", "aten::add", "ProfilerStep#7"],
+            "start_ns": [120 * US, 300 * US, -50 * US],
+            "dur_ns": [60 * US, 100 * US, 800 * US],
+            "step": [7, 7, 7],
+        }
+    )
+    api = pd.DataFrame(
+        {
+            "call_id": [1, 2],
+            "thread": [1, 1],
+            "name": ["cudaLaunchKernel", "cudaStreamSynchronize"],
+            "start_ns": [-10 * US, 520 * US],
+            "dur_ns": [5 * US, 60 * US],
+        }
+    )
     launches = pd.DataFrame({"task_uid": [1], "api_call_id": [1], "link": ["correlation"]})
     steps = pd.DataFrame({"step": [7], "host_start_ns": [-50 * US], "host_end_ns": [750 * US]})
-    p = profile_from_tables({"device_tasks": tasks, "host_ops": host, "api_calls": api, "launches": launches,
-                             "steps": steps})
+    p = profile_from_tables(
+        {"device_tasks": tasks, "host_ops": host, "api_calls": api, "launches": launches, "steps": steps}
+    )
     df = p.idle_gaps().sort_values("start_ns")
     assert df[["start_ns", "host_activity"]].values.tolist() == [
-        [100 * US, "python"], [300 * US, "idle"], [500 * US, "synchronization"]]
+        [100 * US, "python"],
+        [300 * US, "idle"],
+        [500 * US, "synchronization"],
+    ]
     assert df["host_op"].tolist()[::2] == ["## optimizer ##", "cudaStreamSynchronize"]
     assert df["overlap_us"].tolist()[::2] == [60.0, 60.0]
 
@@ -116,11 +213,19 @@ def test_idle_gaps_edge_activities():
 def test_idle_gaps_without_steps():
     """No ProfilerStep on the rank: gaps over the whole capture, step null, offsets from the
     first device task."""
-    tasks = pd.DataFrame({"task_uid": [1, 2], "kind": ["kernel", "kernel"], "name": ["a", "b"],
-                          "start_ns": [1000 * US, 1500 * US], "dur_ns": [100 * US, 100 * US]})
+    tasks = pd.DataFrame(
+        {
+            "task_uid": [1, 2],
+            "kind": ["kernel", "kernel"],
+            "name": ["a", "b"],
+            "start_ns": [1000 * US, 1500 * US],
+            "dur_ns": [100 * US, 100 * US],
+        }
+    )
     df = profile_from_tables({"device_tasks": tasks}).idle_gaps()
     assert df[["position", "dur_us", "offset_us", "host_activity", "next_task", "label"]].values.tolist() == [
-        ["in_step", 400.0, 100.0, "idle", "b", "r0 s- +0.100 ms"]]
+        ["in_step", 400.0, 100.0, "idle", "b", "r0 s- +0.100 ms"]
+    ]
     assert pd.isna(df["step"].iloc[0])
 
 
@@ -135,15 +240,29 @@ def test_idle_gaps_params():
 
 def test_launch_stats_golden():
     df = profile_from_tables(golden_tables()).launch_stats()
-    assert list(df.columns) == ["rank", "step", "kernels", "launched_kernels", "short_kernels", "median_kernel_us",
-                                "median_launch_us", "median_delay_us", "p90_delay_us", "dispatch_us", "host_step_us",
-                                "step_us", "share_of_step_ratio", "share_of_host_step_ratio", "label"]
+    assert list(df.columns) == [
+        "rank",
+        "step",
+        "kernels",
+        "launched_kernels",
+        "short_kernels",
+        "median_kernel_us",
+        "median_launch_us",
+        "median_delay_us",
+        "p90_delay_us",
+        "dispatch_us",
+        "host_step_us",
+        "step_us",
+        "share_of_step_ratio",
+        "share_of_host_step_ratio",
+        "label",
+    ]
     s1 = df.set_index("step").loc[1]
     # launched: k1 (API 'launch' 900, preferred over its host op), k4 (1700), k6 (2750), k7 (host op aten::mul 3120)
     assert (s1["kernels"], s1["launched_kernels"], s1["short_kernels"]) == (7, 4, 1)  # k6: 100 us < 150 us launch
     assert s1["median_kernel_us"] == 100.0
-    assert s1["median_launch_us"] == 60.0          # 20, 20, 100, 150
-    assert s1["median_delay_us"] == 175.0          # 30, 100, 250, 300
+    assert s1["median_launch_us"] == 60.0  # 20, 20, 100, 150
+    assert s1["median_delay_us"] == 175.0  # 30, 100, 250, 300
     assert s1["p90_delay_us"] == pytest.approx(285.0)
     # thread 2 API time in step 1: 20 + union(aclnnAdd, launch) 120 + 150; the synchronize call is not dispatch
     assert s1["dispatch_us"] == 290.0
@@ -157,12 +276,26 @@ def test_launch_stats_golden():
 
 def test_dataloader_golden():
     df = profile_from_tables(golden_tables()).dataloader()
-    assert list(df.columns) == ["rank", "step", "count", "dataloader_us", "host_step_us", "share_of_host_step_ratio",
-                                "device_busy_during_us", "device_idle_during_us", "overlaps_device", "label"]
+    assert list(df.columns) == [
+        "rank",
+        "step",
+        "count",
+        "dataloader_us",
+        "host_step_us",
+        "share_of_host_step_ratio",
+        "device_busy_during_us",
+        "device_idle_during_us",
+        "overlaps_device",
+        "label",
+    ]
     s1, s2 = df.iloc[0], df.iloc[1]
     # the op [2000, 2550) and the nested range [2100, 2200): union 550; kernel k4 [2000, 2100) runs meanwhile
-    assert (s1["count"], s1["dataloader_us"], s1["device_busy_during_us"], s1["device_idle_during_us"]) \
-        == (2, 550.0, 100.0, 450.0)
+    assert (s1["count"], s1["dataloader_us"], s1["device_busy_during_us"], s1["device_idle_during_us"]) == (
+        2,
+        550.0,
+        100.0,
+        450.0,
+    )
     assert s1["share_of_host_step_ratio"] == pytest.approx(550 / 4000) and bool(s1["overlaps_device"])
     assert (s2["count"], s2["dataloader_us"], bool(s2["overlaps_device"])) == (0, 0.0, False)
 
@@ -174,6 +307,7 @@ def test_empty_profile():
 
 
 # --- the Level1 fixture -----------------------------------------------------------------------
+
 
 def _gaps_by_hand(tasks: pd.DataFrame) -> list[tuple[int, int, int]]:
     """(rank, start, end) of every gap in the union of kernel/communication/memcpy/memset tasks

@@ -1,5 +1,6 @@
 """Memory analyses: exact tables on a hand-made profile, and reconciliation with the vendor's
 memory_record.csv / operator_memory.csv on the real Level1 fixture (read here with ``csv``)."""
+
 from __future__ import annotations
 
 import collections
@@ -22,10 +23,14 @@ def _samples():
     pta_t = [0, 10, 20, 30, 35, 40, 45, 50]
     pta_a = [100, 300, 100, 750, 850, 900, 800, 150]
     pta_r = [1000, 1000, 1000, 2000, 2000, 2000, 2000, 2000]
-    rows = [dict(component="PTA", ts_ns=t * T, allocated_bytes=a * MIB, reserved_bytes=r * MIB,
-                 active_bytes=a * MIB) for t, a, r in zip(pta_t, pta_a, pta_r)]
-    rows += [dict(component="GE", ts_ns=15 * T, allocated_bytes=64 * MIB, reserved_bytes=128 * MIB),
-             dict(component="GE", ts_ns=35 * T, allocated_bytes=0, reserved_bytes=128 * MIB)]
+    rows = [
+        dict(component="PTA", ts_ns=t * T, allocated_bytes=a * MIB, reserved_bytes=r * MIB, active_bytes=a * MIB)
+        for t, a, r in zip(pta_t, pta_a, pta_r)
+    ]
+    rows += [
+        dict(component="GE", ts_ns=15 * T, allocated_bytes=64 * MIB, reserved_bytes=128 * MIB),
+        dict(component="GE", ts_ns=35 * T, allocated_bytes=0, reserved_bytes=128 * MIB),
+    ]
     rows += [dict(component="APP", ts_ns=t * T, reserved_bytes=r * MIB) for t, r in [(0, 3000), (25, 3500), (50, 3500)]]
     df = pd.DataFrame(rows)
     for c in ("allocated_bytes", "reserved_bytes", "active_bytes"):
@@ -34,13 +39,27 @@ def _samples():
 
 
 def _blocks():
-    df = pd.DataFrame([
-        ("aten::a", "PTA", 200, 10, 20), ("aten::b", "PTA", 650, 30, 50), ("aten::a", "PTA", 100, 35, 45),
-        ("aten::a", "PTA", 50, 40, None), ("cann::X", "GE", 64, 15, 35)],
-        columns=["name", "component", "mib", "alloc", "release"])
-    return pd.DataFrame({"rank": 0, "device": 0, "name": df.name, "component": df.component,
-                         "size_bytes": df.mib * MIB, "alloc_ns": df.alloc * T,
-                         "release_ns": pd.array([None if pd.isna(r) else int(r) * T for r in df.release], "Int64")})
+    df = pd.DataFrame(
+        [
+            ("aten::a", "PTA", 200, 10, 20),
+            ("aten::b", "PTA", 650, 30, 50),
+            ("aten::a", "PTA", 100, 35, 45),
+            ("aten::a", "PTA", 50, 40, None),
+            ("cann::X", "GE", 64, 15, 35),
+        ],
+        columns=["name", "component", "mib", "alloc", "release"],
+    )
+    return pd.DataFrame(
+        {
+            "rank": 0,
+            "device": 0,
+            "name": df.name,
+            "component": df.component,
+            "size_bytes": df.mib * MIB,
+            "alloc_ns": df.alloc * T,
+            "release_ns": pd.array([None if pd.isna(r) else int(r) * T for r in df.release], "Int64"),
+        }
+    )
 
 
 @pytest.fixture
@@ -51,17 +70,23 @@ def prof():
 def test_memory_peaks_exact(prof):
     df = prof.memory_peaks(top=2)
     got = df[["component", "kind", "ts_ns", "delta_bytes", "live_bytes", "live_blocks", "ops"]]
-    expected = pd.DataFrame([
-        ("APP", "peak_reserved", 25 * T, None, 64 * MIB, 1, "cann::X 64.0 MiB"),
-        ("GE", "peak_allocated", 15 * T, None, 64 * MIB, 1, "cann::X 64.0 MiB"),
-        ("GE", "peak_reserved", 15 * T, None, 64 * MIB, 1, "cann::X 64.0 MiB"),
-        ("PTA", "peak_allocated", 40 * T, None, 800 * MIB, 3, "aten::b 650.0 MiB; aten::a 150.0 MiB x2"),
-        ("PTA", "peak_reserved", 30 * T, None, 650 * MIB, 1, "aten::b 650.0 MiB"),
-        ("PTA", "spike", 30 * T, 650 * MIB, 650 * MIB, 1, "aten::b 650.0 MiB"),   # the jump's allocation
-        ("PTA", "spike", 10 * T, 200 * MIB, 200 * MIB, 1, "aten::a 200.0 MiB"),
-    ], columns=got.columns)
-    pd.testing.assert_frame_equal(got.astype(object).where(got.notna(), None).reset_index(drop=True),
-                                  expected.astype(object).where(expected.notna(), None), check_dtype=False)
+    expected = pd.DataFrame(
+        [
+            ("APP", "peak_reserved", 25 * T, None, 64 * MIB, 1, "cann::X 64.0 MiB"),
+            ("GE", "peak_allocated", 15 * T, None, 64 * MIB, 1, "cann::X 64.0 MiB"),
+            ("GE", "peak_reserved", 15 * T, None, 64 * MIB, 1, "cann::X 64.0 MiB"),
+            ("PTA", "peak_allocated", 40 * T, None, 800 * MIB, 3, "aten::b 650.0 MiB; aten::a 150.0 MiB x2"),
+            ("PTA", "peak_reserved", 30 * T, None, 650 * MIB, 1, "aten::b 650.0 MiB"),
+            ("PTA", "spike", 30 * T, 650 * MIB, 650 * MIB, 1, "aten::b 650.0 MiB"),  # the jump's allocation
+            ("PTA", "spike", 10 * T, 200 * MIB, 200 * MIB, 1, "aten::a 200.0 MiB"),
+        ],
+        columns=got.columns,
+    )
+    pd.testing.assert_frame_equal(
+        got.astype(object).where(got.notna(), None).reset_index(drop=True),
+        expected.astype(object).where(expected.notna(), None),
+        check_dtype=False,
+    )
     peak = df[(df.component == "PTA") & (df.kind == "peak_allocated")].iloc[0]
     assert peak.allocated_bytes == 900 * MIB and peak.t_ms == pytest.approx(0.040)
     assert peak.share_of_allocated_ratio == pytest.approx(800 / 900)
@@ -71,11 +96,18 @@ def test_memory_peaks_exact(prof):
 def test_memory_by_op_exact(prof):
     df = prof.memory_by_op()
     assert df.to_dict("list") | {"avg_bytes": None, "share_of_peak_ratio": None} == {
-        "rank": [0, 0, 0], "component": ["PTA", "PTA", "GE"], "name": ["aten::b", "aten::a", "cann::X"],
-        "count": [1, 3, 1], "total_bytes": [650 * MIB, 350 * MIB, 64 * MIB],
-        "max_bytes": [650 * MIB, 200 * MIB, 64 * MIB], "avg_bytes": None,
-        "live_at_peak_bytes": [650 * MIB, 150 * MIB, 64 * MIB], "avg_lifetime_us": [20.0, 10.0, 20.0],
-        "share_of_peak_ratio": None, "label": ["aten::b", "aten::a", "cann::X"]}
+        "rank": [0, 0, 0],
+        "component": ["PTA", "PTA", "GE"],
+        "name": ["aten::b", "aten::a", "cann::X"],
+        "count": [1, 3, 1],
+        "total_bytes": [650 * MIB, 350 * MIB, 64 * MIB],
+        "max_bytes": [650 * MIB, 200 * MIB, 64 * MIB],
+        "avg_bytes": None,
+        "live_at_peak_bytes": [650 * MIB, 150 * MIB, 64 * MIB],
+        "avg_lifetime_us": [20.0, 10.0, 20.0],
+        "share_of_peak_ratio": None,
+        "label": ["aten::b", "aten::a", "cann::X"],
+    }
     assert list(df.avg_bytes) == pytest.approx([650 * MIB, 350 * MIB / 3, 64 * MIB])
     assert list(df.share_of_peak_ratio) == pytest.approx([650 / 900, 150 / 900, 1.0])
     assert list(prof.memory_by_op(top=1).name) == ["aten::b"]
@@ -97,8 +129,17 @@ def test_downsampling_keeps_min_max_and_the_peak():
     alloc = rng.integers(0, 1000, n) * MIB
     alloc[12_345] = 5000 * MIB  # the global peak
     alloc[777] = 0
-    df = pd.DataFrame({"rank": 0, "device": 0, "component": "PTA", "ts_ns": np.arange(n) * 997,
-                       "allocated_bytes": alloc, "reserved_bytes": 6000 * MIB, "active_bytes": alloc})
+    df = pd.DataFrame(
+        {
+            "rank": 0,
+            "device": 0,
+            "component": "PTA",
+            "ts_ns": np.arange(n) * 997,
+            "allocated_bytes": alloc,
+            "reserved_bytes": 6000 * MIB,
+            "active_bytes": alloc,
+        }
+    )
     other = df.head(50).assign(component="GE")
     p = profile_from_tables({"memory_samples": pd.concat([df, other])})
     full = p.memory_curve()
@@ -120,6 +161,7 @@ def test_empty_profile_gives_empty_tables():
 
 
 # --- the real fixture --------------------------------------------------------------------
+
 
 @pytest.fixture
 def level1_rank0(fixtures):

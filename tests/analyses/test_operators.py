@@ -1,6 +1,7 @@
 """Operator analyses: exact tables on a hand-made profile, and reconciliation with the vendor's
 op_statistic.csv / operator_details.csv / kernel_details.csv (read here with ``csv``) and the
 DB's TASK ⋈ COMPUTE_TASK_INFO (read here with ``sqlite3``) on the real Level1 fixtures."""
+
 from __future__ import annotations
 
 import collections
@@ -26,8 +27,20 @@ _LOADED: dict = {}
 # --- a tiny hand-made profile --------------------------------------------------------------
 # step 1 spans 0..1000 us (ends with the all-reduce), step 2 spans 2000..2190 us: step_us = 1190
 # compute kernels: 400 + 100 + 10 + 10 + 20 + 5 (step 1) + 30 + 70 + 50 + 40 (step 2) = 735 us
-_K = ["task_uid", "kind", "name", "type", "core", "start", "dur", "step", "input_shapes", "output_shapes",
-      "input_formats", "output_formats"]
+_K = [
+    "task_uid",
+    "kind",
+    "name",
+    "type",
+    "core",
+    "start",
+    "dur",
+    "step",
+    "input_shapes",
+    "output_shapes",
+    "input_formats",
+    "output_formats",
+]
 _TASKS = [
     (0, "kernel", "conv1", "Conv2D", "AI_CORE", 0, 400, 1, "8,3", "8,4", "NC1HWC0", "NC1HWC0"),
     (1, "kernel", "trans_0", "TransData", "AI_VECTOR_CORE", 400, 100, 1, "8,3", "8,1,3,8", "NCHW", "NC1HWC0"),
@@ -46,9 +59,14 @@ COMPUTE, STEP = 735.0, 1190.0
 # host ops of thread 1: ProfilerStep#1 [0, 1000) > aten::conv2d [0, 500) > (Conv2D [10, 110), aten::mul
 # [200, 250)); aten::mul [600, 640); step 2: aten::cast [2100, 2120)
 _OPS = [
-    (0, "ProfilerStep#1", 0, 1000, 1), (1, "aten::conv2d", 0, 500, 1), (2, "Conv2D", 10, 100, 1),
-    (3, "aten::mul", 200, 50, 1), (4, "aten::mul", 600, 40, 1), (5, "aten::cast", 2100, 20, 2),
-    (6, "ProfilerStep#2", 1900, 400, 2)]
+    (0, "ProfilerStep#1", 0, 1000, 1),
+    (1, "aten::conv2d", 0, 500, 1),
+    (2, "Conv2D", 10, 100, 1),
+    (3, "aten::mul", 200, 50, 1),
+    (4, "aten::mul", 600, 40, 1),
+    (5, "aten::cast", 2100, 20, 2),
+    (6, "ProfilerStep#2", 1900, 400, 2),
+]
 _LAUNCHES = [(2, 0), (2, 1), (3, 2), (4, 3), (4, 4), (5, 8)]  # (host op, task): tasks 7, 9, 10 unlinked
 
 
@@ -62,15 +80,31 @@ def _tables(rank1: bool = False, host_columns: dict | None = None) -> dict:
     for col, values in (host_columns or {}).items():
         ops[col] = pd.array(values, dtype="Int64")
     launches = pd.DataFrame(_LAUNCHES, columns=["host_op_id", "task_uid"]).assign(rank=0, link="torch_to_npu")
-    steps = pd.DataFrame({"rank": [0, 0], "step": [1, 2], "host_start_ns": [0, 1900 * US],
-                          "host_end_ns": [1000 * US, 2300 * US]})
+    steps = pd.DataFrame(
+        {"rank": [0, 0], "step": [1, 2], "host_start_ns": [0, 1900 * US], "host_end_ns": [1000 * US, 2300 * US]}
+    )
     if rank1:
-        extra = pd.DataFrame([dict(rank=1, task_uid=0, kind="kernel", name="conv1", type="Conv2D", core="AI_CORE",
-                                   start_ns=0, dur_ns=300 * US, step=1)])
+        extra = pd.DataFrame(
+            [
+                dict(
+                    rank=1,
+                    task_uid=0,
+                    kind="kernel",
+                    name="conv1",
+                    type="Conv2D",
+                    core="AI_CORE",
+                    start_ns=0,
+                    dur_ns=300 * US,
+                    step=1,
+                )
+            ]
+        )
         extra["step"] = extra["step"].astype("Int64")
         dt = pd.concat([dt, extra], ignore_index=True)
-        steps = pd.concat([steps, pd.DataFrame({"rank": [1], "step": [1], "host_start_ns": [0],
-                                                "host_end_ns": [1000 * US]})], ignore_index=True)
+        steps = pd.concat(
+            [steps, pd.DataFrame({"rank": [1], "step": [1], "host_start_ns": [0], "host_end_ns": [1000 * US]})],
+            ignore_index=True,
+        )
     return {"device_tasks": dt, "host_ops": ops, "launches": launches, "steps": steps}
 
 
@@ -88,78 +122,117 @@ def rows(df) -> list[dict]:
 
 
 def approx_rows(expected: list[dict]):
-    return [{k: (pytest.approx(v, rel=1e-12, abs=1e-12) if isinstance(v, float) else v) for k, v in r.items()}
-            for r in expected]
+    return [
+        {k: (pytest.approx(v, rel=1e-12, abs=1e-12) if isinstance(v, float) else v) for k, v in r.items()}
+        for r in expected
+    ]
 
 
-def dev_row(keys: dict, times: list[float], compute: float = COMPUTE, step: float = STEP, label=None,
-            share_compute=True) -> dict:
+def dev_row(
+    keys: dict, times: list[float], compute: float = COMPUTE, step: float = STEP, label=None, share_compute=True
+) -> dict:
     total = float(sum(times))
     r = dict(keys)
-    r.update(count=len(times), total_us=total, avg_us=total / len(times), min_us=float(min(times)),
-             max_us=float(max(times)), share_of_compute_ratio=total / compute if share_compute else None,
-             share_of_step_ratio=total / step, label=label or next(iter(keys.values())))
+    r.update(
+        count=len(times),
+        total_us=total,
+        avg_us=total / len(times),
+        min_us=float(min(times)),
+        max_us=float(max(times)),
+        share_of_compute_ratio=total / compute if share_compute else None,
+        share_of_step_ratio=total / step,
+        label=label or next(iter(keys.values())),
+    )
     return r
 
 
 # --- golden tables ---------------------------------------------------------------------------
 
+
 def test_by_name(prof):
     df = prof.op_summary()
-    assert list(df.columns) == ["name", "type", "core", "count", "total_us", "avg_us", "min_us", "max_us",
-                                "share_of_compute_ratio", "share_of_step_ratio", "label"]
-    assert rows(df) == approx_rows([
-        dev_row(dict(name="conv1", type="Conv2D", core="AI_CORE"), [400]),
-        dev_row(dict(name="trans_0", type="TransData", core="AI_VECTOR_CORE"), [100, 70]),
-        dev_row(dict(name="mul", type="Mul", core="AI_VECTOR_CORE"), [10, 10, 20, 30]),
-        dev_row(dict(name="cast", type="Cast", core="AI_VECTOR_CORE"), [50]),
-        dev_row(dict(name="trans_1", type="TransData", core="AI_VECTOR_CORE"), [40]),
-        dev_row(dict(name="cast2", type="Cast", core="AI_VECTOR_CORE"), [5]),
-    ])
+    assert list(df.columns) == [
+        "name",
+        "type",
+        "core",
+        "count",
+        "total_us",
+        "avg_us",
+        "min_us",
+        "max_us",
+        "share_of_compute_ratio",
+        "share_of_step_ratio",
+        "label",
+    ]
+    assert rows(df) == approx_rows(
+        [
+            dev_row(dict(name="conv1", type="Conv2D", core="AI_CORE"), [400]),
+            dev_row(dict(name="trans_0", type="TransData", core="AI_VECTOR_CORE"), [100, 70]),
+            dev_row(dict(name="mul", type="Mul", core="AI_VECTOR_CORE"), [10, 10, 20, 30]),
+            dev_row(dict(name="cast", type="Cast", core="AI_VECTOR_CORE"), [50]),
+            dev_row(dict(name="trans_1", type="TransData", core="AI_VECTOR_CORE"), [40]),
+            dev_row(dict(name="cast2", type="Cast", core="AI_VECTOR_CORE"), [5]),
+        ]
+    )
     assert df["share_of_compute_ratio"].sum() == pytest.approx(1.0)
 
 
 def test_by_type(prof):
-    assert rows(prof.op_summary(by="type")) == approx_rows([
-        dev_row(dict(type="Conv2D", core="AI_CORE"), [400], label="Conv2D (AI_CORE)"),
-        dev_row(dict(type="TransData", core="AI_VECTOR_CORE"), [100, 70, 40], label="TransData (AI_VECTOR_CORE)"),
-        dev_row(dict(type="Mul", core="AI_VECTOR_CORE"), [10, 10, 20, 30], label="Mul (AI_VECTOR_CORE)"),
-        dev_row(dict(type="Cast", core="AI_VECTOR_CORE"), [5, 50], label="Cast (AI_VECTOR_CORE)"),
-    ])
+    assert rows(prof.op_summary(by="type")) == approx_rows(
+        [
+            dev_row(dict(type="Conv2D", core="AI_CORE"), [400], label="Conv2D (AI_CORE)"),
+            dev_row(dict(type="TransData", core="AI_VECTOR_CORE"), [100, 70, 40], label="TransData (AI_VECTOR_CORE)"),
+            dev_row(dict(type="Mul", core="AI_VECTOR_CORE"), [10, 10, 20, 30], label="Mul (AI_VECTOR_CORE)"),
+            dev_row(dict(type="Cast", core="AI_VECTOR_CORE"), [5, 50], label="Cast (AI_VECTOR_CORE)"),
+        ]
+    )
 
 
 def test_by_name_shape_and_core(prof):
-    assert rows(prof.op_summary(by="name_shape", top=4)) == approx_rows([
-        dev_row(dict(name="conv1", input_shapes="8,3", type="Conv2D", core="AI_CORE"), [400], label="conv1 [8,3]"),
-        dev_row(dict(name="trans_0", input_shapes="8,3", type="TransData", core="AI_VECTOR_CORE"), [100, 70],
-                label="trans_0 [8,3]"),
-        # a tie on total_us: ordered by the keys
-        dev_row(dict(name="cast", input_shapes="8", type="Cast", core="AI_VECTOR_CORE"), [50], label="cast [8]"),
-        dev_row(dict(name="mul", input_shapes="4", type="Mul", core="AI_VECTOR_CORE"), [10, 10, 30],
-                label="mul [4]"),
-    ])
-    assert rows(prof.op_summary(by="core")) == approx_rows([
-        dev_row(dict(core="AI_CORE"), [400]),
-        dev_row(dict(core="AI_VECTOR_CORE"), [100, 10, 10, 20, 5, 30, 70, 50, 40]),
-    ])
+    assert rows(prof.op_summary(by="name_shape", top=4)) == approx_rows(
+        [
+            dev_row(dict(name="conv1", input_shapes="8,3", type="Conv2D", core="AI_CORE"), [400], label="conv1 [8,3]"),
+            dev_row(
+                dict(name="trans_0", input_shapes="8,3", type="TransData", core="AI_VECTOR_CORE"),
+                [100, 70],
+                label="trans_0 [8,3]",
+            ),
+            # a tie on total_us: ordered by the keys
+            dev_row(dict(name="cast", input_shapes="8", type="Cast", core="AI_VECTOR_CORE"), [50], label="cast [8]"),
+            dev_row(
+                dict(name="mul", input_shapes="4", type="Mul", core="AI_VECTOR_CORE"), [10, 10, 30], label="mul [4]"
+            ),
+        ]
+    )
+    assert rows(prof.op_summary(by="core")) == approx_rows(
+        [
+            dev_row(dict(core="AI_CORE"), [400]),
+            dev_row(dict(core="AI_VECTOR_CORE"), [100, 10, 10, 20, 5, 30, 70, 50, 40]),
+        ]
+    )
 
 
 def test_kinds_all_adds_communication_without_compute_share(prof):
     df = prof.op_summary(by="type", kinds="all", top=2)
-    assert rows(df) == approx_rows([
-        dev_row(dict(type="hcom_allReduce_", core="HCCL"), [460], label="hcom_allReduce_ (HCCL)",
-                share_compute=False),
-        dev_row(dict(type="Conv2D", core="AI_CORE"), [400], label="Conv2D (AI_CORE)"),
-    ])
+    assert rows(df) == approx_rows(
+        [
+            dev_row(
+                dict(type="hcom_allReduce_", core="HCCL"), [460], label="hcom_allReduce_ (HCCL)", share_compute=False
+            ),
+            dev_row(dict(type="Conv2D", core="AI_CORE"), [400], label="Conv2D (AI_CORE)"),
+        ]
+    )
 
 
 def test_step_and_top(prof):
     # step 2: compute 30 + 70 + 50 + 40 = 190 us, step_us 190 us
-    assert rows(prof.op_summary(by="type", step=2)) == approx_rows([
-        dev_row(dict(type="TransData", core="AI_VECTOR_CORE"), [70, 40], 190, 190, "TransData (AI_VECTOR_CORE)"),
-        dev_row(dict(type="Cast", core="AI_VECTOR_CORE"), [50], 190, 190, "Cast (AI_VECTOR_CORE)"),
-        dev_row(dict(type="Mul", core="AI_VECTOR_CORE"), [30], 190, 190, "Mul (AI_VECTOR_CORE)"),
-    ])
+    assert rows(prof.op_summary(by="type", step=2)) == approx_rows(
+        [
+            dev_row(dict(type="TransData", core="AI_VECTOR_CORE"), [70, 40], 190, 190, "TransData (AI_VECTOR_CORE)"),
+            dev_row(dict(type="Cast", core="AI_VECTOR_CORE"), [50], 190, 190, "Cast (AI_VECTOR_CORE)"),
+            dev_row(dict(type="Mul", core="AI_VECTOR_CORE"), [30], 190, 190, "Mul (AI_VECTOR_CORE)"),
+        ]
+    )
     assert list(prof.op_summary(top=2)["name"]) == ["conv1", "trans_0"]
     assert prof.op_summary(step=7).empty
 
@@ -168,38 +241,52 @@ def test_several_ranks_count_ranks_and_filter():
     p = profile_from_tables(_tables(rank1=True))
     df = p.op_summary(by="type", top=1)
     # Conv2D: 400 (rank 0) + 300 (rank 1); compute 735 + 300; steps 1190 + 300
-    assert rows(df) == approx_rows([dict(dev_row(dict(type="Conv2D", core="AI_CORE"), [400, 300], 1035, 1490,
-                                                 "Conv2D (AI_CORE)"), ranks=2)])
+    assert rows(df) == approx_rows(
+        [dict(dev_row(dict(type="Conv2D", core="AI_CORE"), [400, 300], 1035, 1490, "Conv2D (AI_CORE)"), ranks=2)]
+    )
     assert list(df.columns)[-2:] == ["ranks", "label"]
     one = p.op_summary(by="type", rank=1)
     assert "ranks" not in one.columns
-    assert rows(one) == approx_rows([dev_row(dict(type="Conv2D", core="AI_CORE"), [300], 300, 300,
-                                             "Conv2D (AI_CORE)")])
+    assert rows(one) == approx_rows([dev_row(dict(type="Conv2D", core="AI_CORE"), [300], 300, 300, "Conv2D (AI_CORE)")])
 
 
 def host_row(name, count, host_total, host_self, dev_self, dev_total, kernel, step=STEP, compute=COMPUTE):
-    return dict(name=name, count=count, host_total_us=float(host_total), host_self_us=float(host_self),
-                device_self_us=float(dev_self), device_total_us=float(dev_total),
-                avg_host_total_us=host_total / count, avg_device_total_us=dev_total / count,
-                share_of_compute_ratio=kernel / compute, share_of_step_ratio=dev_total / step, label=name)
+    return dict(
+        name=name,
+        count=count,
+        host_total_us=float(host_total),
+        host_self_us=float(host_self),
+        device_self_us=float(dev_self),
+        device_total_us=float(dev_total),
+        avg_host_total_us=host_total / count,
+        avg_device_total_us=dev_total / count,
+        share_of_compute_ratio=kernel / compute,
+        share_of_step_ratio=dev_total / step,
+        label=name,
+    )
 
 
 def test_host_from_launches_and_nesting(prof):
     """No vendor columns: self time and device time come from the op tree and the launches."""
     df = prof.op_summary(where="host")
-    assert rows(df) == approx_rows([
-        host_row("aten::conv2d", 1, 500, 350, 0, 510, 510),   # Conv2D (400 + 100) + aten::mul (10)
-        host_row("Conv2D", 1, 100, 100, 500, 500, 500),
-        host_row("aten::cast", 1, 20, 20, 50, 50, 50),
-        host_row("aten::mul", 2, 90, 90, 40, 40, 40),          # 10 + (10 + 20)
-    ])
-    assert rows(prof.op_summary(where="host", step=2)) == approx_rows([
-        host_row("aten::cast", 1, 20, 20, 50, 50, 50, 190, 190)])
+    assert rows(df) == approx_rows(
+        [
+            host_row("aten::conv2d", 1, 500, 350, 0, 510, 510),  # Conv2D (400 + 100) + aten::mul (10)
+            host_row("Conv2D", 1, 100, 100, 500, 500, 500),
+            host_row("aten::cast", 1, 20, 20, 50, 50, 50),
+            host_row("aten::mul", 2, 90, 90, 40, 40, 40),  # 10 + (10 + 20)
+        ]
+    )
+    assert rows(prof.op_summary(where="host", step=2)) == approx_rows(
+        [host_row("aten::cast", 1, 20, 20, 50, 50, 50, 190, 190)]
+    )
 
 
 def test_host_prefers_vendor_columns():
-    given = {"host_self_ns": [None, 7 * US, None, None, None, None, None],
-             "device_total_ns": [None, None, 999 * US, None, None, None, None]}
+    given = {
+        "host_self_ns": [None, 7 * US, None, None, None, None, None],
+        "device_total_ns": [None, None, 999 * US, None, None, None, None],
+    }
     p = profile_from_tables(_tables(host_columns=given))
     df = p.op_summary(where="host", by="name_shape")
     got = {r["name"]: r for r in rows(df)}
@@ -212,28 +299,85 @@ def test_host_prefers_vendor_columns():
 
 def test_format_conversions_golden(prof):
     df = prof.format_conversions()
-    assert rows(df) == approx_rows([
-        dict(type="TransData", input_formats="NCHW", output_formats="NC1HWC0", input_shapes="8,3",
-             output_shapes="8,1,3,8", count=2, total_us=170.0, avg_us=85.0, share_of_compute_ratio=170 / COMPUTE,
-             share_of_step_ratio=170 / STEP, host_op="Conv2D", label="TransData NCHW -> NC1HWC0"),
-        dict(type="TransData", input_formats="NCHW", output_formats="NC1HWC0", input_shapes="16,3",
-             output_shapes="16,1,3,8", count=1, total_us=40.0, avg_us=40.0, share_of_compute_ratio=40 / COMPUTE,
-             share_of_step_ratio=40 / STEP, host_op=None, label="TransData NCHW -> NC1HWC0"),
-        dict(type="Cast", input_formats="NCHW", output_formats="NC1HWC0", input_shapes="8", output_shapes="8",
-             count=1, total_us=5.0, avg_us=5.0, share_of_compute_ratio=5 / COMPUTE, share_of_step_ratio=5 / STEP,
-             host_op=None, label="Cast NCHW -> NC1HWC0"),
-    ])
+    assert rows(df) == approx_rows(
+        [
+            dict(
+                type="TransData",
+                input_formats="NCHW",
+                output_formats="NC1HWC0",
+                input_shapes="8,3",
+                output_shapes="8,1,3,8",
+                count=2,
+                total_us=170.0,
+                avg_us=85.0,
+                share_of_compute_ratio=170 / COMPUTE,
+                share_of_step_ratio=170 / STEP,
+                host_op="Conv2D",
+                label="TransData NCHW -> NC1HWC0",
+            ),
+            dict(
+                type="TransData",
+                input_formats="NCHW",
+                output_formats="NC1HWC0",
+                input_shapes="16,3",
+                output_shapes="16,1,3,8",
+                count=1,
+                total_us=40.0,
+                avg_us=40.0,
+                share_of_compute_ratio=40 / COMPUTE,
+                share_of_step_ratio=40 / STEP,
+                host_op=None,
+                label="TransData NCHW -> NC1HWC0",
+            ),
+            dict(
+                type="Cast",
+                input_formats="NCHW",
+                output_formats="NC1HWC0",
+                input_shapes="8",
+                output_shapes="8",
+                count=1,
+                total_us=5.0,
+                avg_us=5.0,
+                share_of_compute_ratio=5 / COMPUTE,
+                share_of_step_ratio=5 / STEP,
+                host_op=None,
+                label="Cast NCHW -> NC1HWC0",
+            ),
+        ]
+    )
     assert len(prof.format_conversions(top=1, step=2)) == 1
 
 
 def test_top_kernels_golden(prof):
     df = prof.top_kernels(top=2)
-    assert rows(df) == approx_rows([
-        dict(rank=0, step=1, name="conv1", type="Conv2D", core="AI_CORE", input_shapes="8,3", output_shapes="8,4",
-             start_ns=0, dur_us=400.0, share_of_compute_ratio=400 / COMPUTE),
-        dict(rank=0, step=1, name="trans_0", type="TransData", core="AI_VECTOR_CORE", input_shapes="8,3",
-             output_shapes="8,1,3,8", start_ns=400 * US, dur_us=100.0, share_of_compute_ratio=100 / COMPUTE),
-    ])
+    assert rows(df) == approx_rows(
+        [
+            dict(
+                rank=0,
+                step=1,
+                name="conv1",
+                type="Conv2D",
+                core="AI_CORE",
+                input_shapes="8,3",
+                output_shapes="8,4",
+                start_ns=0,
+                dur_us=400.0,
+                share_of_compute_ratio=400 / COMPUTE,
+            ),
+            dict(
+                rank=0,
+                step=1,
+                name="trans_0",
+                type="TransData",
+                core="AI_VECTOR_CORE",
+                input_shapes="8,3",
+                output_shapes="8,1,3,8",
+                start_ns=400 * US,
+                dur_us=100.0,
+                share_of_compute_ratio=100 / COMPUTE,
+            ),
+        ]
+    )
 
 
 def test_no_steps_leaves_step_share_empty():
@@ -245,6 +389,7 @@ def test_no_steps_leaves_step_share_empty():
 
 
 # --- the real fixtures ----------------------------------------------------------------------
+
 
 def _load(fixtures: Path, kind: str):
     if kind not in _LOADED:
@@ -271,8 +416,12 @@ def test_by_type_equals_op_statistic(fixtures, rank):
     for v in vendor:
         r = got[(v["OP Type"], v["Core Type"])]
         assert r["count"] == int(v["Count"])
-        for ours, theirs in (("total_us", "Total Time(us)"), ("min_us", "Min Time(us)"),
-                             ("avg_us", "Avg Time(us)"), ("max_us", "Max Time(us)")):
+        for ours, theirs in (
+            ("total_us", "Total Time(us)"),
+            ("min_us", "Min Time(us)"),
+            ("avg_us", "Avg Time(us)"),
+            ("max_us", "Max Time(us)"),
+        ):
             worst = max(worst, _rel(r[ours], float(v[theirs])))
         assert abs(r["share_of_compute_ratio"] * 100 - float(v["Ratio(%)"])) <= 0.1
     assert worst <= 1e-3, worst
@@ -281,16 +430,24 @@ def test_by_type_equals_op_statistic(fixtures, rank):
 def test_db_summary_equals_task_join_compute_task_info(fixtures):
     p = _load(fixtures, "db_level1")
     for rank in p.ranks:
-        db = fixtures / "ascend_pt" / "db_level1" / f"rank{rank}_ascend_pt" / "ASCEND_PROFILER_OUTPUT" \
+        db = (
+            fixtures
+            / "ascend_pt"
+            / "db_level1"
+            / f"rank{rank}_ascend_pt"
+            / "ASCEND_PROFILER_OUTPUT"
             / f"ascend_pytorch_profiler_{rank}.db"
+        )
         uri = db.resolve().as_uri()
         try:
             con = sqlite3.connect(f"{uri}?mode=ro", uri=True)
             con.execute("SELECT count(*) FROM sqlite_master").fetchone()
         except sqlite3.Error:
             con = sqlite3.connect(f"{uri}?immutable=1", uri=True)
-        n, total_ns = con.execute("SELECT count(*), sum(t.endNs - t.startNs) FROM TASK t "
-                                  "JOIN COMPUTE_TASK_INFO c ON c.globalTaskId = t.globalTaskId").fetchone()
+        n, total_ns = con.execute(
+            "SELECT count(*), sum(t.endNs - t.startNs) FROM TASK t "
+            "JOIN COMPUTE_TASK_INFO c ON c.globalTaskId = t.globalTaskId"
+        ).fetchone()
         con.close()
         df = p.op_summary(by="type", rank=rank)
         assert int(df["count"].sum()) == n
@@ -307,15 +464,26 @@ def test_host_equals_operator_details(fixtures):
         for v in csv.DictReader(f):
             s = sums[v["Name"]]
             s[0] += 1
-            for i, col in enumerate(("Host Total Duration(us)", "Host Self Duration(us)",
-                                     "Device Self Duration(us)", "Device Total Duration(us)"), 1):
+            for i, col in enumerate(
+                (
+                    "Host Total Duration(us)",
+                    "Host Self Duration(us)",
+                    "Device Self Duration(us)",
+                    "Device Total Duration(us)",
+                ),
+                1,
+            ):
                 s[i] += Decimal(v[col] or "0")
     assert set(df["name"]) == set(sums)
     for r in rows(df.head(30)):
         count, host_total, host_self, dev_self, dev_total = sums[r["name"]]
         assert r["count"] == count
-        for ours, theirs in (("host_total_us", host_total), ("host_self_us", host_self),
-                             ("device_self_us", dev_self), ("device_total_us", dev_total)):
+        for ours, theirs in (
+            ("host_total_us", host_total),
+            ("host_self_us", host_self),
+            ("device_self_us", dev_self),
+            ("device_total_us", dev_total),
+        ):
             assert r[ours] == pytest.approx(float(theirs), rel=1e-3, abs=1e-3), (r["name"], ours)
 
 

@@ -1,4 +1,5 @@
 """The registry gives every analysis a notebook method, a CLI form and rich display."""
+
 from __future__ import annotations
 
 import json
@@ -16,25 +17,43 @@ from profinsight.testing import profile_from_tables
 @pytest.fixture
 def kernel_counts():
     """A throw-away analysis registered for the test only."""
-    @reg.analysis("test_kernel_counts", title="Kernels per name",
-                  params=(reg.Param("top", int, None, help="keep N"),
-                          reg.Param("kind", str, "kernel", choices=("kernel", "memcpy"))),
-                  chart=reg.Chart("bar", "name", ("n",)))
+
+    @reg.analysis(
+        "test_kernel_counts",
+        title="Kernels per name",
+        params=(
+            reg.Param("top", int, None, help="keep N"),
+            reg.Param("kind", str, "kernel", choices=("kernel", "memcpy")),
+        ),
+        chart=reg.Chart("bar", "name", ("n",)),
+    )
     def kernel_counts(p, top, kind):
         """Count tasks per name."""
         from profinsight.analyses._sql import query
-        df = query(p, f"select name, count(*) as n from device_tasks where kind = '{kind}' "
-                      "group by name order by n desc, name")
+
+        df = query(
+            p, f"select name, count(*) as n from device_tasks where kind = '{kind}' group by name order by n desc, name"
+        )
         return df.head(top) if top else df
+
     yield reg.ANALYSES["test_kernel_counts"]
     del reg.ANALYSES["test_kernel_counts"]
 
 
 @pytest.fixture
 def prof():
-    return profile_from_tables({"device_tasks": pd.DataFrame({
-        "kind": ["kernel", "kernel", "kernel", "memcpy"], "name": ["a", "b", "a", "m"],
-        "start_ns": [0, 10, 20, 30], "dur_ns": [5, 5, 5, 5]})})
+    return profile_from_tables(
+        {
+            "device_tasks": pd.DataFrame(
+                {
+                    "kind": ["kernel", "kernel", "kernel", "memcpy"],
+                    "name": ["a", "b", "a", "m"],
+                    "start_ns": [0, 10, 20, 30],
+                    "dur_ns": [5, 5, 5, 5],
+                }
+            )
+        }
+    )
 
 
 def test_method_and_view_agree(kernel_counts, prof):

@@ -3,6 +3,7 @@
 Expected values are derived here, by hand or from the vendor files (step_trace_time.csv,
 analysis.db StepTraceTime / STEP_TIME, kernel_details.csv), never from the code under test.
 """
+
 from __future__ import annotations
 
 import csv
@@ -30,8 +31,12 @@ VENDOR = {
     "Preparing": "preparing_us",
 }
 DB_VENDOR = {
-    "computing": "computing_us", "communication_not_overlapped": "comm_not_overlapped_us",
-    "overlapped": "overlapped_us", "communication": "comm_us", "free": "free_us", "stage": "step_us",
+    "computing": "computing_us",
+    "communication_not_overlapped": "comm_not_overlapped_us",
+    "overlapped": "overlapped_us",
+    "communication": "comm_us",
+    "free": "free_us",
+    "stage": "step_us",
     "bubble": "bubble_us",
     "communication_not_overlapped_and_exclude_receive": "comm_not_overlapped_exclude_receive_us",
     "preparing": "preparing_us",
@@ -52,6 +57,7 @@ def load(tmp_path_factory, fixtures):
                 mp.setenv("PROFINSIGHT_CACHE", str(cache))
                 loaded[name] = profinsight.load(fixtures / "ascend_pt" / name)
         return loaded[name]
+
     return get
 
 
@@ -75,6 +81,7 @@ def connect_ro(path):
 
 # --- golden ---------------------------------------------------------------------------------
 
+
 def golden_tables():
     """Rank 0 step 1 (host 0..1000 us):
     kernels  [100,200) AI_CORE MatMulV2, [150,250) AI_VECTOR_CORE Add, [400,500) AI_VECTOR_CORE TransData
@@ -87,48 +94,126 @@ def golden_tables():
     Rank 1 step 1 (host 10..510 us): one kernel [30,80)."""
     k = lambda **kw: dict({"kind": "kernel", "step": 1, "rank": 0}, **kw)  # noqa: E731
     rows = [
-        k(name="mm", type="MatMulV2", core="AI_CORE", start_ns=100 * US, dur_ns=100 * US,
-          pmu_aic_mac_ratio=0.5, pmu_aic_total_time_ns=80 * US, pmu_aiv_vec_ratio=0.0, pmu_aiv_total_time_ns=0),
-        k(name="add", type="Add", core="AI_VECTOR_CORE", start_ns=150 * US, dur_ns=100 * US,
-          pmu_aic_mac_ratio=0.0, pmu_aic_total_time_ns=0, pmu_aiv_vec_ratio=0.2, pmu_aiv_total_time_ns=100 * US),
-        k(name="trans_TransData_0", type="TransData", core="AI_VECTOR_CORE", start_ns=400 * US, dur_ns=100 * US,
-          pmu_aiv_vec_ratio=0.6, pmu_aiv_total_time_ns=50 * US),
-        dict(kind="communication", step=1, rank=0, name="hcom_allReduce__1_0_1", type="hcom_allReduce_",
-             core="HCCL", start_ns=220 * US, dur_ns=230 * US),
-        dict(kind="communication", step=1, rank=0, name="hcom_receive__1_1_1", type="hcom_receive_",
-             core="HCCL", start_ns=600 * US, dur_ns=50 * US),
+        k(
+            name="mm",
+            type="MatMulV2",
+            core="AI_CORE",
+            start_ns=100 * US,
+            dur_ns=100 * US,
+            pmu_aic_mac_ratio=0.5,
+            pmu_aic_total_time_ns=80 * US,
+            pmu_aiv_vec_ratio=0.0,
+            pmu_aiv_total_time_ns=0,
+        ),
+        k(
+            name="add",
+            type="Add",
+            core="AI_VECTOR_CORE",
+            start_ns=150 * US,
+            dur_ns=100 * US,
+            pmu_aic_mac_ratio=0.0,
+            pmu_aic_total_time_ns=0,
+            pmu_aiv_vec_ratio=0.2,
+            pmu_aiv_total_time_ns=100 * US,
+        ),
+        k(
+            name="trans_TransData_0",
+            type="TransData",
+            core="AI_VECTOR_CORE",
+            start_ns=400 * US,
+            dur_ns=100 * US,
+            pmu_aiv_vec_ratio=0.6,
+            pmu_aiv_total_time_ns=50 * US,
+        ),
+        dict(
+            kind="communication",
+            step=1,
+            rank=0,
+            name="hcom_allReduce__1_0_1",
+            type="hcom_allReduce_",
+            core="HCCL",
+            start_ns=220 * US,
+            dur_ns=230 * US,
+        ),
+        dict(
+            kind="communication",
+            step=1,
+            rank=0,
+            name="hcom_receive__1_1_1",
+            type="hcom_receive_",
+            core="HCCL",
+            start_ns=600 * US,
+            dur_ns=50 * US,
+        ),
         dict(kind="memcpy", step=1, rank=0, name="MEMCPY_ASYNC", type="MEMCPY_ASYNC", start_ns=50 * US, dur_ns=40 * US),
-        dict(kind="comm_task", step=1, rank=0, name="Notify_Wait", type="Notify_Wait", core="HCCL",
-             start_ns=230 * US, dur_ns=100 * US),
+        dict(
+            kind="comm_task",
+            step=1,
+            rank=0,
+            name="Notify_Wait",
+            type="Notify_Wait",
+            core="HCCL",
+            start_ns=230 * US,
+            dur_ns=100 * US,
+        ),
         k(rank=1, name="add", type="Add", core="AI_VECTOR_CORE", start_ns=30 * US, dur_ns=50 * US),
     ]
     tasks = pd.DataFrame(rows)
     for c in ("step", "start_ns", "dur_ns", "pmu_aic_total_time_ns", "pmu_aiv_total_time_ns"):
         tasks[c] = tasks[c].astype("Int64")
-    steps = pd.DataFrame({"rank": [0, 0, 1], "step": [1, 2, 1],
-                          "host_start_ns": [0, 1000 * US, 10 * US], "host_end_ns": [1000 * US, 2000 * US, 510 * US]})
+    steps = pd.DataFrame(
+        {
+            "rank": [0, 0, 1],
+            "step": [1, 2, 1],
+            "host_start_ns": [0, 1000 * US, 10 * US],
+            "host_end_ns": [1000 * US, 2000 * US, 510 * US],
+        }
+    )
     return {"device_tasks": tasks, "steps": steps}
 
 
 def test_step_breakdown_golden():
     p = profile_from_tables(golden_tables())
     df = p.step_breakdown()
-    assert list(df.columns) == ["rank", "step", "computing_us", "comm_not_overlapped_us", "overlapped_us",
-                                "comm_us", "free_us", "bubble_us", "comm_not_overlapped_exclude_receive_us",
-                                "preparing_us", "step_us", "host_step_us", "label"]
+    assert list(df.columns) == [
+        "rank",
+        "step",
+        "computing_us",
+        "comm_not_overlapped_us",
+        "overlapped_us",
+        "comm_us",
+        "free_us",
+        "bubble_us",
+        "comm_not_overlapped_exclude_receive_us",
+        "preparing_us",
+        "step_us",
+        "host_step_us",
+        "label",
+    ]
     r = df.set_index(["rank", "step"])
     assert r.loc[(0, 1)].to_dict() == {
-        "computing_us": 250.0, "comm_not_overlapped_us": 200.0, "overlapped_us": 80.0, "comm_us": 280.0,
-        "free_us": 100.0, "bubble_us": 50.0, "comm_not_overlapped_exclude_receive_us": 150.0,
-        "preparing_us": 100.0, "step_us": 500.0, "host_step_us": 1000.0, "label": "r0 s1"}
+        "computing_us": 250.0,
+        "comm_not_overlapped_us": 200.0,
+        "overlapped_us": 80.0,
+        "comm_us": 280.0,
+        "free_us": 100.0,
+        "bubble_us": 50.0,
+        "comm_not_overlapped_exclude_receive_us": 150.0,
+        "preparing_us": 100.0,
+        "step_us": 500.0,
+        "host_step_us": 1000.0,
+        "label": "r0 s1",
+    }
     empty = r.loc[(0, 2)]
     assert empty["host_step_us"] == 1000.0 and pd.isna(empty["computing_us"]) and pd.isna(empty["step_us"])
-    assert r.loc[(1, 1)][["computing_us", "comm_us", "free_us", "step_us", "preparing_us", "host_step_us"]].tolist() \
-        == [50.0, 0.0, 0.0, 50.0, 20.0, 500.0]
+    assert r.loc[(1, 1)][
+        ["computing_us", "comm_us", "free_us", "step_us", "preparing_us", "host_step_us"]
+    ].tolist() == [50.0, 0.0, 0.0, 50.0, 20.0, 500.0]
 
 
 def test_step_totals_golden():
     from profinsight.analyses.steps import step_totals
+
     t = step_totals(profile_from_tables(golden_tables()))
     assert list(t.columns) == ["rank", "step", "step_us", "computing_us", "busy_us"]
     assert t.iloc[0][["step_us", "computing_us", "busy_us"]].tolist() == [500.0, 250.0, 450.0]
@@ -143,10 +228,19 @@ def test_utilization_golden():
     assert u["compute_ratio"] == pytest.approx(250 / 550)
     assert u["cube_busy_ratio"] == pytest.approx(100 / 550)
     assert u["vector_busy_ratio"] == pytest.approx(200 / 550)
-    assert {c: u[f"{c}_us"] for c in ("matmul", "convolution", "vector", "format_conversion", "ai_cpu",
-                                      "communication", "memory", "other")} == {
-        "matmul": 100.0, "convolution": 0.0, "vector": 100.0, "format_conversion": 100.0, "ai_cpu": 0.0,
-        "communication": 280.0, "memory": 40.0, "other": 0.0}  # comm_task rows are not counted again
+    assert {
+        c: u[f"{c}_us"]
+        for c in ("matmul", "convolution", "vector", "format_conversion", "ai_cpu", "communication", "memory", "other")
+    } == {
+        "matmul": 100.0,
+        "convolution": 0.0,
+        "vector": 100.0,
+        "format_conversion": 100.0,
+        "ai_cpu": 0.0,
+        "communication": 280.0,
+        "memory": 40.0,
+        "other": 0.0,
+    }  # comm_task rows are not counted again
     # cube ratio weighted by cube time: only "mm" ran on the cube (the vendor writes 0 for the others)
     assert u["pmu_aic_mac_ratio"] == pytest.approx(0.5)
     # vector: (0.2 * 100 + 0.6 * 50) / (100 + 50)
@@ -154,10 +248,17 @@ def test_utilization_golden():
 
 
 def test_utilization_gpu_has_no_cube_ratio():
-    tasks = pd.DataFrame({"kind": ["kernel", "communication"],
-                          "name": ["volta_sgemm_128x64_nn", "ncclKernel_AllReduce"],
-                          "type": [None, None], "core": ["GPU", "NCCL"], "step": [3, 3],
-                          "start_ns": [0, 50 * US], "dur_ns": [100 * US, 100 * US]})
+    tasks = pd.DataFrame(
+        {
+            "kind": ["kernel", "communication"],
+            "name": ["volta_sgemm_128x64_nn", "ncclKernel_AllReduce"],
+            "type": [None, None],
+            "core": ["GPU", "NCCL"],
+            "step": [3, 3],
+            "start_ns": [0, 50 * US],
+            "dur_ns": [100 * US, 100 * US],
+        }
+    )
     steps = pd.DataFrame({"step": [3], "host_start_ns": [-10 * US], "host_end_ns": [200 * US]})
     p = profile_from_tables({"device_tasks": tasks, "steps": steps})
     u = p.utilization().iloc[0]
@@ -170,9 +271,16 @@ def test_utilization_gpu_has_no_cube_ratio():
 
 def test_rank_without_steps_is_one_range():
     """An inference trace without ProfilerStep: the whole capture is one row with a null step."""
-    tasks = pd.DataFrame({"kind": ["kernel", "kernel", "memcpy"], "name": ["conv", "relu", "Memcpy HtoD"],
-                          "type": [None, None, None], "core": ["GPU", "GPU", "DMA"],
-                          "start_ns": [100 * US, 300 * US, 0], "dur_ns": [100 * US, 50 * US, 80 * US]})
+    tasks = pd.DataFrame(
+        {
+            "kind": ["kernel", "kernel", "memcpy"],
+            "name": ["conv", "relu", "Memcpy HtoD"],
+            "type": [None, None, None],
+            "core": ["GPU", "GPU", "DMA"],
+            "start_ns": [100 * US, 300 * US, 0],
+            "dur_ns": [100 * US, 50 * US, 80 * US],
+        }
+    )
     p = profile_from_tables({"device_tasks": tasks})
     b = p.step_breakdown()
     assert len(b) == 1 and pd.isna(b["step"].iloc[0]) and b["label"].iloc[0] == "r0 s-"
@@ -182,20 +290,30 @@ def test_rank_without_steps_is_one_range():
     u = p.utilization().iloc[0]
     assert u["busy_ratio"] == pytest.approx(150 / 250) and u["convolution_us"] == 100.0 and u["memory_us"] == 80.0
     c = p.time_by_category()
-    assert c[["category", "total_us"]].values.tolist() == [
-        ["convolution", 100.0], ["memory", 80.0], ["vector", 50.0]]
+    assert c[["category", "total_us"]].values.tolist() == [["convolution", 100.0], ["memory", 80.0], ["vector", 50.0]]
     from profinsight.analyses.steps import step_totals
+
     assert step_totals(p).empty  # no step, no step denominator for other views
     assert c["share_of_compute_ratio"].tolist()[0] == pytest.approx(100 / 150)
 
 
 def test_time_by_category_golden():
     df = profile_from_tables(golden_tables()).time_by_category()
-    assert list(df.columns) == ["rank", "step", "category", "count", "total_us", "avg_us",
-                                "share_of_compute_ratio", "share_of_step_ratio"]
+    assert list(df.columns) == [
+        "rank",
+        "step",
+        "category",
+        "count",
+        "total_us",
+        "avg_us",
+        "share_of_compute_ratio",
+        "share_of_step_ratio",
+    ]
     r0 = df[df["rank"] == 0]
-    got = {row.category: (row.count, row.total_us, row.share_of_compute_ratio, row.share_of_step_ratio)
-           for row in r0.itertuples()}
+    got = {
+        row.category: (row.count, row.total_us, row.share_of_compute_ratio, row.share_of_step_ratio)
+        for row in r0.itertuples()
+    }
     assert list(r0["category"]) == ["communication", "format_conversion", "matmul", "vector", "memory"]
     step = 500.0
     assert got["communication"][:2] == (2, 280.0) and pd.isna(got["communication"][2])
@@ -205,8 +323,9 @@ def test_time_by_category_golden():
         assert got[cat][2] == pytest.approx(1 / 3) and got[cat][3] == pytest.approx(100 / step)
     assert got["memory"][:2] == (1, 40.0) and pd.isna(got["memory"][2])
     r1 = df[df["rank"] == 1]
-    assert r1[["category", "count", "total_us", "share_of_compute_ratio", "share_of_step_ratio"]].values.tolist() \
-        == [["vector", 1, 50.0, 1.0, 1.0]]
+    assert r1[["category", "count", "total_us", "share_of_compute_ratio", "share_of_step_ratio"]].values.tolist() == [
+        ["vector", 1, 50.0, 1.0, 1.0]
+    ]
 
 
 def test_display_and_cli_form():
@@ -216,6 +335,7 @@ def test_display_and_cli_form():
 
 
 # --- reconciliation with the vendor -----------------------------------------------------------
+
 
 @pytest.mark.parametrize("name", ["text_level0", "text_level1"])
 def test_step_breakdown_equals_step_trace_time_csv(load, fixtures, name):
@@ -235,7 +355,8 @@ def test_step_breakdown_equals_step_trace_time_csv(load, fixtures, name):
                 assert abs(float(ours[mine]) - float(row[col])) <= 0.25, (name, rank, col)
             # the vendor's identity, exactly, on our side
             assert ours["step_us"] + ours["bubble_us"] == pytest.approx(
-                ours["computing_us"] + ours["comm_not_overlapped_us"] + ours["free_us"], abs=1e-6)
+                ours["computing_us"] + ours["comm_not_overlapped_us"] + ours["free_us"], abs=1e-6
+            )
 
 
 @pytest.mark.parametrize("name", ["db_level0", "db_level1"])

@@ -1,6 +1,7 @@
 """The torch_npu path without an NPU: a fake ``torch_npu`` in ``sys.modules`` records what
 profinsight asks of it.  This checks argument mapping, output discovery and the offline-parse
 call; it is NOT a test on Ascend hardware (that path is untested on hardware)."""
+
 from __future__ import annotations
 
 import enum
@@ -66,7 +67,9 @@ def fake_npu(monkeypatch):
 
         def ready(_prof):
             import pathlib
+
             (pathlib.Path(dir_name) / "host_123_20260101000000_ascend_pt" / "FRAMEWORK").mkdir(parents=True)
+
         return ready
 
     def analyse(profiler_path, max_process_number=None):
@@ -109,19 +112,34 @@ def test_npu_defaults_and_offline_parse(fake_npu, tmp_path):
 
 
 def test_npu_options_map_one_to_one(fake_npu, tmp_path):
-    kw = session.npu_arguments(sys.modules["torch_npu.profiler"], tmp_path, session.schedule_spec(3),
-                               {"profiler_level": "Level2", "aic_metrics": "PipeUtilization",
-                                "export_type": "Db", "l2_cache": True, "with_stack": False,
-                                "with_modules": True})
-    assert fake_npu["config"][-1] == {"profiler_level": _Level.Level2, "aic_metrics": _AiC.PipeUtilization,
-                                      "export_type": [_Export.Db], "l2_cache": True}
+    kw = session.npu_arguments(
+        sys.modules["torch_npu.profiler"],
+        tmp_path,
+        session.schedule_spec(3),
+        {
+            "profiler_level": "Level2",
+            "aic_metrics": "PipeUtilization",
+            "export_type": "Db",
+            "l2_cache": True,
+            "with_stack": False,
+            "with_modules": True,
+        },
+    )
+    assert fake_npu["config"][-1] == {
+        "profiler_level": _Level.Level2,
+        "aic_metrics": _AiC.PipeUtilization,
+        "export_type": [_Export.Db],
+        "l2_cache": True,
+    }
     assert kw["with_stack"] is False and kw["with_modules"] is True
     with pytest.raises(profinsight.ProfileError, match="ProfilerLevel"):
-        session.npu_arguments(sys.modules["torch_npu.profiler"], tmp_path, session.schedule_spec(3),
-                              {"profiler_level": "Level9"})
+        session.npu_arguments(
+            sys.modules["torch_npu.profiler"], tmp_path, session.schedule_spec(3), {"profiler_level": "Level9"}
+        )
     own = object()
-    kw = session.npu_arguments(sys.modules["torch_npu.profiler"], tmp_path, session.schedule_spec(3),
-                               {"experimental_config": own})
+    kw = session.npu_arguments(
+        sys.modules["torch_npu.profiler"], tmp_path, session.schedule_spec(3), {"experimental_config": own}
+    )
     assert kw["experimental_config"] is own
 
 
@@ -148,6 +166,9 @@ def test_find_output(tmp_path):
 
 def test_import_does_not_import_torch():
     import subprocess
-    code = ("import sys, profinsight, profinsight.collection, profinsight.cli; profinsight.collect; "
-            "assert 'torch' not in sys.modules, 'torch imported'")
+
+    code = (
+        "import sys, profinsight, profinsight.collection, profinsight.cli; profinsight.collect; "
+        "assert 'torch' not in sys.modules, 'torch imported'"
+    )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)

@@ -1,5 +1,6 @@
 """A real collection of a tiny model on the CPU with torch.profiler, read back, registered and
 resolved by name."""
+
 from __future__ import annotations
 
 import json
@@ -33,8 +34,15 @@ def collected(tmp_path_factory):
     for name, note in (("baseline", "first try"), ("bigger-lr", "lr x10")):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            with profinsight.collect(name, steps=dict(wait=1, warmup=1, active=2), folder=folder, notes=note,
-                                     tags=("cpu", "mlp"), params={"lr": 0.01}, show=False) as run:
+            with profinsight.collect(
+                name,
+                steps=dict(wait=1, warmup=1, active=2),
+                folder=folder,
+                notes=note,
+                tags=("cpu", "mlp"),
+                params={"lr": 0.01},
+                show=False,
+            ) as run:
                 _train(run)
                 run.note("looked fine")
         runs.append(run)

@@ -1,5 +1,6 @@
 """``profinsight record``: two registered Kineto runs -> one HTML and one Markdown record with
 what was run, headline numbers equal to the step breakdown, before/after, charts and findings."""
+
 from __future__ import annotations
 
 import re
@@ -34,13 +35,23 @@ def test_record_html(runs, tmp_path, monkeypatch):
     out = tmp_path / "record.html"
     assert main(["record", "baseline", "fewer-syncs", "-o", str(out), "--lang", "en"]) == 0
     page = out.read_text(encoding="utf-8")
-    for section in ("Experiment record", "Round 1: baseline", "Round 2: fewer-syncs", "What was run",
-                    "Headline numbers", "Before / after: baseline → fewer-syncs", "Step breakdown (us)",
-                    "Top 10 operators by device time (us)", "Advisor findings", "first try", "batch=8",
-                    "removed .item()"):
+    for section in (
+        "Experiment record",
+        "Round 1: baseline",
+        "Round 2: fewer-syncs",
+        "What was run",
+        "Headline numbers",
+        "Before / after: baseline → fewer-syncs",
+        "Step breakdown (us)",
+        "Top 10 operators by device time (us)",
+        "Advisor findings",
+        "first try",
+        "batch=8",
+        "removed .item()",
+    ):
         assert section in page, section
     # headline step time and the per-step rows equal step_breakdown
-    for name, sb in steps.items():
+    for sb in steps.values():
         assert f"{_mean_step(sb):,.1f}" in page
         for v in sb["step_us"]:
             assert f"{float(v):,.1f}" in page

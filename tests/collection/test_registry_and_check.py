@@ -1,4 +1,5 @@
 """Registering existing profiles, name resolution (an existing path wins) and `check` budgets."""
+
 from __future__ import annotations
 
 import json
@@ -63,8 +64,19 @@ def test_check_exits_1_on_a_crafted_regression(registered, capsys):
 
 def test_check_passes_within_budget(registered, capsys, fixtures):
     assert main(["check", "test", "--baseline", "base", "--max-step-regression", "5%"]) == 0
-    assert main(["check", str(fixtures / "kineto/compare_base.json.gz"), "--baseline", "base",
-                 "--max-step-regression", "0.0"]) == 0
+    assert (
+        main(
+            [
+                "check",
+                str(fixtures / "kineto/compare_base.json.gz"),
+                "--baseline",
+                "base",
+                "--max-step-regression",
+                "0.0",
+            ]
+        )
+        == 0
+    )
     assert "all budgets met" in capsys.readouterr().out
 
 
@@ -76,14 +88,17 @@ def test_check_op_share_budgets(registered, capsys):
     assert "type not found" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("argv", [
-    ["check", "test"],                                                  # no budget
-    ["check", "test", "--max-step-regression", "5%"],                   # no baseline
-    ["check", "test", "--baseline", "base", "--max-step-regression", "five"],
-    ["check", "test", "--max-op-share", "MatMul"],
-    ["check", "no-such-run", "--baseline", "base", "--max-step-regression", "5%"],
-    ["check", "test", "--baseline", "no-such-run", "--max-step-regression", "5%"],
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["check", "test"],  # no budget
+        ["check", "test", "--max-step-regression", "5%"],  # no baseline
+        ["check", "test", "--baseline", "base", "--max-step-regression", "five"],
+        ["check", "test", "--max-op-share", "MatMul"],
+        ["check", "no-such-run", "--baseline", "base", "--max-step-regression", "5%"],
+        ["check", "test", "--baseline", "no-such-run", "--max-step-regression", "5%"],
+    ],
+)
 def test_check_bad_input_exits_2(registered, argv, capsys):
     assert main(argv) == 2
     assert "Traceback" not in capsys.readouterr().err

@@ -1,4 +1,5 @@
 """Variants of a real fixture, built for the comparison tests (no profinsight.compare code)."""
+
 from __future__ import annotations
 
 import pandas as pd
@@ -7,8 +8,21 @@ import pyarrow as pa
 from profinsight.analyses.categories import is_format_conversion
 from profinsight.testing import profile_from_tables
 
-TABLES = ("device_tasks", "host_ops", "launches", "steps", "memory_samples", "memory_blocks", "module_memory",
-          "comm_ops", "comm_links", "api_calls", "counters", "trace_slices", "run_info")
+TABLES = (
+    "device_tasks",
+    "host_ops",
+    "launches",
+    "steps",
+    "memory_samples",
+    "memory_blocks",
+    "module_memory",
+    "comm_ops",
+    "comm_links",
+    "api_calls",
+    "counters",
+    "trace_slices",
+    "run_info",
+)
 
 
 def tables_of(p) -> dict:
@@ -24,8 +38,10 @@ def without_format_conversion(tables: dict):
     """Remove the format-conversion kernels and shift every later task on their streams earlier
     by the removed time before it; recompute the steps' device ranges.  Returns the new tables,
     the device tasks (pandas) before and after, and the removed rows."""
-    return remove_kernels(tables, lambda r: r["kind"] == "kernel" and is_format_conversion(
-        r["type"], r["input_formats"], r["output_formats"]))
+    return remove_kernels(
+        tables,
+        lambda r: r["kind"] == "kernel" and is_format_conversion(r["type"], r["input_formats"], r["output_formats"]),
+    )
 
 
 def remove_kernels(tables: dict, pred):

@@ -1,5 +1,6 @@
 """Run comparison on variants of a real fixture built in the test (issue 5): the expected
 numbers come from the construction and a reference interval union, not from the code under test."""
+
 from __future__ import annotations
 
 import json
@@ -81,7 +82,9 @@ def test_waterfall_attributes_removed_format_conversion(base, variant):
 
 def test_three_run_series_is_one_object(base, variant):
     prof1, tables1, *_ = variant
-    t2, before2, after2, removed2 = B.remove_kernels(tables1, lambda r: r["kind"] == "kernel" and r["type"] == "MatMulV2")
+    t2, before2, after2, removed2 = B.remove_kernels(
+        tables1, lambda r: r["kind"] == "kernel" and r["type"] == "MatMulV2"
+    )
     prof2 = B.profile(t2)
     assert len(removed2) > 0
     cmp = profinsight.compare(base, prof1, prof2, names=["base", "opt1", "opt2"])
@@ -102,6 +105,7 @@ def test_three_run_series_is_one_object(base, variant):
 
 def test_cli_compare_json(fixtures, tmp_path, capsys):
     from profinsight.cli import main
+
     a = fixtures / RANK0
     b = a  # the same run twice: loads once (cache), and the names still differ
     assert main(["compare", str(a), str(b), "--format", "json"]) == 0
@@ -117,7 +121,9 @@ def test_cli_compare_json(fixtures, tmp_path, capsys):
 
 def test_verdict_without_absurd_share_when_compute_barely_moved(fixtures):
     """compare_base -> compare_test: compute fell 2 us, the step 58 ms: no '2922875% of it'."""
-    cmp = profinsight.compare(fixtures / "kineto" / "compare_base.json.gz", fixtures / "kineto" / "compare_test.json.gz")
+    cmp = profinsight.compare(
+        fixtures / "kineto" / "compare_base.json.gz", fixtures / "kineto" / "compare_test.json.gz"
+    )
     verdict = cmp.verdicts()[0]
     assert "more than the compute saved." in verdict and "% of it" not in verdict
     assert "came from outside compute" in verdict

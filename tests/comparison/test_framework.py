@@ -1,6 +1,7 @@
 """GPU (Kineto AlexNet inference) vs NPU (Ascend AlexNet training) aligned at the framework-op
 level (issue 5).  The expected figures are computed here from host_ops / launches /
 device_tasks with a naive containment search, not with the code under test."""
+
 from __future__ import annotations
 
 import json
@@ -14,8 +15,11 @@ GPU = "kineto/gpu_alexnet.json.gz"
 NPU = "ascend_pt/text_level1/rank0_ascend_pt"
 WRAP = re.compile(r"ProfilerStep#|\[|.*\.forward$|Optimizer\.|enumerate\(DataLoader\)")
 # the aliases this test relies on (independent of the module's table)
-ALIAS = {"aten::cudnn_convolution": "aten::conv2d", "aten::addmm": "aten::linear",
-         "aten::max_pool2d_with_indices": "aten::max_pool2d"}
+ALIAS = {
+    "aten::cudnn_convolution": "aten::conv2d",
+    "aten::addmm": "aten::linear",
+    "aten::max_pool2d_with_indices": "aten::max_pool2d",
+}
 
 
 def reference(p) -> dict:
@@ -27,15 +31,21 @@ def reference(p) -> dict:
     bw_threads = {r.thread for r in rows if "autograd::engine" in r.name}
 
     def top(r):
-        enc = [o for o in rows if o.thread == r.thread and o.start_ns <= r.start_ns
-               and o.start_ns + o.dur_ns >= r.start_ns + r.dur_ns]
+        enc = [
+            o
+            for o in rows
+            if o.thread == r.thread and o.start_ns <= r.start_ns and o.start_ns + o.dur_ns >= r.start_ns + r.dur_ns
+        ]
         return min(enc, key=lambda o: (o.start_ns, -o.dur_ns))
+
     tops = {r.op_id: top(r) for r in rows}
-    l = p.table("launches")
+    launches = p.table("launches")
     d = p.table("device_tasks")
     d = d[d["kind"].isin(["kernel", "memcpy", "memset", "communication"])].set_index("task_uid")["dur_ns"]
     dev = {}
-    for hid, uid in l[l["host_op_id"].notna()][["host_op_id", "task_uid"]].drop_duplicates().itertuples(index=False):
+    for hid, uid in (
+        launches[launches["host_op_id"].notna()][["host_op_id", "task_uid"]].drop_duplicates().itertuples(index=False)
+    ):
         if uid in d.index and hid in tops:
             t = tops[hid]
             dev[t.op_id] = dev.get(t.op_id, 0) + int(d[uid])
@@ -93,12 +103,15 @@ def test_aliases_extend_from_csv(fixtures, tmp_path):
     ops = cmp.ops().set_index("op")
     assert "pool" in ops.index and "aten::max_pool2d" not in ops.index
     plain = profinsight.compare(a, b, mode="framework").ops().set_index("op")
-    assert ops.loc["pool", "to_count"] == plain.loc["aten::max_pool2d", "to_count"] + plain.loc[
-        "aten::adaptive_avg_pool2d", "to_count"]
+    assert (
+        ops.loc["pool", "to_count"]
+        == plain.loc["aten::max_pool2d", "to_count"] + plain.loc["aten::adaptive_avg_pool2d", "to_count"]
+    )
 
 
 def test_cli_framework_json(fixtures, capsys):
     from profinsight.cli import main
+
     assert main(["compare", str(fixtures / GPU), str(fixtures / NPU), "--mode", "framework", "--format", "json"]) == 0
     d = json.loads(capsys.readouterr().out)
     assert "differ in mode" in d["verdict"] and d["ops"]

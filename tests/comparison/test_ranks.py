@@ -1,5 +1,6 @@
 """Ranks side by side: a 4-rank profile from rank 0 copies where one rank is made slow the
 realistic way (longer compute, shorter collective wait; its peers wait longer)."""
+
 from __future__ import annotations
 
 import sys
@@ -45,13 +46,19 @@ def test_slow_rank_detected_with_evidence(fixtures):
     tables = B.tables_of(p)
     slow, slow_dt = _slow_copy(tables, SLOW)
     per_rank = [slow if r == SLOW else tables for r in range(4)]
-    merged = {name: pa.concat_tables([B.with_rank(t[name], r) for r, t in enumerate(per_rank)]
-                                     if "rank" in tables[name].column_names else [tables[name]])
-              for name in B.TABLES}
+    merged = {
+        name: pa.concat_tables(
+            [B.with_rank(t[name], r) for r, t in enumerate(per_rank)]
+            if "rank" in tables[name].column_names
+            else [tables[name]]
+        )
+        for name in B.TABLES
+    }
     prof = B.profile(merged)
     assert prof.ranks == [0, 1, 2, 3]
-    extra_compute = (B.reference_breakdown(slow_dt)["computing"]
-                     - B.reference_breakdown(B.device_tasks(tables))["computing"]) / 1e3
+    extra_compute = (
+        B.reference_breakdown(slow_dt)["computing"] - B.reference_breakdown(B.device_tasks(tables))["computing"]
+    ) / 1e3
     assert extra_compute > 0.5 * D_NS / 1e3
 
     rep = ranks_report(prof)
@@ -77,7 +84,9 @@ def test_slow_rank_detected_with_evidence(fixtures):
 
 def test_cli_ranks_two_ranks(fixtures, capsys):
     from profinsight.cli import main
+
     assert main(["ranks", str(fixtures / "ascend_pt/text_level1"), "--format", "json"]) == 0
     import json
+
     d = json.loads(capsys.readouterr().out)
     assert d["ranks"] == [0, 1] and len(d["summary"]) == 2 and "too few" in d["verdict"]

@@ -1,6 +1,7 @@
 """A 16-rank profile from copies of a real rank, one made slow the realistic way: it computes D
 longer, so it reaches the first allreduce D late and waits D less there, while its 15 peers wait
 D longer; every later task of every rank moves D later (the step grows by D everywhere)."""
+
 from __future__ import annotations
 
 import sys
@@ -30,13 +31,13 @@ def synchronous_copy(tables: dict, slow: bool) -> tuple[dict, pd.DataFrame]:
     k = co.sort_values("start_ns").index[0]
     co_later = co["start_ns"] >= a0 + dur0
     co.loc[co_later, "start_ns"] = co.loc[co_later, "start_ns"] + D
-    if slow:   # computes D more, arrives D late, the allreduce ends with the others' (wait as before)
+    if slow:  # computes D more, arrives D late, the allreduce ends with the others' (wait as before)
         extra = dt[dt["kind"] == "kernel"].iloc[[0]].copy()
         extra["start_ns"], extra["dur_ns"], extra["name"] = a0, D, "SlowKernel"
         dt.loc[first, "start_ns"] = a0 + D
         co.loc[k, "start_ns"] = a0 + D
         dt = pd.concat([dt, extra], ignore_index=True)
-    else:      # waits D longer for the slow rank
+    else:  # waits D longer for the slow rank
         dt.loc[first, "dur_ns"] = dur0 + D
         co.loc[k, "dur_ns"] = int(co.loc[k, "dur_ns"]) + D
         co.loc[k, "wait_ns"] = int(co.loc[k, "wait_ns"]) + D
@@ -56,9 +57,14 @@ def test_slow_rank_among_16(fixtures):
     peer, peer_dt = synchronous_copy(tables, slow=False)
     slow, slow_dt = synchronous_copy(tables, slow=True)
     per_rank = [slow if r == SLOW else peer for r in range(N)]
-    merged = {name: pa.concat_tables([B.with_rank(t[name], r) for r, t in enumerate(per_rank)]
-                                     if "rank" in tables[name].column_names else [tables[name]])
-              for name in B.TABLES}
+    merged = {
+        name: pa.concat_tables(
+            [B.with_rank(t[name], r) for r, t in enumerate(per_rank)]
+            if "rank" in tables[name].column_names
+            else [tables[name]]
+        )
+        for name in B.TABLES
+    }
     prof = B.profile(merged)
     assert prof.ranks == list(range(N))
     ref_peer, ref_slow = B.reference_breakdown(peer_dt), B.reference_breakdown(slow_dt)

@@ -1,6 +1,7 @@
 """Slow links from the rank-to-rank matrix, on a hand-made comm_links table: 4 ranks, HCCS links
 at 20 GB/s but 2->3 at 4 GB/s (both steps), RDMA links at a uniform 5 GB/s (a slower transport is
 not a slow link)."""
+
 from __future__ import annotations
 
 import pandas as pd
@@ -20,14 +21,38 @@ def _links() -> pd.DataFrame:
                 if src == dst:
                     continue
                 gbps = 4.0 if (src, dst) == (2, 3) else 20.0
-                rows.append({"rank": src, "step": step, "category": "collective", "op_type": "allreduce",
-                             "summary": "total", "group": "g0", "src_rank": src, "dst_rank": dst,
-                             "transport": "HCCS", "bytes": BYTES, "transit_ns": int(BYTES / gbps),
-                             "op_name": f"hcom_allReduce_{step}"})
-                rows.append({"rank": src, "step": step, "category": "collective", "op_type": "allreduce",
-                             "summary": "total", "group": "g1", "src_rank": src, "dst_rank": dst,
-                             "transport": "RDMA", "bytes": BYTES // 4, "transit_ns": int(BYTES / 4 / 5.0),
-                             "op_name": f"hcom_allReduce_{step}"})
+                rows.append(
+                    {
+                        "rank": src,
+                        "step": step,
+                        "category": "collective",
+                        "op_type": "allreduce",
+                        "summary": "total",
+                        "group": "g0",
+                        "src_rank": src,
+                        "dst_rank": dst,
+                        "transport": "HCCS",
+                        "bytes": BYTES,
+                        "transit_ns": int(BYTES / gbps),
+                        "op_name": f"hcom_allReduce_{step}",
+                    }
+                )
+                rows.append(
+                    {
+                        "rank": src,
+                        "step": step,
+                        "category": "collective",
+                        "op_type": "allreduce",
+                        "summary": "total",
+                        "group": "g1",
+                        "src_rank": src,
+                        "dst_rank": dst,
+                        "transport": "RDMA",
+                        "bytes": BYTES // 4,
+                        "transit_ns": int(BYTES / 4 / 5.0),
+                        "op_name": f"hcom_allReduce_{step}",
+                    }
+                )
     return pd.DataFrame(rows)
 
 

@@ -1,6 +1,7 @@
 """The DB importer against the real fixtures.  Expected values are computed here, independently,
 with plain sqlite3 queries on the fixture files (never with the importer's own helpers), and the
 step breakdown is reconciled with the vendor's own aggregate (analysis.db StepTraceTime)."""
+
 from __future__ import annotations
 
 import collections
@@ -40,11 +41,13 @@ _LOADED: dict = {}
 @pytest.fixture
 def loaded(fixtures):
     """Load each fixture rank once per session (0.1 s each) and hand out its RankData."""
+
     def get(level: int, rank: int):
         key = (level, rank)
         if key not in _LOADED:
             _LOADED[key] = load_rank(ascend_db.sniff(rank_dir(fixtures, level, rank)))
         return _LOADED[key]
+
     return get
 
 
@@ -75,14 +78,24 @@ def test_every_task_row_lands_once(fixtures, loaded, level, rank):
     kinds = t.kind.value_counts().to_dict()
     n_task = sql(fixtures, level, rank, "SELECT count(*) FROM TASK")[0][0]
     n_compute = sql(fixtures, level, rank, "SELECT count(*) FROM COMPUTE_TASK_INFO")[0][0]
-    n_comm = sql(fixtures, level, rank, "SELECT count(*) FROM COMMUNICATION_TASK_INFO c "
-                                        "JOIN TASK t ON t.globalTaskId = c.globalTaskId")[0][0]
+    n_comm = sql(
+        fixtures,
+        level,
+        rank,
+        "SELECT count(*) FROM COMMUNICATION_TASK_INFO c JOIN TASK t ON t.globalTaskId = c.globalTaskId",
+    )[0][0]
     n_ops = sql(fixtures, level, rank, "SELECT count(*) FROM COMMUNICATION_OP")[0][0]
     assert n_compute == 187 and n_ops == 4
     assert kinds["kernel"] == n_compute and kinds["communication"] == n_ops and kinds["comm_task"] == n_comm
     assert sum(kinds.get(k, 0) for k in ("kernel", "comm_task", "memcpy", "sync", "other")) == n_task
-    by_type = dict(sql(fixtures, level, rank, "SELECT s.value, count(*) FROM TASK t JOIN STRING_IDS s "
-                                              "ON s.id = t.taskType GROUP BY 1"))
+    by_type = dict(
+        sql(
+            fixtures,
+            level,
+            rank,
+            "SELECT s.value, count(*) FROM TASK t JOIN STRING_IDS s ON s.id = t.taskType GROUP BY 1",
+        )
+    )
     assert kinds["memcpy"] == by_type["MEMCPY_ASYNC"]
     assert kinds["sync"] == by_type["EVENT_RECORD"] + by_type["EVENT_WAIT"]
     assert sorted(t.task_uid) == list(range(len(t)))
@@ -91,13 +104,23 @@ def test_every_task_row_lands_once(fixtures, loaded, level, rank):
 @pytest.mark.parametrize("level,rank", RANKS)
 def test_kernel_and_communication_rows_are_exact(fixtures, loaded, level, rank):
     t = df(loaded(level, rank), "device_tasks")
-    want = sql(fixtures, level, rank, "SELECT n.value, t.startNs, t.endNs - t.startNs FROM TASK t "
-                                      "JOIN COMPUTE_TASK_INFO c ON c.globalTaskId = t.globalTaskId "
-                                      "JOIN STRING_IDS n ON n.id = c.name")
+    want = sql(
+        fixtures,
+        level,
+        rank,
+        "SELECT n.value, t.startNs, t.endNs - t.startNs FROM TASK t "
+        "JOIN COMPUTE_TASK_INFO c ON c.globalTaskId = t.globalTaskId "
+        "JOIN STRING_IDS n ON n.id = c.name",
+    )
     k = t[t.kind == "kernel"]
     assert sorted(zip(k.name, k.start_ns, k.dur_ns)) == sorted(want)
-    ops = sql(fixtures, level, rank, "SELECT n.value, o.startNs, o.endNs - o.startNs FROM COMMUNICATION_OP o "
-                                     "JOIN STRING_IDS n ON n.id = o.opName ORDER BY o.startNs")
+    ops = sql(
+        fixtures,
+        level,
+        rank,
+        "SELECT n.value, o.startNs, o.endNs - o.startNs FROM COMMUNICATION_OP o "
+        "JOIN STRING_IDS n ON n.id = o.opName ORDER BY o.startNs",
+    )
     c = t[t.kind == "communication"].sort_values("start_ns")
     assert list(zip(c.name, c.start_ns, c.dur_ns)) == ops
     assert set(c.core) == {"HCCL"} and set(c.type) == {"hcom_allReduce_"}  # Level0 (N/A): taken from the name
@@ -124,10 +147,21 @@ def test_kernel_attributes_level0_are_null(loaded):
 def test_pmu_pivot_level1(fixtures, loaded):
     t = df(loaded(1, 0), "device_tasks")
     pmu = {c for c in t.columns if c.startswith("pmu_")}
-    assert {"pmu_aic_total_time_ns", "pmu_aiv_total_time_ns", "pmu_aic_total_cycles", "pmu_aic_mac_ratio",
-            "pmu_aic_mac_time_ns", "pmu_aiv_icache_miss_rate"} <= pmu
-    rows = sql(fixtures, 1, 0, "SELECT t.startNs, p.value FROM TASK_PMU_INFO p JOIN STRING_IDS s ON s.id = p.name "
-                               "JOIN TASK t ON t.globalTaskId = p.globalTaskId WHERE s.value = 'aic_total_time'")
+    assert {
+        "pmu_aic_total_time_ns",
+        "pmu_aiv_total_time_ns",
+        "pmu_aic_total_cycles",
+        "pmu_aic_mac_ratio",
+        "pmu_aic_mac_time_ns",
+        "pmu_aiv_icache_miss_rate",
+    } <= pmu
+    rows = sql(
+        fixtures,
+        1,
+        0,
+        "SELECT t.startNs, p.value FROM TASK_PMU_INFO p JOIN STRING_IDS s ON s.id = p.name "
+        "JOIN TASK t ON t.globalTaskId = p.globalTaskId WHERE s.value = 'aic_total_time'",
+    )
     got = dict(zip(t.start_ns, t.pmu_aic_total_time_ns))
     assert len(rows) == 185 and all(got[s] == pytest.approx(v) for s, v in rows)
     assert t[t.kind != "kernel"].pmu_aic_total_time_ns.isna().all()
@@ -135,9 +169,14 @@ def test_pmu_pivot_level1(fixtures, loaded):
 
 @pytest.mark.parametrize("level,rank", RANKS)
 def test_wait_is_the_gap_in_global_start_order(fixtures, loaded, level, rank):
-    rows = sql(fixtures, level, rank, "SELECT startNs, endNs FROM TASK t JOIN COMPUTE_TASK_INFO c "
-                                      "ON c.globalTaskId = t.globalTaskId UNION ALL "
-                                      "SELECT startNs, endNs FROM COMMUNICATION_OP ORDER BY 1")
+    rows = sql(
+        fixtures,
+        level,
+        rank,
+        "SELECT startNs, endNs FROM TASK t JOIN COMPUTE_TASK_INFO c "
+        "ON c.globalTaskId = t.globalTaskId UNION ALL "
+        "SELECT startNs, endNs FROM COMMUNICATION_OP ORDER BY 1",
+    )
     expect, prev = [], None
     for s, e in rows:
         expect.append(0 if prev is None else max(0, s - prev))
@@ -165,14 +204,20 @@ def test_wait_rule_reproduces_text_kernel_details(fixtures, level, rank):
 @pytest.mark.parametrize("level,rank", RANKS)
 def test_steps_match_step_time_and_launch_rule(fixtures, loaded, level, rank):
     steps = loaded(level, rank).tables["steps"].to_pylist()
-    (sid, hs, he), = sql(fixtures, level, rank, "SELECT id, startNs, endNs FROM STEP_TIME")
+    ((sid, hs, he),) = sql(fixtures, level, rank, "SELECT id, startNs, endNs FROM STEP_TIME")
     assert len(steps) == 1
     s = steps[0]
     assert (s["step"], s["host_start_ns"], s["host_end_ns"]) == (sid, hs, he)
-    launched = (f"JOIN CANN_API a ON a.connectionId = x.connectionId AND a.type = 10000 "
-                f"WHERE a.startNs BETWEEN {hs} AND {he}")
-    kernels = sql(fixtures, level, rank, "SELECT min(x.startNs), max(x.endNs) FROM TASK x JOIN COMPUTE_TASK_INFO c "
-                                         f"ON c.globalTaskId = x.globalTaskId {launched}")[0]
+    launched = (
+        f"JOIN CANN_API a ON a.connectionId = x.connectionId AND a.type = 10000 WHERE a.startNs BETWEEN {hs} AND {he}"
+    )
+    kernels = sql(
+        fixtures,
+        level,
+        rank,
+        "SELECT min(x.startNs), max(x.endNs) FROM TASK x JOIN COMPUTE_TASK_INFO c "
+        f"ON c.globalTaskId = x.globalTaskId {launched}",
+    )[0]
     comms = sql(fixtures, level, rank, f"SELECT min(x.startNs), max(x.endNs) FROM COMMUNICATION_OP x {launched}")[0]
     assert s["device_start_ns"] == min(kernels[0], comms[0])
     assert s["device_end_ns"] == max(kernels[1], comms[1], he)
@@ -201,11 +246,20 @@ def test_step_breakdown_reconciles_with_vendor_step_trace(fixtures, loaded, leve
     comm = _merge(zip(c.start_ns, c.start_ns + c.dur_ns))
     busy = _merge([tuple(x) for x in comp + comm])
     stage = busy[-1][1] - busy[0][0]
-    mine = {"computing": sum(b - a for a, b in comp), "communication": sum(b - a for a, b in comm),
-            "stage": stage, "free": stage - sum(b - a for a, b in busy),
-            "preparing": busy[0][0] - step["host_start_ns"]}
-    vendor = sql(fixtures, level, rank, "SELECT computing, communication, stage, free, preparing FROM StepTraceTime",
-                 db="analysis.db")[0]
+    mine = {
+        "computing": sum(b - a for a, b in comp),
+        "communication": sum(b - a for a, b in comm),
+        "stage": stage,
+        "free": stage - sum(b - a for a, b in busy),
+        "preparing": busy[0][0] - step["host_start_ns"],
+    }
+    vendor = sql(
+        fixtures,
+        level,
+        rank,
+        "SELECT computing, communication, stage, free, preparing FROM StepTraceTime",
+        db="analysis.db",
+    )[0]
     for (key, ns), us in zip(mine.items(), vendor):
         assert ns / 1000 == pytest.approx(us, rel=1e-3), key
 
@@ -224,8 +278,7 @@ def test_host_ops(fixtures, loaded, level, rank):
     h = df(loaded(level, rank), "host_ops")
     counts = dict(sql(fixtures, level, rank, "SELECT type, count(*) FROM PYTORCH_API GROUP BY type"))
     assert len(h) == sum(counts.values())
-    assert h.category.value_counts().to_dict() == {"op": counts[50001], "queue": counts[50002],
-                                                   "python": counts[50003]}
+    assert h.category.value_counts().to_dict() == {"op": counts[50001], "queue": counts[50002], "python": counts[50003]}
     starts = sorted(r[0] for r in sql(fixtures, level, rank, "SELECT CAST(startNs AS INTEGER) FROM PYTORCH_API"))
     assert sorted(h.start_ns) == starts
     ops = h[h.category == "op"]
@@ -237,17 +290,27 @@ def test_host_ops(fixtures, loaded, level, rank):
     assert h.input_dtypes.dropna().str.contains("float").any()
     assert (h.pid == h.pid.iloc[0]).all() and h.thread.nunique() == 3
     step = h[h.name == "ProfilerStep#50"].iloc[0]
-    (hs, he), = sql(fixtures, level, rank, "SELECT startNs, endNs FROM STEP_TIME")
+    ((hs, he),) = sql(fixtures, level, rank, "SELECT startNs, endNs FROM STEP_TIME")
     assert (step.start_ns, step.start_ns + step.dur_ns) == (hs, he)
 
 
 def test_call_stack_innermost_first(fixtures, loaded):
     h = df(loaded(1, 1), "host_ops")
-    (cid, n), = sql(fixtures, 1, 1, "SELECT callchainId, count(*) FROM PYTORCH_API p JOIN PYTORCH_CALLCHAINS c "
-                                    "ON c.id = p.callchainId WHERE p.callchainId IS NOT NULL "
-                                    "GROUP BY p.rowid ORDER BY CAST(p.startNs AS INTEGER) LIMIT 1")
-    first = sql(fixtures, 1, 1, f"SELECT s.value FROM PYTORCH_CALLCHAINS c JOIN STRING_IDS s ON s.id = c.stack "
-                                f"WHERE c.id = {cid} AND c.stackDepth = 0")[0][0]
+    ((cid, n),) = sql(
+        fixtures,
+        1,
+        1,
+        "SELECT callchainId, count(*) FROM PYTORCH_API p JOIN PYTORCH_CALLCHAINS c "
+        "ON c.id = p.callchainId WHERE p.callchainId IS NOT NULL "
+        "GROUP BY p.rowid ORDER BY CAST(p.startNs AS INTEGER) LIMIT 1",
+    )
+    first = sql(
+        fixtures,
+        1,
+        1,
+        f"SELECT s.value FROM PYTORCH_CALLCHAINS c JOIN STRING_IDS s ON s.id = c.stack "
+        f"WHERE c.id = {cid} AND c.stackDepth = 0",
+    )[0][0]
     stack = h.call_stack.dropna().iloc[0].split("\n")
     assert len(stack) == n and stack[0] == first
 
@@ -265,14 +328,24 @@ def test_device_time_of_ops(loaded):
 def test_launches_and_api_calls(fixtures, loaded, level, rank):
     data = loaded(level, rank)
     links = df(data, "launches").link.value_counts().to_dict()
-    torch_to_npu = sql(fixtures, level, rank, """SELECT
+    torch_to_npu = sql(
+        fixtures,
+        level,
+        rank,
+        """SELECT
         (SELECT count(*) FROM PYTORCH_API p JOIN CONNECTION_IDS c ON c.id = p.connectionId
             JOIN TASK t ON t.connectionId = c.connectionId) +
         (SELECT count(*) FROM PYTORCH_API p JOIN CONNECTION_IDS c ON c.id = p.connectionId
-            JOIN COMMUNICATION_OP o ON o.connectionId = c.connectionId)""")[0][0]
-    by_api = sql(fixtures, level, rank, """SELECT
+            JOIN COMMUNICATION_OP o ON o.connectionId = c.connectionId)""",
+    )[0][0]
+    by_api = sql(
+        fixtures,
+        level,
+        rank,
+        """SELECT
         (SELECT count(*) FROM TASK t JOIN CANN_API a ON a.connectionId = t.connectionId) +
-        (SELECT count(*) FROM COMMUNICATION_OP o JOIN CANN_API a ON a.connectionId = o.connectionId)""")[0][0]
+        (SELECT count(*) FROM COMMUNICATION_OP o JOIN CANN_API a ON a.connectionId = o.connectionId)""",
+    )[0][0]
     assert links == {"torch_to_npu": torch_to_npu, "connection_id": by_api}
     api = df(data, "api_calls")
     assert len(api) == sql(fixtures, level, rank, "SELECT count(*) FROM CANN_API")[0][0]
@@ -283,10 +356,17 @@ def test_launches_and_api_calls(fixtures, loaded, level, rank):
 def test_memory_tables(fixtures, loaded):
     data = loaded(1, 1)
     m = df(data, "memory_samples")
-    want = dict(sql(fixtures, 1, 1, "SELECT s.value, count(*) FROM MEMORY_RECORD m JOIN STRING_IDS s "
-                                    "ON s.id = m.component GROUP BY 1"))
-    want["APP"] = sql(fixtures, 1, 1, "SELECT count(*) FROM NPU_MEM n JOIN STRING_IDS s ON s.id = n.type "
-                                      "WHERE s.value = 'app'")[0][0]
+    want = dict(
+        sql(
+            fixtures,
+            1,
+            1,
+            "SELECT s.value, count(*) FROM MEMORY_RECORD m JOIN STRING_IDS s ON s.id = m.component GROUP BY 1",
+        )
+    )
+    want["APP"] = sql(
+        fixtures, 1, 1, "SELECT count(*) FROM NPU_MEM n JOIN STRING_IDS s ON s.id = n.type WHERE s.value = 'app'"
+    )[0][0]
     assert m.component.value_counts().to_dict() == want
     assert m[m.component == "APP"].allocated_bytes.isna().all()
     assert m[m.component == "GE"].active_bytes.isna().all()
@@ -299,12 +379,18 @@ def test_memory_tables(fixtures, loaded):
 
 def test_comm_ops_level1(fixtures, loaded):
     c = df(loaded(1, 1), "comm_ops").sort_values("start_ns")
-    hccs = sql(fixtures, 1, 1, "SELECT sum(size) FROM COMMUNICATION_TASK_INFO WHERE linkType = 1 "
-                               "GROUP BY opId ORDER BY opId")
+    hccs = sql(
+        fixtures, 1, 1, "SELECT sum(size) FROM COMMUNICATION_TASK_INFO WHERE linkType = 1 GROUP BY opId ORDER BY opId"
+    )
     assert list(c.hccs_bytes) == [r[0] for r in hccs]
     assert list(c.bytes) == list(c.hccs_bytes) and (c.rdma_bytes == 0).all()  # analysed, not used
-    times = sql(fixtures, 1, 1, "SELECT hccl_op_name, transit_time, wait_time, group_name FROM CommAnalyzerTime",
-                db="analysis.db")
+    times = sql(
+        fixtures,
+        1,
+        1,
+        "SELECT hccl_op_name, transit_time, wait_time, group_name FROM CommAnalyzerTime",
+        db="analysis.db",
+    )
     got = {r.name: r for r in c.itertuples()}
     for name, transit, wait, group in times:
         assert got[name].transit_ns == round(transit * 1e6) and got[name].wait_ns == round(wait * 1e6)
@@ -331,8 +417,13 @@ def test_comm_links(fixtures, loaded):
 def test_counters(fixtures, loaded):
     c = df(loaded(1, 1), "counters")
     assert {"AI Core Freq", "HBM", "LLC", "NPU MEM", "Acc PMU", "Stars Soc Info"} <= set(c.track)
-    hbm = sql(fixtures, 1, 1, "SELECT timestampNs, bandwidth FROM HBM h JOIN STRING_IDS s ON s.id = h.type "
-                              "WHERE hbmId = 0 AND s.value = 'read'")
+    hbm = sql(
+        fixtures,
+        1,
+        1,
+        "SELECT timestampNs, bandwidth FROM HBM h JOIN STRING_IDS s ON s.id = h.type "
+        "WHERE hbmId = 0 AND s.value = 'read'",
+    )
     got = c[c.name == "HBM 0/Read"]
     want = sorted((t, bw / MIB) for t, bw in hbm)
     got = sorted(zip(got.ts_ns, got.value))
@@ -421,15 +512,36 @@ def test_normalise_list_and_stack():
     assert normalise_list("0;\r\n;\r\n;") == normalise_list("0;\n;\n;") == "0;;;"
     assert normalise_list('"32,1,224,224,8;121,4,16,8;64"') == "32,1,224,224,8;121,4,16,8;64"
     assert normalise_list("N/A") is None and normalise_list("") is None and normalise_list(None) is None
-    assert normalise_stack("a.py(1): f;\r\nb.py(2): g") == normalise_stack("a.py(1): f;\nb.py(2): g") \
+    assert (
+        normalise_stack("a.py(1): f;\r\nb.py(2): g")
+        == normalise_stack("a.py(1): f;\nb.py(2): g")
         == "a.py(1): f\nb.py(2): g"
+    )
 
 
 def test_counts_by_table_are_stable(loaded):
     """Row counts of the Level1 rank-1 fixture, as a quick regression guard."""
     got = {k: v.num_rows for k, v in loaded(1, 1).tables.items()}
-    assert got == {"device_tasks": 556, "host_ops": 2460, "launches": 1058, "steps": 1, "memory_samples": 1003,
-                   "memory_blocks": 184, "module_memory": 1078, "comm_ops": 4, "comm_links": 48,
-                   "api_calls": 709, "counters": 3024, "trace_slices": 0, "run_info": 1}
+    assert got == {
+        "device_tasks": 556,
+        "host_ops": 2460,
+        "launches": 1058,
+        "steps": 1,
+        "memory_samples": 1003,
+        "memory_blocks": 184,
+        "module_memory": 1078,
+        "comm_ops": 4,
+        "comm_links": 48,
+        "api_calls": 709,
+        "counters": 3024,
+        "trace_slices": 0,
+        "run_info": 1,
+    }
     assert collections.Counter(df(loaded(1, 1), "device_tasks").kind) == {
-        "comm_task": 296, "kernel": 187, "sync": 26, "memcpy": 24, "other": 19, "communication": 4}
+        "comm_task": 296,
+        "kernel": 187,
+        "sync": 26,
+        "memcpy": 24,
+        "other": 19,
+        "communication": 4,
+    }

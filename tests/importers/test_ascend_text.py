@@ -2,6 +2,7 @@
 independently of the importer: CSVs with Python's ``csv`` module and ``Decimal``, JSON with
 ``json``; vendor aggregates (op_statistic.csv, api_statistic.csv, operator_details.csv,
 communication.json) are reconciled with the loaded tables."""
+
 from __future__ import annotations
 
 import collections
@@ -57,6 +58,7 @@ def loaded(fixtures):
         if (level, rank) not in _LOADED:
             _LOADED[(level, rank)] = load_rank(ascend_text.sniff(rank_dir(fixtures, level, rank)))
         return _LOADED[(level, rank)]
+
     return get
 
 
@@ -97,8 +99,9 @@ def kernel_rows(data) -> list[dict]:
 
 def test_level1_kernel_rows_are_kernel_details(fixtures, loaded):
     data = loaded(1, 0)
-    csv_rows = sorted(rows(out_file(fixtures, 1, 0, "kernel_details.csv")),
-                      key=lambda r: (ns(r["Start Time(us)"]), r["Name"]))
+    csv_rows = sorted(
+        rows(out_file(fixtures, 1, 0, "kernel_details.csv")), key=lambda r: (ns(r["Start Time(us)"]), r["Name"])
+    )
     got = kernel_rows(data)
     assert len(got) == len(csv_rows) == 191
     assert collections.Counter(r["kind"] for r in got) == {"kernel": 187, "communication": 4}
@@ -187,8 +190,9 @@ def test_every_trace_device_event_loaded_once(fixtures, loaded, level):
     if level == 1:  # the Plane records' rich fields are on the merged rows
         assert {r["name"] for r in tasks} == {"Notify_Wait", "Notify_Record", "Memcpy", "Reduce_Inline"}
         assert all(r["type"] in ("Notify Wait", "Write Value", "SDMA") for r in tasks)
-        plane_bytes = sum(e["args"]["size(Byte)"] for e in events
-                          if names.get(e["pid"]) == "HCCL" and e["ph"] == "X" and e["tid"] > 0)
+        plane_bytes = sum(
+            e["args"]["size(Byte)"] for e in events if names.get(e["pid"]) == "HCCL" and e["ph"] == "X" and e["tid"] > 0
+        )
         assert sum(r["bytes"] or 0 for r in tasks) == plane_bytes
         assert all(r["group"] == "17522688603477080586" for r in tasks)
 
@@ -217,23 +221,35 @@ def test_host_ops_and_operator_details(fixtures, loaded):
     events = trace(fixtures, 1, 0)
     host = table(data, "host_ops")
     cats = collections.Counter(r["category"] for r in host)
-    expected = collections.Counter(e["cat"] for e in events if e["ph"] == "X" and e.get("cat") in
-                                   ("cpu_op", "python_function", "enqueue", "dequeue"))
-    assert cats == {"op": expected["cpu_op"], "python": expected["python_function"],
-                    "queue": expected["enqueue"] + expected["dequeue"]}
+    expected = collections.Counter(
+        e["cat"]
+        for e in events
+        if e["ph"] == "X" and e.get("cat") in ("cpu_op", "python_function", "enqueue", "dequeue")
+    )
+    assert cats == {
+        "op": expected["cpu_op"],
+        "python": expected["python_function"],
+        "queue": expected["enqueue"] + expected["dequeue"],
+    }
     assert len({r["op_id"] for r in host}) == len(host)
     od = rows(out_file(fixtures, 1, 0, "operator_details.csv"))
     ops = [r for r in host if r["category"] == "op"]
-    for col, key in (("host_self_ns", "Host Self Duration(us)"), ("device_self_ns", "Device Self Duration(us)"),
-                     ("device_total_ns", "Device Total Duration(us)")):
+    for col, key in (
+        ("host_self_ns", "Host Self Duration(us)"),
+        ("device_self_ns", "Device Self Duration(us)"),
+        ("device_total_ns", "Device Total Duration(us)"),
+    ):
         assert sum(r[col] or 0 for r in ops) == sum(dur(r[key]) for r in od), col
     assert sum(r["host_self_ns"] is not None for r in ops) == len(od) == 859
     # canonical text: the CSV's `;\n` lists and the trace's `;\r\n` lists give the same strings
-    assert collections.Counter(r["input_shapes"] for r in ops if r["input_shapes"]) == \
-        collections.Counter(normalise_list(r["Input Shapes"]) for r in od if normalise_list(r["Input Shapes"]))
-    assert collections.Counter(r["call_stack"] for r in ops if r["call_stack"] and r["step"] is not None
-                               and not r["name"].startswith("ProfilerStep#")) == \
-        collections.Counter(normalise_stack(r["Call Stack"]) for r in od if normalise_stack(r["Call Stack"]))
+    assert collections.Counter(r["input_shapes"] for r in ops if r["input_shapes"]) == collections.Counter(
+        normalise_list(r["Input Shapes"]) for r in od if normalise_list(r["Input Shapes"])
+    )
+    assert collections.Counter(
+        r["call_stack"]
+        for r in ops
+        if r["call_stack"] and r["step"] is not None and not r["name"].startswith("ProfilerStep#")
+    ) == collections.Counter(normalise_stack(r["Call Stack"]) for r in od if normalise_stack(r["Call Stack"]))
     drop = next(r for r in ops if r["name"] == "npu::_npu_dropout")
     assert drop["input_shapes"] == "32,9216;" and drop["input_dtypes"] == "float;Scalar"
     assert drop["sequence"] == 1365 and drop["step"] == 50
@@ -241,8 +257,19 @@ def test_host_ops_and_operator_details(fixtures, loaded):
 
 def test_sql_normalisers_equal_the_shared_python_ones(fixtures):
     """The SQL twins in ``_sql`` must give exactly what ``_text`` gives (the DB importer's)."""
-    samples = [None, "", "N/A", ";", ";\n", "a;\r\nb;\r\n", "x\ny", " ;\t\n ", "f1;  \nf2;\r\n;\r\nf3;",
-               '"""32,3,224,224"""', '"32,1,224,224,8;121,4,16,8;64"']
+    samples = [
+        None,
+        "",
+        "N/A",
+        ";",
+        ";\n",
+        "a;\r\nb;\r\n",
+        "x\ny",
+        " ;\t\n ",
+        "f1;  \nf2;\r\n;\r\nf3;",
+        '"""32,3,224,224"""',
+        '"32,1,224,224,8;121,4,16,8;64"',
+    ]
     for e in trace(fixtures, 1, 0):
         if e.get("cat") == "cpu_op":
             samples += [e["args"].get("Input Dims"), e["args"].get("Input type"), e["args"].get("Call stack")]
@@ -281,8 +308,9 @@ def test_launches_point_at_rows(fixtures, loaded):
 def test_api_calls_match_api_statistic(fixtures, loaded):
     for rank in (0, 1):
         got = collections.Counter((r["level"], r["name"]) for r in table(loaded(1, rank), "api_calls"))
-        want = {(r["Level"], r["API Name"]): int(r["Count"]) for r in rows(out_file(fixtures, 1, rank,
-                                                                                  "api_statistic.csv"))}
+        want = {
+            (r["Level"], r["API Name"]): int(r["Count"]) for r in rows(out_file(fixtures, 1, rank, "api_statistic.csv"))
+        }
         assert dict(got) == want
     launch = next(r for r in table(loaded(1, 0), "api_calls") if r["name"] == "launch")
     assert launch["level"] == "node" and launch["item"] and launch["connection_id"] is not None
@@ -300,8 +328,9 @@ def test_memory_tables(fixtures, loaded):
     app = [r for r in samples if r["component"] == "APP"]
     app_csv = [r for r in mr if r["Component"] == "APP"]
     assert len(app) == len(app_csv) and all(r["allocated_bytes"] is None for r in app)
-    assert sorted(r["reserved_bytes"] for r in app) == \
-        sorted(int(Decimal(r["Total Reserved(MB)"]) * MIB) for r in app_csv)
+    assert sorted(r["reserved_bytes"] for r in app) == sorted(
+        int(Decimal(r["Total Reserved(MB)"]) * MIB) for r in app_csv
+    )
     assert {r["device"] for r in samples} == {0}
     om = rows(out_file(fixtures, 1, 0, "operator_memory.csv"))
     blocks = table(data, "memory_blocks")
@@ -317,8 +346,11 @@ def test_comm_ops_level1(fixtures, loaded):
         data = loaded(1, rank)
         ops = {r["name"]: r for r in table(data, "comm_ops")}
         comm = json.loads(out_file(fixtures, 1, rank, "communication.json").read_text())["step50"]["collective"]
-        kd = {r["Name"]: r for r in rows(out_file(fixtures, 1, rank, "kernel_details.csv"))
-              if r["Accelerator Core"] == "HCCL"}
+        kd = {
+            r["Name"]: r
+            for r in rows(out_file(fixtures, 1, rank, "kernel_details.csv"))
+            if r["Accelerator Core"] == "HCCL"
+        }
         assert len(ops) == 4 and set(ops) == set(kd)
         for key, rec in comm.items():
             if key == "Total Op Info":
@@ -327,8 +359,12 @@ def test_comm_ops_level1(fixtures, loaded):
             op, t, bw = ops[name], rec["Communication Time Info"], rec["Communication Bandwidth Info"]
             assert op["start_ns"] == ns(kd[name]["Start Time(us)"]) and op["dur_ns"] == dur(kd[name]["Duration(us)"])
             assert (op["group"], op["step"], op["category"], op["type"]) == (group, 50, "collective", "hcom_allReduce_")
-            for col, k in (("transit_ns", "Transit Time(ms)"), ("wait_ns", "Wait Time(ms)"),
-                           ("sync_ns", "Synchronization Time(ms)"), ("idle_ns", "Idle Time(ms)")):
+            for col, k in (
+                ("transit_ns", "Transit Time(ms)"),
+                ("wait_ns", "Wait Time(ms)"),
+                ("sync_ns", "Synchronization Time(ms)"),
+                ("idle_ns", "Idle Time(ms)"),
+            ):
                 assert abs(op[col] - Decimal(str(t[k])) * 1_000_000) <= 1, col
             assert abs(op["hccs_bytes"] - Decimal(str(bw["HCCS"]["Transit Size(MB)"])) * 1_000_000) <= 1
             # SDMA repeats HCCS on these on-node all-reduces: bytes must not count it twice
@@ -355,8 +391,12 @@ def test_comm_links(fixtures, loaded):
     assert len(links) == len(expected) == 48
     top = next(r for r in links if r["summary"] == "top1" and (r["src_rank"], r["dst_rank"]) == (0, 1))
     rec = matrix["step50"]["collective"]["allreduce-top1@17522688603477080586"]["0-1"]
-    assert (top["op_type"], top["group"], top["transport"], top["op_name"]) == \
-        ("allreduce", "17522688603477080586", rec["Transport Type"], rec["Op Name"])
+    assert (top["op_type"], top["group"], top["transport"], top["op_name"]) == (
+        "allreduce",
+        "17522688603477080586",
+        rec["Transport Type"],
+        rec["Op Name"],
+    )
     assert top["bytes"] == round(Decimal(str(rec["Transit Size(MB)"])) * 1_000_000)
 
 
@@ -379,8 +419,12 @@ def test_trace_slices_and_run_info(fixtures, loaded):
     assert len(slices) == len(overlap) and {r["process"] for r in slices} == {"Overlap Analysis"}
     (info,) = table(data, "run_info")
     cfg = json.loads((rank_dir(fixtures, 1, 0) / "profiler_info_0.json").read_text())
-    assert (info["rank"], info["device"], info["source_format"], info["profiler_level"]) == (0, 0, "ascend_text",
-                                                                                             "Level1")
+    assert (info["rank"], info["device"], info["source_format"], info["profiler_level"]) == (
+        0,
+        0,
+        "ascend_text",
+        "Level1",
+    )
     assert info["activities"] == "CPU,NPU" and info["with_stack"] and info["record_shapes"]
     assert info["aic_metrics"] == "ACL_AICORE_PIPE_UTILIZATION" and info["versions"] == "{}"
     assert json.loads(info["schedule"]) == cfg["config"]["common_config"]["schedule"]
@@ -418,7 +462,7 @@ def test_trace_damaged_in_the_middle_keeps_the_readable_prefix(fixtures, tmp_pat
     path = folder / "ASCEND_PROFILER_OUTPUT" / "trace_view.json"
     data = bytearray(path.read_bytes())
     cut = len(data) // 3
-    data[cut:cut + 4] = b"@@@@"
+    data[cut : cut + 4] = b"@@@@"
     path.write_bytes(bytes(data))
     loaded = load_rank(ascend_text.sniff(folder))
     (warn,) = [d for d in loaded.diagnostics if d.code == "trace-truncated"]
@@ -457,11 +501,18 @@ def test_trace_reader_edge_cases(tmp_path):
     """The reusable reader: a complete array, one missing only its ``]``, one cut inside an
     event, and a file that is not an array at all."""
     from profinsight.importers._trace_json import read_trace_json
-    events = [{"ph": "X", "name": f"e{i}", "pid": 1, "tid": 1, "ts": f"{i}.000", "dur": 1, "args": {"a": i}}
-              for i in range(50)]
+
+    events = [
+        {"ph": "X", "name": f"e{i}", "pid": 1, "tid": 1, "ts": f"{i}.000", "dur": 1, "args": {"a": i}}
+        for i in range(50)
+    ]
     text = json.dumps(events)
-    cases = {"whole": (text, 50, False), "no_bracket": (text[:-1], 50, True),
-             "cut": (text[: len(text) // 2], None, True), "object": ('{"traceEvents": [', 0, True)}
+    cases = {
+        "whole": (text, 50, False),
+        "no_bracket": (text[:-1], 50, True),
+        "cut": (text[: len(text) // 2], None, True),
+        "object": ('{"traceEvents": [', 0, True),
+    }
     for name, (body, n, truncated) in cases.items():
         path = tmp_path / f"{name}.json"
         path.write_text(body)
@@ -480,6 +531,7 @@ def test_trace_read_in_pieces_gives_the_same_tables(fixtures, monkeypatch):
     """The trace is read in pieces cut at event boundaries; 100 kB pieces (about 20 of them)
     give exactly the tables of one piece, file order included."""
     from profinsight.importers import _trace_json
+
     whole = load_rank(ascend_text.sniff(rank_dir(fixtures, 1, 1)))
     monkeypatch.setattr(_trace_json, "CHUNK_BYTES", 100_000)
     pieces = load_rank(ascend_text.sniff(rank_dir(fixtures, 1, 1)))
@@ -493,10 +545,20 @@ def test_trace_reader_survives_boundaries_inside_strings(tmp_path):
     there does not parse and is widened; where nearly every cut is false the rest is read as
     one piece.  Either way every event is read once, in order."""
     from profinsight.importers._trace_json import read_trace_json
+
     for every, min_chunks in ((25, 10), (1, 1)):
-        events = [{"ph": "X", "name": f"e{i}", "pid": 1, "tid": 1, "ts": f"{i}.000", "dur": 1,
-                   "args": {"s": "a}, {b" * 20, "n": [{"x": 1}, {"y": 2}]} if i % every == 0 else {"a": i}}
-                  for i in range(400)]
+        events = [
+            {
+                "ph": "X",
+                "name": f"e{i}",
+                "pid": 1,
+                "tid": 1,
+                "ts": f"{i}.000",
+                "dur": 1,
+                "args": {"s": "a}, {b" * 20, "n": [{"x": 1}, {"y": 2}]} if i % every == 0 else {"a": i},
+            }
+            for i in range(400)
+        ]
         path = tmp_path / "t.json"
         path.write_text(json.dumps(events))
         con = duck()
@@ -508,6 +570,7 @@ def test_trace_reader_survives_boundaries_inside_strings(tmp_path):
 
 def test_trace_cut_in_a_later_piece_keeps_the_earlier_pieces(fixtures, tmp_path, monkeypatch):
     from profinsight.importers import _trace_json
+
     monkeypatch.setattr(_trace_json, "CHUNK_BYTES", 200_000)
     folder = copy_rank(fixtures, tmp_path)
     path = folder / "ASCEND_PROFILER_OUTPUT" / "trace_view.json"
@@ -556,21 +619,46 @@ def test_counters_are_named_per_piece_exactly(tmp_path):
     from profinsight.importers._trace_json import read_trace_json
     from profinsight.importers.ascend_text import _trace
 
-    events = [
-        {"ph": "C", "name": "AI Core Freq", "pid": 7, "tid": 0, "ts": "10.000", "args": {"MHz": 1800}},
-        {"ph": "C", "name": "write_band_width", "pid": 8, "tid": 0, "ts": "11.500",
-         "args": {"value": 3, "acc_id": 2}},
-        {"ph": "C", "name": "Hit Rate", "pid": 9, "tid": 0, "ts": "12.000", "args": {"Hit Rate(%)": 0.875}},
-        {"ph": "C", "name": "mix", "pid": 10, "tid": 0, "ts": "13.001",
-         "args": {"b": "2.5", "a": 1, "s": "text", "z": None, "t": True, "src_id": 4, "id": "x"}},
-        {"ph": "C", "name": "L2 Buffer Bw Level", "pid": 11, "tid": 0, "ts": "14.000",
-         "args": {"L2 Buffer Bw Level": 2}},
-        {"ph": "C", "name": "QoS OTHERS", "pid": 12, "tid": 0, "ts": "15.000", "args": {"value": 640}},
-        {"ph": "C", "name": "no time", "pid": 7, "tid": 0, "args": {"MHz": 1}},
-    ] + [{"ph": "X", "name": f"pad{i}", "pid": 1, "tid": 1, "ts": f"{i}.000", "dur": 1, "args": {"p": "." * 200}}
-         for i in range(20)] + [
-        {"ph": "M", "name": "process_name", "pid": p, "tid": 0, "args": {"name": n}}
-        for p, n in ((7, "AI Core Freq"), (8, "Acc PMU"), (9, "LLC"), (10, "Stars Soc Info"), (12, "QoS"))]
+    events = (
+        [
+            {"ph": "C", "name": "AI Core Freq", "pid": 7, "tid": 0, "ts": "10.000", "args": {"MHz": 1800}},
+            {
+                "ph": "C",
+                "name": "write_band_width",
+                "pid": 8,
+                "tid": 0,
+                "ts": "11.500",
+                "args": {"value": 3, "acc_id": 2},
+            },
+            {"ph": "C", "name": "Hit Rate", "pid": 9, "tid": 0, "ts": "12.000", "args": {"Hit Rate(%)": 0.875}},
+            {
+                "ph": "C",
+                "name": "mix",
+                "pid": 10,
+                "tid": 0,
+                "ts": "13.001",
+                "args": {"b": "2.5", "a": 1, "s": "text", "z": None, "t": True, "src_id": 4, "id": "x"},
+            },
+            {
+                "ph": "C",
+                "name": "L2 Buffer Bw Level",
+                "pid": 11,
+                "tid": 0,
+                "ts": "14.000",
+                "args": {"L2 Buffer Bw Level": 2},
+            },
+            {"ph": "C", "name": "QoS OTHERS", "pid": 12, "tid": 0, "ts": "15.000", "args": {"value": 640}},
+            {"ph": "C", "name": "no time", "pid": 7, "tid": 0, "args": {"MHz": 1}},
+        ]
+        + [
+            {"ph": "X", "name": f"pad{i}", "pid": 1, "tid": 1, "ts": f"{i}.000", "dur": 1, "args": {"p": "." * 200}}
+            for i in range(20)
+        ]
+        + [
+            {"ph": "M", "name": "process_name", "pid": p, "tid": 0, "args": {"name": n}}
+            for p, n in ((7, "AI Core Freq"), (8, "Acc PMU"), (9, "LLC"), (10, "Stars Soc Info"), (12, "QoS"))
+        ]
+    )
     path = tmp_path / "trace_view.json"
     path.write_text(json.dumps(events))
     con = duck()

@@ -1,4 +1,5 @@
 """Exact time parsing and step assignment shared by the importers."""
+
 from __future__ import annotations
 
 from decimal import Decimal
@@ -15,24 +16,30 @@ def test_ts_ns_is_exact_where_float64_is_not():
     assert exact == 1736408883704643212
     assert int(float(text) * 1000) != exact  # float64 loses the last digits: why the macro exists
     con = duck()
-    got = con.execute("select ts_ns(?), ts_ns('N/A'), ts_ns(''), ts_ns('-0.5'), ts_ns('7'), ts_ns('1.25e3')",
-                      [text]).fetchone()
+    got = con.execute(
+        "select ts_ns(?), ts_ns('N/A'), ts_ns(''), ts_ns('-0.5'), ts_ns('7'), ts_ns('1.25e3')", [text]
+    ).fetchone()
     assert got == (exact, None, None, -500, 7000, 1250000)
     assert us_text_to_ns(text) == exact and us_text_to_ns("N/A") is None and us_text_to_ns("-0.5") == -500
 
 
 def test_unit_macros():
     con = duck()
-    got = con.execute("select dur_ns('53.7410625'), ms_ns('2.5'), int_or_null('4294967295'), int_or_null('12'),"
-                      " mib_bytes('1452.0'), mb_bytes('28.647232'), kib_bytes('2')").fetchone()
+    got = con.execute(
+        "select dur_ns('53.7410625'), ms_ns('2.5'), int_or_null('4294967295'), int_or_null('12'),"
+        " mib_bytes('1452.0'), mb_bytes('28.647232'), kib_bytes('2')"
+    ).fetchone()
     assert got == (53741, 2500000, None, 12, 1522532352, 28647232, 2048)
 
 
 def test_step_ranges_follow_the_vendor_rule():
     # two host steps; tasks launched inside each; the device range ends no earlier than the host step
-    steps = build_steps([(1, 100, 200), (2, 200, 300)],
-                        start_ns=[150, 180, 260, 400], end_ns=[170, 250, 390, 410],
-                        launch_ns=pa.array([110, 190, 250, None], pa.int64()))
+    steps = build_steps(
+        [(1, 100, 200), (2, 200, 300)],
+        start_ns=[150, 180, 260, 400],
+        end_ns=[170, 250, 390, 410],
+        launch_ns=pa.array([110, 190, 250, None], pa.int64()),
+    )
     d = steps.to_pydict()
     assert d["step"] == [1, 2]
     assert d["device_start_ns"] == [150, 260]
@@ -46,7 +53,7 @@ def test_earliest_containing_range():
     ``SELECT min_by(id, lo) FROM ranges WHERE t BETWEEN lo AND hi``; nested and overlapping
     ranges, gaps, null bounds and null times included."""
     lo = pa.array([100, 120, 300, 300, 500, None], pa.int64())
-    hi = pa.array([200, 150, 300, 400, 450, 900], pa.int64())   # id 5 ends before it starts: never
+    hi = pa.array([200, 150, 300, 400, 450, 900], pa.int64())  # id 5 ends before it starts: never
     ids = [1, 2, 3, 4, 5, 6]
     t = pa.array([99, 100, 130, 150, 200, 201, 300, 350, 400, 401, 460, None], pa.int64())
     got = earliest_containing(t, lo, hi, ids).to_pylist()
@@ -56,6 +63,7 @@ def test_earliest_containing_range():
     assert got == [2, 1]
     # ranks that follow the starts take the binary-search path; the same answer as a plain loop
     import random
+
     rng = random.Random(7)
     los = sorted(rng.randrange(0, 10_000) for _ in range(60))
     his = [a + rng.randrange(0, 600) for a in los]

@@ -3,6 +3,7 @@ row-by-row one gave (kept below as ``load_device_reference``, the builder of imp
 on every fixture DB, and on a copy edited to hold the cases the fixtures lack (sentinels and
 NULLs, a task in two detail tables, repeated and NULL PMU values, memcpy sizes).  The DB declares ``globalTaskId`` unique in the detail tables, so ids
 repeat only in ``TASK_PMU_INFO``."""
+
 from __future__ import annotations
 
 import shutil
@@ -21,10 +22,10 @@ from profinsight.importers.ascend_db.device import _COLS, host_steps, wait_ns
 from profinsight.importers.ascend_db.reader import Db, clean, valid_id
 from profinsight.importers.base import RankData
 
-
 # -- the reference: the former row-by-row builder, unchanged -----------------------------------
 _SYNC = {"EVENT_RECORD", "EVENT_WAIT"}
 _ENUM_NONE = {"N/A", "INVALID_TYPE", "RESERVED"}
+
 
 def load_device_reference(db: Db, data: RankData, node_launch: dict[int, int], comm_groups: dict[str, str]) -> None:
     """Fill ``device_tasks`` and ``steps`` of ``data``."""
@@ -48,12 +49,12 @@ def load_device_reference(db: Db, data: RankData, node_launch: dict[int, int], c
 
     launch = [node_launch.get(c) if c is not None else None for c in cols["connection_id"]]
     kc_idx = np.flatnonzero(kc)
-    steps = build_steps(host_steps(db), start[kc_idx], end[kc_idx],
-                        pa.array([launch[i] for i in kc_idx], pa.int64()))
+    steps = build_steps(host_steps(db), start[kc_idx], end[kc_idx], pa.array([launch[i] for i in kc_idx], pa.int64()))
     cols["step"] = assign_steps(start, steps)
 
-    table = pa.table({k: (cols[k] if isinstance(cols[k], pa.Array) else pa.array(cols[k], t))
-                      for k, t in _COLS.items()})
+    table = pa.table(
+        {k: (cols[k] if isinstance(cols[k], pa.Array) else pa.array(cols[k], t)) for k, t in _COLS.items()}
+    )
     for name, values in _pmu_columns(db, gids).items():
         table = table.append_column(name, pa.array(values, pa.float64()))
     data.tables["device_tasks"] = table
@@ -69,19 +70,39 @@ def _wait_column(start, end, mask) -> list:
 
 
 def _add_tasks(db: Db, rows: dict, gids: list, comm_groups: dict[str, str]) -> None:
-    t = db.select("TASK", {"start": ("startNs",), "end": ("endNs",), "device": ("deviceId",),
-                           "conn": ("connectionId",), "gid": ("globalTaskId",), "type": ("taskType",),
-                           "ctx": ("contextId",), "stream": ("streamId",), "task": ("taskId",)})
+    t = db.select(
+        "TASK",
+        {
+            "start": ("startNs",),
+            "end": ("endNs",),
+            "device": ("deviceId",),
+            "conn": ("connectionId",),
+            "gid": ("globalTaskId",),
+            "type": ("taskType",),
+            "ctx": ("contextId",),
+            "stream": ("streamId",),
+            "task": ("taskId",),
+        },
+    )
     compute = _compute_info(db)
     comm = _comm_task_info(db, comm_groups)
-    memcpy = dict(db.rows("SELECT globalTaskId, size FROM MEMCPY_INFO")) \
-        if db.col("MEMCPY_INFO", "size") and db.col("MEMCPY_INFO", "globalTaskId") else {}
+    memcpy = (
+        dict(db.rows("SELECT globalTaskId, size FROM MEMCPY_INFO"))
+        if db.col("MEMCPY_INFO", "size") and db.col("MEMCPY_INFO", "globalTaskId")
+        else {}
+    )
     hw_types = db.text(t["type"])
     for i, gid in enumerate(t["gid"]):
         hw = hw_types[i]
-        base = {"device": t["device"][i], "stream": t["stream"][i], "task_id": t["task"][i],
-                "context_id": valid_id(t["ctx"][i]), "start_ns": t["start"][i],
-                "dur_ns": t["end"][i] - t["start"][i], "connection_id": t["conn"][i]}
+        base = {
+            "device": t["device"][i],
+            "stream": t["stream"][i],
+            "task_id": t["task"][i],
+            "context_id": valid_id(t["ctx"][i]),
+            "start_ns": t["start"][i],
+            "dur_ns": t["end"][i] - t["start"][i],
+            "connection_id": t["conn"][i],
+        }
         if gid in compute:
             base.update(compute[gid], kind="kernel")
         elif gid in comm:
@@ -98,31 +119,62 @@ def _add_tasks(db: Db, rows: dict, gids: list, comm_groups: dict[str, str]) -> N
 
 def _compute_info(db: Db) -> dict[int, dict]:
     """globalTaskId -> kernel attributes from ``COMPUTE_TASK_INFO`` (aliases across versions)."""
-    c = db.select("COMPUTE_TASK_INFO", {
-        "gid": ("globalTaskId",), "name": ("name",), "type": ("opType",), "core": ("taskType",),
-        "block": ("blockNum", "blockDim"), "mix": ("mixBlockNum", "mixBlockDim"), "state": ("opState",),
-        "in_f": ("inputFormats",), "in_t": ("inputDataTypes",), "in_s": ("inputShapes",),
-        "out_f": ("outputFormats",), "out_t": ("outputDataTypes",), "out_s": ("outputShapes",)})
+    c = db.select(
+        "COMPUTE_TASK_INFO",
+        {
+            "gid": ("globalTaskId",),
+            "name": ("name",),
+            "type": ("opType",),
+            "core": ("taskType",),
+            "block": ("blockNum", "blockDim"),
+            "mix": ("mixBlockNum", "mixBlockDim"),
+            "state": ("opState",),
+            "in_f": ("inputFormats",),
+            "in_t": ("inputDataTypes",),
+            "in_s": ("inputShapes",),
+            "out_f": ("outputFormats",),
+            "out_t": ("outputDataTypes",),
+            "out_s": ("outputShapes",),
+        },
+    )
     text = {k: db.text(c[k]) for k in ("name", "type", "core", "in_f", "in_t", "in_s", "out_f", "out_t", "out_s")}
     states = [db.strings.get(v, str(v)) if isinstance(v, int) else v for v in c["state"]]
     out = {}
     for i, gid in enumerate(c["gid"]):
         out[gid] = {
-            "name": text["name"][i], "type": clean(text["type"][i]), "core": clean(text["core"][i]),
-            "block_dim": c["block"][i], "mix_block_dim": c["mix"][i], "op_state": clean(states[i]),
-            "input_shapes": normalise_list(text["in_s"][i]), "input_dtypes": normalise_list(text["in_t"][i]),
-            "input_formats": normalise_list(text["in_f"][i]), "output_shapes": normalise_list(text["out_s"][i]),
-            "output_dtypes": normalise_list(text["out_t"][i]), "output_formats": normalise_list(text["out_f"][i]),
+            "name": text["name"][i],
+            "type": clean(text["type"][i]),
+            "core": clean(text["core"][i]),
+            "block_dim": c["block"][i],
+            "mix_block_dim": c["mix"][i],
+            "op_state": clean(states[i]),
+            "input_shapes": normalise_list(text["in_s"][i]),
+            "input_dtypes": normalise_list(text["in_t"][i]),
+            "input_formats": normalise_list(text["in_f"][i]),
+            "output_shapes": normalise_list(text["out_s"][i]),
+            "output_dtypes": normalise_list(text["out_t"][i]),
+            "output_formats": normalise_list(text["out_f"][i]),
         }
     return out
 
 
 def _comm_task_info(db: Db, comm_groups: dict[str, str]) -> dict[int, dict]:
     """globalTaskId -> small-task attributes from ``COMMUNICATION_TASK_INFO``."""
-    c = db.select("COMMUNICATION_TASK_INFO", {
-        "gid": ("globalTaskId",), "op": ("name",), "kind": ("taskType",), "group": ("groupName",),
-        "src": ("srcRank",), "dst": ("dstRank",), "transport": ("transportType",), "size": ("size",),
-        "link": ("linkType",), "op_id": ("opId",)})
+    c = db.select(
+        "COMMUNICATION_TASK_INFO",
+        {
+            "gid": ("globalTaskId",),
+            "op": ("name",),
+            "kind": ("taskType",),
+            "group": ("groupName",),
+            "src": ("srcRank",),
+            "dst": ("dstRank",),
+            "transport": ("transportType",),
+            "size": ("size",),
+            "link": ("linkType",),
+            "op_id": ("opId",),
+        },
+    )
     o = db.select("COMMUNICATION_OP", {"id": ("opId",), "name": ("opName",)})
     op_names = dict(zip(o["id"], db.text(o["name"])))
     transports, links = db.enum("ENUM_HCCL_TRANSPORT_TYPE"), db.enum("ENUM_HCCL_LINK_TYPE")
@@ -130,10 +182,17 @@ def _comm_task_info(db: Db, comm_groups: dict[str, str]) -> dict[int, dict]:
     out = {}
     for i, gid in enumerate(c["gid"]):
         op = op_names.get(c["op_id"][i]) or ops[i]
-        out[gid] = {"name": kinds[i], "core": "HCCL", "comm_op": op,
-                    "group": comm_groups.get(op, groups[i]), "src_rank": valid_id(c["src"][i]),
-                    "dst_rank": valid_id(c["dst"][i]), "transport": _enum(transports, c["transport"][i]),
-                    "link_type": _enum(links, c["link"][i]), "bytes": c["size"][i]}
+        out[gid] = {
+            "name": kinds[i],
+            "core": "HCCL",
+            "comm_op": op,
+            "group": comm_groups.get(op, groups[i]),
+            "src_rank": valid_id(c["src"][i]),
+            "dst_rank": valid_id(c["dst"][i]),
+            "transport": _enum(transports, c["transport"][i]),
+            "link_type": _enum(links, c["link"][i]),
+            "bytes": c["size"][i],
+        }
     return out
 
 
@@ -143,18 +202,37 @@ def _enum(table: dict[int, str], value) -> str | None:
 
 
 def _add_comm_ops(db: Db, rows: dict, gids: list, comm_groups: dict[str, str]) -> None:
-    o = db.select("COMMUNICATION_OP", {"name": ("opName",), "start": ("startNs",), "end": ("endNs",),
-                                       "conn": ("connectionId",), "group": ("groupName",),
-                                       "type": ("opType",), "device": ("deviceId",)})
-    conn_device = dict(db.rows("SELECT connectionId, min(deviceId) FROM TASK GROUP BY connectionId")) \
-        if db.has("TASK") else {}
+    o = db.select(
+        "COMMUNICATION_OP",
+        {
+            "name": ("opName",),
+            "start": ("startNs",),
+            "end": ("endNs",),
+            "conn": ("connectionId",),
+            "group": ("groupName",),
+            "type": ("opType",),
+            "device": ("deviceId",),
+        },
+    )
+    conn_device = (
+        dict(db.rows("SELECT connectionId, min(deviceId) FROM TASK GROUP BY connectionId")) if db.has("TASK") else {}
+    )
     names, types, groups = db.text(o["name"]), db.text(o["type"]), db.text(o["group"])
     for i, name in enumerate(names):
         dev = o["device"][i] if o["device"][i] is not None else conn_device.get(o["conn"][i])
-        row = {"device": dev, "kind": "communication", "name": name, "type": comm_type(types[i], name), "core": "HCCL",
-               "start_ns": o["start"][i], "dur_ns": o["end"][i] - o["start"][i], "connection_id": o["conn"][i],
-               "block_dim": 0,
-               "comm_op": name, "group": comm_groups.get(name, groups[i])}
+        row = {
+            "device": dev,
+            "kind": "communication",
+            "name": name,
+            "type": comm_type(types[i], name),
+            "core": "HCCL",
+            "start_ns": o["start"][i],
+            "dur_ns": o["end"][i] - o["start"][i],
+            "connection_id": o["conn"][i],
+            "block_dim": 0,
+            "comm_op": name,
+            "group": comm_groups.get(name, groups[i]),
+        }
         for k in rows:
             rows[k].append(row.get(k))
         gids.append(None)
@@ -220,28 +298,41 @@ def test_same_as_row_by_row_on_edge_cases(fixtures, tmp_path):
     with con:
         gids = [r[0] for r in con.execute("SELECT globalTaskId FROM COMPUTE_TASK_INFO ORDER BY globalTaskId LIMIT 3")]
         comm_gid = con.execute("SELECT min(globalTaskId) FROM COMMUNICATION_TASK_INFO").fetchone()[0]
-        other = con.execute("SELECT min(globalTaskId) FROM TASK WHERE globalTaskId NOT IN "
-                            "(SELECT globalTaskId FROM COMPUTE_TASK_INFO UNION SELECT globalTaskId "
-                            "FROM COMMUNICATION_TASK_INFO)").fetchone()[0]
+        other = con.execute(
+            "SELECT min(globalTaskId) FROM TASK WHERE globalTaskId NOT IN "
+            "(SELECT globalTaskId FROM COMPUTE_TASK_INFO UNION SELECT globalTaskId "
+            "FROM COMMUNICATION_TASK_INFO)"
+        ).fetchone()[0]
         # attributes the fixtures never vary
-        con.execute("UPDATE COMPUTE_TASK_INFO SET blockDim = blockDim + 7, inputShapes = outputShapes "
-                    "WHERE globalTaskId = ?", (gids[0],))
+        con.execute(
+            "UPDATE COMPUTE_TASK_INFO SET blockDim = blockDim + 7, inputShapes = outputShapes WHERE globalTaskId = ?",
+            (gids[0],),
+        )
         # a task in both detail tables is a kernel
-        con.execute("INSERT INTO COMMUNICATION_TASK_INFO SELECT name, ?, taskType, planeId, groupName, notifyId, "
-                    "rdmaType, srcRank, dstRank, transportType, size, dataType, linkType, opId "
-                    "FROM COMMUNICATION_TASK_INFO WHERE globalTaskId = ?", (gids[1], comm_gid))
+        con.execute(
+            "INSERT INTO COMMUNICATION_TASK_INFO SELECT name, ?, taskType, planeId, groupName, notifyId, "
+            "rdmaType, srcRank, dstRank, transportType, size, dataType, linkType, opId "
+            "FROM COMMUNICATION_TASK_INFO WHERE globalTaskId = ?",
+            (gids[1], comm_gid),
+        )
         # sentinels and NULLs
         con.execute("UPDATE TASK SET contextId = 4294967295 WHERE globalTaskId = ?", (gids[2],))
         con.execute("UPDATE TASK SET contextId = NULL, taskType = NULL WHERE globalTaskId = ?", (other,))
-        con.execute("UPDATE COMMUNICATION_TASK_INFO SET taskType = NULL, dstRank = 4294967295, srcRank = NULL, "
-                    "opId = NULL, linkType = NULL WHERE globalTaskId = ?", (comm_gid,))
-        con.execute("UPDATE COMPUTE_TASK_INFO SET opType = NULL, inputShapes = NULL WHERE globalTaskId = ?",
-                    (gids[2],))
+        con.execute(
+            "UPDATE COMMUNICATION_TASK_INFO SET taskType = NULL, dstRank = 4294967295, srcRank = NULL, "
+            "opId = NULL, linkType = NULL WHERE globalTaskId = ?",
+            (comm_gid,),
+        )
+        con.execute("UPDATE COMPUTE_TASK_INFO SET opType = NULL, inputShapes = NULL WHERE globalTaskId = ?", (gids[2],))
         # PMU: a repeated (task, metric) keeps the last value; NULL values and unknown names are skipped
-        con.execute("INSERT INTO TASK_PMU_INFO SELECT globalTaskId, name, value * 2 FROM TASK_PMU_INFO "
-                    "WHERE globalTaskId = ?", (gids[0],))
-        con.execute("INSERT INTO TASK_PMU_INFO SELECT globalTaskId, name, NULL FROM TASK_PMU_INFO "
-                    "WHERE globalTaskId = ?", (gids[1],))
+        con.execute(
+            "INSERT INTO TASK_PMU_INFO SELECT globalTaskId, name, value * 2 FROM TASK_PMU_INFO WHERE globalTaskId = ?",
+            (gids[0],),
+        )
+        con.execute(
+            "INSERT INTO TASK_PMU_INFO SELECT globalTaskId, name, NULL FROM TASK_PMU_INFO WHERE globalTaskId = ?",
+            (gids[1],),
+        )
         con.execute("INSERT INTO TASK_PMU_INFO VALUES (?, 987654321, 1.0)", (gids[1],))
         # memcpy sizes (no fixture has MEMCPY_INFO)
         con.execute("CREATE TABLE MEMCPY_INFO (globalTaskId INTEGER, size INTEGER, memcpyOperation INTEGER)")

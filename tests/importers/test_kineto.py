@@ -4,6 +4,7 @@ Expected counts are written twice on purpose: once as the numbers stated in the 
 README (the contract), once counted here straight from the JSON with gzip + json (so a wrong
 README or a wrong importer both show up).
 """
+
 from __future__ import annotations
 
 import gzip
@@ -21,15 +22,12 @@ from profinsight.schema import TABLES
 
 # From /work/shared/fixtures/README.md, "Facts per fixture".  None = not stated there.
 README = {
-    "gpu_2rank_rank0": dict(kernel=1154, memcpy=40, memset=10, cpu_op=2329, cuda_runtime=1204,
-                            steps=2, rank=0),
-    "gpu_2rank_rank1": dict(kernel=1104, memcpy=40, memset=10, cpu_op=2302, cuda_runtime=1154,
-                            steps=2, rank=1),
+    "gpu_2rank_rank0": dict(kernel=1154, memcpy=40, memset=10, cpu_op=2329, cuda_runtime=1204, steps=2, rank=0),
+    "gpu_2rank_rank1": dict(kernel=1104, memcpy=40, memset=10, cpu_op=2302, cuda_runtime=1154, steps=2, rank=1),
     "compare_base": dict(kernel=6, memcpy=6, memset=6, cpu_op=None, cuda_runtime=None, steps=2, rank=1),
     "compare_test": dict(kernel=5, memcpy=6, memset=6, cpu_op=None, cuda_runtime=None, steps=2, rank=1),
     "gpu_alexnet": dict(kernel=79, memcpy=16, memset=3, cpu_op=None, cuda_runtime=None, steps=0, rank=0),
-    "gpu_cupti_counters": dict(kernel=0, memcpy=0, memset=0, cpu_op=None, cuda_runtime=1862, steps=0,
-                               rank=0),
+    "gpu_cupti_counters": dict(kernel=0, memcpy=0, memset=0, cpu_op=None, cuda_runtime=1862, steps=0, rank=0),
     "amd_mi250": dict(kernel=14, memcpy=2, memset=0, cpu_op=None, cuda_runtime=None, steps=2, rank=None),
     "cpu_only": dict(kernel=0, memcpy=0, memset=0, cpu_op=4, cuda_runtime=0, steps=1, rank=34),
 }
@@ -48,12 +46,21 @@ def _count_raw(doc: dict) -> dict:
     """The README facts, counted from the JSON."""
     ev = doc["traceEvents"]
     cats = Counter(e.get("cat") for e in ev if e.get("ph") == "X")
-    steps = {e["name"] for e in ev if e.get("ph") == "X"
-             and e.get("cat") in ("cpu_op", "user_annotation") and _STEP.match(e.get("name", ""))}
+    steps = {
+        e["name"]
+        for e in ev
+        if e.get("ph") == "X" and e.get("cat") in ("cpu_op", "user_annotation") and _STEP.match(e.get("name", ""))
+    }
     rank = (doc.get("distributedInfo") or {}).get("rank")
-    return dict(kernel=cats["kernel"], memcpy=cats["gpu_memcpy"], memset=cats["gpu_memset"],
-                cpu_op=cats["cpu_op"], cuda_runtime=cats["cuda_runtime"], steps=len(steps),
-                rank=rank)
+    return dict(
+        kernel=cats["kernel"],
+        memcpy=cats["gpu_memcpy"],
+        memset=cats["gpu_memset"],
+        cpu_op=cats["cpu_op"],
+        cuda_runtime=cats["cuda_runtime"],
+        steps=len(steps),
+        rank=rank,
+    )
 
 
 _LOADED: dict = {}
@@ -62,10 +69,12 @@ _LOADED: dict = {}
 @pytest.fixture
 def load(fixtures):
     """Load a fixture once per session (the importer is deterministic)."""
+
     def get(name):
         if name not in _LOADED:
             _LOADED[name] = load_rank(kineto.sniff(_path(fixtures, name)))
         return _LOADED[name]
+
     return get
 
 
@@ -73,9 +82,15 @@ def _count_loaded(rd) -> dict:
     kinds = Counter(rd.tables["device_tasks"]["kind"].to_pylist())
     cats = Counter(rd.tables["host_ops"]["category"].to_pylist())
     levels = Counter(rd.tables["api_calls"]["level"].to_pylist())
-    return dict(kernel=kinds["kernel"] + kinds["communication"], memcpy=kinds["memcpy"],
-                memset=kinds["memset"], cpu_op=cats["op"], cuda_runtime=levels["cuda_runtime"],
-                steps=rd.tables["steps"].num_rows, rank=rd.rank)
+    return dict(
+        kernel=kinds["kernel"] + kinds["communication"],
+        memcpy=kinds["memcpy"],
+        memset=kinds["memset"],
+        cpu_op=cats["op"],
+        cuda_runtime=levels["cuda_runtime"],
+        steps=rd.tables["steps"].num_rows,
+        rank=rd.rank,
+    )
 
 
 @pytest.mark.parametrize("name", sorted(README))
@@ -93,7 +108,7 @@ def test_sniff_and_schema(fixtures, load, name):
     assert src.format == "kineto" and src.files == (_path(fixtures, name),)
     rd = load(name)
     for table, decl in TABLES.items():
-        assert rd.tables[table].column_names[:len(decl.names)] == decl.names
+        assert rd.tables[table].column_names[: len(decl.names)] == decl.names
     assert not [d for d in rd.diagnostics if d.severity == "error"]
     info = rd.tables["run_info"].to_pylist()[0]
     assert info["source_format"] == "kineto"
@@ -113,8 +128,7 @@ def test_sniff_rejects_other_json(fixtures, tmp_path):
     assert kineto.sniff(_path(fixtures, "gpu_cupti_counters")).rank_hint is None
 
 
-@pytest.mark.parametrize("name,why", [("cpu_only", "CPU-only"),
-                                      ("gpu_cupti_counters", "cuda_profiler_range")])
+@pytest.mark.parametrize("name,why", [("cpu_only", "CPU-only"), ("gpu_cupti_counters", "cuda_profiler_range")])
 def test_no_device_activity_is_a_warning(load, name, why):
     rd = load(name)
     codes = {d.code: d for d in rd.diagnostics}
@@ -160,8 +174,9 @@ def test_host_link_is_innermost_op_around_the_launch(load, name):
     assert host.index.is_unique
     for task, call_id in corr.items():
         call = api.loc[int(call_id)]
-        around = ((pid == call.pid) & (thread == call.thread) & (start <= call.start_ns)
-                  & (call.start_ns < end)).nonzero()[0]
+        around = (
+            (pid == call.pid) & (thread == call.thread) & (start <= call.start_ns) & (call.start_ns < end)
+        ).nonzero()[0]
         got = int(host.loc[task, "host_op_id"]) if task in host.index else None
         if got is not None and host.loc[task, "link"] == "external_id":
             assert got in set(op_id[around])
@@ -258,43 +273,94 @@ def test_malformed_event_in_the_middle_is_skipped(tmp_path):
 def _synthetic(tmp_path) -> Path:
     """A tiny trace with what the HTA samples lack: memory events, counters, python frames,
     collective args on kernels, record_param_comms, cuda_sync."""
+
     def x(cat, name, ts, dur, pid=10, tid=11, **args):
-        return {"ph": "X", "cat": cat, "name": name, "pid": pid, "tid": tid, "ts": ts, "dur": dur,
-                "args": args}
+        return {"ph": "X", "cat": cat, "name": name, "pid": pid, "tid": tid, "ts": ts, "dur": dur, "args": args}
 
     def mem(ts, addr, size, total, dev_type=1, dev=0):
-        return {"ph": "i", "cat": "cpu_instant_event", "s": "t", "name": "[memory]", "pid": 10,
-                "tid": 11, "ts": ts, "args": {"Addr": addr, "Bytes": size, "Total Allocated": total,
-                                              "Total Reserved": 2097152, "Device Type": dev_type,
-                                              "Device Id": dev}}
+        return {
+            "ph": "i",
+            "cat": "cpu_instant_event",
+            "s": "t",
+            "name": "[memory]",
+            "pid": 10,
+            "tid": 11,
+            "ts": ts,
+            "args": {
+                "Addr": addr,
+                "Bytes": size,
+                "Total Allocated": total,
+                "Total Reserved": 2097152,
+                "Device Type": dev_type,
+                "Device Id": dev,
+            },
+        }
+
     ev = [
         x("user_annotation", "ProfilerStep#7", 1000.0, 500.0, **{"External id": 1}),
-        x("cpu_op", "aten::empty", 1010.5, 20.25, **{"External id": 2, "Input Dims": [[2, 3], []],
-                                                    "Input type": ["float", "Scalar"]}),
+        x(
+            "cpu_op",
+            "aten::empty",
+            1010.5,
+            20.25,
+            **{"External id": 2, "Input Dims": [[2, 3], []], "Input type": ["float", "Scalar"]},
+        ),
         mem(1015.0, 140000, 512, 512),
-        x("cpu_op", "record_param_comms", 1100.0, 50.0, **{
-            "External id": 3, "Collective name": "allreduce", "In msg nelems": 1024,
-            "dtype": "Float", "Process Group Name": "0"}),
+        x(
+            "cpu_op",
+            "record_param_comms",
+            1100.0,
+            50.0,
+            **{
+                "External id": 3,
+                "Collective name": "allreduce",
+                "In msg nelems": 1024,
+                "dtype": "Float",
+                "Process Group Name": "0",
+            },
+        ),
         x("cuda_runtime", "cudaLaunchKernel", 1110.0, 5.0, **{"External id": 3, "correlation": 77}),
-        x("kernel", "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)",
-          1120.0, 40.0, pid=0, tid=30, **{"External id": 3, "correlation": 77, "device": 0,
-                                          "stream": 30}),
-        x("kernel", "ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)", 1170.0, 40.0,
-          pid=0, tid=30, **{"correlation": 78, "device": 0, "stream": 30, "Collective name": "send",
-                            "In msg nelems": 10, "dtype": "BFloat16", "Process Group Name": "pg1"}),
+        x(
+            "kernel",
+            "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)",
+            1120.0,
+            40.0,
+            pid=0,
+            tid=30,
+            **{"External id": 3, "correlation": 77, "device": 0, "stream": 30},
+        ),
+        x(
+            "kernel",
+            "ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)",
+            1170.0,
+            40.0,
+            pid=0,
+            tid=30,
+            **{
+                "correlation": 78,
+                "device": 0,
+                "stream": 30,
+                "Collective name": "send",
+                "In msg nelems": 10,
+                "dtype": "BFloat16",
+                "Process Group Name": "pg1",
+            },
+        ),
         mem(1200.0, 140000, -512, 0),
         mem(1210.0, 150000, -64, 0, dev_type=0, dev=-1),
         x("python_function", "train.py(12): step", 1001.0, 400.0, **{"Python id": 4}),
         {"ph": "C", "name": "GPU Mem", "pid": 0, "tid": 0, "ts": 1300.0, "args": {"used": 12.5}},
-        x("cuda_sync", "Event Sync", 1400.0, 3.0, pid=0, tid=30, cuda_sync_kind="Event Sync",
-          device=0, stream=30),
+        x("cuda_sync", "Event Sync", 1400.0, 3.0, pid=0, tid=30, cuda_sync_kind="Event Sync", device=0, stream=30),
         x("overhead", "Activity Buffer Request", 900.0, 2.0, pid=-1, tid=0),
         {"ph": "s", "cat": "ac2g", "name": "ac2g", "id": 77, "pid": 10, "tid": 11, "ts": 1110.0},
     ]
-    doc = {"schemaVersion": 1, "deviceProperties": [{"id": 0, "name": "NVIDIA H100"}],
-           "distributedInfo": {"backend": "nccl", "rank": 3, "world_size": 8,
-                               "nccl_version": "2.21.5"},
-           "traceEvents": ev, "baseTimeNanoseconds": 1700000000000000000}
+    doc = {
+        "schemaVersion": 1,
+        "deviceProperties": [{"id": 0, "name": "NVIDIA H100"}],
+        "distributedInfo": {"backend": "nccl", "rank": 3, "world_size": 8, "nccl_version": "2.21.5"},
+        "traceEvents": ev,
+        "baseTimeNanoseconds": 1700000000000000000,
+    }
     p = tmp_path / "host_123.1700000000000.pt.trace.json"
     p.write_text(json.dumps(doc, indent=1))
     return p
@@ -313,13 +379,15 @@ def test_synthetic_memory_comm_counters(tmp_path):
     assert comm["send"]["group"] == "pg1" and comm["allreduce"]["step"] == 7
     assert {d["kind"] for d in t["device_tasks"]} == {"communication", "sync"}
     assert [(m["component"], m["allocated_bytes"]) for m in t["memory_samples"]] == [
-        ("CUDA", 512), ("CUDA", 0), ("CPU", 0)]
+        ("CUDA", 512),
+        ("CUDA", 0),
+        ("CPU", 0),
+    ]
     blocks = t["memory_blocks"]
     assert blocks[0]["name"] == "aten::empty" and blocks[0]["size_bytes"] == 512
     assert blocks[0]["release_ns"] == 1700000000001200000
     assert blocks[1]["alloc_ns"] is None and blocks[1]["size_bytes"] == 64
-    assert [(c["track"], c["name"], c["value"], c["device"]) for c in t["counters"]] == [
-        ("GPU Mem", "used", 12.5, 0)]
+    assert [(c["track"], c["name"], c["value"], c["device"]) for c in t["counters"]] == [("GPU Mem", "used", 12.5, 0)]
     assert [s["name"] for s in t["trace_slices"]] == ["Activity Buffer Request"]
     info = t["run_info"][0]
     assert (info["device_name"], info["world_size"], info["activities"]) == ("NVIDIA H100", 8, "CPU,CUDA")

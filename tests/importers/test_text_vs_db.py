@@ -4,6 +4,7 @@ multiset of (name, type) of compute kernels, communication ops equal by count, t
 and compute time within 2%.
 
 Skipped until the text importer (``profinsight.importers.ascend_text``) exists."""
+
 from __future__ import annotations
 
 import collections

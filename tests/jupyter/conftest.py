@@ -1,5 +1,6 @@
 """Tests of the JupyterLab side.  Keeps each test's outcome on its item so a UI test's
 fixture can take a screenshot when the test failed."""
+
 from __future__ import annotations
 
 from pathlib import Path

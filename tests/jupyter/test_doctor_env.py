@@ -1,5 +1,6 @@
 """``profinsight doctor --env``: the JupyterLab extension (installed, enabled, same version as
 the package), torch / torch_npu / CANN, and the environment variables that distort profiles."""
+
 from __future__ import annotations
 
 import json
@@ -56,7 +57,8 @@ def test_disabled_labextension_and_server_extension(jupyter_dirs):
     (cfg / "labconfig").mkdir()
     (cfg / "labconfig" / "page_config.json").write_text(json.dumps({"disabledExtensions": {"profinsight": True}}))
     (cfg / "jupyter_server_config.json").write_text(
-        json.dumps({"ServerApp": {"jpserver_extensions": {"profinsight.jupyter": False}}}))
+        json.dumps({"ServerApp": {"jpserver_extensions": {"profinsight.jupyter": False}}})
+    )
     found = codes(jupyter_checks())
     assert found["labextension-disabled"].severity == "warning"
     assert found["server-extension-disabled"].severity == "warning"
@@ -66,17 +68,23 @@ def test_disabled_labextension_and_server_extension(jupyter_dirs):
 def test_cann_and_profiling_env_vars(tmp_path, monkeypatch):
     home = tmp_path / "ascend-toolkit" / "latest"
     (home / "x86_64-linux").mkdir(parents=True)
-    (home / "x86_64-linux" / "ascend_toolkit_install.info").write_text("package_name=Ascend-cann-toolkit\nversion=8.0.RC3\n")
+    (home / "x86_64-linux" / "ascend_toolkit_install.info").write_text(
+        "package_name=Ascend-cann-toolkit\nversion=8.0.RC3\n"
+    )
     monkeypatch.setenv("ASCEND_HOME_PATH", str(home))
     monkeypatch.setenv("ASCEND_LAUNCH_BLOCKING", "1")
     monkeypatch.setenv("ASCEND_GLOBAL_LOG_LEVEL", "0")
     monkeypatch.setenv("ASCEND_RT_VISIBLE_DEVICES", "0,1")
     found = codes(environment_extra_checks())
     assert found["cann"].message.startswith("CANN 8.0.RC3")
-    assert found["launch-blocking"].severity == "warning" and "unset ASCEND_LAUNCH_BLOCKING" in found["launch-blocking"].fix
+    assert (
+        found["launch-blocking"].severity == "warning"
+        and "unset ASCEND_LAUNCH_BLOCKING" in found["launch-blocking"].fix
+    )
     assert found["verbose-logging"].severity == "warning"
     assert "ASCEND_RT_VISIBLE_DEVICES=0,1" in found["env"].message or any(
-        "ASCEND_RT_VISIBLE_DEVICES" in d.message for d in environment_extra_checks())
+        "ASCEND_RT_VISIBLE_DEVICES" in d.message for d in environment_extra_checks()
+    )
     assert "torch" in codes(framework_checks())
 
 

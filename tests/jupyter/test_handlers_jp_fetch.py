@@ -2,6 +2,7 @@
 cheap run listing behind the Profiles sidebar, ``resolve`` (Profile.show) and ``config`` (the
 cache-folder setting), Jupyter's authentication and XSRF on them, and nothing outside the
 Jupyter root.  Fixtures are copied into ``jp_root_dir``."""
+
 from __future__ import annotations
 
 import json
@@ -18,8 +19,6 @@ else:
     pytest.importorskip("jupyter_server", reason="jupyter_server not installed: pip install -e .[test]")
     pytest.importorskip("pytest_jupyter", reason="pytest-jupyter not installed: pip install -e .[test]")
 
-from tornado.httpclient import HTTPClientError  # noqa: E402
-
 # pytest-jupyter's fixtures (jp_fetch, jp_serverapp, jp_root_dir, ...) for THIS module only.  Not
 # `pytest_plugins = ["pytest_jupyter.jupyter_server"]`: that registers the plugin for the whole
 # session, and its autouse fixtures (a fresh asyncio loop closed after every test) then break every
@@ -27,6 +26,7 @@ from tornado.httpclient import HTTPClientError  # noqa: E402
 # module-local, autouse ones included; the plugin's hooks (which run `async def` tests) are not
 # imported, so the tests below are plain functions that run requests on `jp_asyncio_loop`.
 from pytest_jupyter.jupyter_server import *  # noqa: E402,F401,F403
+from tornado.httpclient import HTTPClientError  # noqa: E402
 
 RUN = "runs/text_level1"
 TRACE = "cpu_only.json.gz"
@@ -68,12 +68,14 @@ def _store(jp_serverapp):
 @pytest.fixture
 def get(jp_fetch, jp_asyncio_loop):
     """``get("runs", params=...)`` -> (status, JSON) of ``{base_url}profinsight/api/runs`` with the token."""
+
     def _get(*parts, params=None, **kw):
         try:
             r = jp_asyncio_loop.run_until_complete(jp_fetch("profinsight", "api", *parts, params=params, **kw))
         except HTTPClientError as e:
             r = e.response
         return r.code, json.loads(r.body) if r.body else None
+
     return _get
 
 
@@ -81,10 +83,13 @@ def get(jp_fetch, jp_asyncio_loop):
 def raw(http_server_client, jp_base_url, jp_asyncio_loop):
     """``raw("api/...", headers=...)``: a request with exactly these headers (no token added), for
     ids that hold a '/' (jp_fetch would escape it) and for unauthenticated requests."""
+
     def _raw(path, headers=None, **kw):
         url = jp_base_url.rstrip("/") + "/profinsight/" + path
-        return jp_asyncio_loop.run_until_complete(http_server_client.fetch(
-            url, headers=headers or {}, follow_redirects=False, raise_error=False, **kw))
+        return jp_asyncio_loop.run_until_complete(
+            http_server_client.fetch(url, headers=headers or {}, follow_redirects=False, raise_error=False, **kw)
+        )
+
     return _raw
 
 
@@ -92,7 +97,7 @@ def test_runs_lists_each_run_once_without_importing(get, jp_serverapp):
     code, d = get("runs")
     assert code == 200, d
     ids = [r["id"] for r in d["runs"]]
-    assert sorted(ids) == [TRACE, RUN], ids          # 2 ranks = one run; nothing skipped or outside
+    assert sorted(ids) == [TRACE, RUN], ids  # 2 ranks = one run; nothing skipped or outside
     run = {r["id"]: r for r in d["runs"]}[RUN]
     assert run["rank_count"] == 2 and run["ranks"] == [0, 1]
     assert run["format"] == "ascend_text" and run["level"] == "Level1"
@@ -106,7 +111,7 @@ def test_runs_lists_each_run_once_without_importing(get, jp_serverapp):
 
 
 def test_runs_status_follows_loading_and_cache(get, jp_serverapp):
-    code, d = get("profiles", TRACE)      # opening imports it
+    code, d = get("profiles", TRACE)  # opening imports it
     assert code == 200 and d["loaded"]
     code, d = get("runs")
     entry = {r["id"]: r for r in d["runs"]}[TRACE]
@@ -115,6 +120,7 @@ def test_runs_status_follows_loading_and_cache(get, jp_serverapp):
     assert entry["counts"]["warning"] == sum(1 for x in entry["diagnostics"] if x["severity"] == "warning")
     # a fresh store (a restarted server) sees the warm cache without importing: doctor status from it
     from profinsight.server.store import ProfileStore
+
     fresh = ProfileStore(root=jp_serverapp.root_dir).runs()
     cold = {r["id"]: r for r in fresh["runs"]}
     assert cold[TRACE]["cached"] and cold[TRACE]["status"] == entry["status"] and cold[TRACE]["state"] == "idle"
@@ -126,7 +132,7 @@ def test_runs_scan_is_kept_until_refresh(get, jp_root_dir, fixtures):
     assert len(d["runs"]) == 2
     shutil.copytree(fixtures / "ascend_pt" / "db_level0", jp_root_dir / "more" / "db_level0")
     code, d = get("runs")
-    assert len(d["runs"]) == 2                               # the kept scan
+    assert len(d["runs"]) == 2  # the kept scan
     code, d = get("runs", params={"refresh": "1"})
     assert sorted(r["id"] for r in d["runs"]) == ["cpu_only.json.gz", "more/db_level0", RUN]
 
@@ -142,8 +148,21 @@ def test_runs_under_one_folder_or_file(get):
     assert d["runs"] == [] and d["problems"] == []
 
 
-@pytest.mark.parametrize("bad", ["..", "../outside", "/etc", "escape", "escape/base.json.gz", "escape_trace.json.gz",
-                                 ".hidden", "runs/../..", "nothing_here", "C:/x"])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "..",
+        "../outside",
+        "/etc",
+        "escape",
+        "escape/base.json.gz",
+        "escape_trace.json.gz",
+        ".hidden",
+        "runs/../..",
+        "nothing_here",
+        "C:/x",
+    ],
+)
 def test_runs_under_outside_the_root_refused(get, bad):
     code = get("runs", params={"under": bad})[0]
     assert code == 404, bad
@@ -162,15 +181,28 @@ def test_resolve_maps_absolute_paths_inside_the_root_only(get, jp_root_dir, tmp_
     assert code == 200 and d == {"id": RUN}
     code, d = get("resolve", params={"path": str(jp_root_dir)})
     assert d == {"id": ":root"}
-    for bad in (str(tmp_path / "outside" / "base.json.gz"), str(jp_root_dir / "escape" / "base.json.gz"),
-                str(jp_root_dir / "escape_trace.json.gz"), "/etc/passwd", RUN, str(jp_root_dir / ".hidden"),
-                str(jp_root_dir / "no_such")):
+    for bad in (
+        str(tmp_path / "outside" / "base.json.gz"),
+        str(jp_root_dir / "escape" / "base.json.gz"),
+        str(jp_root_dir / "escape_trace.json.gz"),
+        "/etc/passwd",
+        RUN,
+        str(jp_root_dir / ".hidden"),
+        str(jp_root_dir / "no_such"),
+    ):
         assert get("resolve", params={"path": bad})[0] == 404, bad
 
 
-ROUTES = ["api/runs", "api/runs?refresh=1", "api/profiles", f"api/profiles/{quote(RUN, safe='')}",
-          f"api/profiles/{quote(TRACE, safe='')}/timeline/tracks", f"api/resolve?path={quote('/etc')}",
-          "api/config", "api/messages?lang=en"]
+ROUTES = [
+    "api/runs",
+    "api/runs?refresh=1",
+    "api/profiles",
+    f"api/profiles/{quote(RUN, safe='')}",
+    f"api/profiles/{quote(TRACE, safe='')}/timeline/tracks",
+    f"api/resolve?path={quote('/etc')}",
+    "api/config",
+    "api/messages?lang=en",
+]
 
 
 @pytest.mark.parametrize("route", ROUTES)
@@ -191,19 +223,21 @@ def test_config_post_needs_auth_and_xsrf(raw, jp_auth_header, jp_root_dir):
     r = raw("api/config", headers=jp_auth_header)
     cookies = "; ".join(c.split(";")[0] for c in r.headers.get_list("Set-Cookie"))
     assert "username-" in cookies, cookies
-    r = raw("api/config", method="POST", body=body,
-            headers={"Cookie": cookies})
+    r = raw("api/config", method="POST", body=body, headers={"Cookie": cookies})
     assert r.code == 403, r.code
     assert not (jp_root_dir / "my_cache").exists()
     # the same session with the XSRF cookie echoed in the header (what JupyterLab sends) goes through
     xsrf = "2|0123abcd|0123456789abcdef0123456789abcdef|1700000000"
-    r = raw("api/config", method="POST", body=body,
-            headers={"Cookie": f"{cookies}; _xsrf={xsrf}", "X-XSRFToken": xsrf})
+    r = raw("api/config", method="POST", body=body, headers={"Cookie": f"{cookies}; _xsrf={xsrf}", "X-XSRFToken": xsrf})
     assert r.code == 200, (r.code, r.body)
     assert (jp_root_dir / "my_cache").is_dir()
     # a mismatched header is refused
-    r = raw("api/config", method="POST", body=body,
-            headers={"Cookie": f"{cookies}; _xsrf={xsrf}", "X-XSRFToken": xsrf.replace("0123", "9999")})
+    r = raw(
+        "api/config",
+        method="POST",
+        body=body,
+        headers={"Cookie": f"{cookies}; _xsrf={xsrf}", "X-XSRFToken": xsrf.replace("0123", "9999")},
+    )
     assert r.code == 403
 
 

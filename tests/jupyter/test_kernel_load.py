@@ -1,5 +1,6 @@
 """Loading inside a real Jupyter kernel: DuckDB behaves differently there (it refuses the
 progress-bar setting without ipywidgets), and an Ascend import must still succeed."""
+
 from __future__ import annotations
 
 import json
@@ -10,11 +11,13 @@ def test_ascend_import_inside_a_kernel(fixtures, tmp_path):
 
     km, kc = start_new_kernel(kernel_name="python3")
     try:
-        code = (f"import os; os.environ['PROFINSIGHT_CACHE'] = {str(tmp_path / 'cache')!r}\n"
-                "import json, profinsight\n"
-                f"p = profinsight.load({str(fixtures / 'ascend_pt' / 'text_level1')!r})\n"
-                "print(json.dumps({'errors': [d.code for d in p.diagnostics if d.severity == 'error'],"
-                " 'kernels': int(p.sql(\"select count(*) from device_tasks where kind = 'kernel'\").iloc[0, 0])}))")
+        code = (
+            f"import os; os.environ['PROFINSIGHT_CACHE'] = {str(tmp_path / 'cache')!r}\n"
+            "import json, profinsight\n"
+            f"p = profinsight.load({str(fixtures / 'ascend_pt' / 'text_level1')!r})\n"
+            "print(json.dumps({'errors': [d.code for d in p.diagnostics if d.severity == 'error'],"
+            " 'kernels': int(p.sql(\"select count(*) from device_tasks where kind = 'kernel'\").iloc[0, 0])}))"
+        )
         msg_id = kc.execute(code)
         out, err = "", None
         while True:

@@ -7,6 +7,7 @@ inline and ``p.show()`` opens the viewer tab; light and dark theme.  Screenshots
 
 The labextension must be installed (``pip install .``; in a dev checkout
 ``jupyter labextension develop --overwrite .`` after ``jlpm build``)."""
+
 from __future__ import annotations
 
 import json
@@ -24,9 +25,9 @@ from _support import CHROMIUM, FLAGS, artifacts_dir
 
 REPO = Path(__file__).resolve().parents[2]
 TOKEN = "profinsight-lab-test"
-RUN = "runs/text_level1"           # 2 rank folders of one collection: ONE entry
+RUN = "runs/text_level1"  # 2 rank folders of one collection: ONE entry
 TRACE = "traces/gpu_alexnet.json.gz"
-NOTEBOOK_TRACE = RUN              # the Ascend run: imported inside the kernel (DuckDB behaves differently there)
+NOTEBOOK_TRACE = RUN  # the Ascend run: imported inside the kernel (DuckDB behaves differently there)
 
 
 def _need(condition: bool, why: str) -> None:
@@ -43,10 +44,15 @@ def _free_port() -> int:
 
 
 def _notebook(cells: list[str]) -> dict:
-    return {"nbformat": 4, "nbformat_minor": 5,
-            "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}},
-            "cells": [{"cell_type": "code", "id": f"c{i}", "metadata": {}, "execution_count": None, "outputs": [],
-                       "source": src} for i, src in enumerate(cells)]}
+    return {
+        "nbformat": 4,
+        "nbformat_minor": 5,
+        "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}},
+        "cells": [
+            {"cell_type": "code", "id": f"c{i}", "metadata": {}, "execution_count": None, "outputs": [], "source": src}
+            for i, src in enumerate(cells)
+        ],
+    }
 
 
 @pytest.fixture(scope="module")
@@ -65,26 +71,46 @@ def lab(fixtures, tmp_path_factory):
     shutil.copy(fixtures / "kineto" / "gpu_alexnet.json.gz", root / TRACE)
     (root / "notes").mkdir()
     (root / "notes" / "todo.txt").write_text("not a profile\n")
-    (root / "analysis.ipynb").write_text(json.dumps(_notebook([
-        f"import profinsight\np = profinsight.load({NOTEBOOK_TRACE!r})\np.op_summary(top=5)",
-        "p.show()"])))
+    (root / "analysis.ipynb").write_text(
+        json.dumps(
+            _notebook(
+                [f"import profinsight\np = profinsight.load({NOTEBOOK_TRACE!r})\np.op_summary(top=5)", "p.show()"]
+            )
+        )
+    )
     cfg = tmp / "cfg"
     (cfg / "labconfig").mkdir(parents=True)
     # the "get notified about Jupyter news" toast would cover the screenshots
-    (cfg / "labconfig" / "page_config.json").write_text(json.dumps(
-        {"disabledExtensions": {"@jupyterlab/apputils-extension:announcements": True}}))
+    (cfg / "labconfig" / "page_config.json").write_text(
+        json.dumps({"disabledExtensions": {"@jupyterlab/apputils-extension:announcements": True}})
+    )
     shutil.copytree(REPO / "jupyter-config" / "jupyter_server_config.d", cfg / "jupyter_server_config.d")
     port = _free_port()
-    env = {**os.environ, "JUPYTER_CONFIG_DIR": str(cfg), "JUPYTER_RUNTIME_DIR": str(tmp / "runtime"),
-           "JUPYTERLAB_SETTINGS_DIR": str(tmp / "settings"), "JUPYTERLAB_WORKSPACES_DIR": str(tmp / "workspaces"),
-           "PROFINSIGHT_CACHE": str(tmp / "cache"),
-           "PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")}
-    cmd = [sys.executable, "-m", "jupyterlab", "--no-browser", f"--port={port}", "--ip=127.0.0.1",
-           "--ServerApp.port_retries=0", f"--IdentityProvider.token={TOKEN}", f"--ServerApp.root_dir={root}",
-           "--LabApp.expose_app_in_browser=True", "--LabApp.news_url=", "--LabApp.check_for_updates_class="
-           "jupyterlab.NeverCheckForUpdate"]
+    env = {
+        **os.environ,
+        "JUPYTER_CONFIG_DIR": str(cfg),
+        "JUPYTER_RUNTIME_DIR": str(tmp / "runtime"),
+        "JUPYTERLAB_SETTINGS_DIR": str(tmp / "settings"),
+        "JUPYTERLAB_WORKSPACES_DIR": str(tmp / "workspaces"),
+        "PROFINSIGHT_CACHE": str(tmp / "cache"),
+        "PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""),
+    }
+    cmd = [
+        sys.executable,
+        "-m",
+        "jupyterlab",
+        "--no-browser",
+        f"--port={port}",
+        "--ip=127.0.0.1",
+        "--ServerApp.port_retries=0",
+        f"--IdentityProvider.token={TOKEN}",
+        f"--ServerApp.root_dir={root}",
+        "--LabApp.expose_app_in_browser=True",
+        "--LabApp.news_url=",
+        "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+    ]
     if hasattr(os, "geteuid") and os.geteuid() == 0:
-        cmd.append("--allow-root")      # CI runs as root
+        cmd.append("--allow-root")  # CI runs as root
     log_path = tmp / "lab.log"
     log = open(log_path, "wb")
     proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT, cwd=root)
@@ -117,6 +143,7 @@ def lab(fixtures, tmp_path_factory):
 @pytest.fixture(scope="module")
 def browser(lab):
     from playwright.sync_api import sync_playwright
+
     with sync_playwright() as pw:
         b = pw.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
         yield b
@@ -164,8 +191,9 @@ def set_theme(page, name: str) -> None:
 def open_sidebar(page):
     tab = page.locator(".jp-SideBar.jp-mod-left .lm-TabBar-tab[data-id='profinsight-sidebar']")
     if tab.count() == 0:
-        pytest.fail("the profinsight sidebar is not in JupyterLab: is the labextension installed? "
-                    "(jupyter labextension list)")
+        pytest.fail(
+            "the profinsight sidebar is not in JupyterLab: is the labextension installed? (jupyter labextension list)"
+        )
     if "lm-mod-current" not in (tab.get_attribute("class") or ""):
         tab.click()
     page.wait_for_selector("#profinsight-sidebar[data-state='ready']")
@@ -181,10 +209,12 @@ def viewer_tab(page, pid: str):
 
 def test_extension_and_settings_are_served(lab):
     """The labextension is in the page config and its settings schema (schema/plugin.json) is served."""
+
     def get(path):
         req = urllib.request.Request(f"{lab['base']}{path}", headers={"Authorization": f"token {TOKEN}"})
         with urllib.request.urlopen(req, timeout=30) as r:
             return json.loads(r.read())
+
     settings = get("/lab/api/settings/profinsight:plugin")
     props = settings["schema"]["properties"]
     assert {"defaultView", "cacheDir", "openFromNotebook"} <= set(props)
@@ -223,20 +253,22 @@ def test_open_from_sidebar_shows_the_viewer(page):
     pane = v.locator(".pi-pane-timeline")
     pane.wait_for()
     pane.locator("*").first.wait_for()
-    if pane.locator("[data-state]").count():      # the timeline view marks its state; the placeholder does not
+    if pane.locator("[data-state]").count():  # the timeline view marks its state; the placeholder does not
         pane.locator("[data-state='ready']").first.wait_for(timeout=60_000)
         # the timeline draws on a canvas; its test hook lists the rows it laid out
         rows = page.evaluate("() => window.profinsightTimeline ? window.profinsightTimeline.tracks() : null")
         assert rows, "the timeline exposes no tracks"
         labels = " | ".join(str(r["label"]) for r in rows)
-        assert {r["rank"] for r in rows} >= {0, 1}, labels       # both ranks of the run
+        assert {r["rank"] for r in rows} >= {0, 1}, labels  # both ranks of the run
         assert len(rows) >= 4, labels
     page.wait_for_timeout(1000)
     shot(page, "viewer_timeline_light")
     # the sidebar now knows it was opened: doctor status from the loaded profile
     open_sidebar(page).locator(".jp-ProfinsightSidebar-refresh").click()
-    page.wait_for_selector(f"#profinsight-sidebar[data-state='ready'] .jp-ProfinsightSidebar-run[data-id='{RUN}']"
-                           ":not([data-status='unchecked'])")
+    page.wait_for_selector(
+        f"#profinsight-sidebar[data-state='ready'] .jp-ProfinsightSidebar-run[data-id='{RUN}']"
+        ":not([data-status='unchecked'])"
+    )
 
 
 def test_dark_theme_follows(page):
@@ -244,19 +276,22 @@ def test_dark_theme_follows(page):
     v = page.locator(f".jp-ProfinsightViewer[data-profile-id='{RUN}']")
     assert v.get_attribute("data-pi-theme") == "dark"
     bg = v.locator(".pi-viewer").evaluate("el => getComputedStyle(el).backgroundColor")
-    r, g, b = [int(x) for x in bg[bg.index("(") + 1:bg.index(")")].split(",")[:3]]
-    assert r + g + b < 200, bg          # a dark background
+    r, g, b = [int(x) for x in bg[bg.index("(") + 1 : bg.index(")")].split(",")[:3]]
+    assert r + g + b < 200, bg  # a dark background
     # the timeline canvas repaints with the dark theme's colours too (it caches them)
     page.wait_for_function(
         """id => { const c = document.querySelector(`.jp-ProfinsightViewer[data-profile-id='${id}'] .pi-tl canvas`);
                    if (!c || !c.width) return false;
                    const [r, g, b] = c.getContext('2d').getImageData(c.width - 3, c.height - 3, 1, 1).data;
-                   return r + g + b < 200; }""", arg=RUN, timeout=10_000)
+                   return r + g + b < 200; }""",
+        arg=RUN,
+        timeout=10_000,
+    )
     open_sidebar(page)
     shot(page, "viewer_timeline_dark")
     set_theme(page, "JupyterLab Light")
     bg = v.locator(".pi-viewer").evaluate("el => getComputedStyle(el).backgroundColor")
-    assert sum(int(x) for x in bg[bg.index("(") + 1:bg.index(")")].split(",")[:3]) > 600, bg
+    assert sum(int(x) for x in bg[bg.index("(") + 1 : bg.index(")")].split(",")[:3]) > 600, bg
 
 
 def test_open_from_file_browser_context_menu(page):
@@ -298,7 +333,8 @@ def test_notebook_renders_analysis_and_show_opens_viewer(page, lab):
     page.wait_for_function(
         "() => document.querySelector('.jp-NotebookPanel .jp-Cell .jp-OutputArea-output') &&"
         " document.querySelector('.jp-NotebookPanel .jp-Cell .jp-OutputArea-output').innerText.includes('aclnnForeachAddListV2')",
-        timeout=120_000)
+        timeout=120_000,
+    )
     text = out.first.inner_text()
     # op_summary(top=5) of both ranks: the top kernel by total time, as in the notebook API
     assert "aclnnForeachAddListV2" in text and "import-failed" not in text

@@ -1,5 +1,6 @@
 """``Profile.show()``: the output it displays (a small payload for the JupyterLab extension next
 to the HTML summary for everything else) and what it does outside a notebook."""
+
 from __future__ import annotations
 
 import json
@@ -15,7 +16,7 @@ def test_bundle_carries_the_path_and_an_inline_fallback(fixtures):
     assert data["path"] == str((fixtures / "kineto" / "cpu_only.json.gz").resolve())
     assert data["view"] == "timeline" and data["ranks"] == p.ranks and len(data["nonce"]) == 32
     assert data["created_ms"] > 1_600_000_000_000
-    json.dumps(data)                       # JSON-able as a display payload must be
+    json.dumps(data)  # JSON-able as a display payload must be
     assert "profinsight profile" in b["text/html"] and b["text/plain"].startswith("<Profile")
     # two calls are two outputs: a re-rendered old output must not open a tab again
     assert show_bundle(p)[SHOW_MIME]["nonce"] != data["nonce"]

@@ -1,21 +1,22 @@
 """Every route of the HTTP API against a real tornado server on 127.0.0.1."""
+
 from __future__ import annotations
 
 import json
 import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
 
 import pyarrow as pa
 import pytest
+from _support import EVIL, crafted_trace
 from tornado.httpclient import HTTPClient, HTTPClientError
 from tornado.httpserver import HTTPServer
 from tornado.ioloop import IOLoop
 from tornado.netutil import bind_sockets
-import threading
-from concurrent.futures import ThreadPoolExecutor
 
 import profinsight
 from profinsight.server import make_app
-from _support import EVIL, crafted_trace
 
 TOKEN = "test-token"
 
@@ -33,16 +34,17 @@ def server(fixtures, tmp_path_factory):
 
     def serve():
         import asyncio
+
         asyncio.set_event_loop(asyncio.new_event_loop())
         HTTPServer(app).add_sockets(sockets)
         holder["loop"] = IOLoop.current()
         started.set()
         holder["loop"].start()
+
     t = threading.Thread(target=serve, daemon=True)
     t.start()
     started.wait(10)
-    yield {"base": f"http://127.0.0.1:{port}", "app": app, "rank0": rank0,
-           "prof": profinsight.load(rank0)}
+    yield {"base": f"http://127.0.0.1:{port}", "app": app, "rank0": rank0, "prof": profinsight.load(rank0)}
     holder["loop"].add_callback(holder["loop"].stop)
 
 
@@ -102,15 +104,18 @@ def test_tables_paging(server):
     assert fetch(server, P + "/tables/nope")[0] == 404
 
 
-@pytest.mark.parametrize("path", [
-    "/api/profiles/..%2F..%2Fetc%2Fpasswd/tables/device_tasks",
-    "/api/profiles/%2Fetc%2Fpasswd/tables/device_tasks",
-    "/api/profiles/..",
-    "/api/profiles/rank0_ascend_pt/tables/..%2F..%2Fsteps",
-    "/api/profiles/rank0_ascend_pt/tables/%2Fetc%2Fpasswd",
-    "/api/profiles/text_level1/tables/steps",
-    "/api/profiles/rank0_ascend_pt/../../etc/passwd",
-])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/api/profiles/..%2F..%2Fetc%2Fpasswd/tables/device_tasks",
+        "/api/profiles/%2Fetc%2Fpasswd/tables/device_tasks",
+        "/api/profiles/..",
+        "/api/profiles/rank0_ascend_pt/tables/..%2F..%2Fsteps",
+        "/api/profiles/rank0_ascend_pt/tables/%2Fetc%2Fpasswd",
+        "/api/profiles/text_level1/tables/steps",
+        "/api/profiles/rank0_ascend_pt/../../etc/passwd",
+    ],
+)
 def test_path_traversal_refused(server, path):
     code, d = fetch(server, path)
     assert code in (400, 404) and "error" in d
@@ -127,6 +132,7 @@ def test_symlink_id_refused(server, tmp_path):
 
 def test_analyses_from_registry(server):
     from profinsight.analyses.registry import all_analyses
+
     code, d = fetch(server, P + "/analyses")
     assert code == 200
     assert [a["name"] for a in d["analyses"]] == sorted(all_analyses())
@@ -149,11 +155,14 @@ def _tree(server):
 
 def test_tracks_route(server):
     tree = _tree(server)
-    assert int(tree["origin_ns"]) == int(server["prof"].sql(
-        "select min(s) m from (select min(start_ns) s from device_tasks union all select min(start_ns) from host_ops "
-        "union all select min(start_ns) from api_calls union all select min(start_ns) from trace_slices "
-        "union all select min(start_ns) from comm_ops union all select min(ts_ns) from counters "
-        "union all select min(ts_ns) from memory_samples)")["m"][0])
+    assert int(tree["origin_ns"]) == int(
+        server["prof"].sql(
+            "select min(s) m from (select min(start_ns) s from device_tasks union all select min(start_ns) from host_ops "
+            "union all select min(start_ns) from api_calls union all select min(start_ns) from trace_slices "
+            "union all select min(start_ns) from comm_ops union all select min(ts_ns) from counters "
+            "union all select min(ts_ns) from memory_samples)"
+        )["m"][0]
+    )
     units = {u["name"]: u for u in tree["ranks"][0]["units"]}
     assert len(units["Ascend Hardware"]["tracks"]) == 5
     assert all(t["start_ns"] >= 0 for u in units.values() for t in u["tracks"] if t["kind"] == "slice")
@@ -164,19 +173,27 @@ def test_slices_route_exact_and_arrow(server):
     origin = int(tree["origin_ns"])
     end = tree["end_ns"] // 2
     prof = server["prof"]
-    n = int(prof.sql(f"select count(*) n from device_tasks where stream = 2 and start_ns < {origin + end} "
-                     f"and start_ns + dur_ns > {origin}")["n"][0])
+    n = int(
+        prof.sql(
+            f"select count(*) n from device_tasks where stream = 2 and start_ns < {origin + end} "
+            f"and start_ns + dur_ns > {origin}"
+        )["n"][0]
+    )
     code, d = fetch(server, P + f"/timeline/slices?start=0&end={end}&width=400&tracks=r0/stream/2,r0/stream/3")
     assert code == 200 and d["origin_ns"] == tree["origin_ns"]
     s2 = d["tracks"]["r0/stream/2"]
     assert sum(s2["count"]) == n
     assert sum(1 for m in s2["merged"] if m) <= 400
-    code, r = fetch(server, P + f"/timeline/slices?start=0&end={end}&width=400&tracks=r0/stream/2,r0/stream/3"
-                    "&format=arrow", raw=True)
+    code, r = fetch(
+        server,
+        P + f"/timeline/slices?start=0&end={end}&width=400&tracks=r0/stream/2,r0/stream/3&format=arrow",
+        raw=True,
+    )
     assert code == 200 and r.headers["Content-Type"] == "application/vnd.apache.arrow.stream"
     t = pa.ipc.open_stream(r.body).read_all()
     assert t.num_rows == d["rows"] and t.schema.metadata[b"origin_ns"] == tree["origin_ns"].encode()
     import pyarrow.compute as pc
+
     # the JSON shape: one name dictionary per answer, codes per row, source per track, id -1 and
     # merged 1 on merged rows; decoded, it is the Arrow answer row for row
     assert set(d) == {"origin_ns", "start_ns", "end_ns", "width", "px_ns", "rows", "names", "tracks"}
@@ -185,15 +202,30 @@ def test_slices_route_exact_and_arrow(server):
         assert set(c) == {"source", "depth", "name", "start_ns", "dur_ns", "id", "count", "merged"}
         assert c["source"] == "device_task"
         want = t.filter(pc.equal(t.column("track"), tid)).to_pylist()
-        got = [{"depth": c["depth"][i], "name": d["names"][c["name"][i]], "start_ns": c["start_ns"][i] + origin,
-                "dur_ns": c["dur_ns"][i], "id": None if c["merged"][i] else c["id"][i], "count": c["count"][i],
-                "merged": bool(c["merged"][i]), "source": None if c["merged"][i] else c["source"]} for i in range(len(c["id"]))]
+        got = [
+            {
+                "depth": c["depth"][i],
+                "name": d["names"][c["name"][i]],
+                "start_ns": c["start_ns"][i] + origin,
+                "dur_ns": c["dur_ns"][i],
+                "id": None if c["merged"][i] else c["id"][i],
+                "count": c["count"][i],
+                "merged": bool(c["merged"][i]),
+                "source": None if c["merged"][i] else c["source"],
+            }
+            for i in range(len(c["id"]))
+        ]
         assert got == [{k: w[k] for k in got[0]} for w in want]
         assert all(c["id"][i] == -1 for i in range(len(c["id"])) if c["merged"][i])
         assert set(c["merged"]) <= {0, 1}
-    for bad in ("start=0&end=10&width=0&tracks=r0/stream/2", "start=10&end=0&tracks=r0/stream/2",
-                "start=x&end=10&tracks=r0/stream/2", "start=0&end=10&tracks=r0/stream/77", "start=0&end=10",
-                "start=0&end=10&tracks=r0/stream/2&format=xml"):
+    for bad in (
+        "start=0&end=10&width=0&tracks=r0/stream/2",
+        "start=10&end=0&tracks=r0/stream/2",
+        "start=x&end=10&tracks=r0/stream/2",
+        "start=0&end=10&tracks=r0/stream/77",
+        "start=0&end=10",
+        "start=0&end=10&tracks=r0/stream/2&format=xml",
+    ):
         code, e = fetch(server, P + "/timeline/slices?" + bad)
         assert code == 400 and e["error"], bad
 
@@ -211,8 +243,9 @@ def test_counters_route_keeps_max(server):
 def test_flows_search_details_routes(server):
     code, s = fetch(server, P + "/timeline/search?q=aclnnAddmm&limit=3")
     assert code == 200 and s["total"] >= 1 and len(s["hits"]) <= 3
-    api = next(h for h in fetch(server, P + "/timeline/search?q=aclnnAddmm&limit=100")[1]["hits"]
-               if h["kind"] == "device_task")
+    api = next(
+        h for h in fetch(server, P + "/timeline/search?q=aclnnAddmm&limit=100")[1]["hits"] if h["kind"] == "device_task"
+    )
     code, f = fetch(server, P + f"/timeline/flows?kind=device_task&rank=0&id={api['id']}")
     assert code == 200 and f["flows"] and all(x["to"]["id"] == api["id"] for x in f["flows"])
     src = f["flows"][0]["from"]
@@ -237,8 +270,11 @@ def test_script_names_escaped(server):
     # the slices answer sends names once, in its dictionary: escaped there too
     tree = fetch(server, "/api/profiles/evil_trace.json/timeline/tracks")[1]
     ids = ",".join(t["id"] for u in tree["ranks"][0]["units"] for t in u["tracks"] if t["kind"] == "slice")
-    code, r = fetch(server, f"/api/profiles/evil_trace.json/timeline/slices?start=0&end={tree['end_ns'] + 1}"
-                    f"&width=20000&tracks={ids}", raw=True)
+    code, r = fetch(
+        server,
+        f"/api/profiles/evil_trace.json/timeline/slices?start=0&end={tree['end_ns'] + 1}&width=20000&tracks={ids}",
+        raw=True,
+    )
     assert code == 200 and b"<script>" not in r.body and b"\\u003cscript\\u003e" in r.body
     d = json.loads(r.body)
     assert EVIL in d["names"] and d["names"].count(EVIL) == 1
@@ -274,6 +310,7 @@ def test_unknown_route_json_404(server):
 
 def test_make_handlers_base_url(server):
     from profinsight.server import ProfileStore, make_handlers
+
     routes = make_handlers(ProfileStore(), base_url="/user/alice/profinsight")
     assert routes[0][0] == "/user/alice/profinsight/api/profiles/?"
     assert all(r[0].startswith("/user/alice/profinsight/api/") for r in routes)
@@ -291,8 +328,13 @@ def test_compare_route(server, fixtures):
     assert sum(r["delta_us"] for r in wf if r["in_step"]) == pytest.approx(0.0, abs=1e-6)
     code, two = fetch(server, "/api/compare?base=rank0_ascend_pt&others=evil_trace.json")
     assert code == 200 and [r["name"] for r in two["runs"]] == ["rank0_ascend_pt", "evil_trace.json"]
-    for bad, status in (("", 400), ("?base=rank0_ascend_pt", 400), ("?others=rank0_ascend_pt", 400),
-                        ("?base=rank0_ascend_pt&others=nope", 404), ("?base=..&others=rank0_ascend_pt", 404)):
+    for bad, status in (
+        ("", 400),
+        ("?base=rank0_ascend_pt", 400),
+        ("?others=rank0_ascend_pt", 400),
+        ("?base=rank0_ascend_pt&others=nope", 404),
+        ("?base=..&others=rank0_ascend_pt", 404),
+    ):
         code, e = fetch(server, "/api/compare" + bad)
         assert code == status and e["error"] and e["fix"], bad
     assert fetch(server, "/api/compare?base=rank0_ascend_pt&others=rank0_ascend_pt", token=None)[0] == 401
@@ -312,5 +354,11 @@ def test_advise_findings_carry_a_timeline_window(server):
         assert w["rank"] == 0 and step[0] <= w["start_ns"] < w["end_ns"] <= step[1], r["rule"]
         assert r["evidence"]["window"]["rank"] == 0
     gaps = ref["idle_gaps"]["longest_gaps"][0]
-    assert (ref["idle_gaps"]["window"]["start_ns"], ref["idle_gaps"]["window"]["end_ns"]) == (gaps["start_ns"], gaps["end_ns"])
-    assert (ref["communication_overlap"]["window"]["start_ns"], ref["communication_overlap"]["window"]["end_ns"]) == step
+    assert (ref["idle_gaps"]["window"]["start_ns"], ref["idle_gaps"]["window"]["end_ns"]) == (
+        gaps["start_ns"],
+        gaps["end_ns"],
+    )
+    assert (
+        ref["communication_overlap"]["window"]["start_ns"],
+        ref["communication_overlap"]["window"]["end_ns"],
+    ) == step

@@ -1,6 +1,7 @@
 """The jupyter-server extension: a real ``jupyter server`` subprocess with profinsight enabled,
 fixtures copied into a temporary Jupyter root.  Checks Jupyter's auth applies to every route,
 paths outside the root are refused, and the API answers under ``{base_url}profinsight/``."""
+
 from __future__ import annotations
 
 import json
@@ -16,7 +17,7 @@ from urllib.parse import quote
 import pytest
 from tornado.httpclient import HTTPClient, HTTPClientError
 
-REPO = Path(__file__).resolve().parents[2]   # not `from conftest import`: several conftest modules exist
+REPO = Path(__file__).resolve().parents[2]  # not `from conftest import`: several conftest modules exist
 
 if os.environ.get("CI"):
     import jupyter_server  # noqa: F401  (in CI a missing jupyter_server is a failure, not a skip)
@@ -24,7 +25,7 @@ else:
     pytest.importorskip("jupyter_server", reason="jupyter_server not installed: pip install -e .[jupyter]")
 
 TOKEN = "jupyter-test-token"
-BASE_URL = "/jhub/user/"          # a non-root base_url, as behind JupyterHub
+BASE_URL = "/jhub/user/"  # a non-root base_url, as behind JupyterHub
 
 
 def _free_port() -> int:
@@ -46,18 +47,32 @@ def jupyter(fixtures, tmp_path_factory):
     # enable the extension through the config file the wheel installs (not a command-line flag)
     shutil.copytree(REPO / "jupyter-config" / "jupyter_server_config.d", tmp / "cfg" / "jupyter_server_config.d")
     port = _free_port()
-    env = {**os.environ, "JUPYTER_CONFIG_DIR": str(tmp / "cfg"), "JUPYTER_DATA_DIR": str(tmp / "data"),
-           "JUPYTER_RUNTIME_DIR": str(tmp / "rt"), "PROFINSIGHT_CACHE": str(tmp / "cache")}
-    cmd = [sys.executable, "-m", "jupyter_server", "--no-browser", f"--port={port}", "--ip=127.0.0.1",
-           f"--IdentityProvider.token={TOKEN}", f"--ServerApp.root_dir={root}", f"--ServerApp.base_url={BASE_URL}",
-           "--ServerApp.port_retries=0"]
+    env = {
+        **os.environ,
+        "JUPYTER_CONFIG_DIR": str(tmp / "cfg"),
+        "JUPYTER_DATA_DIR": str(tmp / "data"),
+        "JUPYTER_RUNTIME_DIR": str(tmp / "rt"),
+        "PROFINSIGHT_CACHE": str(tmp / "cache"),
+    }
+    cmd = [
+        sys.executable,
+        "-m",
+        "jupyter_server",
+        "--no-browser",
+        f"--port={port}",
+        "--ip=127.0.0.1",
+        f"--IdentityProvider.token={TOKEN}",
+        f"--ServerApp.root_dir={root}",
+        f"--ServerApp.base_url={BASE_URL}",
+        "--ServerApp.port_retries=0",
+    ]
     if hasattr(os, "geteuid") and os.geteuid() == 0:
-        cmd.append("--allow-root")     # CI runs as root
+        cmd.append("--allow-root")  # CI runs as root
     log = open(tmp / "server.log", "wb")
     proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}{BASE_URL.rstrip('/')}"
     try:
-        deadline = time.monotonic() + 60   # a loaded 2-core CI machine can take long
+        deadline = time.monotonic() + 60  # a loaded 2-core CI machine can take long
         while True:
             if proc.poll() is not None:
                 pytest.fail("jupyter server exited:\n" + (tmp / "server.log").read_text()[-3000:])
@@ -85,6 +100,7 @@ def fetch(base, path, token=TOKEN, method="GET", body=None, headers=None):
     """The request on a worker thread: a synchronous HTTPClient runs its own event loop, which
     cannot start in a thread where one already runs (Playwright's, when browser tests ran first)."""
     from concurrent.futures import ThreadPoolExecutor
+
     with ThreadPoolExecutor(max_workers=1) as pool:
         return pool.submit(_fetch, base, path, token, method, body, headers).result()
 
@@ -136,8 +152,9 @@ def test_profile_routes_by_relative_path(jupyter):
     assert code == 200 and d["analyses"]
 
 
-@pytest.mark.parametrize("route", [API, f"{API}/{quote(RUN, safe='')}",
-                                   f"{API}/{quote(RUN, safe='')}/tables/device_tasks"])
+@pytest.mark.parametrize(
+    "route", [API, f"{API}/{quote(RUN, safe='')}", f"{API}/{quote(RUN, safe='')}/tables/device_tasks"]
+)
 def test_unauthenticated_requests_refused(jupyter, route):
     code, _ = fetch(jupyter["base"], route, token=None)
     assert code in (401, 403) or 300 <= code < 400, code
@@ -154,9 +171,23 @@ def test_non_get_needs_xsrf_and_is_not_a_route(jupyter):
     assert code == 405, code
 
 
-@pytest.mark.parametrize("bad", ["../outside", "runs/../../outside", "/etc", "/etc/passwd", "escape",
-                                 "escape/cpu_only.json.gz", "escape_trace.json.gz", ".hidden", "runs/./text_level1",
-                                 "no_such_run", "..", "runs"])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "../outside",
+        "runs/../../outside",
+        "/etc",
+        "/etc/passwd",
+        "escape",
+        "escape/cpu_only.json.gz",
+        "escape_trace.json.gz",
+        ".hidden",
+        "runs/./text_level1",
+        "no_such_run",
+        "..",
+        "runs",
+    ],
+)
 def test_paths_outside_the_root_refused(jupyter, bad):
     code, d = fetch(jupyter["base"], f"{API}/{quote(bad, safe='')}")
     assert code == 404, (bad, code, d)

@@ -1,4 +1,5 @@
 """Load progress: the status route answers while a profile is still loading (the viewer polls it)."""
+
 from __future__ import annotations
 
 import json

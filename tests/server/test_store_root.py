@@ -1,5 +1,6 @@
 """``ProfileStore(root=...)``, the store of the Jupyter extension: profiles named by their path
 relative to the root, nothing outside it opened.  (No jupyter_server needed.)"""
+
 from __future__ import annotations
 
 import shutil
@@ -34,9 +35,28 @@ def test_open_by_relative_path(root):
     assert s.get("a_trace.json.gz").ranks
 
 
-@pytest.mark.parametrize("bad", ["..", "../outside", "runs/../../outside", "/etc/passwd", str("/"), "link",
-                                 "link/cpu_only.json.gz", "link_trace.json.gz", ".hidden", "runs/./text_level1",
-                                 "runs//text_level1", "", "runs", "nothing_here", "C:/x", "a\x00b", ROOT_ID])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "..",
+        "../outside",
+        "runs/../../outside",
+        "/etc/passwd",
+        "/",
+        "link",
+        "link/cpu_only.json.gz",
+        "link_trace.json.gz",
+        ".hidden",
+        "runs/./text_level1",
+        "runs//text_level1",
+        "",
+        "runs",
+        "nothing_here",
+        "C:/x",
+        "a\x00b",
+        ROOT_ID,
+    ],
+)
 def test_refused(root, bad):
     with pytest.raises(UnknownTable):
         ProfileStore(root=root).entry(bad)

@@ -1,4 +1,5 @@
 """Engine side of the timeline: values checked against the canonical tables directly."""
+
 from __future__ import annotations
 
 import pyarrow as pa
@@ -12,13 +13,19 @@ from profinsight.errors import ProfileError, UnknownTable
 @pytest.fixture(scope="module")
 def prof(fixtures, tmp_path_factory):
     import os
+
     os.environ["PROFINSIGHT_CACHE"] = str(tmp_path_factory.mktemp("tlcache"))
     return profinsight.load(fixtures / "ascend_pt" / "text_level1" / "rank0_ascend_pt")
 
 
 def _tracks(p, kind=None, unit_kind=None):
-    return [t for r in tl.tracks(p)["ranks"] for u in r["units"] for t in u["tracks"]
-            if (kind is None or t["kind"] == kind) and (unit_kind is None or u["kind"] == unit_kind)]
+    return [
+        t
+        for r in tl.tracks(p)["ranks"]
+        for u in r["units"]
+        for t in u["tracks"]
+        if (kind is None or t["kind"] == kind) and (unit_kind is None or u["kind"] == unit_kind)
+    ]
 
 
 def test_track_tree_matches_tables(prof):
@@ -43,15 +50,19 @@ def test_slices_window_count_exact(prof):
     s2 = prof.sql("select min(start_ns) a, max(start_ns + dur_ns) b from device_tasks where stream = 2")
     a, b = int(s2["a"][0]), int(s2["b"][0])
     lo, hi = a + (b - a) // 4, a + (b - a) // 2
-    expected = prof.sql(f"select count(*) n from device_tasks where stream = 2 and start_ns < {hi} "
-                        f"and start_ns + dur_ns > {lo}")["n"][0]
-    t = tl.slices(prof, lo, hi, ["r0/stream/2"], width_px=10 ** 4)  # 1 px < every task: nothing merged
-    px = (hi - lo) / 10 ** 4
-    short = prof.sql(f"select count(*) n from device_tasks where stream = 2 and start_ns < {hi} "
-                     f"and start_ns + dur_ns > {lo} and dur_ns < {px}")["n"][0]
+    expected = prof.sql(
+        f"select count(*) n from device_tasks where stream = 2 and start_ns < {hi} and start_ns + dur_ns > {lo}"
+    )["n"][0]
+    t = tl.slices(prof, lo, hi, ["r0/stream/2"], width_px=10**4)  # 1 px < every task: nothing merged
+    px = (hi - lo) / 10**4
+    short = prof.sql(
+        f"select count(*) n from device_tasks where stream = 2 and start_ns < {hi} "
+        f"and start_ns + dur_ns > {lo} and dur_ns < {px}"
+    )["n"][0]
     assert sum(t.column("count").to_pylist()) == expected
-    assert t.num_rows == expected - short + len(set(
-        int((s - lo) // px) for s, m in zip(t.column("start_ns").to_pylist(), t.column("merged").to_pylist()) if m))
+    assert t.num_rows == expected - short + len(
+        set(int((s - lo) // px) for s, m in zip(t.column("start_ns").to_pylist(), t.column("merged").to_pylist()) if m)
+    )
 
 
 def test_merged_buckets_bounded_by_width(prof):
@@ -70,24 +81,27 @@ def test_merged_buckets_bounded_by_width(prof):
 
 
 def test_host_depth_nesting(prof):
-    t = tl.slices(prof, tl.tracks(prof)["start_ns"], tl.tracks(prof)["end_ns"] + 1,
-                  ["r0/thread/3096504.3096504"], 20000)
+    t = tl.slices(
+        prof, tl.tracks(prof)["start_ns"], tl.tracks(prof)["end_ns"] + 1, ["r0/thread/3096504.3096504"], 20000
+    )
     rows = [r for r in t.to_pylist() if not r["merged"]]
     # a child is deeper than its enclosing parent
     by_id = {r["id"]: r for r in rows}
     deeper = 0
     for r in rows:
         for q in rows:
-            if q["depth"] == r["depth"] + 1 and r["start_ns"] <= q["start_ns"] and \
-                    q["start_ns"] + q["dur_ns"] <= r["start_ns"] + r["dur_ns"]:
+            if (
+                q["depth"] == r["depth"] + 1
+                and r["start_ns"] <= q["start_ns"]
+                and q["start_ns"] + q["dur_ns"] <= r["start_ns"] + r["dur_ns"]
+            ):
                 deeper += 1
                 break
     assert deeper > 10 and by_id
 
 
 def test_nesting_depth_function():
-    t = pa.table({"track": ["a"] * 5 + ["b"],
-                  "start_ns": [0, 1, 2, 5, 10, 0], "dur_ns": [10, 5, 1, 0, 3, 4]})
+    t = pa.table({"track": ["a"] * 5 + ["b"], "start_ns": [0, 1, 2, 5, 10, 0], "dur_ns": [10, 5, 1, 0, 3, 4]})
     assert tl.nesting_depth(t).tolist() == [0, 1, 2, 2, 0, 0]
 
 
@@ -105,8 +119,9 @@ def test_counters_keep_peaks(prof):
 
 
 def test_flows_both_directions(prof):
-    link = prof.sql("select host_op_id, count(*) n from launches where host_op_id is not null "
-                    "group by 1 order by n desc, 1 limit 1")
+    link = prof.sql(
+        "select host_op_id, count(*) n from launches where host_op_id is not null group by 1 order by n desc, 1 limit 1"
+    )
     op, n = int(link["host_op_id"][0]), int(link["n"][0])
     f = tl.flows(prof, "host_op", 0, op)
     assert f["selection"]["id"] == op
@@ -117,13 +132,15 @@ def test_flows_both_directions(prof):
     back = tl.flows(prof, "device_task", 0, task["id"])
     assert any(x["from"]["kind"] == "host_op" and x["from"]["id"] == op for x in back["flows"])
     with pytest.raises(UnknownTable):
-        tl.flows(prof, "host_op", 0, 10 ** 9)
+        tl.flows(prof, "host_op", 0, 10**9)
 
 
 def test_search_and_details(prof):
     hits = tl.search(prof, "MATMUL", limit=5)
-    n = sum(int(prof.sql(f"select count(*) n from {t} where lower(name) like '%matmul%'")["n"][0])
-            for t in ("device_tasks", "host_ops", "api_calls", "trace_slices", "comm_ops"))
+    n = sum(
+        int(prof.sql(f"select count(*) n from {t} where lower(name) like '%matmul%'")["n"][0])
+        for t in ("device_tasks", "host_ops", "api_calls", "trace_slices", "comm_ops")
+    )
     assert hits["total"] == n and len(hits["hits"]) == min(5, n)
     k = [h for h in tl.search(prof, "matmul", 1000)["hits"] if h["kind"] == "device_task"][0]
     d = tl.details(prof, "device_task", 0, k["id"])
@@ -148,32 +165,43 @@ def test_bad_windows_refused(prof):
 # --- level-of-detail tables: exact against a plain scan ---------------------------------------
 def _scan(start, dur, s, e, px):
     """What a window answer must hold, computed row by row: (rows >= 1 px, merged rows' count)."""
-    import numpy as np
+
     ov = (start < e) & (start + dur > s)
     return int((ov & (dur >= px)).sum()), int(ov.sum()), int(dur[ov].sum())
 
 
 def _synthetic_track(n=30_000, seed=1):
     import numpy as np
+
     rng = np.random.default_rng(seed)
-    start = np.sort(rng.integers(0, 10 ** 9, n))
-    dur = rng.integers(0, 10 ** 5, n)
-    dur[::997] = 5 * 10 ** 7          # a few long slices that reach far into later windows
-    dur[::13] = rng.integers(10 ** 5, 10 ** 7, len(dur[::13]))
+    start = np.sort(rng.integers(0, 10**9, n))
+    dur = rng.integers(0, 10**5, n)
+    dur[::997] = 5 * 10**7  # a few long slices that reach far into later windows
+    dur[::13] = rng.integers(10**5, 10**7, len(dur[::13]))
     order = np.lexsort((-dur, start))
     start, dur = start[order], dur[order]
     depth = rng.integers(0, 3, n).astype(np.int32)
     return start, dur, depth, np.arange(n), rng.integers(0, 50, n).astype(np.int32)
 
 
-@pytest.mark.parametrize("window", [(0, 1_100_000_000, 1600), (300_000_000, 600_000_000, 1000),
-                                    (123_456_789, 133_456_789, 800), (500_000_000, 500_100_000, 1000),
-                                    (999_000_000, 1_000_500_000, 3), (-50, 10 ** 8, 20)])
+@pytest.mark.parametrize(
+    "window",
+    [
+        (0, 1_100_000_000, 1600),
+        (300_000_000, 600_000_000, 1000),
+        (123_456_789, 133_456_789, 800),
+        (500_000_000, 500_100_000, 1000),
+        (999_000_000, 1_000_500_000, 3),
+        (-50, 10**8, 20),
+    ],
+)
 def test_lod_slices_exact(window):
     """Every overlapping slice is counted once, slices >= 1 px come whole, merged rows span what
     they hold, and summary levels were actually used for the coarse windows."""
     import numpy as np
+
     from profinsight.timeline import lod
+
     start, dur, depth, ids, names = _synthetic_track()
     tr = lod.SliceTrack(start, dur, depth, ids, names, 0)
     assert tr.levels and len(tr.l_start)
@@ -197,24 +225,28 @@ def test_lod_slices_exact(window):
 
 def test_lod_levels_are_used_and_small():
     from profinsight.timeline import lod
+
     start, dur, depth, ids, names = _synthetic_track(200_000, seed=3)
     tr = lod.SliceTrack(start, dur, depth, ids, names, 0)
     assert sum(lv.size for lv in tr.levels) <= len(start)
-    picked = [lv.b for lv in tr.levels if lv.b <= 10 ** 9 / 1000]
+    picked = [lv.b for lv in tr.levels if lv.b <= 10**9 / 1000]
     assert picked  # a zoomed-out window at 1000 px is answered from a level, not a scan
-    r = tr.query(0, 10 ** 9, 10 ** 6, 1000)
+    r = tr.query(0, 10**9, 10**6, 1000)
     assert int(r["count"].sum()) == 200_000 and len(r["start_ns"]) < 20_000
 
 
-@pytest.mark.parametrize("window", [(0, 10 ** 9, 7), (0, 10 ** 9, 1600), (250_000_123, 250_900_000, 300),
-                                    (10 ** 9 - 10, 2 * 10 ** 9, 50)])
+@pytest.mark.parametrize(
+    "window", [(0, 10**9, 7), (0, 10**9, 1600), (250_000_123, 250_900_000, 300), (10**9 - 10, 2 * 10**9, 50)]
+)
 def test_lod_counters_keep_peaks(window):
     import numpy as np
+
     from profinsight.timeline import lod
+
     rng = np.random.default_rng(7)
-    ts = np.sort(rng.integers(0, 10 ** 9, 100_000))
+    ts = np.sort(rng.integers(0, 10**9, 100_000))
     val = rng.normal(0, 1, len(ts))
-    val[54_321] = 1e6   # a one-sample spike must survive every zoom level
+    val[54_321] = 1e6  # a one-sample spike must survive every zoom level
     val[12_345] = -1e6
     tr = lod.CounterTrack(ts, val, 0)
     assert tr.levels
@@ -230,7 +262,9 @@ def test_lod_counters_keep_peaks(window):
 
 def test_lod_on_fixture_matches_scan(prof, monkeypatch):
     """The real host thread with levels forced on (thresholds lowered) answers like a scan."""
-    from profinsight.timeline import index as tlindex, lod
+    from profinsight.timeline import index as tlindex
+    from profinsight.timeline import lod
+
     monkeypatch.setattr(lod, "SMALL_TRACK", 16)
     monkeypatch.setattr(lod, "RAW_ROWS", 8)
     monkeypatch.setattr(lod, "LEVEL0_NS", 256)
@@ -253,8 +287,9 @@ def test_lod_on_fixture_matches_scan(prof, monkeypatch):
 def test_flow_ends_are_separate_objects(prof):
     """The HTTP layer shifts each end to origin-relative time in place: a shared selection dict
     would be shifted once per arrow."""
-    link = prof.sql("select host_op_id from launches where host_op_id is not null group by 1 "
-                    "having count(*) > 1 limit 1")
+    link = prof.sql(
+        "select host_op_id from launches where host_op_id is not null group by 1 having count(*) > 1 limit 1"
+    )
     f = tl.flows(prof, "host_op", 0, int(link["host_op_id"][0]))
     ends = [x["from"] for x in f["flows"]] + [f["selection"]]
     assert len({id(e) for e in ends}) == len(ends)
@@ -276,14 +311,19 @@ def _same_answers(a, b, tree):
             assert all((x[k] == y[k]).all() for k in x), t
             assert (a.names_of[t][x["name"]] == b.names_of[t][y["name"]]).all()
     for t in [t["id"] for t in a.tracks if t["kind"] == "counter"]:
-        x, y = a.counter_tracks[t].query(s0, e0, (e0 - s0) / 50, 50), b.counter_tracks[t].query(s0, e0, (e0 - s0) / 50, 50)
+        x, y = (
+            a.counter_tracks[t].query(s0, e0, (e0 - s0) / 50, 50),
+            b.counter_tracks[t].query(s0, e0, (e0 - s0) / 50, 50),
+        )
         assert all((x[k] == y[k]).all() for k in x), t
 
 
 def test_index_persisted_in_the_cache_entry_and_reused(prof, monkeypatch):
     """A second index of a cached profile (as in a new process) is read from the cache entry,
     not rebuilt, and answers exactly like one built in memory."""
-    from profinsight.timeline import index as tlindex, persist
+    from profinsight.timeline import index as tlindex
+    from profinsight.timeline import persist
+
     tl.tracks(prof)
     folder = _entry(prof) / persist.folder_name()
     assert {p.name for p in folder.iterdir()} == {"index.json", "arrays.bin", "slices.parquet"}
@@ -291,6 +331,7 @@ def test_index_persisted_in_the_cache_entry_and_reused(prof, monkeypatch):
 
     def no_build(*a):
         raise AssertionError("rebuilt although a current copy is in the cache")
+
     monkeypatch.setattr(tlindex, "build_rank", no_build)
     again = tlindex.TimelineIndex(prof)
     monkeypatch.undo()
@@ -300,7 +341,9 @@ def test_index_persisted_in_the_cache_entry_and_reused(prof, monkeypatch):
 
 
 def test_index_version_change_rebuilds(prof, monkeypatch):
-    from profinsight.timeline import index as tlindex, persist
+    from profinsight.timeline import index as tlindex
+    from profinsight.timeline import persist
+
     tl.tracks(prof)
     built = []
     real = tlindex.build_rank
@@ -319,11 +362,15 @@ def test_interrupted_write_leaves_no_index(prof, monkeypatch):
     """A write that fails half-way leaves neither a partial index nor its temporary folder, and
     the index still works from memory."""
     import pyarrow.parquet as pq
-    from profinsight.timeline import index as tlindex, persist
+
+    from profinsight.timeline import index as tlindex
+    from profinsight.timeline import persist
+
     monkeypatch.setattr(tlindex, "TIMELINE_VERSION", tlindex.TIMELINE_VERSION + 200)
 
     def full_disk(*a, **k):
         raise OSError(28, "No space left on device")
+
     monkeypatch.setattr(pq, "write_table", full_disk)
     idx = tlindex.TimelineIndex(prof)
     assert not (_entry(prof) / persist.folder_name()).exists()
@@ -334,6 +381,7 @@ def test_interrupted_write_leaves_no_index(prof, monkeypatch):
 
 def test_search_view_is_lazy_and_reads_the_parquet(prof):
     from profinsight.timeline import index as tlindex
+
     tl.tracks(prof)
     idx = tlindex.TimelineIndex(prof)
     assert idx._table is None  # opening the timeline makes no DuckDB copy

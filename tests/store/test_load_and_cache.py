@@ -1,4 +1,5 @@
 """Discovery, loading and the on-disk cache, on the real fixtures."""
+
 from __future__ import annotations
 
 import os
@@ -16,8 +17,12 @@ from profinsight.store import cache
 def test_discover_lists_each_run_of_a_mixed_folder(fixtures):
     runs = profinsight.discover(fixtures / "ascend_pt")
     got = sorted((r.root.name, r.format, r.level, tuple(r.ranks)) for r in runs)
-    assert got == [("db_level0", "ascend_db", "Level0", (0, 1)), ("db_level1", "ascend_db", "Level1", (0, 1)),
-                   ("text_level0", "ascend_text", "Level0", (0, 1)), ("text_level1", "ascend_text", "Level1", (0, 1))]
+    assert got == [
+        ("db_level0", "ascend_db", "Level0", (0, 1)),
+        ("db_level1", "ascend_db", "Level1", (0, 1)),
+        ("text_level0", "ascend_text", "Level0", (0, 1)),
+        ("text_level1", "ascend_text", "Level1", (0, 1)),
+    ]
 
 
 def test_load_refuses_a_mixed_folder_and_lists_runs(fixtures):
@@ -38,7 +43,9 @@ def test_kineto_rank_files_of_one_job_form_one_run(fixtures):
     runs = profinsight.discover(k)
     two = [r for r in runs if len(r.sources) == 2]
     assert len(two) == 1 and sorted(s.path.name for s in two[0].sources) == [
-        "gpu_2rank_rank0.json.gz", "gpu_2rank_rank1.json.gz"]
+        "gpu_2rank_rank0.json.gz",
+        "gpu_2rank_rank1.json.gz",
+    ]
     p = profinsight.load([k / "gpu_2rank_rank0.json.gz", k / "gpu_2rank_rank1.json.gz"])
     assert p.ranks == [0, 1]
     assert any(d.code == "partial-ranks" for d in p.diagnostics)  # 2 of the job's ranks
@@ -108,6 +115,7 @@ def test_warm_open_comes_from_cache_and_changes_invalidate(fixtures, tmp_path, m
 
     def boom(_source):
         raise AssertionError("imported again although the cache is fresh")
+
     monkeypatch.setattr(loader, "load_rank", boom)
     warm = profinsight.load(rank)
     assert warm.row_counts()["device_tasks"] == n

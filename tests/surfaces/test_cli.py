@@ -1,4 +1,5 @@
 """The CLI as a user runs it: exit codes, formats, no tracebacks."""
+
 from __future__ import annotations
 
 import json
@@ -12,8 +13,9 @@ from profinsight.cli import main
 
 
 def run_cli(*args, env=None):
-    return subprocess.run([sys.executable, "-m", "profinsight.cli", *map(str, args)],
-                          capture_output=True, text=True, env=env, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "profinsight.cli", *map(str, args)], capture_output=True, text=True, env=env, timeout=120
+    )
 
 
 def test_info_on_the_bundled_sample(capsys):
@@ -57,8 +59,10 @@ def test_no_traceback_for_users(tmp_path):
 
 def test_export_parquet(fixtures, tmp_path, capsys):
     out = tmp_path / "tables"
-    assert main(["export", str(fixtures / "ascend_pt/text_level1/rank1_ascend_pt"), "--format", "parquet",
-                 "-o", str(out)]) == 0
+    assert (
+        main(["export", str(fixtures / "ascend_pt/text_level1/rank1_ascend_pt"), "--format", "parquet", "-o", str(out)])
+        == 0
+    )
     t = pq.read_table(out / "device_tasks.parquet")
     assert t.num_rows > 191 and t.schema.field("start_ns").type.bit_width == 64
     assert (out / "run_info.parquet").exists()

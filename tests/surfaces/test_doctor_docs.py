@@ -1,10 +1,12 @@
 """Every diagnostic code the loaders emit on the fixtures and on broken inputs is documented."""
+
 from __future__ import annotations
 
 import shutil
 
-import profinsight
 from conftest import REPO
+
+import profinsight
 
 
 def test_every_emitted_code_is_documented(fixtures, tmp_path):

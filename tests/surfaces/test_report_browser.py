@@ -1,6 +1,7 @@
 """The HTML report as a person sees it: opened from disk in headless Chromium, every section
 visible, no console error, no network request.  CI installs Chromium (Debian package) and
 requires this test; elsewhere it is skipped when no browser is installed."""
+
 from __future__ import annotations
 
 from _support import CHROMIUM, FLAGS, playwright_or_skip
@@ -28,8 +29,16 @@ def test_report_opens_offline_with_every_section(fixtures, tmp_path):
     assert errors == []
     assert requests == [out.as_uri()]  # the file itself and nothing else
     joined = " | ".join(headings)
-    for section in ("Verdict", "Findings", "Actions", "timeline", "Operator summary", "Utilisation",
-                    "Memory", "Communication"):
+    for section in (
+        "Verdict",
+        "Findings",
+        "Actions",
+        "timeline",
+        "Operator summary",
+        "Utilisation",
+        "Memory",
+        "Communication",
+    ):
         assert section.lower() in joined.lower(), (section, headings)
     assert svgs >= 4
     assert "Communication bound" in text and "TransData" in text

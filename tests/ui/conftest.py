@@ -2,17 +2,18 @@
 by Playwright in headless Chromium (Debian package).  CI installs Chromium and requires these
 tests; elsewhere they are skipped when no browser is installed.  Screenshots go to
 ``ui-artifacts/`` at the repository root (CI keeps them; ``PROFINSIGHT_ARTIFACTS`` overrides)."""
+
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
 import pytest
-
 from _support import CHROMIUM, FLAGS, artifacts_dir, playwright_or_skip
 
 from profinsight.server.app import app_built, make_app
 from profinsight.server.threaded import serve_in_thread
+
 
 def _playwright_or_skip():
     sync_playwright = playwright_or_skip()
@@ -65,8 +66,10 @@ def page(browser):
 @pytest.fixture
 def shot():
     """``shot(page, name)`` saves a screenshot as ``ui-artifacts/<name>.png``, returns its path."""
+
     def take(page, name: str) -> Path:
         path = artifacts_dir() / f"{name}.png"
         page.screenshot(path=str(path))
         return path
+
     return take

@@ -1,9 +1,12 @@
 """The viewer shell in a real browser: profiles listed, tabs, language switch, load progress."""
+
 from __future__ import annotations
 
 
 def test_shell_lists_profiles_and_switches_language(serve, page, fixtures, shot):
-    base = serve(fixtures / "ascend_pt" / "text_level1" / "rank0_ascend_pt", fixtures / "kineto" / "gpu_alexnet.json.gz")
+    base = serve(
+        fixtures / "ascend_pt" / "text_level1" / "rank0_ascend_pt", fixtures / "kineto" / "gpu_alexnet.json.gz"
+    )
     page.goto(base + "/")
     page.wait_for_selector(".pi-tab[data-view='timeline']")
     options = page.eval_on_selector_all(".pi-profile-picker option", "os => os.map(o => o.value)")
@@ -56,6 +59,7 @@ def test_slow_load_shows_progress(serve, page, fixtures, monkeypatch):
     import threading
 
     import profinsight.api
+
     real_load, release = profinsight.api.load, threading.Event()
 
     def slow_load(run, progress=None, **kw):

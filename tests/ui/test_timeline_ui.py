@@ -1,14 +1,14 @@
 """The Timeline view in a real browser on real fixtures: tracks, zoom/pan by keys and wheel,
 search and jump, selection details, launch arrows, collapse, navigation from another view, and
 a crafted op name that must stay text."""
+
 from __future__ import annotations
 
-
 import pytest
+from _support import crafted_trace, fmt_duration
 
 import profinsight
 from profinsight import timeline as tl
-from _support import crafted_trace, fmt_duration
 
 RANK0 = ("ascend_pt", "text_level1", "rank0_ascend_pt")
 EVIL = "<script>alert(1)</script>"
@@ -86,10 +86,13 @@ def test_deep_host_thread_capped_so_device_shows_first(base, page, prof, shot):
     # selecting a slice below the cap opens all levels of its track
     t = tl.slices(prof, tl.tracks(prof)["start_ns"], tl.tracks(prof)["end_ns"] + 1, [main["key"]], 20000)
     deep = next(r for r in t.to_pylist() if not r["merged"] and r["depth"] >= 12)
-    page.evaluate("(id) => window.profinsightTimeline.navigate('timeline', {select: {kind: 'host_op', rank: 0, id}})",
-                  deep["id"])
+    page.evaluate(
+        "(id) => window.profinsightTimeline.navigate('timeline', {select: {kind: 'host_op', rank: 0, id}})", deep["id"]
+    )
     page.wait_for_function(f"() => (window.profinsightTimeline.selected() || {{}}).id === {deep['id']}")
-    page.wait_for_function(f"() => window.profinsightTimeline.tracks().find(r => r.key === '{main['key']}').lanes === 30")
+    page.wait_for_function(
+        f"() => window.profinsightTimeline.tracks().find(r => r.key === '{main['key']}').lanes === 30"
+    )
     _settle(page)
     shot(page, "timeline_deep_selected")
     assert page.errors == []
@@ -120,8 +123,10 @@ def test_zoom_keys_wheel_and_pan(base, page, shot):
     box = page.locator(".pi-tl-canvas").bounding_box()
     page.mouse.move(box["x"] + x, box["y"] + 200)
     page.mouse.wheel(0, -300)
-    page.wait_for_function(f"() => window.profinsightTimeline.visibleWindow().end_ns - "
-                           f"window.profinsightTimeline.visibleWindow().start_ns < {0.9 * (w4['end_ns'] - w4['start_ns'])}")
+    page.wait_for_function(
+        f"() => window.profinsightTimeline.visibleWindow().end_ns - "
+        f"window.profinsightTimeline.visibleWindow().start_ns < {0.9 * (w4['end_ns'] - w4['start_ns'])}"
+    )
     w5 = _hook(page, "visibleWindow()")
     t_after = w5["start_ns"] + (x - 230) / (1400 - 230) * (w5["end_ns"] - w5["start_ns"])
     assert t_after == pytest.approx(t_at, abs=(w4["end_ns"] - w4["start_ns"]) * 1e-6)
@@ -193,7 +198,9 @@ def test_click_shows_details_and_flows(base, page, prof, shot):
     s = me["start_ns"] - origin
     # zoom so that the op and its device tasks are wide and apart from their neighbours
     ends = [x["to"]["start_ns"] - origin + x["to"]["dur_ns"] for x in f["flows"]] + [s + me["dur_ns"]]
-    page.evaluate(f"() => window.profinsightTimeline.setWindow({s - me['dur_ns'] * 0.2}, {max(ends) + me['dur_ns'] * 0.2})")
+    page.evaluate(
+        f"() => window.profinsightTimeline.setWindow({s - me['dur_ns'] * 0.2}, {max(ends) + me['dur_ns'] * 0.2})"
+    )
     row = next(r for r in _hook(page, "tracks()") if r["key"] == me["track"])
     if me["depth"] >= row["lanes"]:  # below the lane cap of the main thread: show all its levels
         page.evaluate(f"() => window.profinsightTimeline.toggleLanes('{me['track']}')")
@@ -253,8 +260,11 @@ def test_navigation_from_another_view(base, page, prof, shot):
     a, b = str(int(gap["start_ns"])), str(int(gap["end_ns"]))  # absolute ns, as the analyses give them
     task = int(prof.sql("select task_uid from device_tasks where stream = 2 order by start_ns limit 1")["task_uid"][0])
     # what another view does: ctx.navigate('timeline', state)
-    page.evaluate("""([a, b, id]) => window.profinsightTimeline.navigate('timeline',
-        {rank: 0, start_ns: a, end_ns: b, select: {kind: 'device_task', rank: 0, id}})""", [a, b, task])
+    page.evaluate(
+        """([a, b, id]) => window.profinsightTimeline.navigate('timeline',
+        {rank: 0, start_ns: a, end_ns: b, select: {kind: 'device_task', rank: 0, id}})""",
+        [a, b, task],
+    )
     page.wait_for_selector(".pi-tl", state="visible")
     assert page.evaluate("location.hash") == "#rank0_ascend_pt/timeline"
     _settle(page)

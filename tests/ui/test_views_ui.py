@@ -2,14 +2,15 @@
 shows is checked exactly against the same analysis in Python (formatted as the viewer formats
 it), plus sorting, filtering, grouping, timeline jumps, an operator named `<script>…` and a
 Chinese-language run.  Screenshots of every view go to ui-artifacts/ (light and dark)."""
+
 from __future__ import annotations
 
 import math
 
 import pytest
+from _support import crafted_trace, fmt_duration
 
 import profinsight
-from _support import crafted_trace, fmt_duration
 
 EVIL = "<script>alert(1)</script>"
 
@@ -21,12 +22,12 @@ def fmt_us(us: float) -> str:
 
 def fmt_bytes(b: float) -> str:
     a = abs(b)
-    if a >= 2 ** 30:
-        return f"{b / 2 ** 30:.2f} GiB"
-    if a >= 2 ** 20:
-        return f"{b / 2 ** 20:.1f} MiB"
-    if a >= 2 ** 10:
-        return f"{b / 2 ** 10:.1f} KiB"
+    if a >= 2**30:
+        return f"{b / 2**30:.2f} GiB"
+    if a >= 2**20:
+        return f"{b / 2**20:.1f} MiB"
+    if a >= 2**10:
+        return f"{b / 2**10:.1f} KiB"
     return f"{int(b)} B"
 
 
@@ -63,6 +64,7 @@ def prof(paths):
         if pid not in _loaded:
             _loaded[pid] = profinsight.load(paths[pid])
         return _loaded[pid]
+
     return get
 
 
@@ -79,7 +81,8 @@ def cells(page, table_sel, key):
         table_sel,
         """(t, key) => { const i = Array.from(t.querySelectorAll('thead th')).findIndex(th => th.dataset.key === key);
                           return Array.from(t.querySelectorAll('tbody tr')).map(tr => tr.children[i].textContent); }""",
-        key)
+        key,
+    )
 
 
 # --- Overview ---------------------------------------------------------------------------------
@@ -159,7 +162,9 @@ def test_operator_details_and_slowest_call_jump(base, page, prof, shot):
     page.wait_for_selector(".pi-op-jump .pi-jump")
     assert page.inner_text(".pi-op-details-title") == ref.iloc[0]["name"]
     slowest = fmt_us(ref.iloc[0]["max_us"])
-    assert f"Slowest call {slowest} on rank 0 ({ref.iloc[0]['count']} calls found)" == page.inner_text(".pi-op-jump .pi-row span")
+    assert f"Slowest call {slowest} on rank 0 ({ref.iloc[0]['count']} calls found)" == page.inner_text(
+        ".pi-op-jump .pi-row span"
+    )
     page.wait_for_selector(".pi-op-members tbody tr")
     shapes = p.op_summary(by="name_shape")
     assert page.locator(".pi-op-members tbody tr").count() == int((shapes["name"] == ref.iloc[0]["name"]).sum())
@@ -209,6 +214,7 @@ def test_memory_peak_curves_and_jump(base, page, prof, shot):
 
 def pd_na():
     import pandas as pd
+
     return pd.NA
 
 
@@ -258,8 +264,11 @@ def test_ranks_side_by_side(base, page, prof, shot):
 
 # --- Compare ----------------------------------------------------------------------------------
 def test_compare_step_delta_and_waterfall(base, page, paths, shot):
-    cmp = profinsight.compare(paths["compare_base.json.gz"], paths["compare_test.json.gz"],
-                              names=["compare_base.json.gz", "compare_test.json.gz"])
+    cmp = profinsight.compare(
+        paths["compare_base.json.gz"],
+        paths["compare_test.json.gz"],
+        names=["compare_base.json.gz", "compare_test.json.gz"],
+    )
     s = cmp.summary().iloc[0]
     open_view(page, base, "compare_base.json.gz", "compare", ".pi-card[data-key='delta']")
     assert page.input_value(".pi-cmp-other") == "compare_test.json.gz"
@@ -297,10 +306,16 @@ def test_operators_in_chinese(base, browser, prof, shot):
     assert errors == []
 
 
-@pytest.mark.parametrize("view,ready", [
-    ("overview", ".pi-finding"), ("operators", ".pi-op-table tbody tr"), ("memory", ".pi-card"),
-    ("communication", ".pi-matrix-grid td"), ("ranks", ".pi-table tbody tr"),
-])
+@pytest.mark.parametrize(
+    "view,ready",
+    [
+        ("overview", ".pi-finding"),
+        ("operators", ".pi-op-table tbody tr"),
+        ("memory", ".pi-card"),
+        ("communication", ".pi-matrix-grid td"),
+        ("ranks", ".pi-table tbody tr"),
+    ],
+)
 def test_views_in_dark_mode(base, browser, view, ready, shot):
     ctx = browser.new_context(viewport={"width": 1400, "height": 900}, color_scheme="dark", locale="en-US")
     pg = ctx.new_page()
@@ -316,10 +331,16 @@ def test_views_in_dark_mode(base, browser, view, ready, shot):
     assert errors == []
 
 
-@pytest.mark.parametrize("view,ready", [
-    ("overview", ".pi-card"), ("operators", ".pi-op-table tbody tr"), ("memory", ".pi-section, .pi-view-empty"),
-    ("communication", ".pi-section, .pi-view-empty"), ("ranks", ".pi-section, .pi-view-empty"),
-])
+@pytest.mark.parametrize(
+    "view,ready",
+    [
+        ("overview", ".pi-card"),
+        ("operators", ".pi-op-table tbody tr"),
+        ("memory", ".pi-section, .pi-view-empty"),
+        ("communication", ".pi-section, .pi-view-empty"),
+        ("ranks", ".pi-section, .pi-view-empty"),
+    ],
+)
 def test_views_of_a_kineto_gpu_trace(base, page, prof, view, ready, shot):
     """A GPU (Kineto) rank renders every view: numbers where the trace has them, words where not."""
     open_view(page, base, "gpu_2rank_rank0.json.gz", view, ready)

@@ -1,6 +1,7 @@
 """The advisor: rules over the analyses' tables -> findings (evidence, recoverable time per step,
 the change to make), a verdict (bottleneck type) and the guided report that ``analyze`` prints and
 ``report`` renders as HTML.  Words come from :mod:`profinsight.i18n`."""
+
 from __future__ import annotations
 
 import pandas as pd
@@ -9,8 +10,17 @@ from ..errors import ProfileError
 from ..i18n import has, resolve_lang, t
 from .rules import RULES, SEVERITIES, Context, col_sum, num
 
-FINDING_COLUMNS = ["rule", "severity", "category", "title", "message", "evidence", "recoverable_us",
-                   "share_of_step_ratio", "change"]
+FINDING_COLUMNS = [
+    "rule",
+    "severity",
+    "category",
+    "title",
+    "message",
+    "evidence",
+    "recoverable_us",
+    "share_of_step_ratio",
+    "change",
+]
 
 
 def thresholds_for(overrides: dict | None) -> dict[str, dict]:
@@ -30,8 +40,13 @@ def _text(key: str, variant: str | None, lang: str, values: dict) -> str:
     return t(k, lang, **values)
 
 
-def evaluate(profile, lang: str | None = None, thresholds: dict | None = None, ctx: Context | None = None,
-             only: tuple | None = None):
+def evaluate(
+    profile,
+    lang: str | None = None,
+    thresholds: dict | None = None,
+    ctx: Context | None = None,
+    only: tuple | None = None,
+):
     """Run every rule: (findings as dicts sorted by severity then recoverable time, notes on rules
     not applicable)."""
     lang = resolve_lang(lang)
@@ -52,14 +67,19 @@ def evaluate(profile, lang: str | None = None, thresholds: dict | None = None, c
         # where the viewer shows the finding: every finding gets a time window on the timeline
         if isinstance(hit.evidence, dict) and "window" not in hit.evidence:
             hit.evidence["window"] = ctx.evidence_window(hit.evidence)
-        findings.append({
-            "rule": rid, "severity": hit.severity or r.severity, "category": r.category,
-            "title": t(f"{rid}.title", lang),
-            "message": _text(f"{rid}.message", hit.variant, lang, hit.values),
-            "evidence": hit.evidence, "recoverable_us": rec,
-            "share_of_step_ratio": None if rec is None or step_us <= 0 else round(rec / step_us, 6),
-            "change": _text(f"{rid}.change", hit.variant, lang, hit.values),
-        })
+        findings.append(
+            {
+                "rule": rid,
+                "severity": hit.severity or r.severity,
+                "category": r.category,
+                "title": t(f"{rid}.title", lang),
+                "message": _text(f"{rid}.message", hit.variant, lang, hit.values),
+                "evidence": hit.evidence,
+                "recoverable_us": rec,
+                "share_of_step_ratio": None if rec is None or step_us <= 0 else round(rec / step_us, 6),
+                "change": _text(f"{rid}.change", hit.variant, lang, hit.values),
+            }
+        )
     findings.sort(key=lambda f: (SEVERITIES.index(f["severity"]), -(f["recoverable_us"] or 0.0)))
     return findings, notes
 
@@ -74,9 +94,11 @@ def verdict(profile, lang: str | None = None, ctx: Context | None = None) -> dic
     total = col_sum(sb, "step_us")
     if total <= 0:
         return {"type": "unknown", "text": t("verdict.unknown", lang), "numbers": {}, "detail": ""}
-    shares = {"compute": col_sum(sb, "computing_us") / total,
-              "communication": col_sum(sb, "comm_not_overlapped_us") / total,
-              "data_host": col_sum(sb, "free_us") / total}
+    shares = {
+        "compute": col_sum(sb, "computing_us") / total,
+        "communication": col_sum(sb, "comm_not_overlapped_us") / total,
+        "data_host": col_sum(sb, "free_us") / total,
+    }
     kind = max(shares, key=shares.get)
     detail = ""
     u = ctx.view("utilization")
@@ -87,12 +109,22 @@ def verdict(profile, lang: str | None = None, ctx: Context | None = None) -> dic
         if mte2 > mac:
             kind = "memory"
             detail = t("verdict.memory_detail", lang, mte2=mte2, mac=mac)
-    numbers = {"rank_steps": len(sb), "step_us": round(ctx.step_us, 3),
-               "share_of_step_compute_ratio": round(shares["compute"], 6),
-               "share_of_step_comm_not_overlapped_ratio": round(shares["communication"], 6),
-               "share_of_step_free_ratio": round(shares["data_host"], 6)}
-    text = t("verdict.numbers", lang, n=len(sb), step_ms=ctx.step_us / 1e3, compute=shares["compute"],
-             comm=shares["communication"], free=shares["data_host"])
+    numbers = {
+        "rank_steps": len(sb),
+        "step_us": round(ctx.step_us, 3),
+        "share_of_step_compute_ratio": round(shares["compute"], 6),
+        "share_of_step_comm_not_overlapped_ratio": round(shares["communication"], 6),
+        "share_of_step_free_ratio": round(shares["data_host"], 6),
+    }
+    text = t(
+        "verdict.numbers",
+        lang,
+        n=len(sb),
+        step_ms=ctx.step_us / 1e3,
+        compute=shares["compute"],
+        comm=shares["communication"],
+        free=shares["data_host"],
+    )
     return {"type": kind, "title": t(f"verdict.{kind}", lang), "text": text, "detail": detail, "numbers": numbers}
 
 
@@ -100,9 +132,20 @@ def advise(profile, lang: str | None = None, thresholds: dict | None = None) -> 
     """Findings of every rule as a DataFrame (one row per finding); rules that do not apply to the
     profile follow as rows of severity ``not_applicable`` (their message says why)."""
     findings, notes = evaluate(profile, lang, thresholds)
-    rows = findings + [{"rule": n["rule"], "severity": "not_applicable", "category": RULES[n["rule"]].category,
-                        "title": t(f"{n['rule']}.title", lang), "message": n["reason"], "evidence": {},
-                        "recoverable_us": None, "share_of_step_ratio": None, "change": ""} for n in notes]
+    rows = findings + [
+        {
+            "rule": n["rule"],
+            "severity": "not_applicable",
+            "category": RULES[n["rule"]].category,
+            "title": t(f"{n['rule']}.title", lang),
+            "message": n["reason"],
+            "evidence": {},
+            "recoverable_us": None,
+            "share_of_step_ratio": None,
+            "change": "",
+        }
+        for n in notes
+    ]
     df = pd.DataFrame(rows, columns=FINDING_COLUMNS)
     df["recoverable_us"] = pd.to_numeric(df["recoverable_us"], errors="coerce").astype("Float64")
     df["share_of_step_ratio"] = pd.to_numeric(df["share_of_step_ratio"], errors="coerce").astype("Float64")
@@ -112,18 +155,30 @@ def advise(profile, lang: str | None = None, thresholds: dict | None = None) -> 
 def guided_report(profile, lang: str | None = None, thresholds: dict | None = None, top: int = 10) -> dict:
     """Everything ``analyze`` prints, as plain JSON-able data."""
     from .report_data import sections
+
     lang = resolve_lang(lang)
     ctx = Context(profile)
     findings, notes = evaluate(profile, lang, thresholds, ctx)
     actions = sorted([f for f in findings if f["recoverable_us"]], key=lambda f: -f["recoverable_us"])
     return {
-        "profile": {k: v for k, v in profile.summary().items() if k in ("path", "format", "ranks", "level", "steps",
-                                                                         "device_names")},
+        "profile": {
+            k: v
+            for k, v in profile.summary().items()
+            if k in ("path", "format", "ranks", "level", "steps", "device_names")
+        },
         "lang": lang,
         "sections": sections(ctx, top),
         "verdict": verdict(profile, lang, ctx),
         "findings": findings,
-        "actions": [{"rule": f["rule"], "title": f["title"], "recoverable_us": f["recoverable_us"],
-                     "share_of_step_ratio": f["share_of_step_ratio"], "change": f["change"]} for f in actions],
+        "actions": [
+            {
+                "rule": f["rule"],
+                "title": f["title"],
+                "recoverable_us": f["recoverable_us"],
+                "share_of_step_ratio": f["share_of_step_ratio"],
+                "change": f["change"],
+            }
+            for f in actions
+        ],
         "not_applicable": notes,
     }

@@ -1,4 +1,5 @@
 """Small helpers every analysis shares."""
+
 from __future__ import annotations
 
 import pandas as pd

@@ -4,17 +4,24 @@ One classification shared by utilisation, comparison and the advisor, so that "f
 conversion" means the same thing everywhere.  Rules are data (:data:`FORMAT_CONVERSION_TYPES`,
 name patterns) so that users and later rules can extend them.
 """
+
 from __future__ import annotations
 
 import re
 
-CATEGORIES = ("matmul", "convolution", "vector", "format_conversion", "ai_cpu", "communication",
-              "memory", "other")
+CATEGORIES = ("matmul", "convolution", "vector", "format_conversion", "ai_cpu", "communication", "memory", "other")
 
 #: Ascend op types that only change a tensor's layout (NCHW <-> NC1HWC0 / FRACTAL_Z / ND ...)
-FORMAT_CONVERSION_TYPES = frozenset({
-    "TransData", "TransDataRNN", "TransposeD", "Transpose", "FormatTransfer", "NPUFormatCast",
-})
+FORMAT_CONVERSION_TYPES = frozenset(
+    {
+        "TransData",
+        "TransDataRNN",
+        "TransposeD",
+        "Transpose",
+        "FormatTransfer",
+        "NPUFormatCast",
+    }
+)
 #: types that are conversions only when input and output formats differ ("Cast-for-format")
 MAYBE_FORMAT_TYPES = frozenset({"Cast", "Identity"})
 
@@ -24,8 +31,14 @@ _CUBE_CORES = frozenset({"AI_CORE", "MIX_AIC"})
 _VECTOR_CORES = frozenset({"AI_VECTOR_CORE", "MIX_AIV"})
 
 
-def kernel_category(kind: str | None, type_: str | None, name: str | None, core: str | None,
-                    input_formats: str | None = None, output_formats: str | None = None) -> str:
+def kernel_category(
+    kind: str | None,
+    type_: str | None,
+    name: str | None,
+    core: str | None,
+    input_formats: str | None = None,
+    output_formats: str | None = None,
+) -> str:
     """Category of one device task (see :data:`CATEGORIES`)."""
     if kind == "communication" or kind == "comm_task":
         return "communication"
@@ -68,9 +81,11 @@ def category_sql(alias: str = "") -> str:
     fc = ", ".join(f"'{t}'" for t in sorted(FORMAT_CONVERSION_TYPES))
     mf = ", ".join(f"'{t}'" for t in sorted(MAYBE_FORMAT_TYPES))
     label = f"coalesce(nullif(nullif(trim({a}type), ''), 'N/A'), {a}name, '')"
-    differ = (f"(list_sort(list_distinct(list_filter(string_split(coalesce({a}input_formats, ''), ';'), lambda x: x <> '')))"
-              f" <> list_sort(list_distinct(list_filter(string_split(coalesce({a}output_formats, ''), ';'), lambda x: x <> '')))"
-              f" AND coalesce({a}input_formats, '') <> '' AND coalesce({a}output_formats, '') <> '')")
+    differ = (
+        f"(list_sort(list_distinct(list_filter(string_split(coalesce({a}input_formats, ''), ';'), lambda x: x <> '')))"
+        f" <> list_sort(list_distinct(list_filter(string_split(coalesce({a}output_formats, ''), ';'), lambda x: x <> '')))"
+        f" AND coalesce({a}input_formats, '') <> '' AND coalesce({a}output_formats, '') <> '')"
+    )
     return f"""(CASE
       WHEN {a}kind IN ('communication', 'comm_task') THEN 'communication'
       WHEN {a}kind IN ('memcpy', 'memset') THEN 'memory'

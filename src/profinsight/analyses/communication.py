@@ -7,6 +7,7 @@ decimal MB.  On Ascend the ``SDMA`` figures are the aggregate of the on-node lin
 ``HCCS``: never add them.  GPU (NCCL) traces carry no transit/wait split: those columns are null
 and bandwidth is bytes / elapsed time.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -47,9 +48,12 @@ def _kernel_cover(profile, rank: int):
     Kernels sorted by start are merged into disjoint intervals (a new one starts where a kernel
     begins after every earlier kernel ended), each carrying the covered length before it; then
     covered(x) is one binary search.  Vectorised (numpy), linear in the kernels."""
-    k = _arrow(profile.connection().sql(
-        f"SELECT start_ns, start_ns + dur_ns AS end_ns FROM device_tasks WHERE kind = 'kernel' AND dur_ns > 0 AND start_ns IS NOT NULL "
-        f"AND rank = {rank} ORDER BY start_ns"))
+    k = _arrow(
+        profile.connection().sql(
+            f"SELECT start_ns, start_ns + dur_ns AS end_ns FROM device_tasks WHERE kind = 'kernel' AND dur_ns > 0 AND start_ns IS NOT NULL "
+            f"AND rank = {rank} ORDER BY start_ns"
+        )
+    )
     s, e = k.column("start_ns").to_numpy(), k.column("end_ns").to_numpy()
     if not len(s):
         return lambda x: np.zeros(len(x), dtype=np.int64)
@@ -62,6 +66,7 @@ def _kernel_cover(profile, rank: int):
         j = np.searchsorted(ms, x, side="right") - 1
         jc = np.maximum(j, 0)
         return np.where(j >= 0, before[jc] + np.minimum(x, me[jc]) - ms[jc], 0)
+
     return covered
 
 
@@ -77,30 +82,47 @@ def _arrow(rel) -> pa.Table:
 def _link_cols(prefix: str = "c.") -> str:
     return ",\n           ".join(
         f"CASE WHEN {prefix}{t}_bytes > 0 THEN {prefix}{t}_bytes / nullif({prefix}{t}_transit_ns, 0)::DOUBLE END"
-        f" AS {t}_gbps" for t in LINKS)
+        f" AS {t}_gbps"
+        for t in LINKS
+    )
 
 
 COLLECTIVE_COLUMNS = {
-    "rank": "rank", "step": "step", "name": "op name", "type": "op type", "category": "collective / p2p",
-    "group": "communication group", "start_ns": "op start, epoch ns", "elapse_us": "elapsed time of the op",
-    "transit_us": "time moving data (null on GPU)", "wait_us": "time waiting for peers before data moved",
-    "sync_us": "synchronisation part of the wait", "idle_us": "elapse - transit - wait",
+    "rank": "rank",
+    "step": "step",
+    "name": "op name",
+    "type": "op type",
+    "category": "collective / p2p",
+    "group": "communication group",
+    "start_ns": "op start, epoch ns",
+    "elapse_us": "elapsed time of the op",
+    "transit_us": "time moving data (null on GPU)",
+    "wait_us": "time waiting for peers before data moved",
+    "sync_us": "synchronisation part of the wait",
+    "idle_us": "elapse - transit - wait",
     "wait_ratio": "wait / (wait + transit), the vendor's Wait Time Ratio (unrounded)",
     "bytes": "bytes moved by this rank (SDMA not double counted)",
     "bandwidth_gbps": "bytes / transit time (GPU: bytes / elapse), decimal GB/s",
-    **{f"{t}_gbps": f"{t.upper()} bytes / {t.upper()} transit time, decimal GB/s (null without {t.upper()} bytes)"
-       for t in LINKS},
+    **{
+        f"{t}_gbps": f"{t.upper()} bytes / {t.upper()} transit time, decimal GB/s (null without {t.upper()} bytes)"
+        for t in LINKS
+    },
     "overlapped_us": "part of the op's interval covered by compute kernels of the same rank",
     "share_of_comm_overlapped_ratio": "overlapped_us / elapse_us",
     "label": "the op as one text (the chart's bar label; prefixed by the rank when several)",
 }
 
 
-@analysis("collectives", title="Collective communication ops",
-          params=(Param("rank", int, None, help="one rank; all when omitted"),
-                  Param("step", int, None, help="one step; all when omitted")),
-          chart=Chart("bar", "label", ("elapse_us",), title="elapsed (us)"),
-          columns=COLLECTIVE_COLUMNS)
+@analysis(
+    "collectives",
+    title="Collective communication ops",
+    params=(
+        Param("rank", int, None, help="one rank; all when omitted"),
+        Param("step", int, None, help="one step; all when omitted"),
+    ),
+    chart=Chart("bar", "label", ("elapse_us",), title="elapsed (us)"),
+    columns=COLLECTIVE_COLUMNS,
+)
 def collectives(profile, rank=None, step=None) -> pd.DataFrame:
     """One row per communication op: the vendor's split of its elapsed time into transit, wait
     (with synchronisation) and idle, the bytes and bandwidth per link type, and the part that
@@ -123,9 +145,16 @@ def collectives(profile, rank=None, step=None) -> pd.DataFrame:
 
 
 SUMMARY_COLUMNS = {
-    "rank": "rank", "type": "op type", "category": "collective / p2p", "count": "ops",
-    "elapse_us": "total elapsed", "transit_us": "total transit", "wait_us": "total wait",
-    "sync_us": "total synchronisation", "idle_us": "total idle", "bytes": "total bytes",
+    "rank": "rank",
+    "type": "op type",
+    "category": "collective / p2p",
+    "count": "ops",
+    "elapse_us": "total elapsed",
+    "transit_us": "total transit",
+    "wait_us": "total wait",
+    "sync_us": "total synchronisation",
+    "idle_us": "total idle",
+    "bytes": "total bytes",
     "bandwidth_gbps": "bytes / transit (GPU: / elapse), decimal GB/s",
     **{f"{t}_gbps": f"sum of {t.upper()} bytes / sum of {t.upper()} transit time" for t in LINKS},
     "share_of_comm_ratio": "elapse_us / elapsed time of all communication ops of the rank",
@@ -136,18 +165,25 @@ SUMMARY_COLUMNS = {
 }
 
 
-@analysis("comm_summary", title="Communication per rank and op type",
-          params=(Param("rank", int, None, help="one rank; all when omitted"),
-                  Param("step", int, None, help="one step; all when omitted")),
-          chart=Chart("stacked", "label", ("transit_us", "wait_us", "idle_us"), title="time (us)"),
-          columns=SUMMARY_COLUMNS)
+@analysis(
+    "comm_summary",
+    title="Communication per rank and op type",
+    params=(
+        Param("rank", int, None, help="one rank; all when omitted"),
+        Param("step", int, None, help="one step; all when omitted"),
+    ),
+    chart=Chart("stacked", "label", ("transit_us", "wait_us", "idle_us"), title="time (us)"),
+    columns=SUMMARY_COLUMNS,
+)
 def comm_summary(profile, rank=None, step=None) -> pd.DataFrame:
     """Per rank and op type: how many ops, their total elapsed / transit / wait / sync / idle
     time, bytes and bandwidth (overall and per link type), their share of the rank's
     communication, the wait share and how much compute overlaps them."""
     links = ",\n           ".join(
         f"CASE WHEN sum(c.{t}_bytes) > 0 THEN sum(c.{t}_bytes) / nullif(sum(c.{t}_transit_ns), 0)::DOUBLE END"
-        f" AS {t}_gbps" for t in LINKS)
+        f" AS {t}_gbps"
+        for t in LINKS
+    )
     sql = f"""
     WITH g AS (
       SELECT c.rank, c.type, c.category, count(*) AS count, sum(c.dur_ns) AS dur, sum(c.transit_ns) AS transit,
@@ -170,23 +206,40 @@ def comm_summary(profile, rank=None, step=None) -> pd.DataFrame:
 
 SUMMARIES = ("top1", "middle", "bottom1", "bottom2", "bottom3", "total")
 MATRIX_COLUMNS = {
-    "rank": "rank whose profile recorded the link", "step": "step", "category": "collective / p2p",
-    "op_type": "lower-case op type", "summary": "top1 / middle / bottom1..3 / total (the vendor's)",
-    "group": "communication group", "src_rank": "source rank (communicator rank)",
-    "dst_rank": "destination rank", "transport": "LOCAL / HCCS / PCIE / RDMA / SIO / SDMA",
-    "bytes": "bytes over the link", "transit_us": "transit time over the link",
-    "bandwidth_gbps": "bytes / transit time, decimal GB/s", "op_name": "the concrete op behind the row",
+    "rank": "rank whose profile recorded the link",
+    "step": "step",
+    "category": "collective / p2p",
+    "op_type": "lower-case op type",
+    "summary": "top1 / middle / bottom1..3 / total (the vendor's)",
+    "group": "communication group",
+    "src_rank": "source rank (communicator rank)",
+    "dst_rank": "destination rank",
+    "transport": "LOCAL / HCCS / PCIE / RDMA / SIO / SDMA",
+    "bytes": "bytes over the link",
+    "transit_us": "transit time over the link",
+    "bandwidth_gbps": "bytes / transit time, decimal GB/s",
+    "op_name": "the concrete op behind the row",
     "label": "op type, src->dst and transport as one text (the chart's bar label)",
 }
 
 
-@analysis("comm_matrix", title="Rank-to-rank communication matrix",
-          params=(Param("summary", str, "total", choices=SUMMARIES,
-                        help="which of the vendor's per-link summaries (total = all ops of the type)"),
-                  Param("step", int, None, help="one step; all when omitted"),
-                  Param("rank", int, None, help="one loaded rank; all when omitted")),
-          chart=Chart("bar", "label", ("bandwidth_gbps",), title="bandwidth (GB/s)"),
-          columns=MATRIX_COLUMNS)
+@analysis(
+    "comm_matrix",
+    title="Rank-to-rank communication matrix",
+    params=(
+        Param(
+            "summary",
+            str,
+            "total",
+            choices=SUMMARIES,
+            help="which of the vendor's per-link summaries (total = all ops of the type)",
+        ),
+        Param("step", int, None, help="one step; all when omitted"),
+        Param("rank", int, None, help="one loaded rank; all when omitted"),
+    ),
+    chart=Chart("bar", "label", ("bandwidth_gbps",), title="bandwidth (GB/s)"),
+    columns=MATRIX_COLUMNS,
+)
 def comm_matrix(profile, summary="total", step=None, rank=None) -> pd.DataFrame:
     """Every rank-to-rank link: bytes, transit time and bandwidth per op type and transport, one
     row per (loaded rank, step, op type, group, src, dst) — pivot ``src_rank`` x ``dst_rank`` for

@@ -7,6 +7,7 @@ then, so that "starved by data" (data loading), "launch bound" (the host was dis
 dispatch side per step, ``dataloader`` the data-loading side.  All interval work is DuckDB SQL
 (merged unions and range joins), never a Python loop per task.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -70,7 +71,7 @@ def _host_events_sql(python: bool = False) -> str:
         SELECT h.rank, 0 AS src, h.op_id AS id, h.start_ns AS s, h.start_ns + h.dur_ns AS e, h.dur_ns,
                CASE
                  WHEN h.category IN ('op', 'annotation', 'python') AND h.{DATA_LOADING} THEN 1
-                 WHEN h.category IN ('op', 'annotation', 'queue') AND {_is_sync('h.name')} THEN 2
+                 WHEN h.category IN ('op', 'annotation', 'queue') AND {_is_sync("h.name")} THEN 2
                  WHEN h.category IN ('op', 'queue') AND lt.thread IS NOT NULL
                       AND h.name NOT LIKE 'ProfilerStep#%' THEN 3
                END AS prio
@@ -80,7 +81,7 @@ def _host_events_sql(python: bool = False) -> str:
         UNION ALL
         SELECT a.rank, 1, a.call_id, a.start_ns, a.start_ns + a.dur_ns, a.dur_ns,
                CASE
-                 WHEN {_is_sync('a.name')} THEN 2
+                 WHEN {_is_sync("a.name")} THEN 2
                  WHEN lt.thread IS NOT NULL THEN 3
                END
         FROM api_calls a LEFT JOIN lt ON lt.rank = a.rank AND lt.thread = a.thread
@@ -90,29 +91,35 @@ def _host_events_sql(python: bool = False) -> str:
 _GAP_COLUMNS = {
     "rank": "rank id",
     "step": "step of the first device task after the gap (the work the gap delays); null on a rank that "
-            "marks no steps (the whole capture is one range)",
+    "marks no steps (the whole capture is one range)",
     "position": "in_step (both neighbours belong to the same step) or between_steps",
     "start_ns": "gap start: end of the last device task before it, epoch ns",
     "end_ns": "gap end: start of the next device task, epoch ns",
     "dur_us": "gap length",
     "offset_us": "gap start minus the host ProfilerStep start of `step` (where to look on the timeline); "
-                 "on a rank that marks no steps, minus its first device task",
-    "host_activity": "what the host did during the gap: " + " / ".join(ACTIVITIES)
-                     + " (the first that applies, in this order)",
+    "on a rank that marks no steps, minus its first device task",
+    "host_activity": "what the host did during the gap: "
+    + " / ".join(ACTIVITIES)
+    + " (the first that applies, in this order)",
     "host_op": "the host op / API / Python frame of that activity that best explains the gap: the largest "
-               "overlap x (overlap / its own duration), so a call that ran during the gap beats an op "
-               "enclosing the whole forward pass",
+    "overlap x (overlap / its own duration), so a call that ran during the gap beats an op "
+    "enclosing the whole forward pass",
     "overlap_us": "overlap of host_op with the gap; null when idle",
     "next_task": "name of the device task that ends the gap",
     "label": "'r<rank> s<step> +<offset> ms', the chart label",
 }
 
 
-@analysis("idle_gaps", title="Device idle gaps and what the host was doing",
-          params=(Param("min_us", float, 50.0, help="keep gaps at least this long (us)"),
-                  Param("top", int, None, help="keep the N longest gaps")),
-          chart=Chart("bar", "label", ("dur_us",), title="Longest device idle gaps (us)"),
-          columns=_GAP_COLUMNS)
+@analysis(
+    "idle_gaps",
+    title="Device idle gaps and what the host was doing",
+    params=(
+        Param("min_us", float, 50.0, help="keep gaps at least this long (us)"),
+        Param("top", int, None, help="keep the N longest gaps"),
+    ),
+    chart=Chart("bar", "label", ("dur_us",), title="Longest device idle gaps (us)"),
+    columns=_GAP_COLUMNS,
+)
 def idle_gaps(profile, min_us: float = 50.0, top: int | None = None) -> pd.DataFrame:
     """Device idle intervals per rank — gaps in the union of all kernels, communication ops,
     memory copies and memsets, inside a step and between consecutive steps — each with what the
@@ -122,7 +129,9 @@ def idle_gaps(profile, min_us: float = 50.0, top: int | None = None) -> pd.DataF
     ``python`` (only Python frames or user ``record_function`` ranges), ``idle`` (nothing
     recorded but the ProfilerStep itself).  Longest first."""
     min_ns = max(float(min_us or 0.0), 0.0) * 1e3
-    gaps = query(profile, f"""
+    gaps = query(
+        profile,
+        f"""
     WITH t AS (
         SELECT rank, step, name, start_ns AS s, start_ns + dur_ns AS e FROM device_tasks
         WHERE {DEVICE_KINDS} AND {IN_STEP} AND start_ns IS NOT NULL AND dur_ns IS NOT NULL),
@@ -145,7 +154,8 @@ def idle_gaps(profile, min_us: float = 50.0, top: int | None = None) -> pd.DataF
            gs AS start_ns, ge AS end_ns, (ge - gs) / 1e3 AS dur_us, off / 1e3 AS offset_us, next_task,
            'r' || rank || ' s' || coalesce(CAST(step AS VARCHAR), '-') || ' +' || printf('%.3f', off / 1e6) || ' ms'
                AS label
-    FROM o ORDER BY rank, gs""")
+    FROM o ORDER BY rank, gs""",
+    )
     activity, host_op, overlap = _explain_gaps(profile, gaps)
     gaps.insert(7, "host_activity", pd.array(activity, dtype="string"))
     gaps.insert(8, "host_op", pd.array(host_op, dtype="string"))
@@ -203,12 +213,15 @@ def _best_events(profile, python: bool, g_rank, g_s, g_e):
     ranks = np.unique(g_rank)
     lo = [int(g_s[g_rank == r].min()) for r in ranks]
     hi = [int(g_e[g_rank == r].max()) for r in ranks]
-    ev = query(profile, f"""
+    ev = query(
+        profile,
+        f"""
         WITH {_host_events_sql(python)},
         b AS (SELECT unnest($1::INTEGER[]) AS rank, unnest($2::BIGINT[]) AS lo, unnest($3::BIGINT[]) AS hi)
         SELECT ev.rank, ev.src, ev.id, ev.s, ev.e, ev.dur_ns, ev.prio FROM ev JOIN b ON b.rank = ev.rank
         WHERE ev.prio IS NOT NULL AND ev.dur_ns > 0 AND ev.e > b.lo AND ev.s < b.hi""",
-        [[int(r) for r in ranks], lo, hi])
+        [[int(r) for r in ranks], lo, hi],
+    )
     if ev.empty:
         return None
     e_rank = ev["rank"].to_numpy("int64")
@@ -218,8 +231,8 @@ def _best_events(profile, python: bool, g_rank, g_s, g_e):
     for r in ranks:  # one pass per rank, vectorised within
         gi = np.flatnonzero(g_rank == r)
         ei = np.flatnonzero(e_rank == r)
-        first = np.searchsorted(g_e[gi], e_s[ei], side="right")     # first gap ending after s
-        last = np.searchsorted(g_s[gi], e_e[ei], side="left") - 1   # last gap starting before e
+        first = np.searchsorted(g_e[gi], e_s[ei], side="right")  # first gap ending after s
+        last = np.searchsorted(g_s[gi], e_e[ei], side="left") - 1  # last gap starting before e
         ok = first <= last
         cnt = (last - first + 1)[ok]
         if not len(cnt):
@@ -243,13 +256,16 @@ def _event_names(profile, chosen: pd.DataFrame) -> list:
     keys = list(zip(chosen["rank"].astype(int), chosen["src"].astype(int), chosen["id"].astype(int)))
     host = sorted({i for _, s, i in keys if s == 0})
     api = sorted({i for _, s, i in keys if s == 1})
-    got = query(profile, """
+    got = query(
+        profile,
+        """
         SELECT h.rank, 0 AS src, h.op_id AS id, h.name FROM host_ops h
         SEMI JOIN (SELECT unnest($1::BIGINT[]) AS id) w ON h.op_id = w.id
         UNION ALL
         SELECT a.rank, 1, a.call_id, a.name FROM api_calls a
         SEMI JOIN (SELECT unnest($2::BIGINT[]) AS id) w ON a.call_id = w.id""",
-                [host, api])
+        [host, api],
+    )
     names = {(int(r), int(s), int(i)): n for r, s, i, n in zip(got["rank"], got["src"], got["id"], got["name"])}
     return [names.get(k) for k in keys]
 
@@ -265,7 +281,7 @@ _LAUNCH_COLUMNS = {
     "median_delay_us": "median launch-to-start delay: kernel start - launching call start",
     "p90_delay_us": "90th percentile of that delay",
     "dispatch_us": "time the launching threads spent in API calls (synchronize calls excluded) during the "
-                   "host step (union per thread, summed over threads); null when the profile has no API calls",
+    "host step (union per thread, summed over threads); null when the profile has no API calls",
     "host_step_us": "host ProfilerStep duration",
     "step_us": "device step (vendor Stage), as in step_breakdown",
     "share_of_step_ratio": "dispatch_us / step_us",
@@ -273,9 +289,12 @@ _LAUNCH_COLUMNS = {
 }
 
 
-@analysis("launch_stats", title="Kernel launch overhead per step",
-          chart=Chart("bar", "label", ("dispatch_us",), title="Dispatch time per step (us)"),
-          columns={**_LAUNCH_COLUMNS, "label": "'r<rank> s<step>', the chart label"})
+@analysis(
+    "launch_stats",
+    title="Kernel launch overhead per step",
+    chart=Chart("bar", "label", ("dispatch_us",), title="Dispatch time per step (us)"),
+    columns={**_LAUNCH_COLUMNS, "label": "'r<rank> s<step>', the chart label"},
+)
 def launch_stats(profile) -> pd.DataFrame:
     """Per rank and step: how many kernels ran shorter than their launch, how long a kernel
     waited between its launch call and its start, and how much host time went into dispatch.
@@ -314,9 +333,9 @@ def launch_stats(profile) -> pd.DataFrame:
         FROM api_calls a
         JOIN lth ON lth.rank = a.rank AND lth.thread = a.thread
         JOIN steps st ON st.rank = a.rank AND a.start_ns >= st.host_start_ns AND a.start_ns < st.host_end_ns
-        WHERE a.dur_ns IS NOT NULL AND NOT {_is_sync('a.name')}),
+        WHERE a.dur_ns IS NOT NULL AND NOT {_is_sync("a.name")}),
     disp AS (SELECT rank, step, sum(len_ns) AS dispatch_ns
-             FROM {union_length_sql('api', ('rank', 'step', 'thread'))} GROUP BY rank, step),
+             FROM {union_length_sql("api", ("rank", "step", "thread"))} GROUP BY rank, step),
     has_api AS (SELECT DISTINCT rank FROM api_calls)
     SELECT st.rank, st.step, coalesce(ks.kernels, 0) AS kernels,
            coalesce(ks.launched_kernels, 0) AS launched_kernels, coalesce(ks.short_kernels, 0) AS short_kernels,
@@ -349,10 +368,17 @@ _DL_COLUMNS = {
 }
 
 
-@analysis("dataloader", title="Data loading per step",
-          chart=Chart("stacked", "label", ("device_idle_during_us", "device_busy_during_us"),
-                      title="Data-loading time per step: device idle / busy meanwhile (us)"),
-          columns={**_DL_COLUMNS, "label": "'r<rank> s<step>', the chart label"})
+@analysis(
+    "dataloader",
+    title="Data loading per step",
+    chart=Chart(
+        "stacked",
+        "label",
+        ("device_idle_during_us", "device_busy_during_us"),
+        title="Data-loading time per step: device idle / busy meanwhile (us)",
+    ),
+    columns={**_DL_COLUMNS, "label": "'r<rank> s<step>', the chart label"},
+)
 def dataloader(profile) -> pd.DataFrame:
     """Per rank and step: host time spent in the data loader (``enumerate(DataLoader)#...``
     ops and other ops or ranges named after a DataLoader), its share of the host step, and how
@@ -364,12 +390,12 @@ def dataloader(profile) -> pd.DataFrame:
         WHERE category IN ('op', 'annotation') AND {DATA_LOADING} AND step IS NOT NULL
           AND start_ns IS NOT NULL AND dur_ns IS NOT NULL),
     cnt AS (SELECT rank, step, count(*) AS n FROM dl GROUP BY rank, step),
-    dli AS {islands_sql('dl', ('rank', 'step'))},
+    dli AS {islands_sql("dl", ("rank", "step"))},
     dt AS (
         SELECT rank, start_ns AS s, start_ns + dur_ns AS e FROM device_tasks
         WHERE {DEVICE_KINDS} AND start_ns IS NOT NULL AND dur_ns IS NOT NULL
           AND rank IN (SELECT rank FROM dl)),
-    dti AS {islands_sql('dt', ('rank',))},
+    dti AS {islands_sql("dt", ("rank",))},
     ov AS (
         SELECT a.rank, a.step, sum(least(a.e, b.e) - greatest(a.s, b.s)) AS busy_ns
         FROM dli a JOIN dti b ON a.rank = b.rank AND b.s < a.e AND b.e > a.s

@@ -8,6 +8,7 @@ CSVs) for reading.  Host memory is not in these profiles: an Ascend profile reco
 memory only (Kineto's ``CPU`` allocator events, where present, are PyTorch's CPU tensors, not the
 process's memory).
 """
+
 from __future__ import annotations
 
 import pandas as pd
@@ -19,14 +20,18 @@ MIB = float(1 << 20)
 
 # A block belongs to a sample component when the names agree; the composite curves (PTA+GE =
 # framework + graph engine, APP = the process's device memory) cover every device block.
-_COVERS = ("(b.component = e.component OR (e.component = 'PTA+GE' AND b.component IN ('PTA', 'GE'))"
-           " OR (e.component IN ('APP', 'WORKSPACE') AND b.component NOT IN ('CPU')))")
+_COVERS = (
+    "(b.component = e.component OR (e.component = 'PTA+GE' AND b.component IN ('PTA', 'GE'))"
+    " OR (e.component IN ('APP', 'WORKSPACE') AND b.component NOT IN ('CPU')))"
+)
 # live at time e.ts_ns: allocated at or before it (or before the window) and not yet freed
 _LIVE = "(b.alloc_ns IS NULL OR b.alloc_ns <= e.ts_ns) AND (b.release_ns IS NULL OR b.release_ns > e.ts_ns)"
 # "aten::empty_strided 64.0 MiB; aten::mm 16.0 MiB x3" — top 5 op names by bytes
-_OPS_TEXT = ("string_agg(name || ' ' || printf('%.1f', nbytes / 1048576.0) || ' MiB'"
-             " || CASE WHEN n > 1 THEN ' x' || n ELSE '' END, '; ' ORDER BY nbytes DESC, name)"
-             " FILTER (WHERE k <= 5)")
+_OPS_TEXT = (
+    "string_agg(name || ' ' || printf('%.1f', nbytes / 1048576.0) || ' MiB'"
+    " || CASE WHEN n > 1 THEN ' x' || n ELSE '' END, '; ' ORDER BY nbytes DESC, name)"
+    " FILTER (WHERE k <= 5)"
+)
 
 
 def _filters(rank=None, component=None, alias: str = "") -> str:
@@ -45,22 +50,39 @@ def _literal(text) -> str:
 _T0 = "(SELECT min(ts_ns) FROM memory_samples)"
 
 CURVE_COLUMNS = {
-    "rank": "rank", "device": "device index", "component": "PTA / GE / PTA+GE / APP / WORKSPACE / CUDA / CPU",
-    "ts_ns": "sample time, epoch ns", "t_ms": "ms since the first memory sample of the profile",
-    "allocated_bytes": "allocator total allocated (null for APP)", "reserved_bytes": "total reserved",
+    "rank": "rank",
+    "device": "device index",
+    "component": "PTA / GE / PTA+GE / APP / WORKSPACE / CUDA / CPU",
+    "ts_ns": "sample time, epoch ns",
+    "t_ms": "ms since the first memory sample of the profile",
+    "allocated_bytes": "allocator total allocated (null for APP)",
+    "reserved_bytes": "total reserved",
     "active_bytes": "total active (null where not recorded)",
-    "allocated_mib": "allocated, MiB (2^20)", "reserved_mib": "reserved, MiB", "active_mib": "active, MiB",
+    "allocated_mib": "allocated, MiB (2^20)",
+    "reserved_mib": "reserved, MiB",
+    "active_mib": "active, MiB",
 }
 
 
-@analysis("memory_curve", title="Device memory over time",
-          params=(Param("component", str, None, help="one component (PTA, GE, PTA+GE, APP, CUDA ...); all when omitted"),
-                  Param("max_points", int, None, help="down-sample each (rank, component) curve to about this many "
-                        "points, keeping each time bucket's min and max (the peak always survives)"),
-                  Param("rank", int, None, help="one rank; all when omitted")),
-          chart=Chart("line", "t_ms", ("allocated_mib", "reserved_mib"), title="device memory (MiB)",
-                      series=("rank", "component")),
-          columns=CURVE_COLUMNS)
+@analysis(
+    "memory_curve",
+    title="Device memory over time",
+    params=(
+        Param("component", str, None, help="one component (PTA, GE, PTA+GE, APP, CUDA ...); all when omitted"),
+        Param(
+            "max_points",
+            int,
+            None,
+            help="down-sample each (rank, component) curve to about this many "
+            "points, keeping each time bucket's min and max (the peak always survives)",
+        ),
+        Param("rank", int, None, help="one rank; all when omitted"),
+    ),
+    chart=Chart(
+        "line", "t_ms", ("allocated_mib", "reserved_mib"), title="device memory (MiB)", series=("rank", "component")
+    ),
+    columns=CURVE_COLUMNS,
+)
 def memory_curve(profile, component=None, max_points=None, rank=None) -> pd.DataFrame:
     """Allocated / reserved / active device memory over time, per rank and component.  With
     ``max_points`` each curve is cut into equal time buckets and only the lowest and highest
@@ -109,22 +131,32 @@ def _downsample_sql(where: str, cols: str, max_points: int) -> str:
 
 
 PEAK_COLUMNS = {
-    "rank": "rank", "component": "memory component", "kind": "peak_allocated / peak_reserved / spike",
-    "ts_ns": "sample time, epoch ns", "t_ms": "ms since the first memory sample",
-    "allocated_bytes": "total allocated at that sample", "reserved_bytes": "total reserved at that sample",
+    "rank": "rank",
+    "component": "memory component",
+    "kind": "peak_allocated / peak_reserved / spike",
+    "ts_ns": "sample time, epoch ns",
+    "t_ms": "ms since the first memory sample",
+    "allocated_bytes": "total allocated at that sample",
+    "reserved_bytes": "total reserved at that sample",
     "delta_bytes": "spike: jump of allocated from the previous sample of the same curve",
-    "allocated_mib": "allocated, MiB", "live_bytes": "bytes of the recorded blocks live at that time",
+    "allocated_mib": "allocated, MiB",
+    "live_bytes": "bytes of the recorded blocks live at that time",
     "live_blocks": "number of those blocks",
     "share_of_allocated_ratio": "live_bytes / allocated_bytes (the rest was allocated before the capture)",
     "ops": "peaks: the ops holding the live blocks; spikes: the ops whose allocations made the jump; "
-           "largest first, top 5 names",
+    "largest first, top 5 names",
 }
 
 
-@analysis("memory_peaks", title="Memory peaks and spikes",
-          params=(Param("top", int, 5, help="spikes kept per rank and component"),
-                  Param("rank", int, None, help="one rank; all when omitted")),
-          columns=PEAK_COLUMNS)
+@analysis(
+    "memory_peaks",
+    title="Memory peaks and spikes",
+    params=(
+        Param("top", int, 5, help="spikes kept per rank and component"),
+        Param("rank", int, None, help="one rank; all when omitted"),
+    ),
+    columns=PEAK_COLUMNS,
+)
 def memory_peaks(profile, top=5, rank=None) -> pd.DataFrame:
     """The peak of each memory curve (highest allocated, and highest reserved) and its largest
     spikes (jumps of allocated between consecutive samples), each with the operators behind it:
@@ -169,20 +201,30 @@ def memory_peaks(profile, top=5, rank=None) -> pd.DataFrame:
 
 
 BY_OP_COLUMNS = {
-    "rank": "rank", "component": "allocator of the blocks (PTA, GE, CUDA ...)", "name": "allocating op",
-    "count": "allocations", "total_bytes": "sum of block sizes", "max_bytes": "largest block",
-    "avg_bytes": "mean block size", "live_at_peak_bytes": "bytes of its blocks live at the component's peak",
+    "rank": "rank",
+    "component": "allocator of the blocks (PTA, GE, CUDA ...)",
+    "name": "allocating op",
+    "count": "allocations",
+    "total_bytes": "sum of block sizes",
+    "max_bytes": "largest block",
+    "avg_bytes": "mean block size",
+    "live_at_peak_bytes": "bytes of its blocks live at the component's peak",
     "avg_lifetime_us": "mean time from allocation to free (blocks freed inside the capture)",
     "share_of_peak_ratio": "live_at_peak_bytes / peak allocated of the component",
     "label": "the op as one text (the chart's bar label; prefixed by the rank when several)",
 }
 
 
-@analysis("memory_by_op", title="Top allocating operators",
-          params=(Param("top", int, 20, help="rows kept per rank, by total bytes"),
-                  Param("rank", int, None, help="one rank; all when omitted")),
-          chart=Chart("bar", "label", ("total_bytes",), title="bytes allocated"),
-          columns=BY_OP_COLUMNS)
+@analysis(
+    "memory_by_op",
+    title="Top allocating operators",
+    params=(
+        Param("top", int, 20, help="rows kept per rank, by total bytes"),
+        Param("rank", int, None, help="one rank; all when omitted"),
+    ),
+    chart=Chart("bar", "label", ("total_bytes",), title="bytes allocated"),
+    columns=BY_OP_COLUMNS,
+)
 def memory_by_op(profile, top=20, rank=None) -> pd.DataFrame:
     """Per allocating operator: how many blocks, how many bytes, how long they live, and how much
     of the component's peak they hold.  The peak is the highest allocated sample of the blocks'

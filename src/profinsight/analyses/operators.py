@@ -21,6 +21,7 @@ Denominators (../CONTRACT.md):
   has no steps.  Kernels outside any step count in the totals but no step time stands
   against them: filter with ``step=N`` for exact step shares.
 """
+
 from __future__ import annotations
 
 import weakref
@@ -51,6 +52,7 @@ HOST_DEVICE_KINDS = ("kernel", "communication", "memcpy", "memset")
 
 
 # --- shared helpers -------------------------------------------------------------------------
+
 
 def _scope(rank, step, alias: str = "") -> str:
     """SQL conditions (`` AND ...``) for the rank/step filters (integers, inlined)."""
@@ -83,6 +85,7 @@ def _step_us(profile, rank, step) -> float | None:
     st = _STEP_TOTALS.get(profile)
     if st is None:
         from .steps import step_totals
+
         st = _STEP_TOTALS[profile] = step_totals(profile)
     if rank is not None:
         st = st[st["rank"] == int(rank)]
@@ -134,26 +137,42 @@ _OP_SUMMARY_COLUMNS = {
     "device_total_us": "host: Σ device time of the tasks of the op and of the ops it called",
     "avg_host_total_us": "host: host_total_us / count",
     "avg_device_total_us": "host: device_total_us / count",
-    "share_of_compute_ratio": ("compute-kernel time of the row / Σ compute-kernel time in scope "
-                               "(host: kernels of the op and its callees); empty for communication rows"),
+    "share_of_compute_ratio": (
+        "compute-kernel time of the row / Σ compute-kernel time in scope "
+        "(host: kernels of the op and its callees); empty for communication rows"
+    ),
     "share_of_step_ratio": "total_us (host: device_total_us) / Σ step_us of the ranks and steps in scope",
     "ranks": "number of ranks where the row occurs (only when several ranks are in scope)",
     "label": "the group as one text (chart label)",
 }
 
 
-@analysis("op_summary", title="Operator summary",
-          params=(Param("by", str, "name", choices=("name", "type", "name_shape", "core"),
-                        help="group by kernel name, (type, core), (name, input shapes) or core"),
-                  Param("where", str, "device", choices=("device", "host"),
-                        help="device kernels or host framework ops"),
-                  Param("top", int, None, help="keep the first N rows"),
-                  Param("step", int, None, help="only step N"),
-                  Param("rank", int, None, help="only rank R"),
-                  Param("kinds", str, "compute", choices=("compute", "all"),
-                        help="device: compute kernels only (op_statistic.csv) or also communication ops")),
-          chart=Chart("bar", "label", ("total_us", "device_total_us"), title="Total time (us)"),
-          columns=_OP_SUMMARY_COLUMNS)
+@analysis(
+    "op_summary",
+    title="Operator summary",
+    params=(
+        Param(
+            "by",
+            str,
+            "name",
+            choices=("name", "type", "name_shape", "core"),
+            help="group by kernel name, (type, core), (name, input shapes) or core",
+        ),
+        Param("where", str, "device", choices=("device", "host"), help="device kernels or host framework ops"),
+        Param("top", int, None, help="keep the first N rows"),
+        Param("step", int, None, help="only step N"),
+        Param("rank", int, None, help="only rank R"),
+        Param(
+            "kinds",
+            str,
+            "compute",
+            choices=("compute", "all"),
+            help="device: compute kernels only (op_statistic.csv) or also communication ops",
+        ),
+    ),
+    chart=Chart("bar", "label", ("total_us", "device_total_us"), title="Total time (us)"),
+    columns=_OP_SUMMARY_COLUMNS,
+)
 def op_summary(profile, by="name", where="device", top=None, step=None, rank=None, kinds="compute"):
     """Operators sorted by total time: count, total, average, min, max and their share of
     compute and of the step.
@@ -176,8 +195,10 @@ def op_summary(profile, by="name", where="device", top=None, step=None, rank=Non
     _check_top(top)
     if where == "host":
         if by not in HOST_KEYS:
-            raise ProfileError(f"op_summary(where='host') groups by name or name_shape, not {by!r}",
-                               fix="use by='name' or by='name_shape' (type and core exist on the device side)")
+            raise ProfileError(
+                f"op_summary(where='host') groups by name or name_shape, not {by!r}",
+                fix="use by='name' or by='name_shape' (type and core exist on the device side)",
+            )
         return _host_summary(profile, by, top, step, rank)
     return _device_summary(profile, by, top, step, rank, kinds)
 
@@ -205,8 +226,18 @@ def _device_summary(profile, by, top, step, rank, kinds) -> pd.DataFrame:
     df = query(profile, sql)
     df["share_of_compute_ratio"] = _share(df["compute_us"], _compute_ns(profile, rank, step) / 1e3)
     df["share_of_step_ratio"] = _share(df["total_us"], _step_us(profile, rank, step))
-    cols = [*keys, "count", "total_us", "avg_us", "min_us", "max_us", "share_of_compute_ratio",
-            "share_of_step_ratio", "ranks", "label"]
+    cols = [
+        *keys,
+        "count",
+        "total_us",
+        "avg_us",
+        "min_us",
+        "max_us",
+        "share_of_compute_ratio",
+        "share_of_step_ratio",
+        "ranks",
+        "label",
+    ]
     return _finish(df, cols, top, _n_ranks(profile, rank) > 1)
 
 
@@ -230,7 +261,9 @@ def host_tree(profile, rank: int | None = None) -> pd.DataFrame:
     """
     only = "" if rank is None else f" AND o.rank = {int(rank)}"
     only_l = "" if rank is None else f" AND rank = {int(rank)}"
-    df = query(profile, f"""
+    df = query(
+        profile,
+        f"""
     WITH lk AS (SELECT DISTINCT rank, host_op_id, task_uid FROM launches WHERE host_op_id IS NOT NULL{only_l}),
     dev AS (
         SELECT lk.rank, lk.host_op_id AS op_id,
@@ -243,7 +276,8 @@ def host_tree(profile, rank: int | None = None) -> pd.DataFrame:
            coalesce(d.launched_ns, 0) AS launched_ns, coalesce(d.launched_kernel_ns, 0) AS launched_kernel_ns
     FROM host_ops o LEFT JOIN dev d ON d.rank = o.rank AND d.op_id = o.op_id
     WHERE o.category IN ('op', 'annotation') AND o.start_ns IS NOT NULL AND o.dur_ns IS NOT NULL{only}
-    ORDER BY o.rank, thread, o.start_ns, o.dur_ns DESC, o.op_id""")
+    ORDER BY o.rank, thread, o.start_ns, o.dur_ns DESC, o.op_id""",
+    )
     n = len(df)
     start = df["start_ns"].to_numpy("int64")
     dur = np.maximum(df["dur_ns"].to_numpy("int64"), 0)
@@ -303,8 +337,12 @@ def _host_summary(profile, by, top, step, rank) -> pd.DataFrame:
     df["count"] = g.size()
     df["ranks"] = g["rank"].nunique()
     df = df.reset_index()
-    df = df.sort_values(["device_total_us", "host_total_us", *keys], ascending=[False, False] + [True] * len(keys),
-                        na_position="last", kind="stable").reset_index(drop=True)
+    df = df.sort_values(
+        ["device_total_us", "host_total_us", *keys],
+        ascending=[False, False] + [True] * len(keys),
+        na_position="last",
+        kind="stable",
+    ).reset_index(drop=True)
     for k in keys:
         df[k] = df[k].astype("string")
     df["count"] = df["count"].astype("Int64")
@@ -315,11 +353,23 @@ def _host_summary(profile, by, top, step, rank) -> pd.DataFrame:
     df["avg_device_total_us"] = df["device_total_us"] / df["count"]
     df["share_of_compute_ratio"] = _share(df["compute_us"], _compute_ns(profile, rank, step) / 1e3)
     df["share_of_step_ratio"] = _share(df["device_total_us"], _step_us(profile, rank, step))
-    df["label"] = df["name"].fillna("?") if by == "name" else \
-        df["name"].fillna("?") + " [" + df["input_shapes"].fillna("") + "]"
-    cols = [*keys, "count", "host_total_us", "host_self_us", "device_self_us", "device_total_us",
-            "avg_host_total_us", "avg_device_total_us", "share_of_compute_ratio", "share_of_step_ratio",
-            "ranks", "label"]
+    df["label"] = (
+        df["name"].fillna("?") if by == "name" else df["name"].fillna("?") + " [" + df["input_shapes"].fillna("") + "]"
+    )
+    cols = [
+        *keys,
+        "count",
+        "host_total_us",
+        "host_self_us",
+        "device_self_us",
+        "device_total_us",
+        "avg_host_total_us",
+        "avg_device_total_us",
+        "share_of_compute_ratio",
+        "share_of_step_ratio",
+        "ranks",
+        "label",
+    ]
     return _finish(df, cols, top, _n_ranks(profile, rank) > 1)
 
 
@@ -343,12 +393,17 @@ _FC_COLUMNS = {
 }
 
 
-@analysis("format_conversions", title="Format conversions",
-          params=(Param("top", int, None, help="keep the first N rows"),
-                  Param("step", int, None, help="only step N"),
-                  Param("rank", int, None, help="only rank R")),
-          chart=Chart("bar", "label", ("total_us",), title="Layout-conversion time (us)"),
-          columns=_FC_COLUMNS)
+@analysis(
+    "format_conversions",
+    title="Format conversions",
+    params=(
+        Param("top", int, None, help="keep the first N rows"),
+        Param("step", int, None, help="only step N"),
+        Param("rank", int, None, help="only rank R"),
+    ),
+    chart=Chart("bar", "label", ("total_us",), title="Layout-conversion time (us)"),
+    columns=_FC_COLUMNS,
+)
 def format_conversions(profile, top=None, step=None, rank=None):
     """Every layout-conversion kernel (TransData, TransposeD, ... and Cast whose input and output
     formats differ), grouped by type, formats and shapes: count, time, share of compute and of
@@ -390,8 +445,17 @@ def format_conversions(profile, top=None, step=None, rank=None):
     df = query(profile, sql)
     df["share_of_compute_ratio"] = _share(df["total_us"], _compute_ns(profile, rank, step) / 1e3)
     df["share_of_step_ratio"] = _share(df["total_us"], _step_us(profile, rank, step))
-    cols = [*_FC_KEYS, "count", "total_us", "avg_us", "share_of_compute_ratio", "share_of_step_ratio",
-            "host_op", "ranks", "label"]
+    cols = [
+        *_FC_KEYS,
+        "count",
+        "total_us",
+        "avg_us",
+        "share_of_compute_ratio",
+        "share_of_step_ratio",
+        "host_op",
+        "ranks",
+        "label",
+    ]
     return _finish(df, cols, top, _n_ranks(profile, rank) > 1)
 
 
@@ -411,12 +475,17 @@ _TOP_COLUMNS = {
 }
 
 
-@analysis("top_kernels", title="Longest kernels",
-          params=(Param("top", int, 20, help="how many kernels"),
-                  Param("step", int, None, help="only step N"),
-                  Param("rank", int, None, help="only rank R")),
-          chart=Chart("bar", "name", ("dur_us",), title="Longest kernels (us)"),
-          columns=_TOP_COLUMNS)
+@analysis(
+    "top_kernels",
+    title="Longest kernels",
+    params=(
+        Param("top", int, 20, help="how many kernels"),
+        Param("step", int, None, help="only step N"),
+        Param("rank", int, None, help="only rank R"),
+    ),
+    chart=Chart("bar", "name", ("dur_us",), title="Longest kernels (us)"),
+    columns=_TOP_COLUMNS,
+)
 def top_kernels(profile, top=20, step=None, rank=None):
     """The N longest single compute kernels, longest first, with where they ran and when."""
     _check_top(top)

@@ -5,11 +5,13 @@ An analysis is a pure function ``(profile, **params) -> pandas.DataFrame`` regis
 (``profinsight view op_summary PATH --by type``) and, later, an HTTP route — all from the same
 parameter declarations, so the three can never disagree.
 """
+
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import pandas as pd
 
@@ -30,6 +32,7 @@ MODULES = (
 @dataclass(frozen=True)
 class Param:
     """One parameter of an analysis: name, Python type, default, allowed values, help."""
+
     name: str
     type: type = str
     default: Any = None
@@ -56,6 +59,7 @@ class Param:
 class Chart:
     """How a result is best drawn: ``kind`` bar | stacked | line; ``x`` the label/time column,
     ``y`` the value column(s).  Rendering lives in :mod:`profinsight.display`."""
+
     kind: str
     x: str
     y: tuple[str, ...]
@@ -81,8 +85,9 @@ class Analysis:
         known = {p.name: p for p in self.params}
         unknown = sorted(set(given) - set(known))
         if unknown:
-            raise ProfileError(f"{self.name}() has no parameter {', '.join(unknown)}",
-                               fix=f"parameters: {', '.join(known) or 'none'}")
+            raise ProfileError(
+                f"{self.name}() has no parameter {', '.join(unknown)}", fix=f"parameters: {', '.join(known) or 'none'}"
+            )
         return {n: p.coerce(given.get(n, p.default)) for n, p in known.items()}
 
     def run(self, profile, **given) -> pd.DataFrame:
@@ -90,6 +95,7 @@ class Analysis:
         and parameters (the advisor, the report and the server ask for the same views); each
         caller gets its own copy to slice and modify."""
         from ..display import AnalysisFrame
+
         bound = self.bind(**given)
         cache = getattr(profile, "_results", None)
         try:
@@ -109,15 +115,24 @@ class Analysis:
 ANALYSES: dict[str, Analysis] = {}
 
 
-def analysis(name: str, *, title: str, params: tuple[Param, ...] = (), chart: Chart | None = None,
-             columns: dict[str, str] | None = None):
+def analysis(
+    name: str,
+    *,
+    title: str,
+    params: tuple[Param, ...] = (),
+    chart: Chart | None = None,
+    columns: dict[str, str] | None = None,
+):
     """Register ``func`` as analysis ``name`` (its docstring is the help text)."""
+
     def deco(func):
         if name in ANALYSES:
             raise RuntimeError(f"analysis {name!r} registered twice")
-        ANALYSES[name] = Analysis(name, func, title, (func.__doc__ or "").strip(), tuple(params), chart,
-                                  dict(columns or {}))
+        ANALYSES[name] = Analysis(
+            name, func, title, (func.__doc__ or "").strip(), tuple(params), chart, dict(columns or {})
+        )
         return func
+
     return deco
 
 

@@ -12,6 +12,7 @@ beyond the running maximum of the earlier ends (one window pass); where the merg
 themselves are needed, "gaps and islands" (a new island where a start lies beyond every earlier
 end).  No Python loop per task.
 """
+
 from __future__ import annotations
 
 import weakref
@@ -91,7 +92,7 @@ def _unions_sql() -> str:
         UNION ALL SELECT rank, step, 'busy', s, e FROM t
         UNION ALL SELECT rank, step, 'cube', s, e FROM t WHERE {COMPUTE} AND core IN ({_in(CUBE_CORES)})
         UNION ALL SELECT rank, step, 'vector', s, e FROM t WHERE {COMPUTE} AND core IN ({_in(VECTOR_CORES)})),
-    ul AS {union_length_sql('iv', ('rank', 'step', 'grp'))},
+    ul AS {union_length_sql("iv", ("rank", "step", "grp"))},
     u AS (
         SELECT rank, step,
                coalesce(sum(len_ns) FILTER (WHERE grp = 'compute'), 0) AS compute_ns,
@@ -141,7 +142,7 @@ _BREAKDOWN_COLUMNS = {
     "step": "step number N of ProfilerStep#N",
     "computing_us": "length of the union of compute-kernel intervals of the step (vendor Computing)",
     "comm_not_overlapped_us": "communication time not covered by any compute kernel "
-                              "(vendor Communication(Not Overlapped))",
+    "(vendor Communication(Not Overlapped))",
     "overlapped_us": "communication time that runs while compute runs: comm_us - comm_not_overlapped_us",
     "comm_us": "length of the union of communication-op intervals (vendor Communication)",
     "free_us": "time inside the step's device span with neither compute nor communication (vendor Free)",
@@ -149,16 +150,23 @@ _BREAKDOWN_COLUMNS = {
     "comm_not_overlapped_exclude_receive_us": "max(comm_not_overlapped_us - bubble_us, 0)",
     "preparing_us": "first compute/communication task start minus the host ProfilerStep start (vendor Preparing)",
     "step_us": "device step: last end - first start of the step's compute/communication tasks, minus "
-               "bubble_us (vendor Stage)",
+    "bubble_us (vendor Stage)",
     "host_step_us": "host ProfilerStep#N duration (DB STEP_TIME endNs - startNs)",
     "label": "'r<rank> s<step>', the chart label",
 }
 
 
-@analysis("step_breakdown", title="Step breakdown",
-          chart=Chart("stacked", "label", ("computing_us", "comm_not_overlapped_us", "free_us"),
-                      title="Device step: computing / communication not overlapped / free (us)"),
-          columns=_BREAKDOWN_COLUMNS)
+@analysis(
+    "step_breakdown",
+    title="Step breakdown",
+    chart=Chart(
+        "stacked",
+        "label",
+        ("computing_us", "comm_not_overlapped_us", "free_us"),
+        title="Device step: computing / communication not overlapped / free (us)",
+    ),
+    columns=_BREAKDOWN_COLUMNS,
+)
 def step_breakdown(profile) -> pd.DataFrame:
     """Per rank and step: computing, communication (overlapped or not), free, bubble, preparing
     and the step itself, with torch_npu's definitions (step_trace_time.csv / StepTraceTime).
@@ -184,7 +192,7 @@ def step_totals(profile) -> pd.DataFrame:
 #: per profile, the breakdown with its internal columns (span, busy, cube/vector unions): the
 #: profile's tables never change, and step_breakdown, utilization, time_by_category,
 #: launch_stats and other modules' shares all divide by it
-_BREAKDOWNS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_BREAKDOWNS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def breakdown(profile) -> pd.DataFrame:
@@ -203,6 +211,7 @@ def breakdown(profile) -> pd.DataFrame:
 
 
 # --- utilisation ------------------------------------------------------------------------
+
 
 def _device_columns(profile) -> list[str]:
     return list(query(profile, "SELECT * FROM device_tasks LIMIT 0").columns)
@@ -250,15 +259,18 @@ _UTIL_COLUMNS = {
     "vector_busy_ratio": "vector_busy_us / span_us; null where no kernel has an Ascend core type (GPU)",
     **{f"{c}_us": f"summed duration of {c} tasks of the step (not a union)" for c in CATEGORIES},
     "pmu_*_ratio": "each PMU ratio of the profile (pmu_aic_mac_ratio, pmu_aiv_vec_ratio, pmu_aic_scalar_ratio, "
-                   "pmu_aic_mte2_ratio, ...) averaged over the step's kernels: pmu_aic_* weighted by the "
-                   "kernels' cube time (pmu_aic_total_time_ns), pmu_aiv_* by their vector time, others by "
-                   "duration; only the PMU columns the profile has",
+    "pmu_aic_mte2_ratio, ...) averaged over the step's kernels: pmu_aic_* weighted by the "
+    "kernels' cube time (pmu_aic_total_time_ns), pmu_aiv_* by their vector time, others by "
+    "duration; only the PMU columns the profile has",
 }
 
 
-@analysis("utilization", title="Device utilisation",
-          chart=Chart("bar", "label", ("busy_ratio",), title="Device busy ratio per step"),
-          columns=_UTIL_COLUMNS)
+@analysis(
+    "utilization",
+    title="Device utilisation",
+    chart=Chart("bar", "label", ("busy_ratio",), title="Device busy ratio per step"),
+    columns=_UTIL_COLUMNS,
+)
 def utilization(profile) -> pd.DataFrame:
     """Per rank and step: how busy the device was (busy / compute / cube / vector ratios over
     the step's device span), the time per kernel category, and the PMU ratios averaged over the
@@ -268,12 +280,11 @@ def utilization(profile) -> pd.DataFrame:
     cols = _device_columns(profile)
     pmu = [c for c in cols if c.startswith("pmu_") and c.endswith("_ratio")]
     pmu_sel = "".join(
-        f", sum({c} * {w}) FILTER (WHERE {c} IS NOT NULL)"
-        f" / nullif(sum({w}) FILTER (WHERE {c} IS NOT NULL), 0) AS {c}"
-        for c, w in ((c, _pmu_weight(c, cols)) for c in pmu))
+        f", sum({c} * {w}) FILTER (WHERE {c} IS NOT NULL) / nullif(sum({w}) FILTER (WHERE {c} IS NOT NULL), 0) AS {c}"
+        for c, w in ((c, _pmu_weight(c, cols)) for c in pmu)
+    )
     b = breakdown(profile)
-    out = b[["rank", "step", "span_us", "step_us", "busy_us", "computing_us", "cube_busy_us",
-             "vector_busy_us"]].copy()
+    out = b[["rank", "step", "span_us", "step_us", "busy_us", "computing_us", "cube_busy_us", "vector_busy_us"]].copy()
     span = b["span_us"].where(b["span_us"] > 0)
     out["busy_ratio"] = b["busy_us"] / span
     out["compute_ratio"] = b["computing_us"] / span
@@ -288,8 +299,11 @@ def utilization(profile) -> pd.DataFrame:
     for c in CATEGORIES:
         out[f"{c}_us"] = out[f"{c}_us"].astype("Float64").fillna(0.0)
     if pmu:
-        m = query(profile, f"""SELECT rank, step{pmu_sel}
-                               FROM device_tasks WHERE {COMPUTE} AND {IN_STEP} GROUP BY rank, step""")
+        m = query(
+            profile,
+            f"""SELECT rank, step{pmu_sel}
+                               FROM device_tasks WHERE {COMPUTE} AND {IN_STEP} GROUP BY rank, step""",
+        )
         out = out.merge(m, on=["rank", "step"], how="left")
     out["label"] = b["label"].to_numpy()
     return out
@@ -301,9 +315,12 @@ def _category_totals(profile) -> pd.DataFrame:
         return _CATEGORY_TOTALS[profile]
     except (KeyError, TypeError):
         pass
-    df = query(profile, f"""
+    df = query(
+        profile,
+        f"""
         SELECT rank, step, category, count(*) AS count, sum(dur_ns) AS total_ns
-        FROM ({_category_sql()}) GROUP BY ALL ORDER BY rank, step, category""")
+        FROM ({_category_sql()}) GROUP BY ALL ORDER BY rank, step, category""",
+    )
     try:
         _CATEGORY_TOTALS[profile] = df
     except TypeError:
@@ -311,7 +328,7 @@ def _category_totals(profile) -> pd.DataFrame:
     return df
 
 
-_CATEGORY_TOTALS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_CATEGORY_TOTALS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 _CAT_COLUMNS = {
@@ -322,14 +339,17 @@ _CAT_COLUMNS = {
     "total_us": "summed duration of those tasks",
     "avg_us": "total_us / count",
     "share_of_compute_ratio": "total_us / summed duration of all compute kernels of the step; "
-                              "null for communication and memory",
+    "null for communication and memory",
     "share_of_step_ratio": "total_us / step_us (device step); overlapping tasks can add up to more than 1",
 }
 
 
-@analysis("time_by_category", title="Device time by kernel category",
-          chart=Chart("bar", "category", ("total_us",), title="Device time by category (us)"),
-          columns=_CAT_COLUMNS)
+@analysis(
+    "time_by_category",
+    title="Device time by kernel category",
+    chart=Chart("bar", "category", ("total_us",), title="Device time by category (us)"),
+    columns=_CAT_COLUMNS,
+)
 def time_by_category(profile) -> pd.DataFrame:
     """Per rank, step and kernel category (matmul, convolution, vector, format conversion,
     AI CPU, communication, memory, other): task count, summed time, and its share of the
@@ -338,8 +358,12 @@ def time_by_category(profile) -> pd.DataFrame:
     g = _category_totals(profile)
     cols = list(_CAT_COLUMNS)
     if g.empty:
-        return pd.DataFrame({c: pd.Series(dtype=t) for c, t in zip(cols, (
-            "Int32", "Int64", "string", "Int64", "Float64", "Float64", "Float64", "Float64"))})
+        return pd.DataFrame(
+            {
+                c: pd.Series(dtype=t)
+                for c, t in zip(cols, ("Int32", "Int64", "string", "Int64", "Float64", "Float64", "Float64", "Float64"))
+            }
+        )
     df = g.copy()
     is_compute = df["category"].isin(COMPUTE_CATEGORIES)
     by_step = [df["rank"], df["step"]]
@@ -352,6 +376,5 @@ def time_by_category(profile) -> pd.DataFrame:
     b = breakdown(profile)[["rank", "step", "step_us"]]
     df = df.merge(b, on=["rank", "step"], how="left")
     df["share_of_step_ratio"] = (df["total_us"] / df["step_us"].where(df["step_us"] > 0)).astype("Float64")
-    df = df.sort_values(["rank", "step", "total_us", "category"], ascending=[True, True, False, True],
-                        kind="stable")
+    df = df.sort_values(["rank", "step", "total_us", "category"], ascending=[True, True, False, True], kind="stable")
     return df[cols].reset_index(drop=True)

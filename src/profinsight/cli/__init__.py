@@ -4,6 +4,7 @@ Each subcommand is one small module with ``add_arguments(parser)`` and ``run(arg
 (memray's habit).  Exit codes: 0 success; 1 the command ran and found errors; 2 bad usage or
 unreadable input.  No traceback reaches a user unless ``--debug`` is given.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -13,9 +14,20 @@ from .. import __version__
 from ..errors import ProfileError
 from . import analyze, check, compare, doctor, experiments, export, info, ranks, record, report, serve, view
 
-COMMANDS = {"info": info, "doctor": doctor, "view": view, "export": export, "experiments": experiments,
-            "check": check, "compare": compare, "ranks": ranks, "analyze": analyze, "report": report, "serve": serve,
-            "record": record}
+COMMANDS = {
+    "info": info,
+    "doctor": doctor,
+    "view": view,
+    "export": export,
+    "experiments": experiments,
+    "check": check,
+    "compare": compare,
+    "ranks": ranks,
+    "analyze": analyze,
+    "report": report,
+    "serve": serve,
+    "record": record,
+}
 
 
 class _Parser(argparse.ArgumentParser):
@@ -25,8 +37,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="profinsight",
-                     description="Find why a PyTorch model runs slow on Ascend NPUs and GPUs.")
+    parser = _Parser(prog="profinsight", description="Find why a PyTorch model runs slow on Ascend NPUs and GPUs.")
     parser.add_argument("--version", action="version", version=f"profinsight {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for name, mod in COMMANDS.items():
@@ -82,8 +93,11 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:  # noqa: BLE001 - last line of defence: no traceback for users
         if args.debug:
             raise
-        print(f"profinsight: internal error: {type(exc).__name__}: {exc}\n"
-              "Run again with --debug for a traceback and report it.", file=sys.stderr)
+        print(
+            f"profinsight: internal error: {type(exc).__name__}: {exc}\n"
+            "Run again with --debug for a traceback and report it.",
+            file=sys.stderr,
+        )
         return 2
 
 

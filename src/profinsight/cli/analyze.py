@@ -1,6 +1,7 @@
 """The guided report in the terminal: ``profinsight analyze PATH... [--format table|json|md]
 [-o FILE] [--lang en|zh]`` — (1) operator summary, (2) timeline gaps, (3) utilisation, (4) memory
 and communication, then the verdict and the actions ranked by recoverable time."""
+
 from __future__ import annotations
 
 from .common import add_output, add_paths, dumps, emit, load_profile, make_console, output_format
@@ -18,6 +19,7 @@ def add_arguments(p) -> None:
 
 def run(args) -> int:
     from ..advisor import guided_report
+
     prof = load_profile(args)
     rep = guided_report(prof, args.lang, top=args.top)
     fmt = output_format(args, FORMATS)
@@ -52,9 +54,13 @@ def _rec(f, t, lang) -> str:
     return f"{f['recoverable_us'] / 1e3:,.2f} ms ({f['share_of_step_ratio']:.1%} {t('label.of_step', lang)})"
 
 
-SECTIONS = (("section.operators", ("operators",)), ("section.gaps", ("steps", "gaps_by_activity", "gaps")),
-            ("section.utilization", ("utilization",)), ("section.memory", ("memory",)),
-            ("section.communication", ("communication",)))
+SECTIONS = (
+    ("section.operators", ("operators",)),
+    ("section.gaps", ("steps", "gaps_by_activity", "gaps")),
+    ("section.utilization", ("utilization",)),
+    ("section.memory", ("memory",)),
+    ("section.communication", ("communication",)),
+)
 SEV_STYLE = {"high": "bold red", "medium": "yellow", "low": "cyan", "info": "dim"}
 
 
@@ -64,10 +70,13 @@ def render_terminal(rep: dict, console) -> None:
     from rich.table import Table
 
     from ..i18n import t
+
     lang = rep["lang"]
     p = rep["profile"]
-    console.print(f"[bold]{t('report.title', lang)}[/bold]  {p['path']}  ({p['format']} {p.get('level') or ''}, "
-                  f"ranks {', '.join(map(str, p['ranks']))}, steps {', '.join(map(str, p['steps'])) or '-'})")
+    console.print(
+        f"[bold]{t('report.title', lang)}[/bold]  {p['path']}  ({p['format']} {p.get('level') or ''}, "
+        f"ranks {', '.join(map(str, p['ranks']))}, steps {', '.join(map(str, p['steps'])) or '-'})"
+    )
     for key, parts in SECTIONS:
         console.rule(f"[bold]{t(key, lang)}")
         for part in parts:
@@ -89,8 +98,10 @@ def render_terminal(rep: dict, console) -> None:
         console.print(t("label.no_findings", lang))
     for i, f in enumerate(rep["findings"], 1):
         sev = f["severity"]
-        console.print(f"[{SEV_STYLE.get(sev, 'default')}]{i}. \\[{t('severity.' + sev, lang)}] {escape(f['title'])}[/]"
-                      f"  ({t('category.' + f['category'], lang)}; {t('label.recoverable', lang)} {_rec(f, t, lang)})")
+        console.print(
+            f"[{SEV_STYLE.get(sev, 'default')}]{i}. \\[{t('severity.' + sev, lang)}] {escape(f['title'])}[/]"
+            f"  ({t('category.' + f['category'], lang)}; {t('label.recoverable', lang)} {_rec(f, t, lang)})"
+        )
         console.print(f"   {escape(f['message'])}")
         console.print(f"   [bold]{t('label.change', lang)}:[/bold] {escape(f['change'])}")
     console.rule(f"[bold]{t('section.actions', lang)}")
@@ -104,6 +115,7 @@ def render_terminal(rep: dict, console) -> None:
 
 def markdown(rep: dict) -> str:
     from ..i18n import t
+
     lang = rep["lang"]
     out = [f"# {t('report.title', lang)}", "", f"`{rep['profile']['path']}`", ""]
     for key, parts in SECTIONS:
@@ -115,11 +127,21 @@ def markdown(rep: dict) -> str:
                 out += ["| " + " | ".join(x.replace("|", "/") for x in r) + " |" for r in rows]
                 out.append("")
     v = rep["verdict"]
-    out += [f"## {t('section.verdict', lang)}", "", f"**{v.get('title', '')}** — {v['text']} {v.get('detail', '')}", "",
-            f"## {t('section.findings', lang)}", ""]
+    out += [
+        f"## {t('section.verdict', lang)}",
+        "",
+        f"**{v.get('title', '')}** — {v['text']} {v.get('detail', '')}",
+        "",
+        f"## {t('section.findings', lang)}",
+        "",
+    ]
     for i, f in enumerate(rep["findings"], 1):
-        out += [f"{i}. **{f['title']}** ({t('severity.' + f['severity'], lang)}; {t('label.recoverable', lang)} "
-                f"{_rec(f, t, lang)})  ", f"   {f['message']}  ", f"   *{t('label.change', lang)}:* {f['change']}"]
+        out += [
+            f"{i}. **{f['title']}** ({t('severity.' + f['severity'], lang)}; {t('label.recoverable', lang)} "
+            f"{_rec(f, t, lang)})  ",
+            f"   {f['message']}  ",
+            f"   *{t('label.change', lang)}:* {f['change']}",
+        ]
     out += ["", f"## {t('section.actions', lang)}", ""]
     out += [f"{i}. {a['title']}: {_rec(a, t, lang)}" for i, a in enumerate(rep["actions"], 1)]
     return "\n".join(out) + "\n"

@@ -7,6 +7,7 @@ RUN and BASE are profile paths or registered experiment names.  The step time is
 device step (``step_us``), or the host step (``host_step_us``) for traces without device
 activity.  An op share is the operator type's share of compute time (``op_summary(by="type")``).
 Exit codes: 0 within budget, 1 a budget exceeded, 2 bad input."""
+
 from __future__ import annotations
 
 import argparse
@@ -21,11 +22,18 @@ FORMATS = ["table", "json"]
 def add_arguments(p) -> None:
     add_paths(p)
     p.add_argument("--baseline", metavar="BASE", help="baseline run: a profile path or an experiment name")
-    p.add_argument("--max-step-regression", metavar="PCT",
-                   help="allowed step-time increase over the baseline: '5%%' or a fraction '0.05'")
-    p.add_argument("--max-op-share", metavar="TYPE=SHARE", action="append", default=[],
-                   help="allowed share of compute time of an operator type: 'MatMul=0.2' or 'MatMul=20%%' "
-                        "(repeatable)")
+    p.add_argument(
+        "--max-step-regression",
+        metavar="PCT",
+        help="allowed step-time increase over the baseline: '5%%' or a fraction '0.05'",
+    )
+    p.add_argument(
+        "--max-op-share",
+        metavar="TYPE=SHARE",
+        action="append",
+        default=[],
+        help="allowed share of compute time of an operator type: 'MatMul=0.2' or 'MatMul=20%%' (repeatable)",
+    )
     add_output(p, FORMATS)
 
 
@@ -58,6 +66,7 @@ def _load(path_args, prefer):
 def evaluate(run_prof, base_prof, max_step_regression, op_budgets) -> list[dict]:
     """One result per budget: {budget, limit, value, ok, message}."""
     from ..collection.registry import mean_step
+
     results = []
     if max_step_regression is not None:
         if base_prof is None:
@@ -65,20 +74,33 @@ def evaluate(run_prof, base_prof, max_step_regression, op_budgets) -> list[dict]
         run_step, run_src = mean_step(run_prof)
         base_step, base_src = mean_step(base_prof)
         if run_step is None or base_step is None:
-            raise ProfileError("no step times to compare (neither device steps nor ProfilerStep# spans)",
-                               fix="profile with a schedule and call prof.step() / run.step() every step")
+            raise ProfileError(
+                "no step times to compare (neither device steps nor ProfilerStep# spans)",
+                fix="profile with a schedule and call prof.step() / run.step() every step",
+            )
         if run_src != base_src:
-            raise ProfileError(f"cannot compare {run_src} of the run with {base_src} of the baseline",
-                               fix="compare runs of the same kind (both with device activity, or both host-only)")
+            raise ProfileError(
+                f"cannot compare {run_src} of the run with {base_src} of the baseline",
+                fix="compare runs of the same kind (both with device activity, or both host-only)",
+            )
         change = run_step / base_step - 1 if base_step else 0.0
         ok = change <= max_step_regression
-        results.append({
-            "budget": "step-regression", "limit": max_step_regression, "value": change, "ok": ok,
-            "run_us": run_step, "baseline_us": base_step, "step_source": run_src,
-            "message": (f"mean step ({run_src}) {run_step:,.1f} us vs baseline {base_step:,.1f} us: "
-                        f"{change:+.1%} {'within' if ok else 'exceeds'} the {max_step_regression:.1%} budget"
-                        + ("" if ok else f" by {change - max_step_regression:.1%} points")),
-        })
+        results.append(
+            {
+                "budget": "step-regression",
+                "limit": max_step_regression,
+                "value": change,
+                "ok": ok,
+                "run_us": run_step,
+                "baseline_us": base_step,
+                "step_source": run_src,
+                "message": (
+                    f"mean step ({run_src}) {run_step:,.1f} us vs baseline {base_step:,.1f} us: "
+                    f"{change:+.1%} {'within' if ok else 'exceeds'} the {max_step_regression:.1%} budget"
+                    + ("" if ok else f" by {change - max_step_regression:.1%} points")
+                ),
+            }
+        )
     if op_budgets:
         ops = run_prof.op_summary(by="type")
         shares = {}
@@ -91,22 +113,31 @@ def evaluate(run_prof, base_prof, max_step_regression, op_budgets) -> list[dict]
             share = shares.get(key, 0.0) if key else 0.0
             ok = share <= limit
             seen = "" if key else " (type not found in the run)"
-            results.append({
-                "budget": f"op-share:{kind}", "limit": limit, "value": share, "ok": ok,
-                "message": (f"{kind} takes {share:.1%} of compute time{seen}: "
-                            f"{'within' if ok else 'exceeds'} the {limit:.1%} budget"
-                            + ("" if ok else f" by {share - limit:.1%} points")),
-            })
+            results.append(
+                {
+                    "budget": f"op-share:{kind}",
+                    "limit": limit,
+                    "value": share,
+                    "ok": ok,
+                    "message": (
+                        f"{kind} takes {share:.1%} of compute time{seen}: "
+                        f"{'within' if ok else 'exceeds'} the {limit:.1%} budget"
+                        + ("" if ok else f" by {share - limit:.1%} points")
+                    ),
+                }
+            )
     return results
 
 
 def run(args) -> int:
-    step_limit = (None if args.max_step_regression is None
-                  else parse_fraction(args.max_step_regression, "--max-step-regression"))
+    step_limit = (
+        None if args.max_step_regression is None else parse_fraction(args.max_step_regression, "--max-step-regression")
+    )
     op_budgets = _op_budgets(args.max_op_share)
     if step_limit is None and not op_budgets:
-        raise ProfileError("no budget given", fix="add --max-step-regression 5% (with --baseline) or "
-                                                  "--max-op-share TYPE=0.2")
+        raise ProfileError(
+            "no budget given", fix="add --max-step-regression 5% (with --baseline) or --max-op-share TYPE=0.2"
+        )
     if step_limit is not None and not args.baseline:
         raise ProfileError("--max-step-regression needs --baseline BASE")
     prof = load_profile(args)

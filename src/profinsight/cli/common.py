@@ -1,5 +1,6 @@
 """Options and helpers every subcommand shares: PATH arguments, loading with a progress bar,
 output formats."""
+
 from __future__ import annotations
 
 import argparse
@@ -16,9 +17,13 @@ OUTPUT_SUFFIXES = {".json": "json", ".csv": "csv", ".html": "html", ".md": "md",
 
 
 def add_paths(p: argparse.ArgumentParser) -> None:
-    p.add_argument("paths", nargs="*", metavar="PATH",
-                   help="profile: a *_ascend_pt folder, a folder of rank folders, or Kineto trace file(s); "
-                        "several PATHs form one run")
+    p.add_argument(
+        "paths",
+        nargs="*",
+        metavar="PATH",
+        help="profile: a *_ascend_pt folder, a folder of rank folders, or Kineto trace file(s); "
+        "several PATHs form one run",
+    )
     p.add_argument("--sample", action="store_true", help="use the bundled real sample profile")
     p.add_argument("--prefer", choices=["db", "text"], help="export to read when a folder has both")
 
@@ -42,27 +47,39 @@ def paths(args) -> list[str]:
     if args.sample:
         return [str(sample_path())]
     if not args.paths:
-        raise ProfileError("no PATH given", fix="pass a profile folder or trace file, or --sample "
-                                                "(doctor --env checks the installation)")
+        raise ProfileError(
+            "no PATH given",
+            fix="pass a profile folder or trace file, or --sample (doctor --env checks the installation)",
+        )
     from ..collection.registry import resolve_name  # a registered experiment's name; a real path wins
+
     return [resolve_name(p) or p for p in args.paths]
 
 
 def load_profile(args):
     """Load the run named on the command line, with a progress bar on a terminal."""
     from ..api import load
+
     ps = paths(args)
     target = ps[0] if len(ps) == 1 else ps
     console = Console(stderr=True)
     if not console.is_terminal:
         return load(target, prefer=args.prefer)
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-    with Progress(TextColumn("loading"), BarColumn(), TextColumn("{task.completed}/{task.total} ranks"),
-                  TimeElapsedColumn(), console=console, transient=True) as bar:
+
+    with Progress(
+        TextColumn("loading"),
+        BarColumn(),
+        TextColumn("{task.completed}/{task.total} ranks"),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+    ) as bar:
         task = bar.add_task("load", total=None)
 
         def progress(done, total, _label):
             bar.update(task, completed=done, total=total)
+
         return load(target, prefer=args.prefer, progress=progress)
 
 
@@ -81,4 +98,5 @@ def dumps(data) -> str:
 def make_console(args, width: int = 110) -> Console:
     """A console that prints to the terminal, or records silently when -o FILE is given."""
     import io
+
     return Console(record=True, width=width, highlight=False, file=io.StringIO() if args.output else None)

@@ -1,6 +1,7 @@
 """Compare a baseline run with one or more changed runs: ``profinsight compare A B [C ...]``.
 Each PATH is one run.  Prints the step time per run, the waterfall of each pair (consecutive
 runs and base -> last) and a verdict in words; ``--format json`` / ``-o cmp.html`` for files."""
+
 from __future__ import annotations
 
 from ..errors import ProfileError
@@ -12,16 +13,29 @@ FORMATS = ["table", "json", "html"]
 
 def add_arguments(p) -> None:
     p.add_argument("paths", nargs="*", metavar="PATH", help="one run per PATH: baseline first")
-    p.add_argument("--name", action="append", default=None, metavar="NAME",
-                   help="label of each run, in order (default: folder names)")
+    p.add_argument(
+        "--name",
+        action="append",
+        default=None,
+        metavar="NAME",
+        help="label of each run, in order (default: folder names)",
+    )
     p.add_argument("--prefer", choices=["db", "text"], help="export to read when a folder has both")
     p.add_argument("--by", choices=["type", "name"], default="type", help="group op changes by op type or name")
-    p.add_argument("--mode", choices=["device", "framework"], default="device",
-                   help="device: kernels and step waterfall; framework: align two runs whose kernels differ "
-                        "(GPU vs NPU) at the framework-op level")
+    p.add_argument(
+        "--mode",
+        choices=["device", "framework"],
+        default="device",
+        help="device: kernels and step waterfall; framework: align two runs whose kernels differ "
+        "(GPU vs NPU) at the framework-op level",
+    )
     p.add_argument("--aliases", metavar="CSV", help="framework mode: extra op-name aliases (columns name,canonical)")
-    p.add_argument("--phase", action="append", choices=["forward", "backward", "optimizer", "communication"],
-                   help="framework mode: phases to compare (default: forward)")
+    p.add_argument(
+        "--phase",
+        action="append",
+        choices=["forward", "backward", "optimizer", "communication"],
+        help="framework mode: phases to compare (default: forward)",
+    )
     p.add_argument("--scheduler", metavar="ADDRESS", help="load ranks on this Dask scheduler (tcp://host:8786)")
     p.add_argument("--workers", type=int, help="local processes to load ranks with")
     p.add_argument("--format", choices=FORMATS, help="output format (default: table)")
@@ -30,18 +44,28 @@ def add_arguments(p) -> None:
 
 def run(args) -> int:
     if len(args.paths) < 2:
-        raise ProfileError("compare needs at least two PATHs (baseline first)",
-                           fix="profinsight compare BASE CHANGED [CHANGED2 ...]")
+        raise ProfileError(
+            "compare needs at least two PATHs (baseline first)", fix="profinsight compare BASE CHANGED [CHANGED2 ...]"
+        )
     if args.name and len(args.name) != len(args.paths):
         raise ProfileError(f"{len(args.name)} --name for {len(args.paths)} PATHs")
     from ..comparison import compare
+
     mode = getattr(args, "mode", "device") or "device"
     if mode == "framework" and len(args.paths) != 2:
-        raise ProfileError("--mode framework compares exactly two PATHs", fix="profinsight compare GPU_RUN NPU_RUN "
-                           "--mode framework")
-    cmp = compare(*args.paths, names=args.name or _names(args.paths), prefer=args.prefer, mode=mode,
-                  aliases=getattr(args, "aliases", None), phases=tuple(getattr(args, "phase", None) or ("forward",)),
-                  scheduler=getattr(args, "scheduler", None), workers=getattr(args, "workers", None))
+        raise ProfileError(
+            "--mode framework compares exactly two PATHs", fix="profinsight compare GPU_RUN NPU_RUN --mode framework"
+        )
+    cmp = compare(
+        *args.paths,
+        names=args.name or _names(args.paths),
+        prefer=args.prefer,
+        mode=mode,
+        aliases=getattr(args, "aliases", None),
+        phases=tuple(getattr(args, "phase", None) or ("forward",)),
+        scheduler=getattr(args, "scheduler", None),
+        workers=getattr(args, "workers", None),
+    )
     fmt = output_format(args, FORMATS)
     if mode == "framework":
         _framework(cmp, args, fmt)
@@ -50,6 +74,7 @@ def run(args) -> int:
         emit(dumps(cmp.to_dict()), args)
     elif fmt == "html":
         from ..comparison.render import comparison_page
+
         emit(comparison_page(cmp), args)
     else:
         _table(cmp, args)
@@ -59,6 +84,7 @@ def run(args) -> int:
 def _names(paths) -> list[str]:
     """Folder names; parent/name where names repeat (rank0_ascend_pt of several runs)."""
     from pathlib import Path
+
     ps = [Path(p).resolve() for p in paths]
     names = [p.name or str(p) for p in ps]
     if len(set(names)) < len(names):
@@ -68,10 +94,20 @@ def _names(paths) -> list[str]:
 
 def _table(cmp, args) -> None:
     from rich.table import Table
+
     console = make_console(args, 140)
     t = Table(title="Step per run (per-step means, us)", box=None, header_style="bold")
-    cols = ["run", "step_us", "computing_us", "comm_not_overlapped_us", "free_us", "preparing_us",
-            "busy_ratio", "delta_vs_base_us", "speedup_vs_base_x"]
+    cols = [
+        "run",
+        "step_us",
+        "computing_us",
+        "comm_not_overlapped_us",
+        "free_us",
+        "preparing_us",
+        "busy_ratio",
+        "delta_vs_base_us",
+        "speedup_vs_base_x",
+    ]
     for c in cols:
         t.add_column(c, justify="left" if c == "run" else "right")
     for _, r in cmp.steps().iterrows():
@@ -84,8 +120,12 @@ def _table(cmp, args) -> None:
         for _, r in g.iterrows():
             name = r["label"] if r["in_step"] else f"[dim]{r['label']}[/dim]"
             w.add_row(name, f"{r['from_us']:,.1f}", f"{r['to_us']:,.1f}", f"{r['delta_us']:+,.1f}")
-        w.add_row("[bold]step[/bold]", f"{g['from_step_us'].iloc[0]:,.1f}", f"{g['to_step_us'].iloc[0]:,.1f}",
-                  f"{g['to_step_us'].iloc[0] - g['from_step_us'].iloc[0]:+,.1f}")
+        w.add_row(
+            "[bold]step[/bold]",
+            f"{g['from_step_us'].iloc[0]:,.1f}",
+            f"{g['to_step_us'].iloc[0]:,.1f}",
+            f"{g['to_step_us'].iloc[0] - g['from_step_us'].iloc[0]:+,.1f}",
+        )
         console.print(w)
     by = getattr(args, "by", "type")
     o = cmp.ops(by=by)
@@ -97,8 +137,15 @@ def _table(cmp, args) -> None:
         for c in (by, "status", "from_count", "to_count", "from_total_us", "to_total_us", "delta_total_us"):
             ot.add_column(c, justify="left" if c in (by, "status") else "right", overflow="fold")
         for _, r in g.iterrows():
-            ot.add_row(str(r[by])[:60], r["status"], f"{r['from_count']:,.1f}", f"{r['to_count']:,.1f}",
-                       f"{r['from_total_us']:,.1f}", f"{r['to_total_us']:,.1f}", f"{r['delta_total_us']:+,.1f}")
+            ot.add_row(
+                str(r[by])[:60],
+                r["status"],
+                f"{r['from_count']:,.1f}",
+                f"{r['to_count']:,.1f}",
+                f"{r['from_total_us']:,.1f}",
+                f"{r['to_total_us']:,.1f}",
+                f"{r['delta_total_us']:+,.1f}",
+            )
         console.print(ot)
     for v in cmp.verdicts():
         console.print(v)
@@ -114,6 +161,7 @@ def _framework(cmp, args, fmt) -> None:
         emit("<!doctype html><meta charset='utf-8'><title>profinsight comparison</title>" + cmp._repr_html_(), args)
         return
     from rich.table import Table
+
     console = make_console(args, 140)
     a, b = cmp.names
     t = Table(title=f"Framework ops, {a} vs {b} (device time)", box=None, header_style="bold")
@@ -121,8 +169,9 @@ def _framework(cmp, args, fmt) -> None:
     for c in cols:
         t.add_column(c, justify="left" if c in ("op", "status") else "right", overflow="fold")
     for _, r in cmp.ops().head(25).iterrows():
-        t.add_row(str(r["op"])[:50], str(r["status"]), *(
-            "" if r[c] != r[c] else f"{float(r[c]):,.2f}" for c in cols[2:]))
+        t.add_row(
+            str(r["op"])[:50], str(r["status"]), *("" if r[c] != r[c] else f"{float(r[c]):,.2f}" for c in cols[2:])
+        )
     console.print(t)
     console.print(cmp.verdict())
     if args.output:

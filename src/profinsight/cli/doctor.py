@@ -1,13 +1,14 @@
 """Check a profile and explain every problem: missing or empty files and the views they
 disable, collection switches that were off, truncated files, mixed runs, version mismatches.
 Exit 0 when there are no errors, 1 when there are, 2 when the input cannot be read at all."""
+
 from __future__ import annotations
 
 from rich.markup import escape
 
 from .. import diagnostics as dg
 from ..errors import MixedRuns
-from .common import make_console, add_output, add_paths, dumps, emit, load_profile, output_format
+from .common import add_output, add_paths, dumps, emit, load_profile, make_console, output_format
 
 HELP = "check a profile and explain every problem (exit 1 on errors)"
 FORMATS = ["table", "json"]
@@ -70,18 +71,23 @@ def environment_checks() -> list[dg.Diagnostic]:
     from ..store.cache import cache_root
 
     out = [dg.info("version", f"profinsight {__version__} on Python {sys.version.split()[0]}")]
-    if sys.version_info < (3, 10):
-        out.append(dg.error("python-too-old", "Python 3.10 or newer is needed", fix="use Python >= 3.10"))
     for mod in ("pyarrow", "duckdb", "pandas", "orjson", "rich", "platformdirs"):
         try:
             m = importlib.import_module(mod)
             out.append(dg.info("dependency", f"{mod} {_dist_version(mod, m)}"))
         except ImportError as exc:
-            out.append(dg.error("dependency-missing", f"{mod} cannot be imported: {exc}",
-                                fix="pip install --force-reinstall profinsight"))
+            out.append(
+                dg.error(
+                    "dependency-missing",
+                    f"{mod} cannot be imported: {exc}",
+                    fix="pip install --force-reinstall profinsight",
+                )
+            )
     root = cache_root()
     if root is None:
-        out.append(dg.info("cache-off", "the table cache is switched off (PROFINSIGHT_CACHE=off): every load imports again"))
+        out.append(
+            dg.info("cache-off", "the table cache is switched off (PROFINSIGHT_CACHE=off): every load imports again")
+        )
     else:
         try:
             root.mkdir(parents=True, exist_ok=True)
@@ -89,18 +95,25 @@ def environment_checks() -> list[dg.Diagnostic]:
                 pass
             out.append(dg.info("cache", f"cache folder {root} is writable", file=root))
         except OSError as exc:
-            out.append(dg.warning("cache-not-writable", f"cannot write to the cache folder {root}: {exc.strerror}",
-                                  file=root, fix="set PROFINSIGHT_CACHE to a writable folder; profiles still load, "
-                                                 "but every open imports again"))
+            out.append(
+                dg.warning(
+                    "cache-not-writable",
+                    f"cannot write to the cache folder {root}: {exc.strerror}",
+                    file=root,
+                    fix="set PROFINSIGHT_CACHE to a writable folder; profiles still load, but every open imports again",
+                )
+            )
     if os.environ.get("PROFINSIGHT_FIXTURES"):
         out.append(dg.info("fixtures", f"PROFINSIGHT_FIXTURES={os.environ['PROFINSIGHT_FIXTURES']}"))
     from .env_checks import environment_extra_checks  # JupyterLab extension, torch / torch_npu / CANN, env vars
+
     out += environment_extra_checks()
     return out
 
 
 def _dist_version(name: str, module) -> str:
     from importlib.metadata import PackageNotFoundError, version
+
     try:
         return version(name)
     except PackageNotFoundError:

@@ -7,6 +7,7 @@ Nothing heavy is imported: versions come from package metadata and files (import
 initialises the NPU runtime and takes seconds), and the Jupyter checks read the same config
 files and folders that ``jupyter server extension list`` and ``jupyter labextension list`` read.
 """
+
 from __future__ import annotations
 
 import json
@@ -23,9 +24,9 @@ LABEXTENSION = "profinsight"
 #: environment variables that change what a profile records or how fast the run goes
 PROFILING_ENV = {
     "ASCEND_LAUNCH_BLOCKING": "operators launch synchronously: host and device serialise, the timeline "
-                              "shows no overlap and steps are slower than in production",
+    "shows no overlap and steps are slower than in production",
     "CUDA_LAUNCH_BLOCKING": "kernels launch synchronously: host and device serialise, the timeline shows no "
-                            "overlap and steps are slower than in production",
+    "overlap and steps are slower than in production",
     "ASCEND_GLOBAL_LOG_LEVEL": "CANN log level (0 debug, 1 info): debug/info logging adds host time to every op",
     "ASCEND_SLOG_PRINT_TO_STDOUT": "CANN logs printed to stdout: adds host time",
     "ASCEND_RT_VISIBLE_DEVICES": "which NPUs the process sees (device ids in the profile are renumbered)",
@@ -62,53 +63,89 @@ def jupyter_checks() -> list[dg.Diagnostic]:
     out = []
     server, lab = _version("jupyter_server"), _version("jupyterlab")
     if server is None:
-        out.append(dg.info("jupyter-absent", "jupyter_server is not installed: the JupyterLab extension is unused",
-                           fix="pip install jupyterlab (profinsight's extension is in this wheel already)"))
+        out.append(
+            dg.info(
+                "jupyter-absent",
+                "jupyter_server is not installed: the JupyterLab extension is unused",
+                fix="pip install jupyterlab (profinsight's extension is in this wheel already)",
+            )
+        )
         return out
     out.append(dg.info("jupyter", f"jupyter_server {server}" + (f", JupyterLab {lab}" if lab else ", no JupyterLab")))
     try:
         from jupyter_core.paths import jupyter_config_path
         from jupyter_server.extension.config import ExtensionConfigManager
+
         # later folders win, as in the server's own config loading: system, then sys.prefix, then the user's
         enabled = ExtensionConfigManager(read_config_path=jupyter_config_path()[::-1]).get_jpserver_extensions()
     except Exception as exc:  # noqa: BLE001 - a broken Jupyter install is a finding, not a crash
         enabled = None
-        out.append(dg.warning("server-extension-unknown", f"cannot read Jupyter's server config: {exc}",
-                              fix="run: jupyter server extension list"))
+        out.append(
+            dg.warning(
+                "server-extension-unknown",
+                f"cannot read Jupyter's server config: {exc}",
+                fix="run: jupyter server extension list",
+            )
+        )
     if enabled is not None:
         if enabled.get(SERVER_EXTENSION):
             out.append(dg.info("server-extension", f"server extension {SERVER_EXTENSION} is enabled"))
         else:
             state = "disabled" if SERVER_EXTENSION in enabled else "not enabled"
-            out.append(dg.warning(
-                "server-extension-disabled", f"server extension {SERVER_EXTENSION} is {state}: the sidebar and the "
-                "viewer tab get no data", fix=f"jupyter server extension enable {SERVER_EXTENSION} (a pip install of "
-                "the wheel enables it; an editable install may not)"))
+            out.append(
+                dg.warning(
+                    "server-extension-disabled",
+                    f"server extension {SERVER_EXTENSION} is {state}: the sidebar and the viewer tab get no data",
+                    fix=f"jupyter server extension enable {SERVER_EXTENSION} (a pip install of "
+                    "the wheel enables it; an editable install may not)",
+                )
+            )
     if lab is None:
         return out
     if _lab_too_old(lab):
-        out.append(dg.warning("jupyterlab-too-old", f"JupyterLab {lab}: the profinsight extension is built for 4.6 "
-                              "and JupyterLab lists it as not compatible", fix="pip install 'jupyterlab>=4.6'"))
+        out.append(
+            dg.warning(
+                "jupyterlab-too-old",
+                f"JupyterLab {lab}: the profinsight extension is built for 4.6 "
+                "and JupyterLab lists it as not compatible",
+                fix="pip install 'jupyterlab>=4.6'",
+            )
+        )
     found = _labextension_dirs()
     if not found:
-        out.append(dg.warning("labextension-missing", "the profinsight JupyterLab extension is not installed: "
-                              "JupyterLab shows no Profiles sidebar",
-                              fix="reinstall with pip install profinsight (the wheel ships it); from a checkout: "
-                                  "jlpm build && jupyter labextension develop --overwrite ."))
+        out.append(
+            dg.warning(
+                "labextension-missing",
+                "the profinsight JupyterLab extension is not installed: JupyterLab shows no Profiles sidebar",
+                fix="reinstall with pip install profinsight (the wheel ships it); from a checkout: "
+                "jlpm build && jupyter labextension develop --overwrite .",
+            )
+        )
         return out
     where, pkg = found[0]
     ext_version = pkg.get("version")
     out.append(dg.info("labextension", f"JupyterLab extension {LABEXTENSION} {ext_version} is installed", file=where))
     if ext_version and ext_version != __version__:
-        out.append(dg.warning("labextension-version", f"the JupyterLab extension is {ext_version} but the Python "
-                              f"package is {__version__}: the viewer and the server may not agree",
-                              file=where, fix="pip install --force-reinstall profinsight; then restart Jupyter"))
+        out.append(
+            dg.warning(
+                "labextension-version",
+                f"the JupyterLab extension is {ext_version} but the Python "
+                f"package is {__version__}: the viewer and the server may not agree",
+                file=where,
+                fix="pip install --force-reinstall profinsight; then restart Jupyter",
+            )
+        )
     if len(found) > 1:
         others = ", ".join(str(w) for w, _ in found[1:])
         out.append(dg.info("labextension-shadowed", f"other copies of the extension are ignored: {others}"))
     if _lab_disabled():
-        out.append(dg.warning("labextension-disabled", "the profinsight JupyterLab extension is disabled",
-                              fix=f"jupyter labextension enable {LABEXTENSION}"))
+        out.append(
+            dg.warning(
+                "labextension-disabled",
+                "the profinsight JupyterLab extension is disabled",
+                fix=f"jupyter labextension enable {LABEXTENSION}",
+            )
+        )
     return out
 
 
@@ -121,6 +158,7 @@ def _labextension_dirs() -> list[tuple[Path, dict]]:
     """Installed copies of the labextension, in JupyterLab's lookup order."""
     try:
         from jupyter_core.paths import jupyter_path
+
         dirs = jupyter_path("labextensions")
     except Exception:  # noqa: BLE001
         return []
@@ -157,19 +195,35 @@ def _lab_disabled() -> bool:
 def framework_checks() -> list[dg.Diagnostic]:
     out = []
     torch, npu = _version("torch"), _version("torch_npu") or _version("torch-npu")
-    out.append(dg.info("torch", f"torch {torch}" if torch else "torch is not installed here (reading profiles does "
-                       "not need it; collecting does)"))
+    out.append(
+        dg.info(
+            "torch",
+            f"torch {torch}"
+            if torch
+            else "torch is not installed here (reading profiles does not need it; collecting does)",
+        )
+    )
     if npu:
         out.append(dg.info("torch-npu", f"torch_npu {npu}"))
         if torch and _major_minor(torch) != _major_minor(npu):
-            out.append(dg.warning("torch-npu-mismatch", f"torch {torch} and torch_npu {npu} are from different "
-                                  "releases", fix="install the torch_npu release made for this torch version"))
+            out.append(
+                dg.warning(
+                    "torch-npu-mismatch",
+                    f"torch {torch} and torch_npu {npu} are from different releases",
+                    fix="install the torch_npu release made for this torch version",
+                )
+            )
     cann_home, cann_version = _cann()
     if cann_home:
         out.append(dg.info("cann", f"CANN {cann_version or '(version unknown)'} at {cann_home}", file=cann_home))
     elif npu:
-        out.append(dg.warning("cann-missing", "torch_npu is installed but no CANN toolkit was found",
-                              fix="source /usr/local/Ascend/ascend-toolkit/set_env.sh (sets ASCEND_HOME_PATH)"))
+        out.append(
+            dg.warning(
+                "cann-missing",
+                "torch_npu is installed but no CANN toolkit was found",
+                fix="source /usr/local/Ascend/ascend-toolkit/set_env.sh (sets ASCEND_HOME_PATH)",
+            )
+        )
     else:
         out.append(dg.info("cann-absent", "no Ascend CANN toolkit here (needed only to collect NPU profiles)"))
     return out
@@ -186,8 +240,11 @@ def _cann() -> tuple[str | None, str | None]:
         if not c or not Path(c).is_dir():
             continue
         home = Path(c)
-        for info in [home / "version.cfg", *sorted(home.glob("*/ascend_toolkit_install.info")),
-                     *sorted(home.glob("*/version.info"))]:
+        for info in [
+            home / "version.cfg",
+            *sorted(home.glob("*/ascend_toolkit_install.info")),
+            *sorted(home.glob("*/version.info")),
+        ]:
             try:
                 text = info.read_text(encoding="utf-8", errors="replace")
             except OSError:
@@ -207,14 +264,27 @@ def env_var_checks() -> list[dg.Diagnostic]:
         if value is None:
             continue
         if name.endswith("LAUNCH_BLOCKING") and value.strip() not in ("", "0"):
-            out.append(dg.warning("launch-blocking", f"{name}={value}: {what}",
-                                  fix=f"unset {name} while profiling (use it only to locate an error)"))
+            out.append(
+                dg.warning(
+                    "launch-blocking",
+                    f"{name}={value}: {what}",
+                    fix=f"unset {name} while profiling (use it only to locate an error)",
+                )
+            )
         elif name == "ASCEND_GLOBAL_LOG_LEVEL" and value.strip() in ("0", "1"):
-            out.append(dg.warning("verbose-logging", f"{name}={value}: {what}",
-                                  fix=f"export {name}=3 (errors only) while profiling"))
+            out.append(
+                dg.warning(
+                    "verbose-logging", f"{name}={value}: {what}", fix=f"export {name}=3 (errors only) while profiling"
+                )
+            )
         elif name == "TASK_QUEUE_ENABLE" and value.strip() == "0":
-            out.append(dg.warning("task-queue-off", f"{name}=0: {PROFILING_ENV[name]}",
-                                  fix=f"unset {name} (or set it to 1 or 2) while profiling"))
+            out.append(
+                dg.warning(
+                    "task-queue-off",
+                    f"{name}=0: {PROFILING_ENV[name]}",
+                    fix=f"unset {name} (or set it to 1 or 2) while profiling",
+                )
+            )
         else:
             out.append(dg.info("env", f"{name}={value}: {what}"))
     return out

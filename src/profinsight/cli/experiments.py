@@ -1,6 +1,7 @@
 """List the registered experiments (runs collected with profinsight.collect or registered with
 profinsight.register): name, when, path and headline metrics.  PATH is the experiments folder
 (default: $PROFINSIGHT_EXPERIMENTS, else ./profinsight-experiments)."""
+
 from __future__ import annotations
 
 from rich.table import Table
@@ -9,18 +10,22 @@ from .common import add_output, dumps, emit, make_console, output_format
 
 HELP = "list registered experiments (name, time, path, headline metrics)"
 FORMATS = ["table", "json", "csv"]
-_SHOWN = ("id", "name", "created", "step_us", "busy_ratio", "top_op_type", "top_finding", "git_commit", "notes",
-          "path")
+_SHOWN = ("id", "name", "created", "step_us", "busy_ratio", "top_op_type", "top_finding", "git_commit", "notes", "path")
 
 
 def add_arguments(p) -> None:
-    p.add_argument("folder", nargs="?", metavar="PATH",
-                   help="experiments folder (default: $PROFINSIGHT_EXPERIMENTS or ./profinsight-experiments)")
+    p.add_argument(
+        "folder",
+        nargs="?",
+        metavar="PATH",
+        help="experiments folder (default: $PROFINSIGHT_EXPERIMENTS or ./profinsight-experiments)",
+    )
     add_output(p, FORMATS)
 
 
 def run(args) -> int:
     from ..collection import registry
+
     rows = registry.rows(args.folder)
     fmt = output_format(args, FORMATS)
     if fmt == "json":
@@ -28,6 +33,7 @@ def run(args) -> int:
         return 0
     if fmt == "csv":
         from ..collection import experiments
+
         emit(experiments(args.folder).to_csv(index=False), args)
         return 0
     console = make_console(args, 160)

@@ -1,5 +1,6 @@
 """Write the canonical tables out: Parquet (one file per table, in a folder) or CSV, for any
 tool that reads them (DuckDB, pandas, Spark)."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -40,7 +41,6 @@ def run(args) -> int:
             else:
                 pacsv.write_csv(table, out / f"{name}.csv")
     except OSError as exc:
-        raise ProfileError(f"cannot write to {out}: {exc.strerror}", file=out,
-                           fix="choose a writable folder") from None
+        raise ProfileError(f"cannot write to {out}: {exc.strerror}", file=out, fix="choose a writable folder") from None
     print(f"wrote {len(names)} tables ({args.format}) to {out}")
     return 0

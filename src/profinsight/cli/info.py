@@ -1,10 +1,11 @@
 """Show what was loaded: format, ranks, steps, devices, rows per table and the doctor's
 findings in short."""
+
 from __future__ import annotations
 
 from rich.table import Table
 
-from .common import make_console, add_output, add_paths, dumps, emit, load_profile, output_format
+from .common import add_output, add_paths, dumps, emit, load_profile, make_console, output_format
 
 HELP = "what was loaded (ranks, steps, tables, diagnostics)"
 FORMATS = ["table", "json"]
@@ -25,16 +26,20 @@ def run(args) -> int:
     console = make_console(args, 100)
     console.print(f"[bold]{s['path']}[/bold]")
     lvl = f" {s['level']}" if s["level"] else ""
-    console.print(f"format [bold]{s['format']}{lvl}[/bold]   ranks [bold]{', '.join(map(str, s['ranks']))}[/bold]"
-                  f"   steps [bold]{', '.join(map(str, s['steps'])) or 'none'}[/bold]"
-                  + (f"   device [bold]{', '.join(s['device_names'])}[/bold]" if s["device_names"] else ""))
+    console.print(
+        f"format [bold]{s['format']}{lvl}[/bold]   ranks [bold]{', '.join(map(str, s['ranks']))}[/bold]"
+        f"   steps [bold]{', '.join(map(str, s['steps'])) or 'none'}[/bold]"
+        + (f"   device [bold]{', '.join(s['device_names'])}[/bold]" if s["device_names"] else "")
+    )
     t = Table("table", "rows", title=None, box=None)
     for name, n in s["tables"].items():
         t.add_row(name, f"{n:,}" if n else "[dim]0[/dim]")
     console.print(t)
     d = s["diagnostics"]
-    console.print(f"diagnostics: {d['error']} errors, {d['warning']} warnings, {d['info']} notes"
-                  " (details: profinsight doctor PATH)")
+    console.print(
+        f"diagnostics: {d['error']} errors, {d['warning']} warnings, {d['info']} notes"
+        " (details: profinsight doctor PATH)"
+    )
     if args.output:
         emit(console.export_text(), args)
     return 0

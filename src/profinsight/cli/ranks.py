@@ -1,6 +1,7 @@
 """Ranks of one multi-card run side by side: ``profinsight ranks PATH``.  Per-rank step
 breakdown and communication wait, the slow ranks with evidence, and load imbalance.  Ranks load
 in parallel local processes, or on a Dask cluster with ``--scheduler ADDRESS``."""
+
 from __future__ import annotations
 
 from .common import add_paths, dumps, emit, make_console, output_format, paths
@@ -21,9 +22,11 @@ def add_arguments(p) -> None:
 def run(args) -> int:
     from ..comparison.ranks import ranks_report
     from ..store.distributed import load_parallel
+
     ps = paths(args)
-    prof = load_parallel(ps[0] if len(ps) == 1 else ps, scheduler=args.scheduler, prefer=args.prefer,
-                         workers=args.workers)
+    prof = load_parallel(
+        ps[0] if len(ps) == 1 else ps, scheduler=args.scheduler, prefer=args.prefer, workers=args.workers
+    )
     rep = ranks_report(prof, threshold=args.threshold)
     fmt = output_format(args, FORMATS)
     if fmt == "json":
@@ -33,10 +36,13 @@ def run(args) -> int:
         emit("<!doctype html><meta charset='utf-8'><title>profinsight ranks</title>" + rep._repr_html_(), args)
         return 0
     from rich.table import Table
+
     console = make_console(args, 150)
-    for title, df in (("Ranks (per-step means, us)", rep.summary().drop(columns=["label"])),
-                      ("Load imbalance", rep.imbalance()),
-                      ("Slow links", rep.slow_links().drop(columns=["evidence", "label"]))):
+    for title, df in (
+        ("Ranks (per-step means, us)", rep.summary().drop(columns=["label"])),
+        ("Load imbalance", rep.imbalance()),
+        ("Slow links", rep.slow_links().drop(columns=["evidence", "label"])),
+    ):
         if df.empty:
             continue
         t = Table(title=title, box=None, header_style="bold")

@@ -1,8 +1,7 @@
 """Run one analysis and print its table: ``profinsight view NAME PATH... [--param value ...]``.
 The analysis' parameters become options (``--by type``, ``--top 20``)."""
-from __future__ import annotations
 
-import argparse
+from __future__ import annotations
 
 from ..errors import ProfileError
 from .common import add_paths, dumps, emit, load_profile, make_console, output_format
@@ -16,12 +15,19 @@ def add_arguments(p) -> None:
     add_paths(p)
     p.add_argument("--format", choices=FORMATS, help="output format (default: table)")
     p.add_argument("-o", "--output", metavar="FILE", help="write to FILE (format from its extension)")
-    p.add_argument("--param", "-p", action="append", default=[], metavar="NAME=VALUE",
-                   help="analysis parameter, e.g. -p by=type -p top=20 (also --NAME VALUE)")
+    p.add_argument(
+        "--param",
+        "-p",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="analysis parameter, e.g. -p by=type -p top=20 (also --NAME VALUE)",
+    )
 
 
 def run(args) -> int:
     from ..analyses.registry import all_analyses, get
+
     if args.analysis in ("list", "--list"):
         for name, a in sorted(all_analyses().items()):
             print(f"{name:20} {a.title}")
@@ -32,6 +38,7 @@ def run(args) -> int:
     df = a.run(prof, **params)
     fmt = output_format(args, FORMATS)
     import pandas as pd
+
     plain = pd.DataFrame(df)
     if fmt == "json":
         emit(dumps({"analysis": a.name, "params": params, "rows": plain.to_dict(orient="records")}), args)
@@ -39,6 +46,7 @@ def run(args) -> int:
         emit(plain.to_csv(index=False), args)
     elif fmt == "html":
         from ..display import render_html
+
         emit(f"<!doctype html><meta charset='utf-8'><title>{a.title}</title>" + render_html(plain, a, params), args)
     elif fmt == "md":
         emit(_markdown(plain), args)
@@ -69,6 +77,7 @@ def _markdown(df) -> str:
 
 def _fmt(v) -> str:
     import pandas as pd
+
     if v is None or (not isinstance(v, str) and pd.isna(v)):
         return ""
     if isinstance(v, float):
@@ -78,11 +87,17 @@ def _fmt(v) -> str:
 
 def _table(df, a, args) -> None:
     from rich.table import Table
+
     console = make_console(args, 160)
     t = Table(title=a.title, box=None, header_style="bold")
     for c in df.columns:
-        t.add_column(str(c), justify="right" if df[c].dtype.kind in "iuf" or str(df[c].dtype) in
-                     ("Int64", "Float64", "Int32") else "left", overflow="fold")
+        t.add_column(
+            str(c),
+            justify="right"
+            if df[c].dtype.kind in "iuf" or str(df[c].dtype) in ("Int64", "Float64", "Int32")
+            else "left",
+            overflow="fold",
+        )
     for _, r in df.head(200).iterrows():
         t.add_row(*(_fmt(v) for v in r))
     console.print(t)

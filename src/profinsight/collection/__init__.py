@@ -4,6 +4,7 @@
 otherwise), ``register(name, path)`` records an existing profile, ``experiments()`` lists the
 record.  See ``docs/collect.md``.  torch is never imported by importing this package.
 """
+
 from __future__ import annotations
 
 from .registry import experiments_folder, resolve_name

@@ -7,6 +7,7 @@ be unique: looking a name up gives its latest run.
 
 Nothing here imports torch; pandas is imported only by :func:`experiments`.
 """
+
 from __future__ import annotations
 
 import json
@@ -25,12 +26,37 @@ DEFAULT_FOLDER = "profinsight-experiments"
 ENV_FOLDER = "PROFINSIGHT_EXPERIMENTS"
 #: environment variables that change what a profiler records or how a job runs
 ENV_PREFIXES = ("ASCEND_", "HCCL_", "CUDA_", "NCCL_", "TORCH_NPU", "PYTORCH_CUDA_ALLOC_CONF")
-ENV_NAMES = ("PYTORCH_NPU_ALLOC_CONF", "TASK_QUEUE_ENABLE", "COMBINED_ENABLE", "INF_NAN_MODE_ENABLE",
-             "OMP_NUM_THREADS", "CPU_AFFINITY_CONF")
+ENV_NAMES = (
+    "PYTORCH_NPU_ALLOC_CONF",
+    "TASK_QUEUE_ENABLE",
+    "COMBINED_ENABLE",
+    "INF_NAN_MODE_ENABLE",
+    "OMP_NUM_THREADS",
+    "CPU_AFFINITY_CONF",
+)
 
-COLUMNS = ("id", "name", "created", "path", "backend", "notes", "tags", "params", "git_commit", "git_dirty",
-           "versions", "env", "step_us", "step_source", "busy_ratio", "compute_ratio", "top_op_type",
-           "top_op_share_of_compute_ratio", "top_finding", "metrics_error")
+COLUMNS = (
+    "id",
+    "name",
+    "created",
+    "path",
+    "backend",
+    "notes",
+    "tags",
+    "params",
+    "git_commit",
+    "git_dirty",
+    "versions",
+    "env",
+    "step_us",
+    "step_source",
+    "busy_ratio",
+    "compute_ratio",
+    "top_op_type",
+    "top_op_share_of_compute_ratio",
+    "top_finding",
+    "metrics_error",
+)
 _JSON_COLUMNS = ("tags", "params", "versions", "env")
 _SCHEMA = """
 create table if not exists experiments (
@@ -85,12 +111,16 @@ def _connect(folder=None, *, create: bool) -> sqlite3.Connection | None:
 def git_state(cwd=None) -> tuple[str | None, bool | None]:
     """(commit, dirty) of the git work tree at ``cwd``; (None, None) without git or a repository."""
     try:
-        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=cwd, capture_output=True, text=True,
-                                timeout=10)
+        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=cwd, capture_output=True, text=True, timeout=10)
         if commit.returncode != 0:
             return None, None
-        status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=cwd,
-                                capture_output=True, text=True, timeout=10)
+        status = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
         dirty = bool(status.stdout.strip()) if status.returncode == 0 else None
         return commit.stdout.strip() or None, dirty
     except (OSError, subprocess.SubprocessError):
@@ -98,11 +128,13 @@ def git_state(cwd=None) -> tuple[str | None, bool | None]:
 
 
 def _cann_version() -> str | None:
-    roots = [os.environ.get("ASCEND_HOME_PATH"), os.environ.get("ASCEND_TOOLKIT_HOME"),
-             "/usr/local/Ascend/ascend-toolkit/latest"]
+    roots = [
+        os.environ.get("ASCEND_HOME_PATH"),
+        os.environ.get("ASCEND_TOOLKIT_HOME"),
+        "/usr/local/Ascend/ascend-toolkit/latest",
+    ]
     for root in filter(None, roots):
-        for rel in ("version.cfg", "ascend_toolkit_install.info", "compiler/version.info",
-                    "runtime/version.info"):
+        for rel in ("version.cfg", "ascend_toolkit_install.info", "compiler/version.info", "runtime/version.info"):
             f = Path(root) / rel
             try:
                 text = f.read_text(errors="replace")
@@ -119,12 +151,14 @@ def versions() -> dict:
     """Versions of what shapes a profile; torch / torch_npu only if already imported or importable
     without side effects (they are looked up in ``sys.modules`` first)."""
     from .. import __version__
+
     out = {"profinsight": __version__, "python": platform.python_version()}
     for mod in ("torch", "torch_npu"):
         m = sys.modules.get(mod)
         if m is None:
             try:
                 from importlib.metadata import version
+
                 out[mod] = version(mod)
             except Exception:  # noqa: BLE001 - not installed
                 continue
@@ -145,6 +179,7 @@ def _mean(df, col):
     if df is None or col not in getattr(df, "columns", ()):
         return None
     import pandas as pd
+
     s = pd.to_numeric(df[col], errors="coerce").dropna()
     return float(s.mean()) if len(s) else None
 
@@ -163,8 +198,15 @@ def mean_step(profile) -> tuple[float | None, str | None]:
 def headline(profile) -> dict:
     """Headline metrics of a loaded profile; a metric that cannot be computed is None, and what
     went wrong is kept in ``metrics_error``."""
-    out = {"step_us": None, "step_source": None, "busy_ratio": None, "compute_ratio": None,
-           "top_op_type": None, "top_op_share_of_compute_ratio": None, "top_finding": None}
+    out = {
+        "step_us": None,
+        "step_source": None,
+        "busy_ratio": None,
+        "compute_ratio": None,
+        "top_op_type": None,
+        "top_op_share_of_compute_ratio": None,
+        "top_finding": None,
+    }
     errors = []
     try:
         out["step_us"], out["step_source"] = mean_step(profile)
@@ -203,6 +245,7 @@ def top_finding(profile) -> str | None:
 
         def advise():
             return _advise(profile)
+
     found = advise()
     if found is None:
         return None
@@ -223,27 +266,55 @@ def top_finding(profile) -> str | None:
 
 
 # --- the registry --------------------------------------------------------------------------
-def add(name: str, path, *, folder=None, notes=None, tags=(), params=None, backend: str | None = None,
-        metrics: dict | None = None, git_cwd=None) -> dict:
+def add(
+    name: str,
+    path,
+    *,
+    folder=None,
+    notes=None,
+    tags=(),
+    params=None,
+    backend: str | None = None,
+    metrics: dict | None = None,
+    git_cwd=None,
+) -> dict:
     """Write one row; returns it (as :func:`get` would)."""
     if not name or not str(name).strip():
         raise ProfileError("an experiment needs a name", fix="profinsight.register('baseline', path)")
     commit, dirty = git_state(git_cwd)
     metrics = metrics or {}
     row = {
-        "name": str(name), "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "path": str(Path(path).resolve()), "backend": backend, "notes": notes,
-        "tags": json.dumps(list(tags or ())), "params": json.dumps(params or {}, default=str, sort_keys=True),
-        "git_commit": commit, "git_dirty": None if dirty is None else int(dirty),
-        "versions": json.dumps(versions()), "env": json.dumps(profiling_env()),
-        **{k: metrics.get(k) for k in ("step_us", "step_source", "busy_ratio", "compute_ratio", "top_op_type",
-                                       "top_op_share_of_compute_ratio", "top_finding", "metrics_error")},
+        "name": str(name),
+        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "path": str(Path(path).resolve()),
+        "backend": backend,
+        "notes": notes,
+        "tags": json.dumps(list(tags or ())),
+        "params": json.dumps(params or {}, default=str, sort_keys=True),
+        "git_commit": commit,
+        "git_dirty": None if dirty is None else int(dirty),
+        "versions": json.dumps(versions()),
+        "env": json.dumps(profiling_env()),
+        **{
+            k: metrics.get(k)
+            for k in (
+                "step_us",
+                "step_source",
+                "busy_ratio",
+                "compute_ratio",
+                "top_op_type",
+                "top_op_share_of_compute_ratio",
+                "top_finding",
+                "metrics_error",
+            )
+        },
     }
     con = _connect(folder, create=True)
     try:
         with con:
-            cur = con.execute(f"insert into experiments ({', '.join(row)}) values ({', '.join('?' * len(row))})",
-                              list(row.values()))
+            cur = con.execute(
+                f"insert into experiments ({', '.join(row)}) values ({', '.join('?' * len(row))})", list(row.values())
+            )
             rid = cur.lastrowid
     finally:
         con.close()
@@ -284,8 +355,9 @@ def get(name_or_id, folder=None) -> dict | None:
         if isinstance(name_or_id, int):
             r = con.execute("select * from experiments where id = ?", (name_or_id,)).fetchone()
         else:
-            r = con.execute("select * from experiments where name = ? order by id desc limit 1",
-                            (str(name_or_id),)).fetchone()
+            r = con.execute(
+                "select * from experiments where name = ? order by id desc limit 1", (str(name_or_id),)
+            ).fetchone()
         return _decode(r) if r else None
     except sqlite3.DatabaseError:
         return None
@@ -300,8 +372,9 @@ def update(rid: int, folder=None, **fields) -> None:
     con = _connect(folder, create=True)
     try:
         with con:
-            con.execute(f"update experiments set {', '.join(f'{k} = ?' for k in fields)} where id = ?",
-                        [*fields.values(), rid])
+            con.execute(
+                f"update experiments set {', '.join(f'{k} = ?' for k in fields)} where id = ?", [*fields.values(), rid]
+            )
     finally:
         con.close()
 

@@ -11,6 +11,7 @@ It wraps ``torch_npu.profiler.profile`` when ``torch_npu`` imports (Ascend) and
 profiler's own, passed through one-to-one (see ``docs/collect.md``).  torch is imported only
 when a collection starts.
 """
+
 from __future__ import annotations
 
 import os
@@ -25,14 +26,39 @@ from ..errors import ProfileError
 from . import registry
 
 #: keyword options of the profiler itself (torch.profiler.profile and torch_npu.profiler.profile)
-PROFILER_OPTIONS = ("activities", "schedule", "on_trace_ready", "record_shapes", "profile_memory", "with_stack",
-                    "with_flops", "with_modules", "experimental_config", "execution_trace_observer",
-                    "acc_events", "use_cuda", "custom_trace_id_callback")
+PROFILER_OPTIONS = (
+    "activities",
+    "schedule",
+    "on_trace_ready",
+    "record_shapes",
+    "profile_memory",
+    "with_stack",
+    "with_flops",
+    "with_modules",
+    "experimental_config",
+    "execution_trace_observer",
+    "acc_events",
+    "use_cuda",
+    "custom_trace_id_callback",
+)
 #: fields of torch_npu.profiler._ExperimentalConfig, accepted as top-level options for convenience
-NPU_EXPERIMENTAL_OPTIONS = ("profiler_level", "aic_metrics", "l2_cache", "op_attr", "data_simplification",
-                            "record_op_args", "export_type", "msprof_tx", "mstx", "mstx_domain_include",
-                            "mstx_domain_exclude", "host_sys", "sys_io", "sys_interconnection",
-                            "gc_detect_threshold")
+NPU_EXPERIMENTAL_OPTIONS = (
+    "profiler_level",
+    "aic_metrics",
+    "l2_cache",
+    "op_attr",
+    "data_simplification",
+    "record_op_args",
+    "export_type",
+    "msprof_tx",
+    "mstx",
+    "mstx_domain_include",
+    "mstx_domain_exclude",
+    "host_sys",
+    "sys_io",
+    "sys_interconnection",
+    "gc_detect_threshold",
+)
 #: _ExperimentalConfig fields whose string values name a member of a torch_npu.profiler enum
 _NPU_ENUMS = {"profiler_level": "ProfilerLevel", "aic_metrics": "AiCMetrics", "export_type": "ExportType"}
 #: schedule keys (torch.profiler.schedule / torch_npu.profiler.schedule)
@@ -59,8 +85,10 @@ def schedule_spec(steps) -> dict:
     elif isinstance(steps, (tuple, list)) and 1 <= len(steps) <= 5:
         spec.update(dict(zip(("wait", "warmup", "active", "repeat", "skip_first"), steps)))
     else:
-        raise ProfileError(f"steps must be an int, a dict or a tuple, not {steps!r}",
-                           fix="steps=3, or steps=dict(wait=1, warmup=1, active=3)")
+        raise ProfileError(
+            f"steps must be an int, a dict or a tuple, not {steps!r}",
+            fix="steps=3, or steps=dict(wait=1, warmup=1, active=3)",
+        )
     if any(not isinstance(v, int) or v < 0 for v in spec.values()) or spec["active"] < 1:
         raise ProfileError(f"bad schedule {spec}: counts are ints >= 0 and active >= 1")
     return spec
@@ -102,7 +130,9 @@ def npu_arguments(npu_profiler, out_dir: Path, spec: dict, options: dict) -> dic
         "activities": [act.CPU, act.NPU],
         "schedule": npu_profiler.schedule(**spec),
         "on_trace_ready": npu_profiler.tensorboard_trace_handler(str(out_dir), analyse_flag=False),
-        "record_shapes": True, "profile_memory": True, "with_stack": True,
+        "record_shapes": True,
+        "profile_memory": True,
+        "with_stack": True,
     }
     if "experimental_config" not in options:
         kw["experimental_config"] = npu_profiler._ExperimentalConfig(**exp)
@@ -125,7 +155,9 @@ def torch_arguments(torch, out_dir: Path, spec: dict, options: dict, worker_name
         "activities": acts,
         "schedule": tp.schedule(**spec),
         "on_trace_ready": tp.tensorboard_trace_handler(str(out_dir), worker_name=worker_name),
-        "record_shapes": True, "profile_memory": True, "with_stack": True,
+        "record_shapes": True,
+        "profile_memory": True,
+        "with_stack": True,
     }
     kw.update(options)
     return kw
@@ -136,13 +168,16 @@ def offline_parse(npu_profiler, out_dir: Path) -> None:
     analyse = None
     try:
         from importlib import import_module
+
         analyse = getattr(import_module(npu_profiler.__name__ + ".profiler"), "analyse", None)
     except ImportError:
         pass
     analyse = analyse or getattr(npu_profiler, "analyse", None)
     if analyse is None:
-        raise ProfileError("this torch_npu has no offline parser (torch_npu.profiler.profiler.analyse)",
-                           fix="upgrade torch_npu, or pass on_trace_ready=tensorboard_trace_handler(dir)")
+        raise ProfileError(
+            "this torch_npu has no offline parser (torch_npu.profiler.profiler.analyse)",
+            fix="upgrade torch_npu, or pass on_trace_ready=tensorboard_trace_handler(dir)",
+        )
     analyse(profiler_path=str(out_dir))
 
 
@@ -158,8 +193,9 @@ def find_output(out_dir: Path) -> Path | None:
         return ascend[0]
     if ascend:
         return out_dir
-    traces = sorted((p for p in out_dir.rglob("*.pt.trace.json*") if p.is_file()),
-                    key=lambda p: (p.stat().st_mtime, p.name))
+    traces = sorted(
+        (p for p in out_dir.rglob("*.pt.trace.json*") if p.is_file()), key=lambda p: (p.stat().st_mtime, p.name)
+    )
     traces = [p for p in traces if p.name.endswith((".json", ".json.gz"))]
     return traces[-1] if traces else None
 
@@ -169,14 +205,28 @@ class Collection:
     :meth:`step` once per training step and :meth:`note` to add notes; afterwards
     :attr:`path`, :attr:`record` (the registry row) and :attr:`profile` hold the result."""
 
-    def __init__(self, name: str, steps=None, *, folder=None, notes=None, tags=(), params=None,
-                 register: bool = True, show: bool = True, backend: str = "auto", **profiler_options):
+    def __init__(
+        self,
+        name: str,
+        steps=None,
+        *,
+        folder=None,
+        notes=None,
+        tags=(),
+        params=None,
+        register: bool = True,
+        show: bool = True,
+        backend: str = "auto",
+        **profiler_options,
+    ):
         if not name or _SAFE.sub("", str(name)) == "":
             raise ProfileError(f"bad experiment name {name!r}", fix='collect("baseline", ...)')
         unknown = set(profiler_options) - set(PROFILER_OPTIONS) - set(NPU_EXPERIMENTAL_OPTIONS)
         if unknown:
-            raise ProfileError(f"unknown profiler option(s) {sorted(unknown)}",
-                               fix=f"options: {', '.join(PROFILER_OPTIONS + NPU_EXPERIMENTAL_OPTIONS)}")
+            raise ProfileError(
+                f"unknown profiler option(s) {sorted(unknown)}",
+                fix=f"options: {', '.join(PROFILER_OPTIONS + NPU_EXPERIMENTAL_OPTIONS)}",
+            )
         if backend not in ("auto", "torch", "torch_npu"):
             raise ProfileError(f"backend must be 'auto', 'torch' or 'torch_npu', not {backend!r}")
         self.name = str(name)
@@ -205,7 +255,7 @@ class Collection:
         self._t0 = None
 
     # --- the with block ------------------------------------------------------------------
-    def __enter__(self) -> "Collection":
+    def __enter__(self) -> Collection:
         self.dir.mkdir(parents=True, exist_ok=False)
         npu = _import_npu() if self.backend in ("auto", "torch_npu") else None
         if npu is None and self.backend == "torch_npu":
@@ -250,20 +300,31 @@ class Collection:
             return False  # the user's error propagates; an interrupted run is not registered
         need = total_steps(self.schedule)
         if self.steps_run < need:
-            warnings.warn(f"profinsight.collect({self.name!r}): the loop ran {self.steps_run} step(s) but the "
-                          f"schedule {self.schedule} needs {need}; the trace may be partial or missing",
-                          stacklevel=2)
+            warnings.warn(
+                f"profinsight.collect({self.name!r}): the loop ran {self.steps_run} step(s) but the "
+                f"schedule {self.schedule} needs {need}; the trace may be partial or missing",
+                stacklevel=2,
+            )
         if self._npu is not None:
             offline_parse(self._npu, self.dir)
         self.path = find_output(self.dir)
         if self.path is None:
-            raise ProfileError(f"the profiler wrote no trace under {self.dir}",
-                               fix=f"call run.step() once per step, at least {need} times "
-                                   f"(schedule {self.schedule})")
+            raise ProfileError(
+                f"the profiler wrote no trace under {self.dir}",
+                fix=f"call run.step() once per step, at least {need} times (schedule {self.schedule})",
+            )
         if self.register:
-            self.record = _register(self.name, self.path, folder=self.folder, notes="\n".join(self.notes) or None,
-                                    tags=self.tags, params=self.params, backend=self.backend,
-                                    git_cwd=None, strict=False)
+            self.record = _register(
+                self.name,
+                self.path,
+                folder=self.folder,
+                notes="\n".join(self.notes) or None,
+                tags=self.tags,
+                params=self.params,
+                backend=self.backend,
+                git_cwd=None,
+                strict=False,
+            )
             self._profile = self.record.pop("_profile", None)
         if self.show:
             self._show()
@@ -277,15 +338,32 @@ class Collection:
             if self.path is None:
                 raise ProfileError("nothing collected yet")
             from ..api import load
+
             self._profile = load(self.path)
         return self._profile
 
     def summary(self) -> dict:
         rec = self.record or {}
-        return {"name": self.name, "path": str(self.path) if self.path else None, "backend": self.backend,
-                "steps_run": self.steps_run, "schedule": self.schedule,
-                **{k: rec.get(k) for k in ("id", "step_us", "step_source", "busy_ratio", "compute_ratio",
-                                           "top_op_type", "top_finding", "metrics_error")}}
+        return {
+            "name": self.name,
+            "path": str(self.path) if self.path else None,
+            "backend": self.backend,
+            "steps_run": self.steps_run,
+            "schedule": self.schedule,
+            **{
+                k: rec.get(k)
+                for k in (
+                    "id",
+                    "step_us",
+                    "step_source",
+                    "busy_ratio",
+                    "compute_ratio",
+                    "top_op_type",
+                    "top_finding",
+                    "metrics_error",
+                )
+            },
+        }
 
     def __repr__(self) -> str:
         s = self.summary()
@@ -298,6 +376,7 @@ class Collection:
         try:
             from IPython import get_ipython
             from IPython.display import HTML, display
+
             if get_ipython() is not None:
                 display(HTML(self._repr_html_()))
                 return
@@ -305,15 +384,22 @@ class Collection:
             pass
         s = self.summary()
         step = f"{s['step_us']:,.1f} us ({s['step_source']})" if s.get("step_us") is not None else "n/a"
-        print(f"profinsight: collected {s['name']!r} -> {s['path']}\n  mean step {step}; top op type "
-              f"{s.get('top_op_type') or 'n/a'}", file=sys.stderr)
+        print(
+            f"profinsight: collected {s['name']!r} -> {s['path']}\n  mean step {step}; top op type "
+            f"{s.get('top_op_type') or 'n/a'}",
+            file=sys.stderr,
+        )
 
 
 def summary_html(s: dict) -> str:
     import html
+
     e = html.escape
-    rows = "".join(f"<tr><th style='text-align:left'>{e(str(k))}</th><td>{e(_fmt(v))}</td></tr>"
-                   for k, v in s.items() if v is not None)
+    rows = "".join(
+        f"<tr><th style='text-align:left'>{e(str(k))}</th><td>{e(_fmt(v))}</td></tr>"
+        for k, v in s.items()
+        if v is not None
+    )
     return f"<div class='profinsight-collection'><b>profinsight collection</b><table>{rows}</table></div>"
 
 
@@ -323,9 +409,11 @@ def _fmt(v) -> str:
     return str(v)
 
 
-def _register(name, path, *, folder=None, notes=None, tags=(), params=None, backend=None, git_cwd=None,
-              strict: bool = True) -> dict:
+def _register(
+    name, path, *, folder=None, notes=None, tags=(), params=None, backend=None, git_cwd=None, strict: bool = True
+) -> dict:
     from ..api import load
+
     metrics, prof = None, None
     try:
         prof = load(path)
@@ -334,10 +422,18 @@ def _register(name, path, *, folder=None, notes=None, tags=(), params=None, back
         if strict:
             raise
         metrics = {"metrics_error": f"load: {exc}"}
-        warnings.warn(f"profinsight: registered {name!r} without metrics: {path} does not load: {exc}",
-                      stacklevel=3)
-    row = registry.add(name, path, folder=folder, notes=notes, tags=tags, params=params, backend=backend,
-                       metrics=metrics, git_cwd=git_cwd)
+        warnings.warn(f"profinsight: registered {name!r} without metrics: {path} does not load: {exc}", stacklevel=3)
+    row = registry.add(
+        name,
+        path,
+        folder=folder,
+        notes=notes,
+        tags=tags,
+        params=params,
+        backend=backend,
+        metrics=metrics,
+        git_cwd=git_cwd,
+    )
     row["_profile"] = prof
     return row
 
@@ -368,5 +464,6 @@ def register(name: str, path, *, notes=None, tags=(), params=None, folder=None) 
 def experiments(folder=None):
     """Registered runs as a pandas DataFrame, oldest first."""
     import pandas as pd
+
     data = registry.rows(folder)
     return pd.DataFrame(data, columns=list(registry.COLUMNS))

@@ -5,19 +5,31 @@
 >>> from profinsight.comparison import ranks_report
 >>> ranks_report(p).slow_ranks()
 """
+
 from __future__ import annotations
 
 from .core import COMPONENTS, Comparison, compare, run_stats
 
-__all__ = ["compare", "Comparison", "COMPONENTS", "run_stats", "ranks_report", "rank_summary", "slow_ranks",
-           "slow_links", "FrameworkComparison"]
+__all__ = [
+    "compare",
+    "Comparison",
+    "COMPONENTS",
+    "run_stats",
+    "ranks_report",
+    "rank_summary",
+    "slow_ranks",
+    "slow_links",
+    "FrameworkComparison",
+]
 
 
 def __getattr__(name):
     if name in ("ranks_report", "rank_summary", "slow_ranks", "RanksReport", "load_imbalance", "slow_links"):
         from . import ranks
+
         return getattr(ranks, name)
     if name in ("FrameworkComparison", "framework_ops", "DEFAULT_ALIASES"):
         from . import framework
+
         return getattr(framework, name)
     raise AttributeError(name)

@@ -18,9 +18,9 @@ When every category moves the same way this is plain proportional scaling
 rows therefore add up to Δstep (to float rounding).  ``preparing`` (host start to first device
 task) is outside the device step; it is shown as an extra row with ``in_step`` False.
 """
+
 from __future__ import annotations
 
-import html
 import json
 import math
 from pathlib import Path
@@ -33,19 +33,44 @@ from ..analyses.steps import breakdown
 COMPUTE_COMPONENTS = ("format_conversion", "matmul", "convolution", "vector", "ai_cpu", "other")
 COMPONENTS = COMPUTE_COMPONENTS + ("comm_not_overlapped", "free", "preparing")
 LABELS = {
-    "format_conversion": "format conversion", "matmul": "matmul / cube", "convolution": "convolution",
-    "vector": "vector", "ai_cpu": "AI CPU", "other": "other compute",
-    "comm_not_overlapped": "communication not overlapped", "free": "free / idle",
+    "format_conversion": "format conversion",
+    "matmul": "matmul / cube",
+    "convolution": "convolution",
+    "vector": "vector",
+    "ai_cpu": "AI CPU",
+    "other": "other compute",
+    "comm_not_overlapped": "communication not overlapped",
+    "free": "free / idle",
     "preparing": "host / launch (preparing, outside the step)",
 }
-_STEP_COLS = ("step_us", "computing_us", "comm_not_overlapped_us", "free_us", "bubble_us", "preparing_us",
-              "host_step_us", "busy_us", "span_us", "comm_us")
+_STEP_COLS = (
+    "step_us",
+    "computing_us",
+    "comm_not_overlapped_us",
+    "free_us",
+    "bubble_us",
+    "preparing_us",
+    "host_step_us",
+    "busy_us",
+    "span_us",
+    "comm_us",
+)
 _UTIL_COLS = ("busy_ratio", "compute_ratio", "cube_busy_ratio", "vector_busy_ratio")
 MIB = float(1 << 20)
 
 
-def compare(base, *others, names=None, prefer=None, mode: str = "device", aliases=None, phases=("forward",),
-            client=None, scheduler: str | None = None, workers: int | None = None):
+def compare(
+    base,
+    *others,
+    names=None,
+    prefer=None,
+    mode: str = "device",
+    aliases=None,
+    phases=("forward",),
+    client=None,
+    scheduler: str | None = None,
+    workers: int | None = None,
+):
     """Compare a baseline run with one or more changed runs (a series: base -> opt1 -> opt2).
 
     Each argument is a path, a :class:`~profinsight.discover.Run` or a loaded
@@ -62,12 +87,14 @@ def compare(base, *others, names=None, prefer=None, mode: str = "device", aliase
     items = [base, *others]
     if len(items) < 2:
         from ..errors import ProfileError
+
         raise ProfileError("compare needs at least two runs", fix="compare(base, changed, ...)")
     if mode not in ("device", "framework"):
         raise ValueError("mode must be 'device' or 'framework'")
     own = None
     if client is None and scheduler:
         from distributed import Client
+
         client = own = Client(scheduler)
     try:
         profiles = [_as_profile(x, prefer, client=client, workers=workers) for x in items]
@@ -79,21 +106,26 @@ def compare(base, *others, names=None, prefer=None, mode: str = "device", aliase
     names = _unique([str(n) for n in names])
     if len(names) != len(profiles):
         from ..errors import ProfileError
+
         raise ProfileError(f"{len(names)} names for {len(profiles)} runs")
     if mode == "framework":
         from .framework import FrameworkComparison
+
         return FrameworkComparison(profiles, names, aliases=aliases, phases=phases)
     return Comparison(profiles, names)
 
 
 def _as_profile(x, prefer, client=None, workers=None):
     from ..profile import Profile
+
     if isinstance(x, Profile):
         return x
     if client is None and workers is None:
         from ..api import load
+
         return load(x, prefer=prefer)
     from ..store.distributed import load_parallel
+
     return load_parallel(x, client=client, prefer=prefer, workers=workers)
 
 
@@ -128,8 +160,11 @@ def run_stats(profile) -> dict:
     rows = b[b["step"].notna()] if b["step"].notna().any() else b
     rows = rows[rows["span_us"].notna()]
     keys = rows[["rank", "step"]]
-    out = {"n_rank_steps": int(len(rows)), "ranks": sorted(int(r) for r in set(rows["rank"].dropna())),
-           "steps": sorted(int(s) for s in set(rows["step"].dropna()))}
+    out = {
+        "n_rank_steps": int(len(rows)),
+        "ranks": sorted(int(r) for r in set(rows["rank"].dropna())),
+        "steps": sorted(int(s) for s in set(rows["step"].dropna())),
+    }
     for c in _STEP_COLS:
         out[c] = _mean(rows[c]) if c in rows else float("nan")
     u = pd.DataFrame(profile.utilization())
@@ -220,16 +255,20 @@ class Comparison:
         base = self.stats[0]["step_us"]
         for k, (name, s) in enumerate(zip(self.names, self.stats)):
             prev = self.stats[k - 1]["step_us"] if k else s["step_us"]
-            rows.append({
-                "run": name, "n_rank_steps": s["n_rank_steps"],
-                **{c: s[c] for c in _STEP_COLS},
-                **{c: s[c] for c in _UTIL_COLS},
-                "peak_allocated_bytes": s["peak_allocated_bytes"], "peak_reserved_bytes": s["peak_reserved_bytes"],
-                "delta_vs_base_us": s["step_us"] - base,
-                "delta_vs_previous_us": s["step_us"] - prev,
-                "delta_share_of_base_step_ratio": (s["step_us"] - base) / base if base else float("nan"),
-                "speedup_vs_base_x": base / s["step_us"] if s["step_us"] else float("nan"),
-            })
+            rows.append(
+                {
+                    "run": name,
+                    "n_rank_steps": s["n_rank_steps"],
+                    **{c: s[c] for c in _STEP_COLS},
+                    **{c: s[c] for c in _UTIL_COLS},
+                    "peak_allocated_bytes": s["peak_allocated_bytes"],
+                    "peak_reserved_bytes": s["peak_reserved_bytes"],
+                    "delta_vs_base_us": s["step_us"] - base,
+                    "delta_vs_previous_us": s["step_us"] - prev,
+                    "delta_share_of_base_step_ratio": (s["step_us"] - base) / base if base else float("nan"),
+                    "speedup_vs_base_x": base / s["step_us"] if s["step_us"] else float("nan"),
+                }
+            )
         return pd.DataFrame(rows)
 
     def _waterfall_pair(self, i: int, j: int) -> pd.DataFrame:
@@ -249,7 +288,9 @@ class Comparison:
         for c in COMPUTE_COMPONENTS:
             rows.append((c, a[f"{c}_sum_us"], b[f"{c}_sum_us"], raw[c], attr[c], True))
         rows.append(("comm_not_overlapped", cno(a), cno(b), cno(b) - cno(a), cno(b) - cno(a), True))
-        rows.append(("free", a["free_us"], b["free_us"], b["free_us"] - a["free_us"], b["free_us"] - a["free_us"], True))
+        rows.append(
+            ("free", a["free_us"], b["free_us"], b["free_us"] - a["free_us"], b["free_us"] - a["free_us"], True)
+        )
         dp = b["preparing_us"] - a["preparing_us"]
         rows.append(("preparing", a["preparing_us"], b["preparing_us"], dp, dp, False))
         df = pd.DataFrame(rows, columns=["component", "from_us", "to_us", "raw_delta_us", "delta_us", "in_step"])
@@ -258,7 +299,7 @@ class Comparison:
         df.insert(1, "from_run", self.names[i])
         df.insert(2, "to_run", self.names[j])
         df.insert(4, "label", [LABELS[c] for c in df["component"]])
-        df["share_of_step_delta_ratio"] = (df["delta_us"] / d_step if d_step else float("nan"))
+        df["share_of_step_delta_ratio"] = df["delta_us"] / d_step if d_step else float("nan")
         df.loc[~df["in_step"], "share_of_step_delta_ratio"] = float("nan")
         df["from_step_us"] = a["step_us"]
         df["to_step_us"] = b["step_us"]
@@ -277,7 +318,9 @@ class Comparison:
             self._ops[key] = _op_table(self.profiles[k], by, self.stats[k]["n_rank_steps"])
         return self._ops[key]
 
-    def ops(self, by: str = "type", pair=None, min_change_us: float = 0.5, min_change_ratio: float = 0.01) -> pd.DataFrame:
+    def ops(
+        self, by: str = "type", pair=None, min_change_us: float = 0.5, min_change_ratio: float = 0.01
+    ) -> pd.DataFrame:
         """Per op ``type`` or ``name`` (device kernels and communication ops), for each pair:
         ``status`` added / removed / faster / slower / unchanged, counts, total and average time
         per rank-step and their deltas; sorted by |delta_total_us|.  An op is faster/slower when
@@ -288,12 +331,16 @@ class Comparison:
         for i, j in self._pair_index(pair):
             a, b = self._ops_of(i, by), self._ops_of(j, by)
             m = a.merge(b, on=by, how="outer", suffixes=("_from", "_to"))
-            df = pd.DataFrame({
-                "pair": self.pair_label(i, j), by: m[by],
-                "from_count": m["count_from"].astype("float64").fillna(0.0),
-                "to_count": m["count_to"].astype("float64").fillna(0.0),
-                "from_total_us": m["total_us_from"].astype("float64").fillna(0.0),
-                "to_total_us": m["total_us_to"].astype("float64").fillna(0.0)})
+            df = pd.DataFrame(
+                {
+                    "pair": self.pair_label(i, j),
+                    by: m[by],
+                    "from_count": m["count_from"].astype("float64").fillna(0.0),
+                    "to_count": m["count_to"].astype("float64").fillna(0.0),
+                    "from_total_us": m["total_us_from"].astype("float64").fillna(0.0),
+                    "to_total_us": m["total_us_to"].astype("float64").fillna(0.0),
+                }
+            )
             df["delta_count"] = df["to_count"] - df["from_count"]
             df["delta_total_us"] = df["to_total_us"] - df["from_total_us"]
             df["from_avg_us"] = (df["from_total_us"] / df["from_count"]).where(df["from_count"] > 0)
@@ -315,7 +362,8 @@ class Comparison:
         slower, unchanged) for each pair."""
         o = self.ops(by=by, pair=pair)
         g = o.groupby(["pair", "status"], sort=False).agg(
-            n_ops=(by, "size"), delta_total_us=("delta_total_us", "sum"), avg_delta_us=("delta_total_us", "mean"))
+            n_ops=(by, "size"), delta_total_us=("delta_total_us", "sum"), avg_delta_us=("delta_total_us", "mean")
+        )
         return g.reset_index()
 
     def summary(self) -> pd.DataFrame:
@@ -328,20 +376,29 @@ class Comparison:
             d_step = b["step_us"] - a["step_us"]
             d_comp = b["computing_us"] - a["computing_us"]
             saved = -d_comp
-            rows.append({
-                "pair": self.pair_label(i, j), "from_run": self.names[i], "to_run": self.names[j],
-                "from_step_us": a["step_us"], "to_step_us": b["step_us"], "delta_step_us": d_step,
-                "delta_step_share_of_from_step_ratio": d_step / a["step_us"] if a["step_us"] else float("nan"),
-                "delta_computing_us": d_comp, "compute_saved_us": saved, "step_gained_us": -d_step,
-                "gained_share_of_compute_saved_ratio": (-d_step / saved) if saved > 0 else float("nan"),
-                "delta_comm_not_overlapped_us": w["comm_not_overlapped"], "delta_free_us": w["free"],
-                "delta_preparing_us": w["preparing"],
-                "top_component": _top_component(w),
-                "delta_busy_ratio": b["busy_ratio"] - a["busy_ratio"],
-                "delta_compute_ratio": b["compute_ratio"] - a["compute_ratio"],
-                "delta_peak_allocated_bytes": b["peak_allocated_bytes"] - a["peak_allocated_bytes"],
-                "verdict": self._verdict(i, j, w),
-            })
+            rows.append(
+                {
+                    "pair": self.pair_label(i, j),
+                    "from_run": self.names[i],
+                    "to_run": self.names[j],
+                    "from_step_us": a["step_us"],
+                    "to_step_us": b["step_us"],
+                    "delta_step_us": d_step,
+                    "delta_step_share_of_from_step_ratio": d_step / a["step_us"] if a["step_us"] else float("nan"),
+                    "delta_computing_us": d_comp,
+                    "compute_saved_us": saved,
+                    "step_gained_us": -d_step,
+                    "gained_share_of_compute_saved_ratio": (-d_step / saved) if saved > 0 else float("nan"),
+                    "delta_comm_not_overlapped_us": w["comm_not_overlapped"],
+                    "delta_free_us": w["free"],
+                    "delta_preparing_us": w["preparing"],
+                    "top_component": _top_component(w),
+                    "delta_busy_ratio": b["busy_ratio"] - a["busy_ratio"],
+                    "delta_compute_ratio": b["compute_ratio"] - a["compute_ratio"],
+                    "delta_peak_allocated_bytes": b["peak_allocated_bytes"] - a["peak_allocated_bytes"],
+                    "verdict": self._verdict(i, j, w),
+                }
+            )
         return pd.DataFrame(rows)
 
     def verdicts(self) -> list[str]:
@@ -352,8 +409,10 @@ class Comparison:
         d_step = b["step_us"] - a["step_us"]
         d_comp = b["computing_us"] - a["computing_us"]
         pct = 100.0 * d_step / a["step_us"] if a["step_us"] else float("nan")
-        head = (f"{self.names[j]} vs {self.names[i]}: step {a['step_us']:,.1f} us -> {b['step_us']:,.1f} us "
-                f"({d_step:+,.1f} us, {pct:+.1f}%).")
+        head = (
+            f"{self.names[j]} vs {self.names[i]}: step {a['step_us']:,.1f} us -> {b['step_us']:,.1f} us "
+            f"({d_step:+,.1f} us, {pct:+.1f}%)."
+        )
         comp = w[list(COMPUTE_COMPONENTS)]
         top = comp.abs().idxmax() if comp.abs().max() > 0 else None
         parts = [head]
@@ -366,33 +425,46 @@ class Comparison:
                 # a tiny compute saving next to a large step gain: a percentage like 2922875% says
                 # nothing; the next sentence names where the time came from
                 of_it = f" ({share:.0f}% of it)" if share <= 1000 else ""
-                parts.append(f"Compute fell by {saved:,.1f} us{lead}; the step gained {gained:,.1f} us, more than "
-                             f"the compute saved{of_it}.")
+                parts.append(
+                    f"Compute fell by {saved:,.1f} us{lead}; the step gained {gained:,.1f} us, more than "
+                    f"the compute saved{of_it}."
+                )
             else:
-                parts.append(f"Compute fell by {saved:,.1f} us{lead}; the step gained {gained:,.1f} us of it "
-                             f"({share:.0f}%).")
+                parts.append(
+                    f"Compute fell by {saved:,.1f} us{lead}; the step gained {gained:,.1f} us of it ({share:.0f}%)."
+                )
             rest = saved - gained  # = Δcomm_not_overlapped + Δfree
             if abs(rest) > 1e-6 * max(saved, 1.0):
-                both = (f"communication not overlapped ({w['comm_not_overlapped']:+,.1f} us) and free time "
-                        f"({w['free']:+,.1f} us)")
+                both = (
+                    f"communication not overlapped ({w['comm_not_overlapped']:+,.1f} us) and free time "
+                    f"({w['free']:+,.1f} us)"
+                )
                 if rest > 0:
                     parts.append(f"The rest, {rest:,.1f} us, was absorbed: {both}.")
                 else:
                     parts.append(f"A further {-rest:,.1f} us came from outside compute: {both}.")
         elif d_comp > 0:
             lead = f", mostly {LABELS[top]} ({comp[top]:+,.1f} us)" if top else ""
-            parts.append(f"Compute grew by {d_comp:,.1f} us{lead}; communication not overlapped "
-                         f"{w['comm_not_overlapped']:+,.1f} us, free {w['free']:+,.1f} us.")
+            parts.append(
+                f"Compute grew by {d_comp:,.1f} us{lead}; communication not overlapped "
+                f"{w['comm_not_overlapped']:+,.1f} us, free {w['free']:+,.1f} us."
+            )
         else:
-            parts.append(f"Compute is unchanged; communication not overlapped {w['comm_not_overlapped']:+,.1f} us, "
-                         f"free {w['free']:+,.1f} us.")
+            parts.append(
+                f"Compute is unchanged; communication not overlapped {w['comm_not_overlapped']:+,.1f} us, "
+                f"free {w['free']:+,.1f} us."
+            )
         dp = w["preparing"]
         if not math.isnan(dp) and abs(dp) > 0.01 * max(abs(d_step), 1.0):
-            parts.append(f"The first device task starts {abs(dp):,.1f} us {'later' if dp > 0 else 'earlier'} after "
-                         f"the host step start (preparing, outside the step).")
+            parts.append(
+                f"The first device task starts {abs(dp):,.1f} us {'later' if dp > 0 else 'earlier'} after "
+                f"the host step start (preparing, outside the step)."
+            )
         if not (math.isnan(a["busy_ratio"]) or math.isnan(b["busy_ratio"])):
-            parts.append(f"Device busy {100 * a['busy_ratio']:.1f}% -> {100 * b['busy_ratio']:.1f}%, "
-                         f"compute {100 * a['compute_ratio']:.1f}% -> {100 * b['compute_ratio']:.1f}% of the step.")
+            parts.append(
+                f"Device busy {100 * a['busy_ratio']:.1f}% -> {100 * b['busy_ratio']:.1f}%, "
+                f"compute {100 * a['compute_ratio']:.1f}% -> {100 * b['compute_ratio']:.1f}% of the step."
+            )
         pa_, pb = a["peak_allocated_bytes"], b["peak_allocated_bytes"]
         if not (math.isnan(pa_) or math.isnan(pb)):
             parts.append(f"Memory peak {pa_ / MIB:,.1f} MiB -> {pb / MIB:,.1f} MiB ({(pb - pa_) / MIB:+,.1f} MiB).")
@@ -401,12 +473,16 @@ class Comparison:
     # --- output ----------------------------------------------------------------------
     def to_dict(self) -> dict:
         """Plain JSON-able data: runs, steps, waterfalls per pair, op changes, summary."""
+
         def rec(df):
             return json.loads(df.to_json(orient="records", default_handler=str))
+
         wf = self.waterfall()
         return {
-            "runs": [{"name": n, "path": str(p.path), "format": p.format, "ranks": s["ranks"], "steps": s["steps"]}
-                     for n, p, s in zip(self.names, self.profiles, self.stats)],
+            "runs": [
+                {"name": n, "path": str(p.path), "format": p.format, "ranks": s["ranks"], "steps": s["steps"]}
+                for n, p, s in zip(self.names, self.profiles, self.stats)
+            ],
             "steps": rec(self.steps()),
             "waterfalls": {lab: rec(g) for lab, g in wf.groupby("pair", sort=False)},
             "op_changes": {"type": rec(self.op_changes("type")), "name": rec(self.op_changes("name"))},
@@ -422,11 +498,15 @@ class Comparison:
 
     def _repr_html_(self) -> str:
         from .render import comparison_html
+
         return comparison_html(self)
 
     def _repr_mimebundle_(self, include=None, exclude=None):
-        return {"text/html": self._repr_html_(), "text/plain": repr(self),
-                "application/vnd.profinsight.comparison+json": self.to_dict()}
+        return {
+            "text/html": self._repr_html_(),
+            "text/plain": repr(self),
+            "application/vnd.profinsight.comparison+json": self.to_dict(),
+        }
 
 
 def _top_component(w) -> str | None:

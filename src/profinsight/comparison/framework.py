@@ -24,6 +24,7 @@ change of the average (``delta_avg_us``), ``ratio_x`` (to / from), and ``lost_us
 this op per iteration (iterations: the number of steps where the run marks steps, else the
 number of host annotations named ``*forward*`` that no other such annotation encloses, else 1).
 """
+
 from __future__ import annotations
 
 import csv
@@ -139,16 +140,18 @@ def framework_ops(profile, aliases=None) -> pd.DataFrame:
     if h.empty:
         return pd.DataFrame(columns=cols)
     top = top_level_ops(h)
-    l = profile.table("launches")
-    l = l[l["host_op_id"].notna()][["rank", "host_op_id", "task_uid"]].drop_duplicates()
+    launches = profile.table("launches")
+    launches = launches[launches["host_op_id"].notna()][["rank", "host_op_id", "task_uid"]].drop_duplicates()
     d = profile.table("device_tasks")
     d = d[d["kind"].isin(DEVICE_KINDS)][["rank", "task_uid", "dur_ns"]]
-    x = l.merge(d, on=["rank", "task_uid"]).merge(
-        top[["rank", "op_id", "top_op_id"]], left_on=["rank", "host_op_id"], right_on=["rank", "op_id"])
+    x = launches.merge(d, on=["rank", "task_uid"]).merge(
+        top[["rank", "op_id", "top_op_id"]], left_on=["rank", "host_op_id"], right_on=["rank", "op_id"]
+    )
     x = x.drop_duplicates(["rank", "task_uid"])
     dev = x.groupby(["rank", "top_op_id"]).agg(device_ns=("dur_ns", "sum"), n_tasks=("task_uid", "size")).reset_index()
     calls = top[top["op_id"] == top["top_op_id"]][["rank", "op_id", "name", "thread", "wrappers"]].rename(
-        columns={"op_id": "top_op_id"})
+        columns={"op_id": "top_op_id"}
+    )
     out = calls.merge(dev, on=["rank", "top_op_id"], how="left")
     out["device_us"] = out["device_ns"].astype("float64").fillna(0.0) / 1e3
     out["n_tasks"] = out["n_tasks"].astype("float64").fillna(0).astype("int64")
@@ -187,8 +190,10 @@ class FrameworkComparison:
     def __init__(self, profiles, names, aliases=None, phases=("forward",)):
         if len(profiles) != 2:
             from ..errors import ProfileError
-            raise ProfileError("mode='framework' compares exactly two runs",
-                               fix="compare(gpu_run, npu_run, mode='framework')")
+
+            raise ProfileError(
+                "mode='framework' compares exactly two runs", fix="compare(gpu_run, npu_run, mode='framework')"
+            )
         self.profiles, self.names = list(profiles), list(names)
         self.aliases = load_aliases(aliases)
         self.phases = tuple(phases) if phases else None
@@ -199,16 +204,25 @@ class FrameworkComparison:
         rows = []
         for name, c, it in zip(self.names, self.calls, self.iterations):
             ph = c["phase"].value_counts()
-            rows.append({"run": name, "mode": run_mode(c), "iterations": it,
-                         **{f"n_{p}_ops": int(ph.get(p, 0)) for p in ("forward", "backward", "optimizer", "communication")}})
+            rows.append(
+                {
+                    "run": name,
+                    "mode": run_mode(c),
+                    "iterations": it,
+                    **{f"n_{p}_ops": int(ph.get(p, 0)) for p in ("forward", "backward", "optimizer", "communication")},
+                }
+            )
         return pd.DataFrame(rows)
 
     def mode_note(self) -> str | None:
         m = self.modes()
         if m["mode"].nunique() == 1:
             return None
-        parts = [f"{r['run']} is {'an' if r['mode'] == 'inference' else 'a'} {r['mode']} run ({r['n_backward_ops']} backward, {r['n_optimizer_ops']} "
-                 f"optimizer ops)" for _, r in m.iterrows()]
+        parts = [
+            f"{r['run']} is {'an' if r['mode'] == 'inference' else 'a'} {r['mode']} run ({r['n_backward_ops']} backward, {r['n_optimizer_ops']} "
+            f"optimizer ops)"
+            for _, r in m.iterrows()
+        ]
         scope = "/".join(self.phases) if self.phases else "all"
         return "The two runs differ in mode: " + "; ".join(parts) + f". Compared on {scope} framework ops only."
 
@@ -220,8 +234,15 @@ class FrameworkComparison:
         for k, c in enumerate(self.calls):
             if self.phases:
                 c = c[c["phase"].isin(self.phases)]
-            g = c.groupby("canonical").agg(count=("device_us", "size"), total_us=("device_us", "sum"),
-                                            names=("name", lambda s: ", ".join(sorted(set(s))))).reset_index()
+            g = (
+                c.groupby("canonical")
+                .agg(
+                    count=("device_us", "size"),
+                    total_us=("device_us", "sum"),
+                    names=("name", lambda s: ", ".join(sorted(set(s)))),
+                )
+                .reset_index()
+            )
             g["calls_per_iteration"] = g["count"] / self.iterations[k]
             parts.append(g)
         m = parts[0].merge(parts[1], on="canonical", how="outer", suffixes=("_from", "_to"))
@@ -262,12 +283,20 @@ class FrameworkComparison:
             return " ".join(parts)
         tot_a = float((both["from_avg_us"] * both["to_calls_per_iteration"]).sum())
         tot_b = float((both["to_avg_us"] * both["to_calls_per_iteration"]).sum())
-        parts.append(f"On the {len(both)} aligned ops, {b} spends {tot_b:,.1f} us of device time per iteration "
-                     f"where {a} would spend {tot_a:,.1f} us ({tot_b - tot_a:+,.1f} us).")
-        words = [f"{r['op']} ({r['from_avg_us']:,.1f} -> {r['to_avg_us']:,.1f} us per call, {r['ratio_x']:.2f}x, "
-                 f"{r['lost_us']:+,.1f} us per iteration)" for _, r in t.iterrows()]
-        parts.append("The forward ops that differ most: " + "; ".join(words) + "."
-                     if self.phases == ("forward",) else "The ops that differ most: " + "; ".join(words) + ".")
+        parts.append(
+            f"On the {len(both)} aligned ops, {b} spends {tot_b:,.1f} us of device time per iteration "
+            f"where {a} would spend {tot_a:,.1f} us ({tot_b - tot_a:+,.1f} us)."
+        )
+        words = [
+            f"{r['op']} ({r['from_avg_us']:,.1f} -> {r['to_avg_us']:,.1f} us per call, {r['ratio_x']:.2f}x, "
+            f"{r['lost_us']:+,.1f} us per iteration)"
+            for _, r in t.iterrows()
+        ]
+        parts.append(
+            "The forward ops that differ most: " + "; ".join(words) + "."
+            if self.phases == ("forward",)
+            else "The ops that differ most: " + "; ".join(words) + "."
+        )
         return " ".join(parts)
 
     def verdicts(self) -> list[str]:
@@ -275,24 +304,48 @@ class FrameworkComparison:
 
     def to_dict(self) -> dict:
         rec = lambda df: json.loads(df.to_json(orient="records", default_handler=str))  # noqa: E731
-        return {"mode": "framework", "runs": [{"name": n, "path": str(p.path), "format": p.format}
-                                             for n, p in zip(self.names, self.profiles)],
-                "modes": rec(self.modes()), "mode_note": self.mode_note(), "phases": list(self.phases or []),
-                "ops": rec(self.ops()), "verdict": self.verdict()}
+        return {
+            "mode": "framework",
+            "runs": [{"name": n, "path": str(p.path), "format": p.format} for n, p in zip(self.names, self.profiles)],
+            "modes": rec(self.modes()),
+            "mode_note": self.mode_note(),
+            "phases": list(self.phases or []),
+            "ops": rec(self.ops()),
+            "verdict": self.verdict(),
+        }
 
     def __repr__(self) -> str:
         return f"<FrameworkComparison {self.names[0]} vs {self.names[1]}>\n  {self.verdict()}"
 
     def _repr_html_(self) -> str:
         e = html.escape
-        cols = ["op", "status", "from_count", "to_count", "from_avg_us", "to_avg_us", "delta_avg_us", "ratio_x",
-                "lost_us"]
-        tab = self.ops()[cols].head(30).to_html(index=False, border=0, na_rep="", float_format=lambda v: f"{v:,.2f}",
-                                                classes="profinsight-table")
-        return (f"<div class='profinsight-comparison'><div style='font-weight:600'>Framework ops: "
-                f"{e(self.names[0])} vs {e(self.names[1])}</div><p>{e(self.verdict())}</p>"
-                + self.modes().to_html(index=False, border=0) + tab + "</div>")
+        cols = [
+            "op",
+            "status",
+            "from_count",
+            "to_count",
+            "from_avg_us",
+            "to_avg_us",
+            "delta_avg_us",
+            "ratio_x",
+            "lost_us",
+        ]
+        tab = (
+            self.ops()[cols]
+            .head(30)
+            .to_html(index=False, border=0, na_rep="", float_format=lambda v: f"{v:,.2f}", classes="profinsight-table")
+        )
+        return (
+            f"<div class='profinsight-comparison'><div style='font-weight:600'>Framework ops: "
+            f"{e(self.names[0])} vs {e(self.names[1])}</div><p>{e(self.verdict())}</p>"
+            + self.modes().to_html(index=False, border=0)
+            + tab
+            + "</div>"
+        )
 
     def _repr_mimebundle_(self, include=None, exclude=None):
-        return {"text/html": self._repr_html_(), "text/plain": repr(self),
-                "application/vnd.profinsight.comparison+json": self.to_dict()}
+        return {
+            "text/html": self._repr_html_(),
+            "text/plain": repr(self),
+            "application/vnd.profinsight.comparison+json": self.to_dict(),
+        }

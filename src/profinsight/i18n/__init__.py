@@ -1,6 +1,7 @@
 """One message catalogue for every word a person reads (findings, verdict, report titles), in
 English and Chinese.  ``t(key, lang, **values)`` formats a message; ``lang`` defaults from the
 locale (``LC_ALL`` / ``LC_MESSAGES`` / ``LANG`` starting with ``zh`` -> Chinese)."""
+
 from __future__ import annotations
 
 import os
@@ -24,6 +25,7 @@ def resolve_lang(lang: str | None) -> str:
     lang = str(lang).lower()[:2]
     if lang not in LANGS:
         from ..errors import ProfileError
+
         raise ProfileError(f"language must be one of {', '.join(LANGS)}, not {lang!r}")
     return lang
 

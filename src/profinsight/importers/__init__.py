@@ -4,6 +4,7 @@ An importer is a function ``load_rank(source: RankSource) -> RankData``.  Detect
 grouping of ranks into runs live in :mod:`profinsight.discovery`; nothing downstream of this
 package knows which format a table came from.
 """
+
 from __future__ import annotations
 
 import importlib

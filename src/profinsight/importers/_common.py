@@ -5,6 +5,7 @@ Why SQL macros: the Ascend text files write epoch microseconds with three decima
 (``1736408883704643.212``), 19 significant digits that float64 cannot hold.  ``ts_ns`` splits
 the decimal text and builds integer nanoseconds exactly, vectorised inside DuckDB.
 """
+
 from __future__ import annotations
 
 import os
@@ -13,7 +14,10 @@ import sqlite3
 import tempfile
 import weakref
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+if TYPE_CHECKING:  # DuckDB loads when an import starts, not when this module does
+    import duckdb
 
 _WS = "' ' || chr(9) || chr(10) || chr(13) || '\"'"
 
@@ -52,7 +56,7 @@ def ram_bytes() -> int | None:
         return None
 
 
-def duck(threads: int = 2, memory_limit: int | None = None) -> "duckdb.DuckDBPyConnection":
+def duck(threads: int = 2, memory_limit: int | None = None) -> duckdb.DuckDBPyConnection:
     """A fresh in-memory DuckDB connection with the parsing macros installed.
 
     Extensions are never auto-installed: nothing may download at run time.  Memory: DuckDB is
@@ -66,10 +70,16 @@ def duck(threads: int = 2, memory_limit: int | None = None) -> "duckdb.DuckDBPyC
     tmp = tempfile.mkdtemp(prefix="profinsight-duck-")
     import duckdb  # here, not at import: discovery and a warm re-open never need it
 
-    con = duckdb.connect(":memory:", config={"threads": threads, "autoinstall_known_extensions": False,
-                                             "autoload_known_extensions": True,
-                                             "memory_limit": f"{max(int(memory_limit), 256 << 20) // (1 << 20)}MB",
-                                             "temp_directory": tmp})
+    con = duckdb.connect(
+        ":memory:",
+        config={
+            "threads": threads,
+            "autoinstall_known_extensions": False,
+            "autoload_known_extensions": True,
+            "memory_limit": f"{max(int(memory_limit), 256 << 20) // (1 << 20)}MB",
+            "temp_directory": tmp,
+        },
+    )
     weakref.finalize(con, shutil.rmtree, tmp, True)
     # DuckDB draws its own progress bar on stderr for long queries: never in a user's terminal.
     # Inside a Jupyter kernel without ipywidgets DuckDB refuses the setting itself (its bar is
@@ -107,7 +117,7 @@ def us_text_to_ns(text: str | None) -> int | None:
     """Exact Python twin of the ``ts_ns`` macro for single values (metadata, tests)."""
     if text is None:
         return None
-    s = str(text).strip(" \t\r\n\"")
+    s = str(text).strip(' \t\r\n"')
     if s in ("", "N/A"):
         return None
     if "e" in s.lower():

@@ -5,6 +5,7 @@ at the first device task *launched* inside the host step and ends at max(last su
 host step end).  Tasks are then assigned to the step whose device range contains their start;
 where no launch time is known the host range is used.
 """
+
 from __future__ import annotations
 
 import re
@@ -43,11 +44,15 @@ def build_steps(host_steps: list[tuple[int, int, int]], start_ns, end_ns, launch
     dev_hi = np.where(use_launch, hi_l, hi_s)
     found = use_launch | (n_s > 0)
     dev_hi = np.maximum(dev_hi, he)
-    return pa.table({
-        "step": pa.array(steps, pa.int64()), "host_start_ns": pa.array(hs, pa.int64()),
-        "host_end_ns": pa.array(he, pa.int64()),
-        "device_start_ns": pa.array(dev_lo, pa.int64(), mask=~found),
-        "device_end_ns": pa.array(dev_hi, pa.int64(), mask=~found)})
+    return pa.table(
+        {
+            "step": pa.array(steps, pa.int64()),
+            "host_start_ns": pa.array(hs, pa.int64()),
+            "host_end_ns": pa.array(he, pa.int64()),
+            "device_start_ns": pa.array(dev_lo, pa.int64(), mask=~found),
+            "device_end_ns": pa.array(dev_hi, pa.int64(), mask=~found),
+        }
+    )
 
 
 def _ranges_by(key, valid, hs, he, start, end):
@@ -76,10 +81,10 @@ def assign_steps(start_ns, steps: pa.Table) -> pa.Array:
     out = np.full(len(start), -1, dtype=np.int64)
     if steps.num_rows and len(start):
         d = steps.to_pydict()
-        lo = np.array([ds if ds is not None else hs for ds, hs in zip(d["device_start_ns"], d["host_start_ns"])],
-                      np.int64)
-        hi = np.array([de if de is not None else he for de, he in zip(d["device_end_ns"], d["host_end_ns"])],
-                      np.int64)
+        lo = np.array(
+            [ds if ds is not None else hs for ds, hs in zip(d["device_start_ns"], d["host_start_ns"])], np.int64
+        )
+        hi = np.array([de if de is not None else he for de, he in zip(d["device_end_ns"], d["host_end_ns"])], np.int64)
         step = np.array(d["step"], np.int64)
         order = np.argsort(lo, kind="stable")
         lo, hi, step = lo[order], hi[order], step[order]

@@ -14,6 +14,7 @@ Canonical forms:
   cells keep literal quotes in the sources (`"32,3,224,224"`); those quotes are removed.
 * call stacks: frames joined by `"\\n"` (:data:`STACK_SEP`), innermost frame first.
 """
+
 from __future__ import annotations
 
 import re

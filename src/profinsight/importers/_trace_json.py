@@ -24,23 +24,36 @@ Why the recovery path: a profile copied off a cluster is often truncated (disk f
 every piece before the damage, find the last complete event inside the damaged piece, and report
 how much was lost.
 """
+
 from __future__ import annotations
 
 import os
 import re
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING
 
 from ..errors import ProfileError
 from ._common import sql_str
 
+if TYPE_CHECKING:  # DuckDB loads when an import starts, not when this module does
+    import duckdb
+
 #: every key of a Chrome-trace event we keep; values that are numbers in one producer and strings
 #: in another (``ts``, ``id``, ``pid``) are read as text and converted in SQL
 TRACE_COLUMNS = {
-    "ph": "VARCHAR", "name": "VARCHAR", "pid": "VARCHAR", "tid": "VARCHAR", "ts": "VARCHAR",
-    "dur": "VARCHAR", "cat": "VARCHAR", "id": "VARCHAR", "bp": "VARCHAR", "s": "VARCHAR",
+    "ph": "VARCHAR",
+    "name": "VARCHAR",
+    "pid": "VARCHAR",
+    "tid": "VARCHAR",
+    "ts": "VARCHAR",
+    "dur": "VARCHAR",
+    "cat": "VARCHAR",
+    "id": "VARCHAR",
+    "bp": "VARCHAR",
+    "s": "VARCHAR",
     "args": "JSON",
 }
 
@@ -64,6 +77,7 @@ class TraceRead:
     """What reading one trace file gave: ``events`` rows in the table; when the file was cut
     short, ``truncated`` with the bytes after the last readable event (``lost_bytes``) and an
     estimate of the events they held."""
+
     events: int
     total_bytes: int
     truncated: bool = False
@@ -82,14 +96,23 @@ class TraceRead:
         if self.lost_bytes == 0:
             return f"{name} lacks its closing ']': read all {self.events} events ({read_mb:.1f} MB)"
         if self.lost_fraction >= 0.01:
-            return (f"{name} is truncated: read {self.events} events, about {self.lost_fraction:.0%} of the file "
-                    f"({self.lost_bytes / 1e6:.1f} MB, roughly {self.lost_events_estimate} events) was lost")
-        return (f"{name} is truncated: read {self.events} events ({read_mb:.1f} MB); the file ends inside an "
-                f"event, so every event after the cut is lost")
+            return (
+                f"{name} is truncated: read {self.events} events, about {self.lost_fraction:.0%} of the file "
+                f"({self.lost_bytes / 1e6:.1f} MB, roughly {self.lost_events_estimate} events) was lost"
+            )
+        return (
+            f"{name} is truncated: read {self.events} events ({read_mb:.1f} MB); the file ends inside an "
+            f"event, so every event after the cut is lost"
+        )
 
 
-def read_trace_json(con: "duckdb.DuckDBPyConnection", path: str | Path, table: str = "ev",
-                    consume: Consume | None = None, chunk_bytes: int | None = None) -> TraceRead:
+def read_trace_json(
+    con: duckdb.DuckDBPyConnection,
+    path: str | Path,
+    table: str = "ev",
+    consume: Consume | None = None,
+    chunk_bytes: int | None = None,
+) -> TraceRead:
     """Read the JSON array at ``path`` piece by piece.
 
     Without ``consume`` the events are collected in ``table`` (``idx`` = 0-based event order,
@@ -117,13 +140,16 @@ def out_of_memory(path: Path, size: int, exc: BaseException) -> ProfileError:
     first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
     return ProfileError(
         f"ran out of memory while importing {Path(path).name} ({size / 1e9:.2f} GB): {first}",
-        file=path, fix="close other programs or import on a machine with more free memory (about twice the "
-                       "file size is enough); the file itself is not damaged")
+        file=path,
+        fix="close other programs or import on a machine with more free memory (about twice the "
+        "file size is enough); the file itself is not damaged",
+    )
 
 
 def _collect_into(table: str) -> Consume:
     def consume(con, view: str) -> None:
         con.execute(f"INSERT INTO {table}_raw SELECT * EXCLUDE (idx) FROM {view}")
+
     return consume
 
 
@@ -253,8 +279,9 @@ class _Reader:
 
     def _hand_over(self, n: int) -> None:
         view = f"{self.table}_piece"
-        self.con.execute(f"CREATE OR REPLACE TEMP VIEW {view} AS SELECT rowid + {self.events} AS idx, * "
-                         f"FROM {self.table}_piece_raw")
+        self.con.execute(
+            f"CREATE OR REPLACE TEMP VIEW {view} AS SELECT rowid + {self.events} AS idx, * FROM {self.table}_piece_raw"
+        )
         try:
             self.consume(self.con, view)
         finally:
@@ -304,8 +331,9 @@ class _Reader:
         cut = lo if best is None else best
         lost = self.size - cut
         per_event = cut / self.events if self.events else 0
-        return TraceRead(self.events, self.size, True, lost, int(lost / per_event) if per_event else 0, error,
-                         self.pieces)
+        return TraceRead(
+            self.events, self.size, True, lost, int(lost / per_event) if per_event else 0, error, self.pieces
+        )
 
     def _try(self, lo: int, cut: int, probe: bool = False) -> bool:
         """Whether [lo, cut) reads; unless ``probe``, hand it over when it does."""
@@ -417,16 +445,25 @@ def _all_boundaries(path: Path, lo: int, hi: int, chunk: int = 64 << 20) -> list
     return sorted(set(out))
 
 
-__all__ = ["CHUNK_BYTES", "TRACE_COLUMNS", "TraceRead", "create_empty_trace", "drop_trace", "out_of_memory",
-           "read_trace_json"]
+__all__ = [
+    "CHUNK_BYTES",
+    "TRACE_COLUMNS",
+    "TraceRead",
+    "create_empty_trace",
+    "drop_trace",
+    "out_of_memory",
+    "read_trace_json",
+]
 
 
 def _duck_error():
     """DuckDB's error base class, imported on use (discovery must not load DuckDB)."""
     import duckdb
+
     return duckdb.Error
 
 
 def _oom_error():
     import duckdb
+
     return duckdb.OutOfMemoryException

@@ -1,4 +1,5 @@
 """What an importer hands back: the canonical tables of one rank plus what the doctor saw."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -17,11 +18,12 @@ class RankData:
     ``tables`` maps canonical table names to Arrow tables; missing names are empty tables.
     ``rank`` is the rank id the importer found (``None`` when the source records none).
     """
+
     rank: int | None
     tables: dict[str, pa.Table] = field(default_factory=dict)
     diagnostics: list[Diagnostic] = field(default_factory=list)
 
-    def finish(self) -> "RankData":
+    def finish(self) -> RankData:
         """Conform every table to its declaration and fill the rank column."""
         rank = 0 if self.rank is None else int(self.rank)
         out = {}
@@ -38,6 +40,7 @@ class RankData:
 class RankSource:
     """One rank to import: ``format`` names the importer, ``path`` the folder or file,
     ``files`` every file it will read (the cache key is built from their size and mtime)."""
+
     format: str
     path: Path
     files: tuple[Path, ...]

@@ -5,6 +5,7 @@ Enabled by ``etc/jupyter/jupyter_server_config.d/profinsight.json`` (installed w
 or by hand: ``jupyter server --ServerApp.jpserver_extensions="{'profinsight.jupyter': True}"``.
 Needs ``pip install profinsight[jupyter]`` (jupyter_server >= 2).
 """
+
 from __future__ import annotations
 
 URL_PREFIX = "profinsight"
@@ -24,9 +25,11 @@ def _load_jupyter_server_extension(serverapp):
     store = ProfileStore(root=serverapp.root_dir)
     base_url = url_path_join(serverapp.base_url, URL_PREFIX)
     serverapp.web_app.settings["profinsight_store"] = store
-    serverapp.web_app.add_handlers(".*$", make_handlers(store, base_url=base_url,
-                                                        base_class=ProfinsightJupyterHandler)
-                                         + jupyter_only_handlers(store, base_url))
+    serverapp.web_app.add_handlers(
+        ".*$",
+        make_handlers(store, base_url=base_url, base_class=ProfinsightJupyterHandler)
+        + jupyter_only_handlers(store, base_url),
+    )
     serverapp.log.info("profinsight: API at %s/api/profiles, profiles under %s", base_url, store.root)
 
 

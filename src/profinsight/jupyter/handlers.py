@@ -5,6 +5,7 @@ non-GET requests; jupyter-server >= 2.13 also refuses unauthenticated requests b
 base refuses them (403) whatever ``allow_unauthenticated_access`` says, and asks Jupyter's
 authorizer for ``read`` on the ``profinsight`` resource, so JupyterHub-style authorizers apply.
 """
+
 from __future__ import annotations
 
 import inspect
@@ -56,8 +57,11 @@ def jupyter_only_handlers(store, base_url: str) -> list[tuple]:
             self.send_json(current_config())
 
         async def post(self):
-            ok = self.authorizer.is_authorized(self, self.current_user, "write", AUTH_RESOURCE) \
-                if self.settings.get("authorizer") is not None else True
+            ok = (
+                self.authorizer.is_authorized(self, self.current_user, "write", AUTH_RESOURCE)
+                if self.settings.get("authorizer") is not None
+                else True
+            )
             if inspect.isawaitable(ok):
                 ok = await ok
             if not ok:
@@ -68,14 +72,17 @@ def jupyter_only_handlers(store, base_url: str) -> list[tuple]:
                 body = None
             if not isinstance(body, dict):
                 from ..errors import ProfileError
-                raise ProfileError("the body must be a JSON object such as {\"cache_dir\": \"...\"}")
+
+                raise ProfileError('the body must be a JSON object such as {"cache_dir": "..."}')
             if "cache_dir" in body:
                 set_cache_dir(body.get("cache_dir"), Path(self.store.root))
             self.send_json(current_config())
 
     base = "/" + base_url.strip("/") + "/"
-    return [(base + "api/resolve/?", ResolveHandler, {"store": store}),
-            (base + "api/config/?", ConfigHandler, {"store": store})]
+    return [
+        (base + "api/resolve/?", ResolveHandler, {"store": store}),
+        (base + "api/config/?", ConfigHandler, {"store": store}),
+    ]
 
 
 #: PROFINSIGHT_CACHE as the server was started with it (what an empty setting goes back to)
@@ -84,11 +91,15 @@ _STARTUP_CACHE = os.environ.get("PROFINSIGHT_CACHE")
 
 def current_config() -> dict:
     from ..store.cache import cache_root
+
     root = cache_root()
-    return {"cache_dir": None if root is None else str(root),
-            "cache_enabled": root is not None,
-            "cache_from": "setting" if os.environ.get("PROFINSIGHT_CACHE") != _STARTUP_CACHE else
-                          ("environment" if _STARTUP_CACHE else "default")}
+    return {
+        "cache_dir": None if root is None else str(root),
+        "cache_enabled": root is not None,
+        "cache_from": "setting"
+        if os.environ.get("PROFINSIGHT_CACHE") != _STARTUP_CACHE
+        else ("environment" if _STARTUP_CACHE else "default"),
+    }
 
 
 def set_cache_dir(value, jupyter_root: Path) -> None:
@@ -97,6 +108,7 @@ def set_cache_dir(value, jupyter_root: Path) -> None:
     relative folder is taken under the Jupyter root; ``off`` disables the cache.  The folder is
     created and checked for writing first, else 400 with a fix."""
     from ..errors import ProfileError
+
     if value is None or not str(value).strip():
         if _STARTUP_CACHE is None:
             os.environ.pop("PROFINSIGHT_CACHE", None)
@@ -115,6 +127,8 @@ def set_cache_dir(value, jupyter_root: Path) -> None:
         with tempfile.NamedTemporaryFile(dir=folder):
             pass
     except OSError as exc:
-        raise ProfileError(f"cannot use {folder} as the cache folder: {exc.strerror or exc}",
-                           fix="choose a folder the Jupyter server can write, or leave the setting empty") from None
+        raise ProfileError(
+            f"cannot use {folder} as the cache folder: {exc.strerror or exc}",
+            fix="choose a folder the Jupyter server can write, or leave the setting empty",
+        ) from None
     os.environ["PROFINSIGHT_CACHE"] = str(folder)

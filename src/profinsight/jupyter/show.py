@@ -12,6 +12,7 @@ A saved notebook must not open tabs when it is reopened, so the renderer opens t
 itself only for an output made in the last minute (``created_ms``) that it has not seen yet
 (``nonce``); older outputs show the button only.
 """
+
 from __future__ import annotations
 
 import time
@@ -23,9 +24,17 @@ SHOW_MIME = "application/vnd.profinsight.show+json"
 def show_bundle(profile, view: str | None = None) -> dict:
     """The MIME bundle ``Profile.show`` displays."""
     s = profile.summary()
-    payload = {"path": str(profile.path.resolve()), "view": view, "nonce": uuid.uuid4().hex,
-               "created_ms": int(time.time() * 1000), "format": s["format"], "level": s["level"],
-               "ranks": s["ranks"], "steps": s["steps"], "diagnostics": s["diagnostics"]}
+    payload = {
+        "path": str(profile.path.resolve()),
+        "view": view,
+        "nonce": uuid.uuid4().hex,
+        "created_ms": int(time.time() * 1000),
+        "format": s["format"],
+        "level": s["level"],
+        "ranks": s["ranks"],
+        "steps": s["steps"],
+        "diagnostics": s["diagnostics"],
+    }
     return {SHOW_MIME: payload, "text/html": profile._repr_html_(), "text/plain": repr(profile)}
 
 

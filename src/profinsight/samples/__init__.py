@@ -1,6 +1,7 @@
 """The bundled real sample: rank 0 of a torch_npu Level1 text export (one AlexNet training step
 on an Ascend 910B, 2 of 8 data-parallel ranks exported).  Origin and licence: see NOTICE
 (Ascend/msinsight test data, Mulan PSL v2)."""
+
 from __future__ import annotations
 
 from pathlib import Path

@@ -6,12 +6,12 @@ integer bytes (``*_bytes``).  A table may carry extra columns (for example the P
 ``pmu_*`` whose set depends on the profiler's ``aic_metrics``), but never lacks a declared one:
 :func:`conform` adds missing declared columns as nulls and casts to the declared types.
 """
+
 from __future__ import annotations
 
-from .tables import TABLES, Column, Table, PMU_PREFIX
-from .conform import conform, empty_table, arrow_schema
+from .conform import arrow_schema, conform, empty_table
+from .tables import PMU_PREFIX, TABLES, Column, Table
 
 SCHEMA_VERSION = 1
 
-__all__ = ["TABLES", "Column", "Table", "PMU_PREFIX", "conform", "empty_table", "arrow_schema",
-           "SCHEMA_VERSION"]
+__all__ = ["TABLES", "Column", "Table", "PMU_PREFIX", "conform", "empty_table", "arrow_schema", "SCHEMA_VERSION"]

@@ -1,4 +1,5 @@
 """Make an Arrow table obey its declaration (column order, types, missing columns as nulls)."""
+
 from __future__ import annotations
 
 import pyarrow as pa

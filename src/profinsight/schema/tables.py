@@ -3,6 +3,7 @@
 This module is data, not code: ``docs/tables.md`` is generated from it
 (``python -m profinsight.schema.docs``), and :mod:`profinsight.schema.conform` enforces it.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -50,8 +51,9 @@ def C(name: str, type_: pa.DataType, unit: str, doc: str) -> Column:
 
 RANK = C("rank", I32, "", "rank id of the process that recorded the row (0 when the source has none)")
 DEVICE = C("device", I32, "", "device (NPU/GPU) index; null for host-only rows")
-STEP = C("step", I64, "", "step number N of the `ProfilerStep#N` whose range contains the row's start; "
-         "null outside any step")
+STEP = C(
+    "step", I64, "", "step number N of the `ProfilerStep#N` whose range contains the row's start; null outside any step"
+)
 
 DEVICE_TASKS = Table(
     "device_tasks",
@@ -59,7 +61,8 @@ DEVICE_TASKS = Table(
     "comm_task, other. For an Ascend text export the kernel + communication rows are exactly the "
     "rows of kernel_details.csv.",
     (
-        RANK, DEVICE,
+        RANK,
+        DEVICE,
         C("task_uid", I64, "", "row id, unique within the rank; `launches.task_uid` points here"),
         C("stream", I64, "", "stream id (Ascend stream / CUDA stream); null where the source has none"),
         C("task_id", I64, "", "task id on the stream (Ascend); null where the source has none"),
@@ -67,12 +70,22 @@ DEVICE_TASKS = Table(
         C("kind", STR, "", "kernel | communication | memcpy | memset | sync | comm_task | other"),
         C("name", STR, "", "kernel or task name (`trans_TransData_0`, `hcom_allReduce__586_0_1`, `MEMCPY_ASYNC`)"),
         C("type", STR, "", "operator type (`TransData`, `MatMulV2`, `hcom_allReduce_`); null/`N/A` when not collected"),
-        C("core", STR, "", "accelerator core: AI_CORE, AI_VECTOR_CORE, MIX_AIC, MIX_AIV, AI_CPU, DSA_SQE, "
-          "HCCL (communication) ... ; GPU: GPU, NCCL/RCCL, DMA"),
+        C(
+            "core",
+            STR,
+            "",
+            "accelerator core: AI_CORE, AI_VECTOR_CORE, MIX_AIC, MIX_AIV, AI_CPU, DSA_SQE, "
+            "HCCL (communication) ... ; GPU: GPU, NCCL/RCCL, DMA",
+        ),
         C("start_ns", I64, "ns", "task start, epoch ns (exact)"),
         C("dur_ns", I64, "ns", "task duration"),
-        C("wait_ns", I64, "ns", "gap between the end of the preceding task and this start, as the vendor wrote it; "
-          "null where the source has none"),
+        C(
+            "wait_ns",
+            I64,
+            "ns",
+            "gap between the end of the preceding task and this start, as the vendor wrote it; "
+            "null where the source has none",
+        ),
         STEP,
         C("block_dim", I64, "", "cores (blocks) used; 0 when not collected"),
         C("mix_block_dim", I64, "", "secondary-core block count of MIX kernels"),
@@ -112,9 +125,19 @@ HOST_OPS = Table(
         STEP,
         C("sequence", I64, "", "autograd sequence number (forward/backward pairing)"),
         C("fwd_thread", I64, "", "forward thread id of a backward op"),
-        C("input_shapes", STR, "", "input dims, one entry per input joined by `;` (empty entries for non-tensor inputs kept), dims by `,` (record_shapes)"),
+        C(
+            "input_shapes",
+            STR,
+            "",
+            "input dims, one entry per input joined by `;` (empty entries for non-tensor inputs kept), dims by `,` (record_shapes)",
+        ),
         C("input_dtypes", STR, "", "input types, `;`-separated (record_shapes)"),
-        C("call_stack", STR, "", "Python call stack, innermost frame first, one frame (`path(line): func`) per line (with_stack)"),
+        C(
+            "call_stack",
+            STR,
+            "",
+            "Python call stack, innermost frame first, one frame (`path(line): func`) per line (with_stack)",
+        ),
         C("host_self_ns", I64, "ns", "host duration minus direct children, where the source has it"),
         C("device_self_ns", I64, "ns", "device time of tasks launched directly by this op, where the source has it"),
         C("device_total_ns", I64, "ns", "device time of tasks of this op and its descendants, where the source has it"),
@@ -131,7 +154,12 @@ LAUNCHES = Table(
         C("host_op_id", I64, "", "`host_ops.op_id` of the framework op, or null"),
         C("api_call_id", I64, "", "`api_calls.call_id` of the launching runtime/CANN API, or null"),
         C("task_uid", I64, "", "`device_tasks.task_uid` of the launched task"),
-        C("link", STR, "", "how the link was recorded: torch_to_npu | HostToDevice | connection_id | correlation | external_id"),
+        C(
+            "link",
+            STR,
+            "",
+            "how the link was recorded: torch_to_npu | HostToDevice | connection_id | correlation | external_id",
+        ),
     ),
     sort_by=("rank", "task_uid"),
 )
@@ -141,7 +169,8 @@ STEPS = Table(
     "One row per rank and step: the host `ProfilerStep#N` range and the device range "
     "(first to last device task launched inside the host step, ending no earlier than the host step).",
     (
-        RANK, C("step", I64, "", "step number N of `ProfilerStep#N`"),
+        RANK,
+        C("step", I64, "", "step number N of `ProfilerStep#N`"),
         C("host_start_ns", I64, "ns", "host step start"),
         C("host_end_ns", I64, "ns", "host step end"),
         C("device_start_ns", I64, "ns", "first device task of the step; null when none"),
@@ -155,7 +184,8 @@ MEMORY_SAMPLES = Table(
     "The device memory curve: one sample per allocator event (PTA, GE, PTA+GE, WORKSPACE, CUDA) or "
     "periodic process reading (APP).",
     (
-        RANK, DEVICE,
+        RANK,
+        DEVICE,
         C("component", STR, "", "PTA | GE | PTA+GE | APP | WORKSPACE | CUDA | CPU"),
         C("ts_ns", I64, "ns", "sample time, epoch ns"),
         C("allocated_bytes", I64, "bytes", "total allocated; null when not recorded (APP)"),
@@ -170,7 +200,8 @@ MEMORY_BLOCKS = Table(
     "memory_blocks",
     "One row per tensor allocation: which op allocated how much, when it was freed.",
     (
-        RANK, DEVICE,
+        RANK,
+        DEVICE,
         C("name", STR, "", "allocating op (`aten::empty_strided`, `cann::ReduceSum7`)"),
         C("component", STR, "", "PTA (framework allocator) | GE (graph engine) | CUDA"),
         C("size_bytes", I64, "bytes", "block size (negative: allocated before the capture window)"),
@@ -193,10 +224,16 @@ MODULE_MEMORY = Table(
     "module_memory",
     "Device memory reserved per CANN component (SLOG, HCCL, RUNTIME, GE, APP ...), sampled periodically.",
     (
-        RANK, DEVICE,
+        RANK,
+        DEVICE,
         C("component", STR, "", "CANN module name"),
         C("ts_ns", I64, "ns", "sample time"),
-        C("reserved_bytes", I64, "bytes", "memory reserved by the component (-1 MiB in the source: only releases seen)"),
+        C(
+            "reserved_bytes",
+            I64,
+            "bytes",
+            "memory reserved by the component (-1 MiB in the source: only releases seen)",
+        ),
     ),
     sort_by=("rank", "component", "ts_ns"),
 )
@@ -206,7 +243,9 @@ COMM_OPS = Table(
     "One row per collective / point-to-point communication op, with the vendor's time split "
     "(transit, wait, synchronisation, idle) and the bytes and transit time per link type.",
     (
-        RANK, DEVICE, STEP,
+        RANK,
+        DEVICE,
+        STEP,
         C("name", STR, "", "op name (`hcom_allReduce__586_0_1`, `ncclDevKernel_AllReduce...`)"),
         C("type", STR, "", "op type (`hcom_allReduce_`, `allreduce`)"),
         C("category", STR, "", "collective | p2p"),
@@ -218,12 +257,16 @@ COMM_OPS = Table(
         C("sync_ns", I64, "ns", "synchronisation part of the wait"),
         C("idle_ns", I64, "ns", "elapsed - transit - wait"),
         C("bytes", I64, "bytes", "bytes transferred by this rank (sum over link types, SDMA not double counted)"),
-        C("hccs_bytes", I64, "bytes", "bytes over HCCS"), C("hccs_transit_ns", I64, "ns", "transit time over HCCS"),
-        C("rdma_bytes", I64, "bytes", "bytes over RDMA"), C("rdma_transit_ns", I64, "ns", "transit time over RDMA"),
-        C("pcie_bytes", I64, "bytes", "bytes over PCIe"), C("pcie_transit_ns", I64, "ns", "transit time over PCIe"),
+        C("hccs_bytes", I64, "bytes", "bytes over HCCS"),
+        C("hccs_transit_ns", I64, "ns", "transit time over HCCS"),
+        C("rdma_bytes", I64, "bytes", "bytes over RDMA"),
+        C("rdma_transit_ns", I64, "ns", "transit time over RDMA"),
+        C("pcie_bytes", I64, "bytes", "bytes over PCIe"),
+        C("pcie_transit_ns", I64, "ns", "transit time over PCIe"),
         C("sdma_bytes", I64, "bytes", "bytes over SDMA (aggregate of on-node links; duplicates HCCS)"),
         C("sdma_transit_ns", I64, "ns", "transit time over SDMA"),
-        C("sio_bytes", I64, "bytes", "bytes over SIO"), C("sio_transit_ns", I64, "ns", "transit time over SIO"),
+        C("sio_bytes", I64, "bytes", "bytes over SIO"),
+        C("sio_transit_ns", I64, "ns", "transit time over SIO"),
         C("data_type", STR, "", "element data type"),
         C("count", I64, "", "element count"),
         C("algorithm", STR, "", "algorithm (`MESH-RING`)"),
@@ -236,7 +279,8 @@ COMM_LINKS = Table(
     "The rank-to-rank communication matrix: per step, op type, group and link, the vendor's "
     "summaries (top1, middle, bottom1..3, total) of transfers over that link.",
     (
-        RANK, STEP,
+        RANK,
+        STEP,
         C("category", STR, "", "collective | p2p"),
         C("op_type", STR, "", "lower-case op type (allreduce, allgather, send ...)"),
         C("summary", STR, "", "top1 | middle | bottom1 | bottom2 | bottom3 | total"),
@@ -273,7 +317,8 @@ COUNTERS = Table(
     "counters",
     "Time series: AI Core frequency, HBM/LLC bandwidth, NPU memory, accelerator PMU levels, QoS ...",
     (
-        RANK, DEVICE,
+        RANK,
+        DEVICE,
         C("track", STR, "", "counter group (`AI Core Freq`, `HBM`, `LLC`, `NPU MEM`)"),
         C("name", STR, "", "series name (`HBM 0/Read`, `APP/HBM`)"),
         C("ts_ns", I64, "ns", "sample time"),
@@ -304,7 +349,8 @@ RUN_INFO = Table(
     "run_info",
     "One row per rank: where it came from and how it was collected.",
     (
-        RANK, DEVICE,
+        RANK,
+        DEVICE,
         C("source_format", STR, "", "ascend_text | ascend_db | kineto"),
         C("path", STR, "", "the rank folder or trace file"),
         C("profiler_level", STR, "", "Level_none | Level0 | Level1 | Level2 (Ascend); null elsewhere"),
@@ -327,6 +373,21 @@ RUN_INFO = Table(
     sort_by=("rank",),
 )
 
-TABLES: dict[str, Table] = {t.name: t for t in (
-    DEVICE_TASKS, HOST_OPS, LAUNCHES, STEPS, MEMORY_SAMPLES, MEMORY_BLOCKS, MODULE_MEMORY,
-    COMM_OPS, COMM_LINKS, API_CALLS, COUNTERS, TRACE_SLICES, RUN_INFO)}
+TABLES: dict[str, Table] = {
+    t.name: t
+    for t in (
+        DEVICE_TASKS,
+        HOST_OPS,
+        LAUNCHES,
+        STEPS,
+        MEMORY_SAMPLES,
+        MEMORY_BLOCKS,
+        MODULE_MEMORY,
+        COMM_OPS,
+        COMM_LINKS,
+        API_CALLS,
+        COUNTERS,
+        TRACE_SLICES,
+        RUN_INFO,
+    )
+}

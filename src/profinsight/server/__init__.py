@@ -15,6 +15,7 @@ gzipped (the answer is bounded by tracks x pixels, so it is small either way, an
 cost Arrow more), and its encode time stays a fraction of the query time.  ``format=arrow``
 returns the same rows as an Arrow IPC stream for clients that want typed int64 times.
 """
+
 from .app import make_app, token_check
 from .handlers import make_handlers
 from .store import ProfileStore

@@ -6,6 +6,7 @@ Security: binds 127.0.0.1 by default; every request needs the token (``?token=``
 401 without one, 403 with a wrong one.  On a loopback bind the Host header must be a
 loopback name (DNS rebinding).  Only the profiles given at start are readable.
 """
+
 from __future__ import annotations
 
 import hmac
@@ -34,8 +35,11 @@ def token_check(token: str | None, host: str = "127.0.0.1"):
 
     def check(handler: tornado.web.RequestHandler) -> None:
         if loopback and handler.request.host_name not in LOOPBACK:
-            raise AuthError(403, f"host {handler.request.host_name!r} refused",
-                            "open the URL that profinsight serve printed (127.0.0.1)")
+            raise AuthError(
+                403,
+                f"host {handler.request.host_name!r} refused",
+                "open the URL that profinsight serve printed (127.0.0.1)",
+            )
         if token is None:
             return
         given = handler.get_query_argument("token", None)
@@ -51,6 +55,7 @@ def token_check(token: str | None, host: str = "127.0.0.1"):
             raise AuthError(403, "wrong token", "use the token that profinsight serve printed")
         if from_query and handler.get_cookie(COOKIE) != token:
             handler.set_cookie(COOKIE, token, httponly=True, samesite="Strict")
+
     return check
 
 
@@ -72,9 +77,11 @@ class IndexHandler(ApiHandler):
         e = html.escape
         base = e(self.base_url)
         self.set_header("Content-Type", "text/html; charset=UTF-8")
-        self.set_header("Content-Security-Policy",
-                        "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
-                        "script-src 'self'; connect-src 'self'; object-src 'none'; base-uri 'none'")
+        self.set_header(
+            "Content-Security-Policy",
+            "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
+            "script-src 'self'; connect-src 'self'; object-src 'none'; base-uri 'none'",
+        )
         if not app_built():
             self.set_status(503)
             self.finish(
@@ -83,7 +90,8 @@ class IndexHandler(ApiHandler):
                 f"(<code>{e(str(STATIC))}</code> has no app.js). The API is served under "
                 f"<code>{base}api/profiles</code>.</p><p>Fix: reinstall with <code>pip install .</code> from a "
                 "checkout on a machine with Node.js 20 (the build runs jlpm), or install a released wheel.</p>"
-                "</body></html>")
+                "</body></html>"
+            )
             return
         self.finish(
             "<!doctype html><html><head><meta charset='utf-8'>"
@@ -92,22 +100,37 @@ class IndexHandler(ApiHandler):
             f"<link rel='stylesheet' href='{base}static/app.css'></head>"
             f"<body class='pi-standalone'><div id='profinsight-root' data-base-url='{base}'></div>"
             "<noscript>profinsight needs JavaScript.</noscript>"
-            f"<script type='module' src='{base}static/app.js'></script></body></html>")
+            f"<script type='module' src='{base}static/app.js'></script></body></html>"
+        )
 
 
-def make_app(paths=(), *, token: str | None = "", host: str = "127.0.0.1", base_url: str = "/",
-             store: ProfileStore | None = None, prefer: str | None = None) -> tornado.web.Application:
+def make_app(
+    paths=(),
+    *,
+    token: str | None = "",
+    host: str = "127.0.0.1",
+    base_url: str = "/",
+    store: ProfileStore | None = None,
+    prefer: str | None = None,
+) -> tornado.web.Application:
     """The standalone application serving ``paths``.  ``token=""`` makes a random token (read
     it back from ``app.settings["token"]``); ``token=None`` serves without one."""
     if token == "":
         token = secrets.token_hex(24)
     store = store if store is not None else ProfileStore(paths, prefer=prefer)
     base = "/" + base_url.strip("/") + "/" if base_url.strip("/") else "/"
-    handlers = [(base, IndexHandler, {"store": store, "base_url": base}),
-                (base + r"static/(.*)", tornado.web.StaticFileHandler, {"path": str(STATIC)})
-                ] + make_handlers(store, base)
-    return tornado.web.Application(handlers, token=token, store=store, profinsight_auth=token_check(token, host),
-                                   default_handler_class=NotFound, default_handler_args={"store": store})
+    handlers = [
+        (base, IndexHandler, {"store": store, "base_url": base}),
+        (base + r"static/(.*)", tornado.web.StaticFileHandler, {"path": str(STATIC)}),
+    ] + make_handlers(store, base)
+    return tornado.web.Application(
+        handlers,
+        token=token,
+        store=store,
+        profinsight_auth=token_check(token, host),
+        default_handler_class=NotFound,
+        default_handler_args={"store": store},
+    )
 
 
 class NotFound(ApiHandler):

@@ -6,6 +6,7 @@ extension (pass ``base_class=JupyterHandler`` there so Jupyter's own authenticat
 apply).  Engine calls run on one worker thread: the event loop stays responsive and the
 profiles' DuckDB connections are never used by two threads at once.
 """
+
 from __future__ import annotations
 
 import inspect
@@ -16,7 +17,8 @@ from tornado.escape import url_escape
 from tornado.ioloop import IOLoop
 
 from .. import timeline
-from ..analyses.registry import all_analyses, get as get_analysis
+from ..analyses.registry import all_analyses
+from ..analyses.registry import get as get_analysis
 from ..display import payload
 from ..errors import ProfileError, UnknownTable
 from ..schema import TABLES
@@ -110,8 +112,9 @@ class RunsHandler(ApiHandler):
     async def get(self):
         refresh = self.get_query_argument("refresh", "0") not in ("0", "", "false")
         under = self.get_query_argument("under", None)
-        self.send_json(await IOLoop.current().run_in_executor(
-            None, lambda: self.store.runs(refresh=refresh, under=under)))
+        self.send_json(
+            await IOLoop.current().run_in_executor(None, lambda: self.store.runs(refresh=refresh, under=under))
+        )
 
 
 class ProfileHandler(ApiHandler):
@@ -132,6 +135,7 @@ class MessagesHandler(ApiHandler):
 
     def get(self):
         from ..i18n import LANGS, ui_messages
+
         lang = self.get_query_argument("lang", "en")
         if lang not in LANGS:
             raise ProfileError(f"unknown language {lang!r}", fix=f"lang is one of {', '.join(LANGS)}")
@@ -151,9 +155,15 @@ class TableHandler(ApiHandler):
 def _table_page(profile, name, limit, offset) -> dict:
     t = profile.arrow(name)
     page = t.slice(offset, limit)
-    return {"table": name, "total_rows": t.num_rows, "offset": offset, "limit": limit,
-            "columns": page.column_names, "dtypes": [str(f.type) for f in page.schema],
-            "rows": page.to_pylist()}
+    return {
+        "table": name,
+        "total_rows": t.num_rows,
+        "offset": offset,
+        "limit": limit,
+        "columns": page.column_names,
+        "dtypes": [str(f.type) for f in page.schema],
+        "rows": page.to_pylist(),
+    }
 
 
 class AnalysesHandler(ApiHandler):
@@ -164,13 +174,35 @@ class AnalysesHandler(ApiHandler):
 
 def describe_analysis(a) -> dict:
     """An analysis as its registration declares it (drives the UI's forms and charts)."""
-    chart = None if a.chart is None else {"kind": a.chart.kind, "x": a.chart.x, "y": list(a.chart.y),
-                                           "top": a.chart.top, "title": a.chart.title,
-                                           "series": list(a.chart.series)}
-    return {"name": a.name, "title": a.title, "doc": a.doc, "chart": chart, "columns": a.columns,
-            "params": [{"name": p.name, "type": p.type.__name__, "default": p.default,
-                        "choices": None if p.choices is None else list(p.choices), "help": p.help}
-                       for p in a.params]}
+    chart = (
+        None
+        if a.chart is None
+        else {
+            "kind": a.chart.kind,
+            "x": a.chart.x,
+            "y": list(a.chart.y),
+            "top": a.chart.top,
+            "title": a.chart.title,
+            "series": list(a.chart.series),
+        }
+    )
+    return {
+        "name": a.name,
+        "title": a.title,
+        "doc": a.doc,
+        "chart": chart,
+        "columns": a.columns,
+        "params": [
+            {
+                "name": p.name,
+                "type": p.type.__name__,
+                "default": p.default,
+                "choices": None if p.choices is None else list(p.choices),
+                "help": p.help,
+            }
+            for p in a.params
+        ],
+    }
 
 
 class AnalysisHandler(ApiHandler):
@@ -190,8 +222,10 @@ class CompareHandler(ApiHandler):
         base = self.get_query_argument("base", "")
         others = self.list_arg("others")
         if not base or not others:
-            raise ProfileError("compare needs a baseline and at least one other profile",
-                               fix="GET api/compare?base=ID&others=ID[,ID]; ids come from GET /api/profiles")
+            raise ProfileError(
+                "compare needs a baseline and at least one other profile",
+                fix="GET api/compare?base=ID&others=ID[,ID]; ids come from GET /api/profiles",
+            )
         ids = [base, *others]
         profiles = [await self.engine(self.store.get, pid) for pid in ids]
         self.send_json(await self.engine(_compare, profiles, ids))
@@ -199,6 +233,7 @@ class CompareHandler(ApiHandler):
 
 def _compare(profiles, names) -> dict:
     from ..comparison import compare
+
     return compare(*profiles, names=names).to_dict()
 
 
@@ -249,8 +284,13 @@ class WindowHandler(TimelineHandler):
         arrow = self.wants_arrow()
         profile, origin, s, e, ids, width = await self.window(pid)
         timeline.check_window(s, e, width)
-        meta = {"origin_ns": str(origin), "start_ns": s - origin, "end_ns": e - origin, "width": width,
-                "px_ns": (e - s) / width}
+        meta = {
+            "origin_ns": str(origin),
+            "start_ns": s - origin,
+            "end_ns": e - origin,
+            "width": width,
+            "px_ns": (e - s) / width,
+        }
         if arrow:
             table = await self.engine(self.arrow_answer, profile, s, e, ids, width)
             return self.send_arrow(table, **meta, rows=table.num_rows)
@@ -290,8 +330,7 @@ class FlowsHandler(TimelineHandler):
 class SearchHandler(TimelineHandler):
     async def get(self, pid):
         profile, origin = await self.profile_and_origin(pid)
-        out = await self.engine(timeline.search, profile, self.get_query_argument("q", ""),
-                                self.int_arg("limit", 100))
+        out = await self.engine(timeline.search, profile, self.get_query_argument("q", ""), self.int_arg("limit", 100))
         for hit in out["hits"]:
             _relative(hit, origin)
         self.send_json({"origin_ns": str(origin), **out})
@@ -300,9 +339,10 @@ class SearchHandler(TimelineHandler):
 class DetailsHandler(TimelineHandler):
     async def get(self, pid):
         profile, origin = await self.profile_and_origin(pid)
-        out = await self.engine(timeline.details, profile, self.get_query_argument("kind", ""),
-                                self.int_arg("rank", 0), self.int_arg("id"))
-        out["row"] = {k: (str(v) if isinstance(v, int) and abs(v) > 2 ** 53 else v) for k, v in out["row"].items()}
+        out = await self.engine(
+            timeline.details, profile, self.get_query_argument("kind", ""), self.int_arg("rank", 0), self.int_arg("id")
+        )
+        out["row"] = {k: (str(v) if isinstance(v, int) and abs(v) > 2**53 else v) for k, v in out["row"].items()}
         self.send_json({"origin_ns": str(origin), **out})
 
 
@@ -323,6 +363,7 @@ def _slices_json(meta: dict, tracks: dict, origin: int) -> bytes:
     of the time of a large answer.  ``source`` is per track (one table per track), ``id`` is -1
     on merged rows, ``merged`` is 0/1; ``total_ns`` is left out (the page does not use it)."""
     import numpy as np
+
     names: dict[str, int] = {}
     out, rows = {}, 0
     for tid, c in tracks.items():
@@ -330,15 +371,23 @@ def _slices_json(meta: dict, tracks: dict, origin: int) -> bytes:
         rows += len(merged)
         used, inverse = np.unique(c["name"], return_inverse=True)
         mine = np.fromiter((names.setdefault(x, len(names)) for x in c["names"][used].tolist()), np.int32, len(used))
-        out[tid] = {"source": c["source"], "depth": c["depth"], "name": mine[inverse.reshape(-1)],
-                    "start_ns": c["start_ns"] - origin, "dur_ns": c["dur_ns"], "id": c["id"], "count": c["count"],
-                    "merged": merged.view(np.uint8)}
+        out[tid] = {
+            "source": c["source"],
+            "depth": c["depth"],
+            "name": mine[inverse.reshape(-1)],
+            "start_ns": c["start_ns"] - origin,
+            "dur_ns": c["dur_ns"],
+            "id": c["id"],
+            "count": c["count"],
+            "merged": merged.view(np.uint8),
+        }
     # Only the names can hold text that needs HTML escaping (track ids are built from numbers
     # and hashes, sources are ours): escape them alone instead of scanning the whole multi-MB
     # answer three times.  Track ids are checked all the same (a handful of strings).
     if any(ch in tid for tid in out for ch in "<>&"):
         return dumps({"names": list(names), **meta, "rows": rows, "tracks": out})
     import orjson
+
     body = orjson.dumps({**meta, "rows": rows, "tracks": out}, option=orjson.OPT_SERIALIZE_NUMPY)
     return b'{"names":' + dumps(list(names)) + b"," + body[1:]
 

@@ -18,6 +18,7 @@ so a root with many large runs lists in the time it takes to walk the folders.  
 until a refresh, bounded in depth and folder count, and skips hidden folders, ``node_modules``,
 ``__pycache__``, ``site-packages`` and virtual environments.
 """
+
 from __future__ import annotations
 
 import re
@@ -111,21 +112,41 @@ class ProfileStore:
         """Where loading ``pid`` stands, answered at once (never waits for the load):
         state idle | loading | loaded | error, stage, ranks done / total, seconds so far."""
         e = self.entry(pid)
-        state = ("error" if e.error is not None else "loaded" if e.profile is not None
-                 else "loading" if e.started is not None else "idle")
+        state = (
+            "error"
+            if e.error is not None
+            else "loaded"
+            if e.profile is not None
+            else "loading"
+            if e.started is not None
+            else "idle"
+        )
         end = e.finished if e.finished is not None else time.monotonic()
-        return {"id": pid, "state": state, "stage": e.stage if state == "loading" else None,
-                "done": e.done, "total": e.total or len(e.run.sources),
-                "elapsed_s": round(end - e.started, 3) if e.started is not None else 0.0}
+        return {
+            "id": pid,
+            "state": state,
+            "stage": e.stage if state == "loading" else None,
+            "done": e.done,
+            "total": e.total or len(e.run.sources),
+            "elapsed_s": round(end - e.started, 3) if e.started is not None else 0.0,
+        }
 
     def describe(self, pid: str, load: bool = True) -> dict:
         """What the profiles route lists for ``pid``: id, path, format, level, ranks, steps,
         diagnostics (loading the profile if needed).  ``load=False`` never starts a load: a
         profile not loaded yet is described from discovery alone (``loaded: False``)."""
         e = self.entry(pid)
-        out = {"id": pid, "path": str(e.run.root), "format": e.run.format, "level": e.run.level,
-               "ranks": [r for r in e.run.ranks if r is not None], "steps": [], "diagnostics": [],
-               "loaded": False, "error": None}
+        out = {
+            "id": pid,
+            "path": str(e.run.root),
+            "format": e.run.format,
+            "level": e.run.level,
+            "ranks": [r for r in e.run.ranks if r is not None],
+            "steps": [],
+            "diagnostics": [],
+            "loaded": False,
+            "error": None,
+        }
         if not load and e.profile is None and e.error is None:
             return out
         try:
@@ -133,8 +154,13 @@ class ProfileStore:
         except ProfileError as exc:
             out["error"] = {"error": str(exc).split("\nFix:")[0], "fix": exc.fix}
             return out
-        out.update(ranks=p.ranks, steps=p.steps, loaded=True, tables=p.row_counts(),
-                   diagnostics=[d.to_dict() for d in p.diagnostics])
+        out.update(
+            ranks=p.ranks,
+            steps=p.steps,
+            loaded=True,
+            tables=p.row_counts(),
+            diagnostics=[d.to_dict() for d in p.diagnostics],
+        )
         return out
 
     # --- root mode (the Jupyter extension) ----------------------------------------------
@@ -148,7 +174,8 @@ class ProfileStore:
     def _rel_id(self, run: Run) -> str | None:
         """``run``'s id in root mode, or None when it (or a file it reads) leaves the root."""
         if not self._inside(run.root) or not all(
-                self._inside(s.path) and all(self._inside(f) for f in s.files) for s in run.sources):
+            self._inside(s.path) and all(self._inside(f) for f in s.files) for s in run.sources
+        ):
             return None
         rel = Path(run.root).resolve().relative_to(self.root).as_posix()
         return rel if rel != "." else ROOT_ID
@@ -166,8 +193,10 @@ class ProfileStore:
         """Serve the run at ``rel`` (a path relative to ``root``); returns its id (``rel``
         normalised).  Raises 404 (:class:`UnknownTable`) for anything that is not one run inside
         the root."""
-        refuse = UnknownTable(f"no profile with id {rel!r} under the Jupyter root",
-                              fix="give a path relative to the Jupyter root, without '..'; ids come from GET /api/profiles")
+        refuse = UnknownTable(
+            f"no profile with id {rel!r} under the Jupyter root",
+            fix="give a path relative to the Jupyter root, without '..'; ids come from GET /api/profiles",
+        )
         if self.root is None:
             raise refuse
         try:
@@ -185,8 +214,10 @@ class ProfileStore:
             if self._rel_id(run) == want:
                 return self._add_rel(run)
         if ids:
-            raise UnknownTable(f"{rel!r} is not a run but a folder holding {len(ids)} run(s)",
-                               fix=f"open one of: {', '.join(ids[:10])}")
+            raise UnknownTable(
+                f"{rel!r} is not a run but a folder holding {len(ids)} run(s)",
+                fix=f"open one of: {', '.join(ids[:10])}",
+            )
         raise refuse
 
     def refresh(self) -> list[str]:
@@ -209,10 +240,16 @@ class ProfileStore:
         the served entries are listed."""
         if self.root is None:
             if under:
-                raise UnknownTable(f"no folder {under!r}: this server has no root folder",
-                                   fix="ids come from GET api/runs")
-            return {"runs": [self._run_entry(pid, self._entries[pid].run) for pid in self.ids()],
-                    "problems": [], "truncated": False, "scanned_at": time.time(), "elapsed_s": 0.0}
+                raise UnknownTable(
+                    f"no folder {under!r}: this server has no root folder", fix="ids come from GET api/runs"
+                )
+            return {
+                "runs": [self._run_entry(pid, self._entries[pid].run) for pid in self.ids()],
+                "problems": [],
+                "truncated": False,
+                "scanned_at": time.time(),
+                "elapsed_s": 0.0,
+            }
         if under:
             top = self._checked_target(under)
             return self._scan_under(top)
@@ -230,8 +267,10 @@ class ProfileStore:
     def relative_id(self, path: str | Path) -> str:
         """Root mode: the id (root-relative path) of an absolute ``path`` inside the root, e.g.
         a profile a notebook kernel loaded; 404 (:class:`UnknownTable`) when it is outside."""
-        refuse = UnknownTable(f"{path} is not under the Jupyter root",
-                              fix="open profiles that live under the folder Jupyter was started in")
+        refuse = UnknownTable(
+            f"{path} is not under the Jupyter root",
+            fix="open profiles that live under the folder Jupyter was started in",
+        )
         if self.root is None or not str(path) or "\x00" in str(path):
             raise refuse
         p = Path(path).expanduser()
@@ -244,13 +283,19 @@ class ProfileStore:
 
     def _checked_target(self, rel: str) -> Path:
         """The path ``rel`` names under the root, refused (404) like :meth:`open_relative`."""
-        refuse = UnknownTable(f"nothing at {rel!r} under the Jupyter root",
-                              fix="give a path relative to the Jupyter root, without '..'")
+        refuse = UnknownTable(
+            f"nothing at {rel!r} under the Jupyter root", fix="give a path relative to the Jupyter root, without '..'"
+        )
         if rel == ROOT_ID:
             return self.root
         parts = rel.replace("\\", "/").split("/")
-        if ("\x00" in rel or rel.startswith(("/", "\\")) or Path(rel).is_absolute()
-                or any(p in ("", ".", "..") or p.startswith(".") for p in parts) or ":" in parts[0]):
+        if (
+            "\x00" in rel
+            or rel.startswith(("/", "\\"))
+            or Path(rel).is_absolute()
+            or any(p in ("", ".", "..") or p.startswith(".") for p in parts)
+            or ":" in parts[0]
+        ):
             raise refuse
         target = self.root.joinpath(*parts)
         if not self._inside(target) or not target.exists():
@@ -270,8 +315,12 @@ class ProfileStore:
                 continue  # leaves the root through a symlink: never listed
             with self._lock:
                 old = self._entries.get(rid)
-                stale = old is not None and replace and old.profile is None and (
-                    old.started is None or old.finished is not None)
+                stale = (
+                    old is not None
+                    and replace
+                    and old.profile is None
+                    and (old.started is None or old.finished is not None)
+                )
                 if old is None or stale:
                     self._entries[rid] = Entry(rid, run)
             entries.append(self._run_entry(rid, run))
@@ -281,10 +330,21 @@ class ProfileStore:
             if f is None or not self._inside(f):
                 continue
             rel = f.resolve().relative_to(self.root).as_posix()
-            out_problems.append({"path": ROOT_ID if rel == "." else rel, "error": exc.args[0] if exc.args else str(exc),
-                                 "fix": exc.fix, "kind": type(exc).__name__})
-        return {"runs": entries, "problems": out_problems, "truncated": truncated,
-                "scanned_at": time.time(), "elapsed_s": round(time.monotonic() - started, 3)}
+            out_problems.append(
+                {
+                    "path": ROOT_ID if rel == "." else rel,
+                    "error": exc.args[0] if exc.args else str(exc),
+                    "fix": exc.fix,
+                    "kind": type(exc).__name__,
+                }
+            )
+        return {
+            "runs": entries,
+            "problems": out_problems,
+            "truncated": truncated,
+            "scanned_at": time.time(),
+            "elapsed_s": round(time.monotonic() - started, 3),
+        }
 
     def _refresh_status(self, item: dict) -> dict:
         """A kept listing entry with its load state and doctor status brought up to date."""
@@ -312,8 +372,7 @@ class ProfileStore:
             diags = list(e.profile.diagnostics)
             cached, state = len(run.sources), "loaded"
         elif e is not None and e.error is not None:
-            diags.append(dg.error("load-failed", e.error.args[0] if e.error.args else str(e.error),
-                                  fix=e.error.fix))
+            diags.append(dg.error("load-failed", e.error.args[0] if e.error.args else str(e.error), fix=e.error.fix))
             state = "error"
         else:
             if e is not None and e.started is not None:
@@ -331,12 +390,23 @@ class ProfileStore:
         checked = state == "loaded" or cached == len(run.sources)
         status = worst if worst in ("error", "warning") else ("ok" if checked else "unchecked")
         ranks = [r for r in run.ranks if r is not None]
-        return {"id": pid, "name": Path(run.root).name if pid != ROOT_ID else (self.root.name if self.root else pid),
-                "format": run.format, "level": run.level, "ranks": ranks, "rank_count": len(run.sources),
-                "size_bytes": size, "files": files, "mtime": mtime,
-                "cached": cached == len(run.sources), "cached_ranks": cached, "state": state,
-                "status": status, "counts": counts,
-                "diagnostics": [d.to_dict() for d in diags[:50]]}
+        return {
+            "id": pid,
+            "name": Path(run.root).name if pid != ROOT_ID else (self.root.name if self.root else pid),
+            "format": run.format,
+            "level": run.level,
+            "ranks": ranks,
+            "rank_count": len(run.sources),
+            "size_bytes": size,
+            "files": files,
+            "mtime": mtime,
+            "cached": cached == len(run.sources),
+            "cached_ranks": cached,
+            "state": state,
+            "status": status,
+            "counts": counts,
+            "diagnostics": [d.to_dict() for d in diags[:50]],
+        }
 
 
 def _scan_units(top: Path, prefer, root: Path) -> tuple[list, list, bool]:
@@ -350,8 +420,7 @@ def _scan_units(top: Path, prefer, root: Path) -> tuple[list, list, bool]:
     truncated = False
 
     def is_leaf(p: Path) -> bool:
-        return (not p.is_dir() or _is_ascend_folder(p) or p.name.endswith("_ascend_ms")
-                or bool(_PROF_RE.match(p.name)))
+        return not p.is_dir() or _is_ascend_folder(p) or p.name.endswith("_ascend_ms") or bool(_PROF_RE.match(p.name))
 
     def walk(d: Path, depth: int) -> None:
         nonlocal truncated

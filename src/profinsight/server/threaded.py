@@ -1,5 +1,6 @@
 """Run a tornado application on a background thread (tests, benchmarks, notebooks): the
 caller's thread stays free to drive a browser or time requests against it."""
+
 from __future__ import annotations
 
 import threading

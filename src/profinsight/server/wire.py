@@ -7,6 +7,7 @@ Times: epoch nanoseconds do not fit a JavaScript number (2^53), so timeline JSON
 Arrow answers keep absolute int64 nanoseconds (BigInt64Array in JavaScript) with ``origin_ns``
 in the schema metadata.
 """
+
 from __future__ import annotations
 
 import decimal

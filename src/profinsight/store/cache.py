@@ -9,6 +9,7 @@ size and mtime, so a changed source invalidates the entry.  Writes go to a tempo
 renamed into place at the end (atomic on one filesystem): an interrupted write never leaves an
 entry that loads, because an entry is only an entry once ``meta.json`` exists in its final name.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -40,6 +41,7 @@ def cache_root() -> Path | None:
     if env:
         return Path(env).expanduser()
     from platformdirs import user_cache_dir
+
     return Path(user_cache_dir("profinsight"))
 
 
@@ -61,6 +63,7 @@ def cache_key(source: RankSource) -> str:
 @dataclass
 class CachedRank:
     """A rank whose tables are on disk; tables are read on first use (memory-mapped)."""
+
     folder: Path
     rank: int
     diagnostics: list[Diagnostic]
@@ -92,9 +95,12 @@ def _open(folder: Path) -> CachedRank | None:
         return None
     if any(not (folder / f"{name}.parquet").is_file() for name in TABLES):
         return None
-    return CachedRank(folder, int(meta["rank"]),
-                      [Diagnostic.from_dict(d) for d in meta.get("diagnostics", [])],
-                      dict(meta.get("row_counts", {})))
+    return CachedRank(
+        folder,
+        int(meta["rank"]),
+        [Diagnostic.from_dict(d) for d in meta.get("diagnostics", [])],
+        dict(meta.get("row_counts", {})),
+    )
 
 
 def store(source: RankSource, data: RankData) -> CachedRank | None:
@@ -109,11 +115,13 @@ def store(source: RankSource, data: RankData) -> CachedRank | None:
         tmp.mkdir(parents=True)
         for name, table in data.tables.items():
             pq.write_table(table, tmp / f"{name}.parquet", compression="zstd")
-        meta = {"rank": data.rank if data.rank is not None else 0,
-                "source": {"format": source.format, "path": str(source.path)},
-                "diagnostics": [d.to_dict() for d in data.diagnostics],
-                "row_counts": {n: t.num_rows for n, t in data.tables.items()},
-                "written": time.time()}
+        meta = {
+            "rank": data.rank if data.rank is not None else 0,
+            "source": {"format": source.format, "path": str(source.path)},
+            "diagnostics": [d.to_dict() for d in data.diagnostics],
+            "row_counts": {n: t.num_rows for n, t in data.tables.items()},
+            "written": time.time(),
+        }
         (tmp / _META).write_text(json.dumps(meta), encoding="utf-8")
         try:
             os.replace(tmp, final)

@@ -8,22 +8,32 @@ cache entry's folder; the client opens it.  Where the client cannot see that fol
 imported again locally (see ``loader._to_loaded``) — set ``PROFINSIGHT_CACHE`` to a shared path
 on remote clusters.
 """
+
 from __future__ import annotations
 
 from ..store.loader import LoadedRank, _import_and_store, cache_first, collect, load_sources
 
 
-def load_parallel(path, *, client=None, scheduler: str | None = None, prefer: str | None = None,
-                  workers: int | None = None, progress=None):
+def load_parallel(
+    path,
+    *,
+    client=None,
+    scheduler: str | None = None,
+    prefer: str | None = None,
+    workers: int | None = None,
+    progress=None,
+):
     """Load one run (see :func:`profinsight.load`) with its ranks imported in parallel: on the
     Dask ``client`` (or a client connected to ``scheduler``) when given, else in local
     processes (``workers`` of them; default: one per CPU)."""
     from ..api import resolve_run, run_diagnostics
     from ..profile import Profile
+
     run = resolve_run(path, prefer=prefer)
     own = None
     if client is None and scheduler:
         from distributed import Client
+
         client = own = Client(scheduler)
     try:
         if client is not None:

@@ -4,13 +4,14 @@ parallel processes when there are several to import) and store.
 Importing one rank is the unit of work; the same function runs in a local process pool or,
 later, on a Dask worker.
 """
+
 from __future__ import annotations
 
 import multiprocessing as mp
 import os
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
-from typing import Callable
 
 import pyarrow as pa
 
@@ -25,6 +26,7 @@ Progress = Callable[[int, int, str], None]
 @dataclass
 class LoadedRank:
     """One rank ready to read: either a cache entry or tables held in memory."""
+
     source: RankSource
     rank: int
     diagnostics: list[dg.Diagnostic]
@@ -54,15 +56,27 @@ def import_rank(source: RankSource) -> RankData:
         return load_rank(source)
     except ProfileError as exc:
         data = RankData(source.rank_hint)
-        data.diagnostics.append(dg.error("import-failed", exc.args[0] if exc.args else str(exc),
-                                         file=exc.file or source.path, fix=exc.fix, rank=source.rank_hint))
+        data.diagnostics.append(
+            dg.error(
+                "import-failed",
+                exc.args[0] if exc.args else str(exc),
+                file=exc.file or source.path,
+                fix=exc.fix,
+                rank=source.rank_hint,
+            )
+        )
         return data.finish()
     except Exception as exc:  # noqa: BLE001 - the boundary between a bug and the user
         data = RankData(source.rank_hint)
-        data.diagnostics.append(dg.error(
-            "import-failed", f"could not read this {source.format} profile: {type(exc).__name__}: {exc}",
-            file=source.path, fix="run with --debug and report the message; other ranks were loaded",
-            rank=source.rank_hint))
+        data.diagnostics.append(
+            dg.error(
+                "import-failed",
+                f"could not read this {source.format} profile: {type(exc).__name__}: {exc}",
+                file=source.path,
+                fix="run with --debug and report the message; other ranks were loaded",
+                rank=source.rank_hint,
+            )
+        )
         return data.finish()
 
 
@@ -78,8 +92,9 @@ def _import_and_store(source: RankSource):
     return ("memory", None, data)
 
 
-def load_sources(sources: tuple[RankSource, ...], progress: Progress | None = None,
-                 workers: int | None = None) -> list[LoadedRank]:
+def load_sources(
+    sources: tuple[RankSource, ...], progress: Progress | None = None, workers: int | None = None
+) -> list[LoadedRank]:
     """Load every rank source, cache first; ranks to import run in parallel processes."""
     loaded, todo = cache_first(sources, progress)
     n_workers = min(len(todo), workers or os.cpu_count() or 1)
@@ -110,8 +125,7 @@ def cache_first(sources, progress: Progress | None = None) -> tuple[dict[int, Lo
     return loaded, todo
 
 
-def collect(sources, todo: list[int], results, loaded: dict[int, LoadedRank],
-            progress: Progress | None = None) -> None:
+def collect(sources, todo: list[int], results, loaded: dict[int, LoadedRank], progress: Progress | None = None) -> None:
     """Turn the results of ``_import_and_store`` (in ``todo`` order, from any executor) into
     loaded ranks, reporting progress as each arrives."""
     done = len(loaded)

@@ -4,8 +4,21 @@
 >>> tree = timeline.tracks(p)
 >>> t = timeline.slices(p, start_ns, end_ns, ["r0/stream/2"], width_px=1200)
 """
+
 from .index import TimelineIndex, index_of, nesting_depth
 from .queries import check_window, counter_columns, counters, details, flows, search, slice_columns, slices, tracks
 
-__all__ = ["tracks", "slices", "slice_columns", "counters", "counter_columns", "check_window", "flows", "search", "details", "index_of", "TimelineIndex",
-           "nesting_depth"]
+__all__ = [
+    "tracks",
+    "slices",
+    "slice_columns",
+    "counters",
+    "counter_columns",
+    "check_window",
+    "flows",
+    "search",
+    "details",
+    "index_of",
+    "TimelineIndex",
+    "nesting_depth",
+]

@@ -14,6 +14,7 @@ Track ids are URL-safe and stable across loads of the same profile::
     r{rank}/ctr/{hash}              counters        (unit: the counter group)
     r{rank}/mem/{hash}              memory_samples  (unit "Memory": allocated/reserved/active)
 """
+
 from __future__ import annotations
 
 import weakref
@@ -64,12 +65,12 @@ def _slice_sources(device_unit: str, api_unit: str) -> list[str]:
                coalesce('Stream ' || stream, 'No stream')
             FROM device_tasks WHERE start_ns IS NOT NULL""",
         f"""SELECT rank, 'r' || rank || '/comm/' || {_GROUP_HASH}, 'comm_op',
-               row_number() OVER (PARTITION BY rank ORDER BY {SYNTHETIC_ORDER['comm_ops']}) - 1,
+               row_number() OVER (PARTITION BY rank ORDER BY {SYNTHETIC_ORDER["comm_ops"]}) - 1,
                name, start_ns, coalesce(dur_ns, 0), 'Communication', 'communication',
                'Group ' || coalesce("group", '?')
             FROM comm_ops WHERE start_ns IS NOT NULL""",
         f"""SELECT rank, 'r' || rank || '/ts/' || {_h("coalesce(process, '') || chr(31) || coalesce(thread, '')")},
-               'trace_slice', row_number() OVER (PARTITION BY rank ORDER BY {SYNTHETIC_ORDER['trace_slices']}) - 1,
+               'trace_slice', row_number() OVER (PARTITION BY rank ORDER BY {SYNTHETIC_ORDER["trace_slices"]}) - 1,
                name, start_ns, coalesce(dur_ns, 0), coalesce(nullif(process, ''), 'Other'), 'slices',
                coalesce(nullif(thread, ''), '?')
             FROM trace_slices WHERE start_ns IS NOT NULL""",
@@ -114,8 +115,9 @@ class TimelineIndex:
         self.parts = [_rank_part(r, units, cache) for r in profile._ranks]
         key = lambda t: (t["rank"], t["unit"], t["id"])  # noqa: E731
         tracks = [t for p in self.parts for t in p.tracks]
-        self.tracks = sorted((t for t in tracks if t["kind"] == "slice"), key=key) + \
-            sorted((t for t in tracks if t["kind"] == "counter"), key=key)
+        self.tracks = sorted((t for t in tracks if t["kind"] == "slice"), key=key) + sorted(
+            (t for t in tracks if t["kind"] == "counter"), key=key
+        )
         self.by_id = {t["id"]: t for t in self.tracks}
         self.origin_ns = min([t["start_ns"] for t in self.tracks if t["start_ns"] is not None], default=0)
         # window queries run on numpy level-of-detail tables (see lod.py), not on DuckDB: a
@@ -139,6 +141,7 @@ class TimelineIndex:
                 con.execute(f"CREATE OR REPLACE VIEW {SLICES} AS SELECT * FROM read_parquet([{lst}])")
             else:
                 import pyarrow.parquet as pq
+
                 tables = [p.rows if p.rows is not None else pq.ParquetFile(p.rows_file).read() for p in self.parts]
                 con.register(SLICES, pa.concat_tables(tables) if tables else _empty_rows())
             self._table = SLICES
@@ -155,6 +158,7 @@ class RankPart:
 
 def _rank_part(loaded, units: tuple[str, str], cache: bool) -> RankPart:
     from . import persist
+
     entry = loaded.parquet_path if cache else None
     if entry is not None:
         part = persist.load(entry, units)
@@ -180,12 +184,17 @@ def build_rank(loaded, units: tuple[str, str]) -> RankPart:
     finally:
         con.close()
     rows = rows.append_column("depth", pa.array(nesting_depth(rows), pa.int32()))
-    t0 = min([int(pc.min(c).as_py()) for c, t in ((rows.column("start_ns"), rows), (crows.column("ts_ns"), crows))
-              if t.num_rows], default=0)
+    t0 = min(
+        [
+            int(pc.min(c).as_py())
+            for c, t in ((rows.column("start_ns"), rows), (crows.column("ts_ns"), crows))
+            if t.num_rows
+        ],
+        default=0,
+    )
     slice_tracks, names, tracks = _slice_lod(rows, t0)
     counter_tracks, ctracks = _counter_lod(crows, t0)
-    return RankPart(tracks + ctracks, slice_tracks, counter_tracks, names,
-                    rows=rows.select(list(_ROW_COLUMNS)))
+    return RankPart(tracks + ctracks, slice_tracks, counter_tracks, names, rows=rows.select(list(_ROW_COLUMNS)))
 
 
 def _rank_connection(loaded):
@@ -194,6 +203,7 @@ def _rank_connection(loaded):
     import duckdb
 
     from ..schema import conform
+
     con = duckdb.connect(":memory:", config={"threads": 2, "autoinstall_known_extensions": False})
     try:
         con.execute("SET enable_progress_bar = false")
@@ -209,10 +219,18 @@ def _rank_connection(loaded):
 
 
 def _empty_rows() -> pa.Table:
-    return pa.table({"rank": pa.array([], pa.int64()), "track": pa.array([], pa.string()),
-                     "source": pa.array([], pa.string()), "id": pa.array([], pa.int64()),
-                     "name": pa.array([], pa.string()), "start_ns": pa.array([], pa.int64()),
-                     "dur_ns": pa.array([], pa.int64()), "depth": pa.array([], pa.int32())})
+    return pa.table(
+        {
+            "rank": pa.array([], pa.int64()),
+            "track": pa.array([], pa.string()),
+            "source": pa.array([], pa.string()),
+            "id": pa.array([], pa.int64()),
+            "name": pa.array([], pa.string()),
+            "start_ns": pa.array([], pa.int64()),
+            "dur_ns": pa.array([], pa.int64()),
+            "depth": pa.array([], pa.int32()),
+        }
+    )
 
 
 def nesting_depth(rows: pa.Table) -> np.ndarray:
@@ -279,10 +297,23 @@ def _slice_lod(rows: pa.Table, t0: int):
     meta = {c: _first(rows.column(c), lo) for c in ("rank", "unit", "unit_kind", "label", "source")}
     for i, (tid, lo, hi) in enumerate(runs):
         out[tid] = SliceTrack(start[lo:hi], dur[lo:hi], depth[lo:hi], ids[lo:hi], codes[lo:hi], t0)
-        tracks.append({"id": tid, "rank": int(meta["rank"][i]), "unit": meta["unit"][i], "unit_kind": meta["unit_kind"][i],
-                       "name": meta["label"][i], "kind": "slice", "source": meta["source"][i], "rows": hi - lo,
-                       "start_ns": int(start[lo:hi].min()), "end_ns": int((start[lo:hi] + dur[lo:hi]).max()),
-                       "depth": int(depth[lo:hi].max()) + 1, "max_dur_ns": int(dur[lo:hi].max()), "value_unit": None})
+        tracks.append(
+            {
+                "id": tid,
+                "rank": int(meta["rank"][i]),
+                "unit": meta["unit"][i],
+                "unit_kind": meta["unit_kind"][i],
+                "name": meta["label"][i],
+                "kind": "slice",
+                "source": meta["source"][i],
+                "rows": hi - lo,
+                "start_ns": int(start[lo:hi].min()),
+                "end_ns": int((start[lo:hi] + dur[lo:hi]).max()),
+                "depth": int(depth[lo:hi].max()) + 1,
+                "max_dur_ns": int(dur[lo:hi].max()),
+                "value_unit": None,
+            }
+        )
     return out, names, tracks
 
 
@@ -297,14 +328,27 @@ def _counter_lod(rows: pa.Table, t0: int):
     meta = {c: _first(rows.column(c), lo) for c in ("rank", "unit", "unit_kind", "label", "value_unit")}
     for i, (tid, lo, hi) in enumerate(runs):
         out[tid] = CounterTrack(ts[lo:hi], value[lo:hi], t0)
-        tracks.append({"id": tid, "rank": int(meta["rank"][i]), "unit": meta["unit"][i], "unit_kind": meta["unit_kind"][i],
-                       "name": meta["label"][i], "kind": "counter", "source": None, "rows": hi - lo,
-                       "start_ns": int(ts[lo]), "end_ns": int(ts[hi - 1]), "depth": 1, "max_dur_ns": 0,
-                       "value_unit": meta["value_unit"][i]})
+        tracks.append(
+            {
+                "id": tid,
+                "rank": int(meta["rank"][i]),
+                "unit": meta["unit"][i],
+                "unit_kind": meta["unit_kind"][i],
+                "name": meta["label"][i],
+                "kind": "counter",
+                "source": None,
+                "rows": hi - lo,
+                "start_ns": int(ts[lo]),
+                "end_ns": int(ts[hi - 1]),
+                "depth": 1,
+                "max_dur_ns": 0,
+                "value_unit": meta["value_unit"][i],
+            }
+        )
     return out, tracks
 
 
-_CACHE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def index_of(profile) -> TimelineIndex:

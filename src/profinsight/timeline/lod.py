@@ -23,14 +23,15 @@ about 4 x width x depth per track.
 
 Counters use the same scheme with (min, max, last) buckets, so peaks survive every level.
 """
+
 from __future__ import annotations
 
 import numpy as np
 
 LEVEL0_NS = 4096
 FACTOR = 4
-SMALL_TRACK = 2048      # a track this small is always scanned
-RAW_ROWS = 4096         # a window holding at most max(RAW_ROWS, 2 x width) rows is scanned
+SMALL_TRACK = 2048  # a track this small is always scanned
+RAW_ROWS = 4096  # a window holding at most max(RAW_ROWS, 2 x width) rows is scanned
 
 
 def _levels_for(span: int):
@@ -58,6 +59,7 @@ def _first_max(values: np.ndarray, starts: np.ndarray) -> np.ndarray:
 class Items:
     """Slices or buckets on their way to a merged row: depth, group key, count, total, extent,
     and the name and duration of the longest member."""
+
     __slots__ = ("depth", "key", "count", "total", "smin", "emax", "name", "ldur")
 
     def __init__(self, depth, key, count, total, smin, emax, name, ldur):
@@ -65,7 +67,7 @@ class Items:
         self.smin, self.emax, self.name, self.ldur = smin, emax, name, ldur
 
     @staticmethod
-    def concat(parts: list["Items"]) -> "Items":
+    def concat(parts: list[Items]) -> Items:
         parts = [p for p in parts if len(p.depth)]
         if len(parts) == 1:
             return parts[0]
@@ -74,7 +76,7 @@ class Items:
             return Items(z.astype(np.int32), z, z, z, z, z, z.astype(np.int32), z)
         return Items(*(np.concatenate([getattr(p, f) for p in parts]) for f in Items.__slots__))
 
-    def reduce(self) -> "Items":
+    def reduce(self) -> Items:
         """One item per (key, depth), sorted by key then depth."""
         if not len(self.depth):
             return self
@@ -85,10 +87,16 @@ class Items:
         starts = _group_bounds(comp)
         ldur = self.ldur[order]
         best = order[_first_max(ldur, starts)]
-        return Items(self.depth[order][starts], self.key[order][starts],
-                     np.add.reduceat(self.count[order], starts), np.add.reduceat(self.total[order], starts),
-                     np.minimum.reduceat(self.smin[order], starts), np.maximum.reduceat(self.emax[order], starts),
-                     self.name[best], self.ldur[best])
+        return Items(
+            self.depth[order][starts],
+            self.key[order][starts],
+            np.add.reduceat(self.count[order], starts),
+            np.add.reduceat(self.total[order], starts),
+            np.minimum.reduceat(self.smin[order], starts),
+            np.maximum.reduceat(self.emax[order], starts),
+            self.name[best],
+            self.ldur[best],
+        )
 
 
 class SliceLevel:
@@ -131,8 +139,7 @@ class SliceTrack:
 
     def _rows_as_items(self, sel, b: int) -> Items:
         s, d = self.m_start[sel], self.m_dur[sel]
-        return Items(self.m_depth[sel], (s - self.t0) // b, np.ones(len(s), np.int64), d, s, s + d,
-                     self.m_name[sel], d)
+        return Items(self.m_depth[sel], (s - self.t0) // b, np.ones(len(s), np.int64), d, s, s + d, self.m_name[sel], d)
 
     def _build_levels(self) -> None:
         dur = self.m_dur
@@ -144,8 +151,16 @@ class SliceTrack:
             newly = np.flatnonzero((dur >= prev_b) & (dur < b))
             fresh = self._rows_as_items(newly, b)
             if prev_items is not None:
-                up = Items(prev_items.depth, prev_items.key // FACTOR, prev_items.count, prev_items.total,
-                           prev_items.smin, prev_items.emax, prev_items.name, prev_items.ldur)
+                up = Items(
+                    prev_items.depth,
+                    prev_items.key // FACTOR,
+                    prev_items.count,
+                    prev_items.total,
+                    prev_items.smin,
+                    prev_items.emax,
+                    prev_items.name,
+                    prev_items.ldur,
+                )
                 items = Items.concat([up, fresh]).reduce()
             else:
                 items = fresh.reduce()
@@ -167,14 +182,20 @@ class SliceTrack:
         return {"t0": self.t0, "lookback": self.lookback, "levels": [lv.b for lv in self.levels]}, arrays
 
     @classmethod
-    def from_state(cls, scalars: dict, arrays: dict[str, np.ndarray]) -> "SliceTrack":
+    def from_state(cls, scalars: dict, arrays: dict[str, np.ndarray]) -> SliceTrack:
         tr = cls(None, None, None, None, None, 0)
         tr.t0, tr.lookback = int(scalars["t0"]), int(scalars["lookback"])
         for f in cls._ROWS:
             setattr(tr, f, arrays[f])
-        tr.levels = [SliceLevel(int(b), Items(*(arrays[f"L{i}.{f}"] for f in Items.__slots__)),
-                                arrays[f"L{i}.big"], arrays[f"L{i}.big_start"])
-                     for i, b in enumerate(scalars["levels"])]
+        tr.levels = [
+            SliceLevel(
+                int(b),
+                Items(*(arrays[f"L{i}.{f}"] for f in Items.__slots__)),
+                arrays[f"L{i}.big"],
+                arrays[f"L{i}.big_start"],
+            )
+            for i, b in enumerate(scalars["levels"])
+        ]
         return tr
 
     # --- queries ------------------------------------------------------------------------
@@ -223,12 +244,31 @@ class SliceTrack:
         name = np.concatenate([self.m_name[rows], self.l_name[lsel]])
         whole = dur >= px
         short = ~whole
-        parts = [Items(depth[short], np.floor((start[short] - s) / px).astype(np.int64),
-                       np.ones(int(short.sum()), np.int64), dur[short], start[short],
-                       start[short] + dur[short], name[short], dur[short])]
+        parts = [
+            Items(
+                depth[short],
+                np.floor((start[short] - s) / px).astype(np.int64),
+                np.ones(int(short.sum()), np.int64),
+                dur[short],
+                start[short],
+                start[short] + dur[short],
+                name[short],
+                dur[short],
+            )
+        ]
         if buckets is not None and len(buckets.key):
-            parts.append(Items(buckets.depth, np.floor((buckets.smin - s) / px).astype(np.int64), buckets.count,
-                               buckets.total, buckets.smin, buckets.emax, buckets.name, buckets.ldur))
+            parts.append(
+                Items(
+                    buckets.depth,
+                    np.floor((buckets.smin - s) / px).astype(np.int64),
+                    buckets.count,
+                    buckets.total,
+                    buckets.smin,
+                    buckets.emax,
+                    buckets.name,
+                    buckets.ldur,
+                )
+            )
         merged = Items.concat(parts).reduce()
         nw, nm = int(whole.sum()), len(merged.key)
         out = {
@@ -264,16 +304,28 @@ class CounterTrack:
             if prev is None:
                 key = (ts - self.t0) // b
                 st = _group_bounds(key)
-                lv = {"key": key[st], "first": ts[st], "last_ts": np.maximum.reduceat(ts, st),
-                      "min": np.minimum.reduceat(value, st), "max": np.maximum.reduceat(value, st),
-                      "last": value[np.r_[st[1:], n] - 1], "count": np.diff(np.r_[st, n])}
+                lv = {
+                    "key": key[st],
+                    "first": ts[st],
+                    "last_ts": np.maximum.reduceat(ts, st),
+                    "min": np.minimum.reduceat(value, st),
+                    "max": np.maximum.reduceat(value, st),
+                    "last": value[np.r_[st[1:], n] - 1],
+                    "count": np.diff(np.r_[st, n]),
+                }
             else:
                 key = prev["key"] // FACTOR
                 st = _group_bounds(key)
                 m = len(key)
-                lv = {"key": key[st], "first": prev["first"][st], "last_ts": np.maximum.reduceat(prev["last_ts"], st),
-                      "min": np.minimum.reduceat(prev["min"], st), "max": np.maximum.reduceat(prev["max"], st),
-                      "last": prev["last"][np.r_[st[1:], m] - 1], "count": np.add.reduceat(prev["count"], st)}
+                lv = {
+                    "key": key[st],
+                    "first": prev["first"][st],
+                    "last_ts": np.maximum.reduceat(prev["last_ts"], st),
+                    "min": np.minimum.reduceat(prev["min"], st),
+                    "max": np.maximum.reduceat(prev["max"], st),
+                    "last": prev["last"][np.r_[st[1:], m] - 1],
+                    "count": np.add.reduceat(prev["count"], st),
+                }
             prev = lv
             if len(lv["key"]) * 2 <= kept:
                 self.levels.append((b, lv))
@@ -286,7 +338,7 @@ class CounterTrack:
         return {"t0": self.t0, "levels": [b for b, _ in self.levels]}, arrays
 
     @classmethod
-    def from_state(cls, scalars: dict, arrays: dict[str, np.ndarray]) -> "CounterTrack":
+    def from_state(cls, scalars: dict, arrays: dict[str, np.ndarray]) -> CounterTrack:
         tr = cls(arrays["ts"], arrays["value"], scalars["t0"], build=False)
         tr.levels = [(int(b), {k: arrays[f"L{i}.{k}"] for k in cls._LEVEL}) for i, b in enumerate(scalars["levels"])]
         return tr
@@ -327,15 +379,25 @@ class CounterTrack:
                 vmin.append(lv["min"][j0:j1]), vmax.append(lv["max"][j0:j1])
                 last.append(lv["last"][j0:j1]), count.append(lv["count"][j0:j1])
                 raw(ib, i1)
-        first, last_ts, vmin, vmax, last, count = (np.concatenate(x) for x in
-                                                   (first, last_ts, vmin, vmax, last, count))
+        first, last_ts, vmin, vmax, last, count = (np.concatenate(x) for x in (first, last_ts, vmin, vmax, last, count))
         if not len(first):
             z = np.zeros(0, np.int64)
-            return {"start_ns": z, "end_ns": z, "min": z.astype(float), "max": z.astype(float),
-                    "last": z.astype(float), "count": z}
+            return {
+                "start_ns": z,
+                "end_ns": z,
+                "min": z.astype(float),
+                "max": z.astype(float),
+                "last": z.astype(float),
+                "count": z,
+            }
         pix = np.floor((first - s) / px).astype(np.int64)  # time order: pix never decreases
         st = _group_bounds(pix)
         n = len(pix)
-        return {"start_ns": first[st], "end_ns": np.maximum.reduceat(last_ts, st),
-                "min": np.minimum.reduceat(vmin, st), "max": np.maximum.reduceat(vmax, st),
-                "last": last[np.r_[st[1:], n] - 1], "count": np.add.reduceat(count, st)}
+        return {
+            "start_ns": first[st],
+            "end_ns": np.maximum.reduceat(last_ts, st),
+            "min": np.minimum.reduceat(vmin, st),
+            "max": np.maximum.reduceat(vmax, st),
+            "last": last[np.r_[st[1:], n] - 1],
+            "count": np.add.reduceat(count, st),
+        }

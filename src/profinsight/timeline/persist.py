@@ -19,6 +19,7 @@ The folder is written under a temporary name and renamed into place (store/cache
 its key: a changed source, importer or schema makes a new entry and so a new index.
 ``TIMELINE_VERSION`` covers changes to what the index holds.
 """
+
 from __future__ import annotations
 
 import json
@@ -35,6 +36,7 @@ PREFIX = "timeline-v"
 
 def folder_name() -> str:
     from .index import TIMELINE_VERSION
+
     return f"{PREFIX}{TIMELINE_VERSION}"
 
 
@@ -46,6 +48,7 @@ def save(entry: Path, units: tuple[str, str], part):
 
     def write(tmp: Path) -> None:
         import pyarrow.parquet as pq
+
         manifest = {"slices": {}, "counters": {}}
         offset = 0
         with open(tmp / "arrays.bin", "wb") as f:
@@ -63,8 +66,13 @@ def save(entry: Path, units: tuple[str, str], part):
                         offset += a.nbytes
                     manifest[kind][tid] = {"scalars": scalars, "arrays": where}
         pq.write_table(part.rows, tmp / "slices.parquet", compression="zstd")
-        meta = {"version": TIMELINE_VERSION, "units": list(units), "tracks": part.tracks,
-                "names": part.names.tolist(), **manifest}
+        meta = {
+            "version": TIMELINE_VERSION,
+            "units": list(units),
+            "tracks": part.tracks,
+            "names": part.names.tolist(),
+            **manifest,
+        }
         (tmp / "index.json").write_text(json.dumps(meta), encoding="utf-8")
 
     final = store_beside(Path(entry), folder_name(), write, keep_prefix=PREFIX)
@@ -74,6 +82,7 @@ def save(entry: Path, units: tuple[str, str], part):
 def load(entry: Path, units: tuple[str, str]):
     """The persisted part of cache entry ``entry``, or None when there is no current copy."""
     from .index import TIMELINE_VERSION, RankPart
+
     folder = Path(entry) / folder_name()
     try:
         meta = json.loads((folder / "index.json").read_text(encoding="utf-8"))
@@ -85,10 +94,13 @@ def load(entry: Path, units: tuple[str, str]):
         return None
 
     def arrays(where: dict) -> dict:
-        return {name: np.frombuffer(buf, dtype=np.dtype(dt), count=n, offset=off) if n else np.zeros(0, dt)
-                for name, (dt, off, n) in where.items()}
+        return {
+            name: np.frombuffer(buf, dtype=np.dtype(dt), count=n, offset=off) if n else np.zeros(0, dt)
+            for name, (dt, off, n) in where.items()
+        }
 
     slices = {tid: SliceTrack.from_state(m["scalars"], arrays(m["arrays"])) for tid, m in meta["slices"].items()}
     counters = {tid: CounterTrack.from_state(m["scalars"], arrays(m["arrays"])) for tid, m in meta["counters"].items()}
-    return RankPart(meta["tracks"], slices, counters, np.array(meta["names"], dtype=object),
-                    rows_file=folder / "slices.parquet")
+    return RankPart(
+        meta["tracks"], slices, counters, np.array(meta["names"], dtype=object), rows_file=folder / "slices.parquet"
+    )

@@ -4,6 +4,7 @@ Every function takes absolute epoch nanoseconds and returns plain data (dicts, A
 the HTTP layer decides the wire format.  The answer of :func:`slices` and :func:`counters` is
 bounded by tracks x depth x pixels whatever the size of the profile.
 """
+
 from __future__ import annotations
 
 import math
@@ -25,8 +26,9 @@ def tracks(profile) -> dict:
     for t in idx.tracks:
         units = ranks.setdefault(t["rank"], {})
         unit = units.setdefault(t["unit"], {"name": t["unit"], "kind": t["unit_kind"], "tracks": []})
-        unit["tracks"].append({k: t[k] for k in ("id", "name", "kind", "source", "rows", "start_ns", "end_ns",
-                                                 "depth", "value_unit")})
+        unit["tracks"].append(
+            {k: t[k] for k in ("id", "name", "kind", "source", "rows", "start_ns", "end_ns", "depth", "value_unit")}
+        )
     order = {"host": 0, "api": 1, "device": 2, "communication": 3, "slices": 4, "counter": 5, "memory": 6}
     out = []
     for rank in sorted(ranks):
@@ -35,8 +37,12 @@ def tracks(profile) -> dict:
             u["tracks"].sort(key=lambda t: _natural(t["name"]))
         out.append({"rank": rank, "units": units})
     ends = [t["end_ns"] for t in idx.tracks if t["end_ns"] is not None]
-    return {"origin_ns": idx.origin_ns, "start_ns": idx.origin_ns, "end_ns": max(ends, default=idx.origin_ns),
-            "ranks": out}
+    return {
+        "origin_ns": idx.origin_ns,
+        "start_ns": idx.origin_ns,
+        "end_ns": max(ends, default=idx.origin_ns),
+        "ranks": out,
+    }
 
 
 def _natural(name: str):
@@ -55,8 +61,9 @@ def _split_digits(s: str) -> list[str]:
 
 def check_window(start_ns: int, end_ns: int, width_px: int) -> float:
     if end_ns <= start_ns:
-        raise ProfileError(f"empty window: end ({end_ns}) must be after start ({start_ns})",
-                           fix="pass start < end, in nanoseconds")
+        raise ProfileError(
+            f"empty window: end ({end_ns}) must be after start ({start_ns})", fix="pass start < end, in nanoseconds"
+        )
     if not 1 <= width_px <= MAX_WIDTH:
         raise ProfileError(f"width must be 1..{MAX_WIDTH} pixels, not {width_px}")
     return (end_ns - start_ns) / width_px
@@ -70,12 +77,13 @@ def _check_tracks(idx, track_ids, kind: str) -> list[str]:
         raise ProfileError(f"at most {MAX_TRACKS} tracks per request, not {len(ids)}")
     bad = [t for t in ids if t not in idx.by_id or idx.by_id[t]["kind"] != kind]
     if bad:
-        raise ProfileError(f"unknown {kind} track(s): {', '.join(bad[:5])}",
-                           fix="track ids come from the tracks route")
+        raise ProfileError(f"unknown {kind} track(s): {', '.join(bad[:5])}", fix="track ids come from the tracks route")
     return ids
 
 
-def slice_columns(profile, start_ns: int, end_ns: int, track_ids, width_px: int, codes: bool = False) -> dict[str, dict]:
+def slice_columns(
+    profile, start_ns: int, end_ns: int, track_ids, width_px: int, codes: bool = False
+) -> dict[str, dict]:
     """Slices of ``track_ids`` overlapping [start_ns, end_ns), per track as numpy columns
     (depth, source, id, name, start_ns, dur_ns, count, total_ns, merged), sorted by start then
     depth.  With ``codes`` the ``name`` column holds int32 codes into ``names`` (the track's
@@ -107,8 +115,9 @@ def slices(profile, start_ns: int, end_ns: int, track_ids, width_px: int) -> pa.
     Columns: track, depth, source, id, name, start_ns, dur_ns, count, total_ns, merged."""
     per = slice_columns(profile, start_ns, end_ns, track_ids, width_px)
     order = sorted(per)
-    parts = {k: [] for k in ("track", "depth", "source", "id", "name", "start_ns", "dur_ns", "count",
-                             "total_ns", "merged")}
+    parts = {
+        k: [] for k in ("track", "depth", "source", "id", "name", "start_ns", "dur_ns", "count", "total_ns", "merged")
+    }
     for t in order:
         c = per[t]
         n = len(c["start_ns"])
@@ -116,12 +125,27 @@ def slices(profile, start_ns: int, end_ns: int, track_ids, width_px: int) -> pa.
         parts["source"].append(pa.array(np.where(c["merged"], None, c["source"]).tolist(), pa.string()))
         parts["id"].append(pa.array(c["id"], pa.int64(), mask=c["merged"]))
         parts["name"].append(pa.array(c["name"].tolist(), pa.string()))
-        for k, typ in (("depth", pa.int32()), ("start_ns", pa.int64()), ("dur_ns", pa.int64()),
-                       ("count", pa.int64()), ("total_ns", pa.int64()), ("merged", pa.bool_())):
+        for k, typ in (
+            ("depth", pa.int32()),
+            ("start_ns", pa.int64()),
+            ("dur_ns", pa.int64()),
+            ("count", pa.int64()),
+            ("total_ns", pa.int64()),
+            ("merged", pa.bool_()),
+        ):
             parts[k].append(pa.array(c[k], typ))
-    types = {"track": pa.string(), "depth": pa.int32(), "source": pa.string(), "id": pa.int64(),
-             "name": pa.string(), "start_ns": pa.int64(), "dur_ns": pa.int64(), "count": pa.int64(),
-             "total_ns": pa.int64(), "merged": pa.bool_()}
+    types = {
+        "track": pa.string(),
+        "depth": pa.int32(),
+        "source": pa.string(),
+        "id": pa.int64(),
+        "name": pa.string(),
+        "start_ns": pa.int64(),
+        "dur_ns": pa.int64(),
+        "count": pa.int64(),
+        "total_ns": pa.int64(),
+        "merged": pa.bool_(),
+    }
     return pa.table({k: pa.chunked_array(v, types[k]) for k, v in parts.items()})
 
 
@@ -158,14 +182,29 @@ def counters(profile, start_ns: int, end_ns: int, track_ids, width_px: int) -> t
             before["track"].append(t)
             before["ts_ns"].append(c["before"][0])
             before["value"].append(c["before"][1])
-    buckets = pa.table({
-        "track": pa.array(cols["track"], pa.string()),
-        **{k: pa.array(np.concatenate(cols[k]) if cols[k] else [], typ) for k, typ in
-           (("start_ns", pa.int64()), ("end_ns", pa.int64()), ("min", pa.float64()), ("max", pa.float64()),
-            ("last", pa.float64()), ("count", pa.int64()))}})
-    return buckets, pa.table({"track": pa.array(before["track"], pa.string()),
-                              "ts_ns": pa.array(before["ts_ns"], pa.int64()),
-                              "value": pa.array(before["value"], pa.float64())})
+    buckets = pa.table(
+        {
+            "track": pa.array(cols["track"], pa.string()),
+            **{
+                k: pa.array(np.concatenate(cols[k]) if cols[k] else [], typ)
+                for k, typ in (
+                    ("start_ns", pa.int64()),
+                    ("end_ns", pa.int64()),
+                    ("min", pa.float64()),
+                    ("max", pa.float64()),
+                    ("last", pa.float64()),
+                    ("count", pa.int64()),
+                )
+            },
+        }
+    )
+    return buckets, pa.table(
+        {
+            "track": pa.array(before["track"], pa.string()),
+            "ts_ns": pa.array(before["ts_ns"], pa.int64()),
+            "value": pa.array(before["value"], pa.float64()),
+        }
+    )
 
 
 def _run(profile, sql: str, ids: list[str], named: dict) -> pa.Table:
@@ -189,9 +228,12 @@ def _locate(profile, kind: str, rank: int, id_: int) -> dict | None:
     if kind not in SOURCES:
         raise ProfileError(f"unknown kind {kind!r}", fix=f"kinds: {', '.join(SOURCES)}")
     table = index_of(profile).slice_table()
-    rows = _arrow(profile.connection(),
-                  f"SELECT track, source AS kind, rank, id, name, start_ns, dur_ns, depth FROM {table} "
-                  "WHERE source = ? AND rank = ? AND id = ?", [kind, int(rank), int(id_)]).to_pylist()
+    rows = _arrow(
+        profile.connection(),
+        f"SELECT track, source AS kind, rank, id, name, start_ns, dur_ns, depth FROM {table} "
+        "WHERE source = ? AND rank = ? AND id = ?",
+        [kind, int(rank), int(id_)],
+    ).to_pylist()
     return rows[0] if rows else None
 
 
@@ -207,17 +249,26 @@ def flows(profile, kind: str, rank: int, id_: int) -> dict:
     out = []
     if kind in ("host_op", "api_call"):
         col = "host_op_id" if kind == "host_op" else "api_call_id"
-        rows = _arrow(con, f"""SELECT DISTINCT s.track, s.source AS kind, s.rank, s.id, s.name, s.start_ns,
+        rows = _arrow(
+            con,
+            f"""SELECT DISTINCT s.track, s.source AS kind, s.rank, s.id, s.name, s.start_ns,
                 s.dur_ns, s.depth, l.link FROM launches l JOIN {table} s
                 ON s.source = 'device_task' AND s.rank = l.rank AND s.id = l.task_uid
-                WHERE l.rank = ? AND l.{col} = ? ORDER BY s.start_ns""", [rank, id_]).to_pylist()
-        out = [{"from": dict(me), "to": r, "link": r.pop("link")} for r in rows]  # own copies: callers edit times in place
+                WHERE l.rank = ? AND l.{col} = ? ORDER BY s.start_ns""",
+            [rank, id_],
+        ).to_pylist()
+        out = [
+            {"from": dict(me), "to": r, "link": r.pop("link")} for r in rows
+        ]  # own copies: callers edit times in place
     elif kind == "device_task":
-        rows = _arrow(con, f"""SELECT DISTINCT s.track, s.source AS kind, s.rank, s.id, s.name, s.start_ns,
+        rows = _arrow(
+            con,
+            f"""SELECT DISTINCT s.track, s.source AS kind, s.rank, s.id, s.name, s.start_ns,
                 s.dur_ns, s.depth, l.link FROM launches l JOIN {table} s ON s.rank = l.rank AND
                 ((s.source = 'host_op' AND s.id = l.host_op_id) OR (s.source = 'api_call' AND s.id = l.api_call_id))
                 WHERE l.rank = ? AND l.task_uid = ? ORDER BY s.source, s.start_ns""",
-                      [rank, id_]).to_pylist()
+            [rank, id_],
+        ).to_pylist()
         out = [{"from": r, "to": dict(me), "link": r.pop("link")} for r in rows]
     return {"selection": me, "flows": out}
 
@@ -233,8 +284,12 @@ def search(profile, text: str, limit: int = 100) -> dict:
     con = profile.connection()
     where = f"FROM {table} WHERE contains(lower(name), lower(?))"
     total = _arrow(con, f"SELECT count(*) AS n {where}", [text]).column("n")[0].as_py()
-    rows = _arrow(con, f"SELECT track, source AS kind, rank, id, name, start_ns, dur_ns, depth {where} "
-                  "ORDER BY start_ns, track LIMIT ?", [text, limit]).to_pylist()
+    rows = _arrow(
+        con,
+        f"SELECT track, source AS kind, rank, id, name, start_ns, dur_ns, depth {where} "
+        "ORDER BY start_ns, track LIMIT ?",
+        [text, limit],
+    ).to_pylist()
     return {"query": text, "total": int(total), "hits": rows}
 
 
@@ -249,9 +304,13 @@ def details(profile, kind: str, rank: int, id_: int) -> dict:
     if id_col:
         rel = _arrow(con, f"SELECT * FROM {table} WHERE rank = ? AND {id_col} = ?", [rank, id_])
     else:
-        rel = _arrow(con, f"""SELECT * EXCLUDE (_row) FROM (SELECT *, row_number() OVER
+        rel = _arrow(
+            con,
+            f"""SELECT * EXCLUDE (_row) FROM (SELECT *, row_number() OVER
             (PARTITION BY rank ORDER BY {SYNTHETIC_ORDER[table]}) - 1 AS _row FROM {table}
-            WHERE start_ns IS NOT NULL) WHERE rank = ? AND _row = ?""", [rank, id_])
+            WHERE start_ns IS NOT NULL) WHERE rank = ? AND _row = ?""",
+            [rank, id_],
+        )
     rows = rel.to_pylist()
     row = {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in rows[0].items()} if rows else {}
     return {"kind": kind, "table": table, "track": me["track"], "row": row}

@@ -13,12 +13,34 @@ ranks and steps divided by their number.  The conditions are documented in docs/
 
 The order of :data:`ORDER` is the registration order: findings with equal recoverable time and
 severity keep it, so it is part of the output and is fixed here rather than by import order."""
+
 from __future__ import annotations
 
 from . import communication, compute, environment, host, memory, quality  # noqa: F401  (registers the rules)
 from .base import RULES, SEVERITIES, Context, Hit, Rule, by_share, col_sum, num, r3, rule
 
-ORDER = ('communication_overlap', 'format_conversion', 'ai_cpu', 'online_compile', 'compute_bound', 'idle_gaps', 'stream_sync', 'tiny_kernels', 'dataloader', 'memory_pressure', 'env_launch_blocking', 'env_log_level', 'env_alloc_conf', 'profile_quality', 'collective_bandwidth', 'collective_small_packets', 'slow_rank', 'slow_link', 'memory_churn', 'python_gc')
+ORDER = (
+    "communication_overlap",
+    "format_conversion",
+    "ai_cpu",
+    "online_compile",
+    "compute_bound",
+    "idle_gaps",
+    "stream_sync",
+    "tiny_kernels",
+    "dataloader",
+    "memory_pressure",
+    "env_launch_blocking",
+    "env_log_level",
+    "env_alloc_conf",
+    "profile_quality",
+    "collective_bandwidth",
+    "collective_small_packets",
+    "slow_rank",
+    "slow_link",
+    "memory_churn",
+    "python_gc",
+)
 
 if set(ORDER) != set(RULES):  # a rule added without a place in ORDER
     raise RuntimeError(f"advisor rules and ORDER differ: {sorted(set(RULES) ^ set(ORDER))}")

@@ -2,12 +2,13 @@
 registry :data:`RULES`, small numeric helpers and :class:`Context` (the tables a rule reads).
 
 The rules themselves live in the area modules of this package."""
+
 from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import pandas as pd
 
@@ -40,6 +41,7 @@ def rule(id: str, *, severity: str, category: str, thresholds: dict | None = Non
     def deco(func):
         RULES[id] = Rule(id, func, severity, category, dict(thresholds or {}), ascend_only)
         return func
+
     return deco
 
 
@@ -92,6 +94,7 @@ class Context:
         if key not in self._cache:
             if columns:
                 from ...analyses._sql import query
+
                 present = set(self.profile.arrow(name).schema.names) if name not in _BIG else None
                 cols = [c for c in columns if present is None or c in present]
                 cond = f" WHERE {where}" if where else ""
@@ -139,13 +142,20 @@ class Context:
                 if pd.notna(s) and pd.notna(e):
                     return {"rank": int(rank), "step": int(step), "start_ns": int(s), "end_ns": int(e)}
         from ...analyses._sql import query
+
         cond = "" if rank is None else f" WHERE rank = {int(rank)}"
-        span = query(self.profile, "SELECT min(rank) AS rank, min(start_ns) AS s, max(start_ns + dur_ns) AS e "
-                                   f"FROM device_tasks{cond}")
+        span = query(
+            self.profile,
+            f"SELECT min(rank) AS rank, min(start_ns) AS s, max(start_ns + dur_ns) AS e FROM device_tasks{cond}",
+        )
         if not len(span) or pd.isna(span["s"].iloc[0]):
             return None
-        return {"rank": int(span["rank"].iloc[0]) if rank is None else int(rank), "step": None,
-                "start_ns": int(span["s"].iloc[0]), "end_ns": int(span["e"].iloc[0])}
+        return {
+            "rank": int(span["rank"].iloc[0]) if rank is None else int(rank),
+            "step": None,
+            "start_ns": int(span["s"].iloc[0]),
+            "end_ns": int(span["e"].iloc[0]),
+        }
 
     def evidence_window(self, evidence: dict) -> dict | None:
         """The time window that shows a finding on the timeline: its longest gap when it lists
@@ -153,8 +163,12 @@ class Context:
         gaps = evidence.get("longest_gaps") or []
         if gaps and gaps[0].get("start_ns") is not None:
             g = gaps[0]
-            return {"rank": int(g["rank"]), "step": g.get("step"), "start_ns": int(g["start_ns"]),
-                    "end_ns": int(g["end_ns"])}
+            return {
+                "rank": int(g["rank"]),
+                "step": g.get("step"),
+                "start_ns": int(g["start_ns"]),
+                "end_ns": int(g["end_ns"]),
+            }
         rows = [r for r in evidence.get("per_rank_step") or [] if r.get("step") is not None]
         if rows:
             key = next((k for k in ("comm_not_overlapped_us", "dispatch_us", "step_us") if k in rows[0]), None)
@@ -176,5 +190,3 @@ class Context:
                 if v not in (None, ""):
                     out.setdefault(k, {})[int(r["rank"])] = str(v)
         return out
-
-

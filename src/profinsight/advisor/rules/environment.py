@@ -2,6 +2,7 @@
 
 See :mod:`profinsight.advisor.rules.base` for how a rule is declared; the conditions are
 documented in docs/advisor.md."""
+
 from __future__ import annotations
 
 from .base import Context, Hit, rule
@@ -18,8 +19,7 @@ def env_launch_blocking(ctx: Context, th: dict):
     return Hit({"ranks": ", ".join(map(str, ranks))}, {"env": {"ASCEND_LAUNCH_BLOCKING": "1"}, "ranks": ranks}, None)
 
 
-@rule("env_log_level", severity="medium", category="data_host", thresholds={"max_verbose_level": 1},
-      ascend_only=True)
+@rule("env_log_level", severity="medium", category="data_host", thresholds={"max_verbose_level": 1}, ascend_only=True)
 def env_log_level(ctx: Context, th: dict):
     """``ASCEND_GLOBAL_LOG_LEVEL`` at debug (0) or info (1) writes logs on the hot path."""
     v = ctx.env().get("ASCEND_GLOBAL_LOG_LEVEL", {})
@@ -27,8 +27,11 @@ def env_log_level(ctx: Context, th: dict):
     if not bad:
         return None
     level = sorted(set(bad.values()))[0]
-    return Hit({"level": level, "ranks": ", ".join(map(str, sorted(bad)))},
-               {"env": {"ASCEND_GLOBAL_LOG_LEVEL": level}, "ranks": sorted(bad)}, None)
+    return Hit(
+        {"level": level, "ranks": ", ".join(map(str, sorted(bad)))},
+        {"env": {"ASCEND_GLOBAL_LOG_LEVEL": level}, "ranks": sorted(bad)},
+        None,
+    )
 
 
 @rule("env_alloc_conf", severity="low", category="memory", ascend_only=True)

@@ -2,6 +2,7 @@
 
 See :mod:`profinsight.advisor.rules.base` for how a rule is declared; the conditions are
 documented in docs/advisor.md."""
+
 from __future__ import annotations
 
 import pandas as pd
@@ -9,8 +10,9 @@ import pandas as pd
 from .base import Context, Hit, by_share, col_sum, num, r3, rule
 
 
-@rule("online_compile", severity="medium", category="data_host",
-      thresholds={"min_share_of_step": 0.02}, ascend_only=True)
+@rule(
+    "online_compile", severity="medium", category="data_host", thresholds={"min_share_of_step": 0.02}, ascend_only=True
+)
 def online_compile(ctx: Context, th: dict):
     """Operators compiled online during the measured steps (``opCompile`` inside
     ``aclopCompileAndExecute``), often because of dynamic shapes.  Recoverable: the compile time."""
@@ -32,16 +34,25 @@ def online_compile(ctx: Context, th: dict):
     dyn = int((dt.get("op_state", pd.Series(dtype=str)).fillna("") == "dynamic").sum())
     calls = int((names == "aclopCompileAndExecute").sum())
     values = {"ms": per / 1e3, "share": share, "calls": calls, "dynamic": dyn}
-    return Hit(values, {"compile_us": r3(comp_us), "aclopCompileAndExecute_calls": calls,
-                        "dynamic_kernels": dyn}, per, None, by_share(share, 0.2, 0.05))
+    return Hit(
+        values,
+        {"compile_us": r3(comp_us), "aclopCompileAndExecute_calls": calls, "dynamic_kernels": dyn},
+        per,
+        None,
+        by_share(share, 0.2, 0.05),
+    )
 
 
 # --- host / data ------------------------------------------------------------------------------
 HOST_BOUND = ("launch", "python", "idle")
 
 
-@rule("idle_gaps", severity="medium", category="data_host",
-      thresholds={"min_share_of_step": 0.10, "min_gap_us": 50.0, "high_share_of_step": 0.30})
+@rule(
+    "idle_gaps",
+    severity="medium",
+    category="data_host",
+    thresholds={"min_share_of_step": 0.10, "min_gap_us": 50.0, "high_share_of_step": 0.30},
+)
 def idle_gaps(ctx: Context, th: dict):
     """The device sits idle in long gaps for a notable share of the step (low utilisation).  The
     gaps are split by what the host did: loading data (data-starved) or dispatching / Python /
@@ -59,22 +70,38 @@ def idle_gaps(ctx: Context, th: dict):
         return None
     variant = "data" if data >= host else "launch"
     recoverable = ctx.per_step(data if variant == "data" else host)
-    top = [{"rank": int(r["rank"]), "step": None if pd.isna(r["step"]) else int(r["step"]),
-            "start_ns": int(r["start_ns"]), "end_ns": int(r["end_ns"]), "dur_us": r3(r["dur_us"]),
-            "host_activity": str(r["host_activity"]), "host_op": None if pd.isna(r["host_op"]) else str(r["host_op"]),
-            "next_task": None if pd.isna(r["next_task"]) else str(r["next_task"])} for _, r in g.head(5).iterrows()]
+    top = [
+        {
+            "rank": int(r["rank"]),
+            "step": None if pd.isna(r["step"]) else int(r["step"]),
+            "start_ns": int(r["start_ns"]),
+            "end_ns": int(r["end_ns"]),
+            "dur_us": r3(r["dur_us"]),
+            "host_activity": str(r["host_activity"]),
+            "host_op": None if pd.isna(r["host_op"]) else str(r["host_op"]),
+            "next_task": None if pd.isna(r["next_task"]) else str(r["next_task"]),
+        }
+        for _, r in g.head(5).iterrows()
+    ]
     ops = [t["host_op"] for t in top if t["host_op"]]
-    values = {"share": share, "gap_ms": ctx.per_step(total) / 1e3, "data_ms": ctx.per_step(data) / 1e3,
-              "host_ms": ctx.per_step(host) / 1e3, "n": round(len(g) / ctx.n_steps), "ops": ", ".join(dict.fromkeys(ops[:3])) or "-",
-              "ascend": ctx.is_ascend}
+    values = {
+        "share": share,
+        "gap_ms": ctx.per_step(total) / 1e3,
+        "data_ms": ctx.per_step(data) / 1e3,
+        "host_ms": ctx.per_step(host) / 1e3,
+        "n": round(len(g) / ctx.n_steps),
+        "ops": ", ".join(dict.fromkeys(ops[:3])) or "-",
+        "ascend": ctx.is_ascend,
+    }
     if not ctx.is_ascend:
         variant += "_gpu"
     sev = "high" if share >= th["high_share_of_step"] else "medium"
     return Hit(values, {"split_us": split, "longest_gaps": top, "gaps": int(len(g))}, recoverable, variant, sev)
 
 
-@rule("stream_sync", severity="medium", category="data_host",
-      thresholds={"min_share_of_step": 0.05, "min_gap_us": 50.0})
+@rule(
+    "stream_sync", severity="medium", category="data_host", thresholds={"min_share_of_step": 0.05, "min_gap_us": 50.0}
+)
 def stream_sync(ctx: Context, th: dict):
     """The device idles while the host waits for it (``aten::item``, ``.cpu()``, stream or device
     synchronize) right after launching work.  Recoverable: those gaps."""
@@ -88,12 +115,16 @@ def stream_sync(ctx: Context, th: dict):
         return None
     ops = s["host_op"].dropna().astype(str).value_counts().head(5)
     values = {"ms": per / 1e3, "share": share, "n": int(len(s)), "ops": ", ".join(ops.index)}
-    return Hit(values, {"gaps": int(len(s)), "host_ops": {k: int(v) for k, v in ops.items()}}, per, None,
-               by_share(share, 0.2, 0.05))
+    return Hit(
+        values,
+        {"gaps": int(len(s)), "host_ops": {k: int(v) for k, v in ops.items()}},
+        per,
+        None,
+        by_share(share, 0.2, 0.05),
+    )
 
 
-@rule("tiny_kernels", severity="medium", category="data_host",
-      thresholds={"min_short_ratio": 0.5, "min_kernels": 100})
+@rule("tiny_kernels", severity="medium", category="data_host", thresholds={"min_short_ratio": 0.5, "min_kernels": 100})
 def tiny_kernels(ctx: Context, th: dict):
     """Many kernels are shorter than the host call that launches them: the device finishes work
     faster than the host issues it (dispatch bound).  Recoverable: short kernels × median launch
@@ -108,10 +139,19 @@ def tiny_kernels(ctx: Context, th: dict):
     launch = float(pd.to_numeric(ls["median_launch_us"], errors="coerce").median())
     free = col_sum(ctx.steps, "free_us")
     recoverable = min(short * num(launch), free) / n
-    values = {"short": int(short / n), "kernels": int(kernels / n), "ratio": short / max(kernels, 1),
-              "launch_us": num(launch), "kernel_us": num(pd.to_numeric(ls["median_kernel_us"], errors="coerce").median())}
-    return Hit(values, {"per_rank_step": ls.drop(columns=["label"], errors="ignore").to_dict(orient="records")},
-               recoverable, "gpu" if not ctx.is_ascend else None)
+    values = {
+        "short": int(short / n),
+        "kernels": int(kernels / n),
+        "ratio": short / max(kernels, 1),
+        "launch_us": num(launch),
+        "kernel_us": num(pd.to_numeric(ls["median_kernel_us"], errors="coerce").median()),
+    }
+    return Hit(
+        values,
+        {"per_rank_step": ls.drop(columns=["label"], errors="ignore").to_dict(orient="records")},
+        recoverable,
+        "gpu" if not ctx.is_ascend else None,
+    )
 
 
 @rule("dataloader", severity="medium", category="data_host", thresholds={"min_share_of_step": 0.05})
@@ -127,13 +167,22 @@ def dataloader(ctx: Context, th: dict):
     if share < th["min_share_of_step"]:
         return None
     values = {"ms": per / 1e3, "share": share}
-    return Hit(values, {"per_rank_step": d.drop(columns=["label"], errors="ignore").to_dict(orient="records")},
-               per, None, by_share(share, 0.2, 0.05))
+    return Hit(
+        values,
+        {"per_rank_step": d.drop(columns=["label"], errors="ignore").to_dict(orient="records")},
+        per,
+        None,
+        by_share(share, 0.2, 0.05),
+    )
 
 
 # --- host: Python garbage collection -------------------------------------------------------------
-@rule("python_gc", severity="medium", category="data_host",
-      thresholds={"min_share_of_step": 0.02, "min_pause_us": 10000.0})
+@rule(
+    "python_gc",
+    severity="medium",
+    category="data_host",
+    thresholds={"min_share_of_step": 0.02, "min_pause_us": 10000.0},
+)
 def python_gc(ctx: Context, th: dict):
     """Python's garbage collector stops the training thread: GC pauses recorded in the profile
     (``trace_slices`` of the ``Python GC`` process / ``GC_RECORD``, category ``gc``) take at least
@@ -155,8 +204,22 @@ def python_gc(ctx: Context, th: dict):
     if share < th["min_share_of_step"] and longest < th["min_pause_us"]:
         return None
     recoverable = min(per, ctx.per_step(col_sum(ctx.steps, "free_us")))
-    values = {"n": round(len(gc) / ctx.n_steps, 1), "ms": per / 1e3, "share": share, "longest_ms": longest / 1e3,
-              "rec_ms": recoverable / 1e3}
-    return Hit(values, {"pauses": int(len(gc)), "gc_us": r3(total_us), "longest_us": r3(longest),
-                        "share_of_step_ratio": round(share, 6)}, recoverable, None,
-               by_share(share, 0.1, 0.02))
+    values = {
+        "n": round(len(gc) / ctx.n_steps, 1),
+        "ms": per / 1e3,
+        "share": share,
+        "longest_ms": longest / 1e3,
+        "rec_ms": recoverable / 1e3,
+    }
+    return Hit(
+        values,
+        {
+            "pauses": int(len(gc)),
+            "gc_us": r3(total_us),
+            "longest_us": r3(longest),
+            "share_of_step_ratio": round(share, 6),
+        },
+        recoverable,
+        None,
+        by_share(share, 0.1, 0.02),
+    )

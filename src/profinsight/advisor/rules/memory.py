@@ -2,6 +2,7 @@
 
 See :mod:`profinsight.advisor.rules.base` for how a rule is declared; the conditions are
 documented in docs/advisor.md."""
+
 from __future__ import annotations
 
 import pandas as pd
@@ -10,8 +11,12 @@ from .base import Context, Hit, by_share, col_sum, r3, rule
 
 
 # --- memory ------------------------------------------------------------------------------------
-@rule("memory_pressure", severity="medium", category="memory",
-      thresholds={"capacity_bytes": None, "min_share_of_capacity": 0.9, "min_fragmentation": 1.5})
+@rule(
+    "memory_pressure",
+    severity="medium",
+    category="memory",
+    thresholds={"capacity_bytes": None, "min_share_of_capacity": 0.9, "min_fragmentation": 1.5},
+)
 def memory_pressure(ctx: Context, th: dict):
     """Reserved memory near the device capacity (needs ``capacity_bytes``), or reserved well above
     allocated (fragmentation).  No time is recoverable directly: the gain is headroom (bigger
@@ -31,12 +36,25 @@ def memory_pressure(ctx: Context, th: dict):
     frag = allocated > 0 and reserved / allocated >= th["min_fragmentation"]
     if not (near or frag):
         return None
-    values = {"reserved_gib": reserved / 2**30, "allocated_gib": allocated / 2**30,
-              "capacity_gib": (float(cap) / 2**30) if cap else 0.0, "frag": reserved / max(allocated, 1)}
+    values = {
+        "reserved_gib": reserved / 2**30,
+        "allocated_gib": allocated / 2**30,
+        "capacity_gib": (float(cap) / 2**30) if cap else 0.0,
+        "frag": reserved / max(allocated, 1),
+    }
     ops = alloc["ops"].dropna().astype(str).head(2).tolist() if "ops" in alloc.columns else []
-    return Hit(values, {"peak_reserved_bytes": int(reserved), "peak_allocated_bytes": int(allocated),
-                        "capacity_bytes": cap, "ops_at_peak": ops}, None, "capacity" if near else "fragmentation",
-               "high" if near else "low")
+    return Hit(
+        values,
+        {
+            "peak_reserved_bytes": int(reserved),
+            "peak_allocated_bytes": int(allocated),
+            "capacity_bytes": cap,
+            "ops_at_peak": ops,
+        },
+        None,
+        "capacity" if near else "fragmentation",
+        "high" if near else "low",
+    )
 
 
 # --- memory: allocator churn, empty_cache ---------------------------------------------------------
@@ -46,12 +64,15 @@ EMPTY_CACHE = r"empty_?cache|emptyCache"
 #: only candidate rows of api_calls / host_ops reach pandas; DEVICE_MALLOC then decides
 _MALLOC_PREFIX = r"^(?:aclrt(?:Malloc|Free)|cuda(?:Malloc|Free)|hip(?:Malloc|Free)|cuMem(?:Alloc|Free))"
 #: EMPTY_CACHE as plain substring tests (a regex over a million host op names costs more)
-_EMPTY_CACHE_SQL = ("(contains(name, 'empty_cache') OR contains(name, 'emptycache') "
-                    "OR contains(name, 'emptyCache'))")
+_EMPTY_CACHE_SQL = "(contains(name, 'empty_cache') OR contains(name, 'emptycache') OR contains(name, 'emptyCache'))"
 
 
-@rule("memory_churn", severity="medium", category="memory",
-      thresholds={"min_device_mallocs_per_step": 10, "min_empty_cache_per_step": 1, "min_blocks_per_step": 20000})
+@rule(
+    "memory_churn",
+    severity="medium",
+    category="memory",
+    thresholds={"min_device_mallocs_per_step": 10, "min_empty_cache_per_step": 1, "min_blocks_per_step": 20000},
+)
 def memory_churn(ctx: Context, th: dict):
     """The caching allocator gives memory back and takes it again inside the steps: device
     malloc/free API calls (``aclrtMalloc``/``aclrtFree``, ``cudaMalloc``/``cudaFree``) at least
@@ -59,8 +80,9 @@ def memory_churn(ctx: Context, th: dict):
     at least ``min_empty_cache_per_step`` per step; or, weaker, very many tensor allocations
     (``memory_blocks`` ≥ ``min_blocks_per_step`` per step).  Recoverable: the host time of those
     malloc / free / empty_cache calls (not estimated for the allocation count alone)."""
-    api = ctx.table("api_calls", ("name", "dur_ns"),
-                    where=f"regexp_matches(name, '{_MALLOC_PREFIX}') OR {_EMPTY_CACHE_SQL}")
+    api = ctx.table(
+        "api_calls", ("name", "dur_ns"), where=f"regexp_matches(name, '{_MALLOC_PREFIX}') OR {_EMPTY_CACHE_SQL}"
+    )
     host = ctx.table("host_ops", ("name", "category", "dur_ns"), where=_EMPTY_CACHE_SQL)
     names = api["name"].fillna("").astype(str) if len(api) else pd.Series(dtype=str)
     mallocs = api[names.str.contains(DEVICE_MALLOC, regex=True)] if len(api) else api
@@ -73,8 +95,11 @@ def memory_churn(ctx: Context, th: dict):
     n_malloc = len(mallocs) / ctx.n_steps
     n_ec = (len(ec_host) + len(ec_api)) / ctx.n_steps
     blocks = ctx.table("memory_blocks", ("alloc_ns",))
-    n_blocks = (int(pd.to_numeric(blocks["alloc_ns"], errors="coerce").notna().sum()) if len(blocks)
-                and "alloc_ns" in blocks.columns else 0) / ctx.n_steps
+    n_blocks = (
+        int(pd.to_numeric(blocks["alloc_ns"], errors="coerce").notna().sum())
+        if len(blocks) and "alloc_ns" in blocks.columns
+        else 0
+    ) / ctx.n_steps
     hit_malloc = n_malloc >= th["min_device_mallocs_per_step"]
     hit_ec = n_ec > 0 and n_ec >= th["min_empty_cache_per_step"]
     hit_blocks = n_blocks >= th["min_blocks_per_step"]
@@ -83,11 +108,24 @@ def memory_churn(ctx: Context, th: dict):
     call_ns = col_sum(mallocs, "dur_ns") + col_sum(ec_host, "dur_ns") + col_sum(ec_api, "dur_ns")
     recoverable = ctx.per_step(call_ns / 1e3) if (hit_malloc or hit_ec) else None
     variant = "empty_cache" if hit_ec else "malloc" if hit_malloc else "blocks"
-    top = names[names.str.contains(DEVICE_MALLOC, regex=True)].value_counts().head(4) if len(api) else pd.Series(dtype=int)
-    values = {"mallocs": round(n_malloc, 1), "empty_cache": round(n_ec, 1), "blocks": round(n_blocks),
-              "ms": (recoverable or 0.0) / 1e3, "apis": ", ".join(top.index) or "-"}
-    evidence = {"device_malloc_free_per_step": round(n_malloc, 3), "empty_cache_per_step": round(n_ec, 3),
-                "allocations_per_step": round(n_blocks, 3), "malloc_apis": {k: int(v) for k, v in top.items()},
-                "call_time_us": r3(call_ns / 1e3)}
+    top = (
+        names[names.str.contains(DEVICE_MALLOC, regex=True)].value_counts().head(4)
+        if len(api)
+        else pd.Series(dtype=int)
+    )
+    values = {
+        "mallocs": round(n_malloc, 1),
+        "empty_cache": round(n_ec, 1),
+        "blocks": round(n_blocks),
+        "ms": (recoverable or 0.0) / 1e3,
+        "apis": ", ".join(top.index) or "-",
+    }
+    evidence = {
+        "device_malloc_free_per_step": round(n_malloc, 3),
+        "empty_cache_per_step": round(n_ec, 3),
+        "allocations_per_step": round(n_blocks, 3),
+        "malloc_apis": {k: int(v) for k, v in top.items()},
+        "call_time_us": r3(call_ns / 1e3),
+    }
     sev = "low" if variant == "blocks" else by_share((recoverable or 0) / max(ctx.step_us, 1e-9), 0.2, 0.02)
     return Hit(values, evidence, recoverable, variant, sev)

@@ -2,14 +2,21 @@
 
 See :mod:`profinsight.advisor.rules.base` for how a rule is declared; the conditions are
 documented in docs/advisor.md."""
+
 from __future__ import annotations
 
 from .base import Context, Hit, rule
 
-
 # --- profile quality ----------------------------------------------------------------------------
-QUALITY_CODES = ("no-call-stacks", "no-shapes", "no-steps", "no-comm-analysis", "partial-ranks",
-                 "no-memory-profile", "trace-truncated")
+QUALITY_CODES = (
+    "no-call-stacks",
+    "no-shapes",
+    "no-steps",
+    "no-comm-analysis",
+    "partial-ranks",
+    "no-memory-profile",
+    "trace-truncated",
+)
 
 
 @rule("profile_quality", severity="info", category="profile", thresholds={"max_steps": 5})

@@ -11,6 +11,7 @@ Modules: :mod:`.reader` (schema-tolerant access), :mod:`.device` (device_tasks, 
 :mod:`.host` (host_ops, api_calls, launches, GC trace_slices), :mod:`.comm` (comm_ops, comm_links),
 :mod:`.memory` (memory tables, counters), :mod:`.run_info` (run_info, diagnostics).
 """
+
 from __future__ import annotations
 
 import re
@@ -38,8 +39,9 @@ def sniff(path: Path) -> RankSource | None:
     if not dbs:
         return None
     files = [p for p in out_dir.iterdir() if p.is_file() and (p.name.endswith(".db") or p.name.endswith(".db-wal"))]
-    files += [p for p in path.iterdir() if p.is_file() and (_INFO_RE.match(p.name)
-                                                            or p.name == "profiler_metadata.json")]
+    files += [
+        p for p in path.iterdir() if p.is_file() and (_INFO_RE.match(p.name) or p.name == "profiler_metadata.json")
+    ]
     return RankSource(format="ascend_db", path=path, files=tuple(sorted(files)), rank_hint=_rank_hint(path, dbs[0]))
 
 
@@ -61,24 +63,42 @@ def load_rank(source: RankSource) -> RankData:
     db_files = sorted(p for p in out_dir.glob("ascend_pytorch_profiler*.db") if _DB_RE.match(p.name))
     data = RankData(source.rank_hint)
     if not db_files:
-        data.diagnostics.append(dg.error("db-missing", "no ascend_pytorch_profiler*.db in ASCEND_PROFILER_OUTPUT",
-                                         file=out_dir, fix="point at a torch_npu profile exported with "
-                                                           "export_type='db'", rank=source.rank_hint))
+        data.diagnostics.append(
+            dg.error(
+                "db-missing",
+                "no ascend_pytorch_profiler*.db in ASCEND_PROFILER_OUTPUT",
+                file=out_dir,
+                fix="point at a torch_npu profile exported with export_type='db'",
+                rank=source.rank_hint,
+            )
+        )
         return data
     db_path = db_files[0]
     try:
         con, immutable = connect(db_path)
     except sqlite3.Error as exc:
-        data.diagnostics.append(dg.error("db-unreadable", f"cannot open the SQLite DB: {exc}", file=db_path,
-                                         fix="check that the file is a complete SQLite file (was the "
-                                             "export interrupted?) and readable", rank=source.rank_hint))
+        data.diagnostics.append(
+            dg.error(
+                "db-unreadable",
+                f"cannot open the SQLite DB: {exc}",
+                file=db_path,
+                fix="check that the file is a complete SQLite file (was the export interrupted?) and readable",
+                rank=source.rank_hint,
+            )
+        )
         return data
     try:
         return _load(source, folder, Db(con, db_path), immutable, data)
     except sqlite3.DatabaseError as exc:
-        data.diagnostics.append(dg.error("db-unreadable", f"cannot read the SQLite DB: {exc}", file=db_path,
-                                         fix="re-export the profile (the file looks damaged or truncated)",
-                                         rank=source.rank_hint))
+        data.diagnostics.append(
+            dg.error(
+                "db-unreadable",
+                f"cannot read the SQLite DB: {exc}",
+                file=db_path,
+                fix="re-export the profile (the file looks damaged or truncated)",
+                rank=source.rank_hint,
+            )
+        )
         return data
     finally:
         con.close()
@@ -92,10 +112,16 @@ def _load(source: RankSource, folder: Path, db: Db, immutable: bool, data: RankD
     rank, dev = _identity(db, info, source.rank_hint)
     data.rank = rank
     if immutable:
-        data.diagnostics.append(dg.info(
-            "db-wal-readonly", "the DB is in WAL mode in a read-only folder; it was opened immutable, so "
-            "changes still in its -wal file (if any) are not seen", file=db.path,
-            fix="copy the rank folder to a writable place to read pending WAL changes", rank=rank))
+        data.diagnostics.append(
+            dg.info(
+                "db-wal-readonly",
+                "the DB is in WAL mode in a read-only folder; it was opened immutable, so "
+                "changes still in its -wal file (if any) are not seen",
+                file=db.path,
+                fix="copy the rank folder to a writable place to read pending WAL changes",
+                rank=rank,
+            )
+        )
 
     adb, adb_tables = _open_analysis(folder / "ASCEND_PROFILER_OUTPUT" / "analysis.db", data, rank)
     try:
@@ -138,9 +164,15 @@ def _open_analysis(path: Path, data: RankData, rank) -> tuple[sqlite3.Connection
         tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         return con, tables
     except sqlite3.Error as exc:
-        data.diagnostics.append(dg.error("db-unreadable", f"cannot open analysis.db: {exc}", file=path,
-                                         fix="re-run the offline parse to rebuild analysis.db; the rank "
-                                             "DB was read without it", rank=rank))
+        data.diagnostics.append(
+            dg.error(
+                "db-unreadable",
+                f"cannot open analysis.db: {exc}",
+                file=path,
+                fix="re-run the offline parse to rebuild analysis.db; the rank DB was read without it",
+                rank=rank,
+            )
+        )
         return None, set()
 
 

@@ -11,6 +11,7 @@ the DB's raw HCCL group name is all there is.
 Units: ``analysis.db`` sizes are decimal MB (10^6 bytes, see the reference) and times ms.
 ``bytes`` sums the link types except SDMA, which repeats the on-node HCCS figures.
 """
+
 from __future__ import annotations
 
 import re
@@ -58,9 +59,19 @@ def group_map(adb: sqlite3.Connection | None) -> dict[str, str]:
 
 def load_comm_ops(db: Db, adb: sqlite3.Connection | None, data: RankData) -> None:
     """Fill ``comm_ops``: one row per ``COMMUNICATION_OP`` row, analysis columns where known."""
-    o = db.select("COMMUNICATION_OP", {"name": ("opName",), "type": ("opType",), "start": ("startNs",),
-                                       "end": ("endNs",), "dtype": ("dataType",), "alg": ("algType",),
-                                       "count": ("count",)}, order="startNs")
+    o = db.select(
+        "COMMUNICATION_OP",
+        {
+            "name": ("opName",),
+            "type": ("opType",),
+            "start": ("startNs",),
+            "end": ("endNs",),
+            "dtype": ("dataType",),
+            "alg": ("algType",),
+            "count": ("count",),
+        },
+        order="startNs",
+    )
     if not o["name"]:
         return
     names = db.text(o["name"])
@@ -68,10 +79,28 @@ def load_comm_ops(db: Db, adb: sqlite3.Connection | None, data: RankData) -> Non
     placed = _placed(data)
     times = _times(adb)
     bands = _bandwidth(adb)
-    cols: dict[str, list] = {k: [] for k in (
-        "device", "step", "name", "type", "category", "group", "start_ns", "dur_ns", "transit_ns", "wait_ns",
-        "sync_ns", "idle_ns", "bytes", *[f"{t}_{u}" for t in _TRANSPORTS for u in ("bytes", "transit_ns")],
-        "data_type", "count", "algorithm")}
+    cols: dict[str, list] = {
+        k: []
+        for k in (
+            "device",
+            "step",
+            "name",
+            "type",
+            "category",
+            "group",
+            "start_ns",
+            "dur_ns",
+            "transit_ns",
+            "wait_ns",
+            "sync_ns",
+            "idle_ns",
+            "bytes",
+            *[f"{t}_{u}" for t in _TRANSPORTS for u in ("bytes", "transit_ns")],
+            "data_type",
+            "count",
+            "algorithm",
+        )
+    }
     for i, name in enumerate(names):
         dev, group, task_step = placed.get(name, (None, None, None))
         t = times.get(name, {})
@@ -96,8 +125,15 @@ def load_comm_ops(db: Db, adb: sqlite3.Connection | None, data: RankData) -> Non
         cols["data_type"].append(None if dt in _ENUM_NONE else dt)
         cols["count"].append(None if o["count"][i] is None else int(o["count"][i]))
         cols["algorithm"].append(clean(db.strings.get(o["alg"][i])))
-    types = {"device": pa.int32(), "category": pa.string(), "name": pa.string(), "type": pa.string(),
-             "group": pa.string(), "data_type": pa.string(), "algorithm": pa.string()}
+    types = {
+        "device": pa.int32(),
+        "category": pa.string(),
+        "name": pa.string(),
+        "type": pa.string(),
+        "group": pa.string(),
+        "data_type": pa.string(),
+        "algorithm": pa.string(),
+    }
     data.tables["comm_ops"] = pa.table({k: pa.array(v, types.get(k, pa.int64())) for k, v in cols.items()})
 
 
@@ -106,12 +142,28 @@ def load_comm_links(adb: sqlite3.Connection | None, data: RankData) -> None:
     ``allreduce``, summary ``top1``)."""
     if adb is None or not _has(adb, "CommAnalyzerMatrix"):
         return
-    rows = adb.execute("SELECT hccl_op_name, group_name, src_rank, dst_rank, transport_type, transit_size, "
-                       "transit_time, step, type, op_name FROM CommAnalyzerMatrix").fetchall()
+    rows = adb.execute(
+        "SELECT hccl_op_name, group_name, src_rank, dst_rank, transport_type, transit_size, "
+        "transit_time, step, type, op_name FROM CommAnalyzerMatrix"
+    ).fetchall()
     if not rows:
         return
-    cols: dict[str, list] = {k: [] for k in ("step", "category", "op_type", "summary", "group", "src_rank",
-                                             "dst_rank", "transport", "bytes", "transit_ns", "op_name")}
+    cols: dict[str, list] = {
+        k: []
+        for k in (
+            "step",
+            "category",
+            "op_type",
+            "summary",
+            "group",
+            "src_rank",
+            "dst_rank",
+            "transport",
+            "bytes",
+            "transit_ns",
+            "op_name",
+        )
+    }
     for key, group, src, dst, transport, size, ms, step, typ, op_name in rows:
         op_type, _, summary = str(key or "").rpartition("-")
         cols["step"].append(step_of(step))
@@ -126,8 +178,9 @@ def load_comm_links(adb: sqlite3.Connection | None, data: RankData) -> None:
         cols["transit_ns"].append(_ms_ns(ms))
         cols["op_name"].append(op_name)
     strings = {"category", "op_type", "summary", "group", "transport", "op_name"}
-    data.tables["comm_links"] = pa.table({k: pa.array(v, pa.string() if k in strings else pa.int64())
-                                          for k, v in cols.items()})
+    data.tables["comm_links"] = pa.table(
+        {k: pa.array(v, pa.string() if k in strings else pa.int64()) for k, v in cols.items()}
+    )
 
 
 def _placed(data: RankData) -> dict[str, tuple]:
@@ -136,8 +189,9 @@ def _placed(data: RankData) -> dict[str, tuple]:
     if t is None:
         return {}
     out = {}
-    for kind, name, dev, group, step in zip(*(t.column(c).to_pylist() for c in
-                                              ("kind", "name", "device", "group", "step"))):
+    for kind, name, dev, group, step in zip(
+        *(t.column(c).to_pylist() for c in ("kind", "name", "device", "group", "step"))
+    ):
         if kind == "communication":
             out[name] = (dev, group, step)
     return out
@@ -148,8 +202,9 @@ def _times(adb) -> dict[str, dict]:
         return {}
     out = {}
     for name, transit, wait, sync, idle, step, typ in adb.execute(
-            "SELECT hccl_op_name, transit_time, wait_time, synchronization_time, idle_time, step, type "
-            "FROM CommAnalyzerTime"):
+        "SELECT hccl_op_name, transit_time, wait_time, synchronization_time, idle_time, step, type "
+        "FROM CommAnalyzerTime"
+    ):
         out[name] = {"transit": transit, "wait": wait, "sync": sync, "idle": idle, "step": step, "type": typ}
     return out
 
@@ -161,14 +216,14 @@ def _bandwidth(adb) -> dict[str, dict[str, tuple]]:
         return {}
     out: dict[str, dict[str, tuple]] = {}
     for name, transport, size, ms in adb.execute(
-            "SELECT hccl_op_name, transport_type, transit_size, transit_time FROM CommAnalyzerBandwidth"):
+        "SELECT hccl_op_name, transport_type, transit_size, transit_time FROM CommAnalyzerBandwidth"
+    ):
         out.setdefault(name, {}).setdefault(str(transport).upper(), (size, ms))
     return out
 
 
 def _has(con: sqlite3.Connection, table: str) -> bool:
-    return con.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)).fetchone() \
-        is not None
+    return con.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)).fetchone() is not None
 
 
 def _ms_ns(value) -> int | None:

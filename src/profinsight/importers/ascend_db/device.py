@@ -21,9 +21,10 @@ Why it is built this way:
   conversion (string id -> text, ``clean``, list normalisation, enum names) runs once per
   *distinct* value and is spread back with ``take``.
 """
+
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 import pyarrow as pa
@@ -33,21 +34,43 @@ from .._steps import assign_steps, build_steps, step_number
 from .._text import normalise_list
 from ..base import RankData
 from .comm import comm_type
-from .reader import INVALID_U32, Db, clean, valid_id
+from .reader import INVALID_U32, Db, clean
 
 _SYNC = {"EVENT_RECORD", "EVENT_WAIT"}
 _ENUM_NONE = {"N/A", "INVALID_TYPE", "RESERVED"}
 
 #: output columns and their Arrow types (the declared ones plus the PMU extras added later)
 _COLS = {
-    "device": pa.int32(), "task_uid": pa.int64(), "stream": pa.int64(), "task_id": pa.int64(),
-    "context_id": pa.int64(), "kind": pa.string(), "name": pa.string(), "type": pa.string(),
-    "core": pa.string(), "start_ns": pa.int64(), "dur_ns": pa.int64(), "wait_ns": pa.int64(),
-    "step": pa.int64(), "block_dim": pa.int64(), "mix_block_dim": pa.int64(), "op_state": pa.string(),
-    "input_shapes": pa.string(), "input_dtypes": pa.string(), "input_formats": pa.string(),
-    "output_shapes": pa.string(), "output_dtypes": pa.string(), "output_formats": pa.string(),
-    "connection_id": pa.int64(), "comm_op": pa.string(), "group": pa.string(), "src_rank": pa.int64(),
-    "dst_rank": pa.int64(), "transport": pa.string(), "link_type": pa.string(), "bytes": pa.int64(),
+    "device": pa.int32(),
+    "task_uid": pa.int64(),
+    "stream": pa.int64(),
+    "task_id": pa.int64(),
+    "context_id": pa.int64(),
+    "kind": pa.string(),
+    "name": pa.string(),
+    "type": pa.string(),
+    "core": pa.string(),
+    "start_ns": pa.int64(),
+    "dur_ns": pa.int64(),
+    "wait_ns": pa.int64(),
+    "step": pa.int64(),
+    "block_dim": pa.int64(),
+    "mix_block_dim": pa.int64(),
+    "op_state": pa.string(),
+    "input_shapes": pa.string(),
+    "input_dtypes": pa.string(),
+    "input_formats": pa.string(),
+    "output_shapes": pa.string(),
+    "output_dtypes": pa.string(),
+    "output_formats": pa.string(),
+    "connection_id": pa.int64(),
+    "comm_op": pa.string(),
+    "group": pa.string(),
+    "src_rank": pa.int64(),
+    "dst_rank": pa.int64(),
+    "transport": pa.string(),
+    "link_type": pa.string(),
+    "bytes": pa.int64(),
 }
 
 
@@ -55,13 +78,17 @@ def host_steps(db: Db) -> list[tuple[int, int, int]]:
     """``[(step, host_start_ns, host_end_ns)]`` from ``STEP_TIME``, else from the
     ``ProfilerStep#N`` rows of ``PYTORCH_API``."""
     if db.has("STEP_TIME"):
-        return [(int(i), int(s), int(e)) for i, s, e in db.rows("SELECT id, startNs, endNs FROM STEP_TIME")
-                if s is not None and e is not None]
+        return [
+            (int(i), int(s), int(e))
+            for i, s, e in db.rows("SELECT id, startNs, endNs FROM STEP_TIME")
+            if s is not None and e is not None
+        ]
     if not db.has("PYTORCH_API"):
         return []
     out = []
-    for name, s, e in db.rows("SELECT name, CAST(startNs AS INTEGER), CAST(endNs AS INTEGER) "
-                              "FROM PYTORCH_API WHERE type = 50001"):
+    for name, s, e in db.rows(
+        "SELECT name, CAST(startNs AS INTEGER), CAST(endNs AS INTEGER) FROM PYTORCH_API WHERE type = 50001"
+    ):
         n = step_number(db.strings.get(name))
         if n is not None:
             out.append((n, int(s), int(e)))
@@ -117,9 +144,20 @@ def wait_ns(start, end) -> np.ndarray:
 def _task_columns(db: Db, comm_groups: dict[str, str]) -> tuple[dict[str, pa.Array], pa.Array]:
     """The ``TASK`` rows as output columns, and each row's globalTaskId where it is a kernel
     (null elsewhere; the PMU metrics join on it)."""
-    t = db.select("TASK", {"start": ("startNs",), "end": ("endNs",), "device": ("deviceId",),
-                           "conn": ("connectionId",), "gid": ("globalTaskId",), "type": ("taskType",),
-                           "ctx": ("contextId",), "stream": ("streamId",), "task": ("taskId",)})
+    t = db.select(
+        "TASK",
+        {
+            "start": ("startNs",),
+            "end": ("endNs",),
+            "device": ("deviceId",),
+            "conn": ("connectionId",),
+            "gid": ("globalTaskId",),
+            "type": ("taskType",),
+            "ctx": ("contextId",),
+            "stream": ("streamId",),
+            "task": ("taskId",),
+        },
+    )
     n = len(t["gid"])
     gid = _arr(t["gid"])
     hw = _texts(db, t["type"])
@@ -127,25 +165,38 @@ def _task_columns(db: Db, comm_groups: dict[str, str]) -> tuple[dict[str, pa.Arr
     comm, is_comm = _comm_task_info(db, comm_groups, gid)
     is_comm &= ~is_kernel
     memcpy_sel = db.col("MEMCPY_INFO", "size") and db.col("MEMCPY_INFO", "globalTaskId")
-    m = db.select("MEMCPY_INFO", {"gid": ("globalTaskId",), "size": ("size",)}) if memcpy_sel else {"gid": [], "size": []}
+    m = (
+        db.select("MEMCPY_INFO", {"gid": ("globalTaskId",), "size": ("size",)})
+        if memcpy_sel
+        else {"gid": [], "size": []}
+    )
     memcpy_bytes = _arr(m["size"]).take(_last_index(gid, _arr(m["gid"])))
 
     hw_text = pc.fill_null(hw, "")
-    other_kind = pc.if_else(pc.starts_with(hw_text, "MEMCPY"), "memcpy",
-                            pc.if_else(pc.is_in(hw_text, pa.array(sorted(_SYNC))), "sync", "other"))
+    other_kind = pc.if_else(
+        pc.starts_with(hw_text, "MEMCPY"),
+        "memcpy",
+        pc.if_else(pc.is_in(hw_text, pa.array(sorted(_SYNC))), "sync", "other"),
+    )
     kern, com = pa.array(is_kernel), pa.array(is_comm)
 
     def pick(k_val, c_val, o_val, type_=None):
         """kernel value where the row is a kernel, comm-task value where a comm task, else other."""
-        return pc.if_else(kern, k_val, pc.if_else(com, c_val, o_val)) if type_ is None else \
-            pc.if_else(kern, _as(k_val, type_), pc.if_else(com, _as(c_val, type_), _as(o_val, type_)))
+        return (
+            pc.if_else(kern, k_val, pc.if_else(com, c_val, o_val))
+            if type_ is None
+            else pc.if_else(kern, _as(k_val, type_), pc.if_else(com, _as(c_val, type_), _as(o_val, type_)))
+        )
 
     nul_s, nul_i = pa.nulls(n, pa.string()), pa.nulls(n, pa.int64())
     comm_name = comm["name"]
     comm_name = pc.if_else(pc.fill_null(pc.equal(comm_name, "N/A"), True), hw, comm_name)  # Level0: by hardware
     cols = {
-        "device": _arr(t["device"]), "stream": _arr(t["stream"]), "task_id": _arr(t["task"]),
-        "context_id": _valid_ids(t["ctx"]), "start_ns": _arr(t["start"]),
+        "device": _arr(t["device"]),
+        "stream": _arr(t["stream"]),
+        "task_id": _arr(t["task"]),
+        "context_id": _valid_ids(t["ctx"]),
+        "start_ns": _arr(t["start"]),
         "dur_ns": pc.subtract(_as(_arr(t["end"]), pa.int64()), _as(_arr(t["start"]), pa.int64())),
         "connection_id": _arr(t["conn"]),
         "kind": pick(pa.scalar("kernel"), pa.scalar("comm_task"), other_kind),
@@ -156,11 +207,24 @@ def _task_columns(db: Db, comm_groups: dict[str, str]) -> tuple[dict[str, pa.Arr
     }
     for k in ("block_dim", "mix_block_dim"):
         cols[k] = pick(compute[k], nul_i, nul_i, pa.int64())
-    for k in ("op_state", "input_shapes", "input_dtypes", "input_formats", "output_shapes", "output_dtypes",
-              "output_formats"):
+    for k in (
+        "op_state",
+        "input_shapes",
+        "input_dtypes",
+        "input_formats",
+        "output_shapes",
+        "output_dtypes",
+        "output_formats",
+    ):
         cols[k] = pick(compute[k], nul_s, nul_s, pa.string())
-    for k, type_ in (("comm_op", pa.string()), ("group", pa.string()), ("src_rank", pa.int64()),
-                     ("dst_rank", pa.int64()), ("transport", pa.string()), ("link_type", pa.string())):
+    for k, type_ in (
+        ("comm_op", pa.string()),
+        ("group", pa.string()),
+        ("src_rank", pa.int64()),
+        ("dst_rank", pa.int64()),
+        ("transport", pa.string()),
+        ("link_type", pa.string()),
+    ):
         null = pa.nulls(n, type_)
         cols[k] = pick(null, comm[k], null, type_)
     out = {k: _as(cols[k], _COLS[k]) if k in cols else pa.nulls(n, _COLS[k]) for k in _COLS}
@@ -168,13 +232,33 @@ def _task_columns(db: Db, comm_groups: dict[str, str]) -> tuple[dict[str, pa.Arr
     return out, kernel_gids
 
 
-_COMPUTE = {"gid": ("globalTaskId",), "name": ("name",), "type": ("opType",), "core": ("taskType",),
-            "block": ("blockNum", "blockDim"), "mix": ("mixBlockNum", "mixBlockDim"), "state": ("opState",),
-            "in_f": ("inputFormats",), "in_t": ("inputDataTypes",), "in_s": ("inputShapes",),
-            "out_f": ("outputFormats",), "out_t": ("outputDataTypes",), "out_s": ("outputShapes",)}
-_COMM = {"gid": ("globalTaskId",), "op": ("name",), "kind": ("taskType",), "group": ("groupName",),
-         "src": ("srcRank",), "dst": ("dstRank",), "transport": ("transportType",), "size": ("size",),
-         "link": ("linkType",), "op_id": ("opId",)}
+_COMPUTE = {
+    "gid": ("globalTaskId",),
+    "name": ("name",),
+    "type": ("opType",),
+    "core": ("taskType",),
+    "block": ("blockNum", "blockDim"),
+    "mix": ("mixBlockNum", "mixBlockDim"),
+    "state": ("opState",),
+    "in_f": ("inputFormats",),
+    "in_t": ("inputDataTypes",),
+    "in_s": ("inputShapes",),
+    "out_f": ("outputFormats",),
+    "out_t": ("outputDataTypes",),
+    "out_s": ("outputShapes",),
+}
+_COMM = {
+    "gid": ("globalTaskId",),
+    "op": ("name",),
+    "kind": ("taskType",),
+    "group": ("groupName",),
+    "src": ("srcRank",),
+    "dst": ("dstRank",),
+    "transport": ("transportType",),
+    "size": ("size",),
+    "link": ("linkType",),
+    "op_id": ("opId",),
+}
 
 
 def _compute_info(db: Db, gid: pa.Array) -> tuple[dict[str, pa.Array], np.ndarray]:
@@ -190,13 +274,22 @@ def _compute_info(db: Db, gid: pa.Array) -> tuple[dict[str, pa.Array], np.ndarra
     def state(v):
         return clean(strings.get(v, str(v)) if isinstance(v, int) else v)
 
-    out = {"name": _map(c["name"], text, pa.string()),
-           "type": _map(c["type"], lambda v: clean(text(v)), pa.string()),
-           "core": _map(c["core"], lambda v: clean(text(v)), pa.string()),
-           "block_dim": _arr(c["block"]), "mix_block_dim": _arr(c["mix"]),
-           "op_state": _map(c["state"], state, pa.string())}
-    for key, col in (("in_s", "input_shapes"), ("in_t", "input_dtypes"), ("in_f", "input_formats"),
-                     ("out_s", "output_shapes"), ("out_t", "output_dtypes"), ("out_f", "output_formats")):
+    out = {
+        "name": _map(c["name"], text, pa.string()),
+        "type": _map(c["type"], lambda v: clean(text(v)), pa.string()),
+        "core": _map(c["core"], lambda v: clean(text(v)), pa.string()),
+        "block_dim": _arr(c["block"]),
+        "mix_block_dim": _arr(c["mix"]),
+        "op_state": _map(c["state"], state, pa.string()),
+    }
+    for key, col in (
+        ("in_s", "input_shapes"),
+        ("in_t", "input_dtypes"),
+        ("in_f", "input_formats"),
+        ("out_s", "output_shapes"),
+        ("out_t", "output_dtypes"),
+        ("out_f", "output_formats"),
+    ):
         out[col] = _map(c[key], lambda v: normalise_list(text(v)), pa.string())
     return {k: v.take(rows) for k, v in out.items()}, _valid(rows)
 
@@ -212,15 +305,22 @@ def _comm_task_info(db: Db, comm_groups: dict[str, str], gid: pa.Array) -> tuple
     op = pc.if_else(pc.fill_null(pc.not_equal(by_id, ""), False), by_id, own)  # ``op_names.get(id) or name``
     groups = _texts(db, c["group"])
     known = _lookup(op, comm_groups, pa.string())
-    has_known = _valid(pc.index_in(op, value_set=pa.array(list(comm_groups), pa.string()), skip_nulls=True)) \
-        if comm_groups else np.zeros(len(op), bool)
+    has_known = (
+        _valid(pc.index_in(op, value_set=pa.array(list(comm_groups), pa.string()), skip_nulls=True))
+        if comm_groups
+        else np.zeros(len(op), bool)
+    )
     transports, links = db.enum("ENUM_HCCL_TRANSPORT_TYPE"), db.enum("ENUM_HCCL_LINK_TYPE")
-    out = {"name": _texts(db, c["kind"]), "comm_op": op,
-           "group": pc.if_else(pa.array(has_known), known, groups),
-           "src_rank": _valid_ids(c["src"]), "dst_rank": _valid_ids(c["dst"]),
-           "transport": _map(c["transport"], lambda v: _enum(transports, v), pa.string()),
-           "link_type": _map(c["link"], lambda v: _enum(links, v), pa.string()),
-           "bytes": _arr(c["size"])}
+    out = {
+        "name": _texts(db, c["kind"]),
+        "comm_op": op,
+        "group": pc.if_else(pa.array(has_known), known, groups),
+        "src_rank": _valid_ids(c["src"]),
+        "dst_rank": _valid_ids(c["dst"]),
+        "transport": _map(c["transport"], lambda v: _enum(transports, v), pa.string()),
+        "link_type": _map(c["link"], lambda v: _enum(links, v), pa.string()),
+        "bytes": _arr(c["size"]),
+    }
     return {k: v.take(rows) for k, v in out.items()}, _valid(rows)
 
 
@@ -232,19 +332,40 @@ def _enum(table: dict[int, str], value) -> str | None:
 def _comm_op_columns(db: Db, comm_groups: dict[str, str]) -> dict[str, pa.Array]:
     """One ``communication`` row per ``COMMUNICATION_OP`` row (collectives: thousands, not
     millions, so a row loop is fine here)."""
-    o = db.select("COMMUNICATION_OP", {"name": ("opName",), "start": ("startNs",), "end": ("endNs",),
-                                       "conn": ("connectionId",), "group": ("groupName",),
-                                       "type": ("opType",), "device": ("deviceId",)})
-    conn_device = dict(db.rows("SELECT connectionId, min(deviceId) FROM TASK GROUP BY connectionId")) \
-        if db.has("TASK") and any(d is None for d in o["device"]) else {}
+    o = db.select(
+        "COMMUNICATION_OP",
+        {
+            "name": ("opName",),
+            "start": ("startNs",),
+            "end": ("endNs",),
+            "conn": ("connectionId",),
+            "group": ("groupName",),
+            "type": ("opType",),
+            "device": ("deviceId",),
+        },
+    )
+    conn_device = (
+        dict(db.rows("SELECT connectionId, min(deviceId) FROM TASK GROUP BY connectionId"))
+        if db.has("TASK") and any(d is None for d in o["device"])
+        else {}
+    )
     names, types, groups = db.text(o["name"]), db.text(o["type"]), db.text(o["group"])
     rows: dict[str, list] = {k: [] for k in _COLS}
     for i, name in enumerate(names):
         dev = o["device"][i] if o["device"][i] is not None else conn_device.get(o["conn"][i])
-        row = {"device": dev, "kind": "communication", "name": name, "type": comm_type(types[i], name), "core": "HCCL",
-               "start_ns": o["start"][i], "dur_ns": o["end"][i] - o["start"][i], "connection_id": o["conn"][i],
-               "block_dim": 0,
-               "comm_op": name, "group": comm_groups.get(name, groups[i])}
+        row = {
+            "device": dev,
+            "kind": "communication",
+            "name": name,
+            "type": comm_type(types[i], name),
+            "core": "HCCL",
+            "start_ns": o["start"][i],
+            "dur_ns": o["end"][i] - o["start"][i],
+            "connection_id": o["conn"][i],
+            "block_dim": 0,
+            "comm_op": name,
+            "group": comm_groups.get(name, groups[i]),
+        }
         for k in rows:
             rows[k].append(row.get(k))
     return {k: pa.array(v, _COLS[k]) for k, v in rows.items()}
@@ -322,7 +443,10 @@ def _last_index(keys: pa.Array, table_keys: pa.Array, skip_nulls: bool = False) 
     return pc.subtract(pa.scalar(n - 1, pa.int32()), pos).cast(pa.int64())
 
 
-def _lookup(keys: pa.Array, mapping: dict, type_: pa.DataType = pa.int64()) -> pa.Array:
+_INT64 = pa.int64()
+
+
+def _lookup(keys: pa.Array, mapping: dict, type_: pa.DataType = _INT64) -> pa.Array:
     """``mapping.get(key)`` for each non-null key (null keys give null)."""
     if not mapping or len(keys) == 0:
         return pa.nulls(len(keys), type_)

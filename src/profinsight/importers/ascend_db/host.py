@@ -13,6 +13,7 @@ Why it is built this way:
   (kernel + communication) whose ``connection_id`` the op owns through ``CONNECTION_IDS``; the
   other tasks (FFTS+ parents, HCCL small tasks) would count the same work twice.
 """
+
 from __future__ import annotations
 
 import re
@@ -42,16 +43,18 @@ def load_api_calls(db: Db, data: RankData) -> tuple[dict[int, int], dict[int, in
         return {}, {}
     start, end, typ, tid, conn, name = (list(c) for c in zip(*rows))
     levels = {**API_LEVEL, **db.enum("ENUM_API_TYPE")}
-    data.tables["api_calls"] = pa.table({
-        "call_id": pa.array(range(len(rows)), pa.int64()),
-        "pid": pa.array([None if g is None else g >> 32 for g in tid], pa.int64()),
-        "thread": pa.array([None if g is None else g & _LOW32 for g in tid], pa.int64()),
-        "level": pa.array([levels.get(t) for t in typ], pa.string()),
-        "name": pa.array(db.text(name), pa.string()),
-        "start_ns": pa.array(start, pa.int64()),
-        "dur_ns": pa.array([e - s for s, e in zip(start, end)], pa.int64()),
-        "connection_id": pa.array(conn, pa.int64()),
-    })
+    data.tables["api_calls"] = pa.table(
+        {
+            "call_id": pa.array(range(len(rows)), pa.int64()),
+            "pid": pa.array([None if g is None else g >> 32 for g in tid], pa.int64()),
+            "thread": pa.array([None if g is None else g & _LOW32 for g in tid], pa.int64()),
+            "level": pa.array([levels.get(t) for t in typ], pa.string()),
+            "name": pa.array(db.text(name), pa.string()),
+            "start_ns": pa.array(start, pa.int64()),
+            "dur_ns": pa.array([e - s for s, e in zip(start, end)], pa.int64()),
+            "connection_id": pa.array(conn, pa.int64()),
+        }
+    )
     call_of = {c: i for i, c in enumerate(conn) if c is not None}
     node_start = {c: s for c, s, t in zip(conn, start, typ) if t == NODE_API and c is not None}
     return call_of, node_start
@@ -61,11 +64,18 @@ def load_host_ops(db: Db, data: RankData) -> dict[int, list[int]]:
     """Fill ``host_ops``; return op_id -> the connection ids it owns (for ``launches``)."""
     if not db.has("PYTORCH_API"):
         return {}
-    cols = {"seq": ("sequenceNumber",), "fwd": ("fwdThreadId",), "dt": ("inputDtypes",),
-            "sh": ("inputShapes",), "cc": ("callchainId",)}
+    cols = {
+        "seq": ("sequenceNumber",),
+        "fwd": ("fwdThreadId",),
+        "dt": ("inputDtypes",),
+        "sh": ("inputShapes",),
+        "cc": ("callchainId",),
+    }
     extra = [f'"{db.col("PYTORCH_API", *a)}"' if db.col("PYTORCH_API", *a) else "NULL" for a in cols.values()]
-    rows = db.rows("SELECT CAST(startNs AS INTEGER) AS s, CAST(endNs AS INTEGER), globalTid, connectionId, "
-                   f"name, type, {', '.join(extra)} FROM PYTORCH_API ORDER BY s")
+    rows = db.rows(
+        "SELECT CAST(startNs AS INTEGER) AS s, CAST(endNs AS INTEGER), globalTid, connectionId, "
+        f"name, type, {', '.join(extra)} FROM PYTORCH_API ORDER BY s"
+    )
     if not rows:
         return {}
     start, end, tid, conn, name, typ, seq, fwd, dtypes, shapes, chain = (list(c) for c in zip(*rows))
@@ -88,24 +98,27 @@ def load_host_ops(db: Db, data: RankData) -> dict[int, list[int]]:
         if parent[i] >= 0:
             dev_total[parent[i]] += dev_total[i]
     stacks = _call_stacks(db)
-    data.tables["host_ops"] = pa.table({
-        "op_id": pa.array(range(n), pa.int64()),
-        "pid": pa.array([None if g is None else g >> 32 for g in tid], pa.int64()),
-        "thread": pa.array([None if g is None else g & _LOW32 for g in tid], pa.int64()),
-        "category": pa.array(category, pa.string()),
-        "name": pa.array(db.text(name), pa.string()),
-        "start_ns": pa.array(start_a), "dur_ns": pa.array(dur_a),
-        "step": _host_step(start_a, data.tables.get("steps")),
-        # -1 / 0 are the profiler's "none" (the text importer nulls them too)
-        "sequence": pa.array([None if v == -1 else v for v in seq], pa.int64()),
-        "fwd_thread": pa.array([None if v == 0 else v for v in fwd], pa.int64()),
-        "input_shapes": pa.array([normalise_list(s) for s in shapes], pa.string()),
-        "input_dtypes": pa.array([normalise_list(s) for s in dtypes], pa.string()),
-        "call_stack": pa.array([stacks.get(c) if c is not None else None for c in chain], pa.string()),
-        "host_self_ns": pa.array(host_self, mask=~is_op),
-        "device_self_ns": pa.array(dev_self, mask=~is_op),
-        "device_total_ns": pa.array(dev_total, mask=~is_op),
-    })
+    data.tables["host_ops"] = pa.table(
+        {
+            "op_id": pa.array(range(n), pa.int64()),
+            "pid": pa.array([None if g is None else g >> 32 for g in tid], pa.int64()),
+            "thread": pa.array([None if g is None else g & _LOW32 for g in tid], pa.int64()),
+            "category": pa.array(category, pa.string()),
+            "name": pa.array(db.text(name), pa.string()),
+            "start_ns": pa.array(start_a),
+            "dur_ns": pa.array(dur_a),
+            "step": _host_step(start_a, data.tables.get("steps")),
+            # -1 / 0 are the profiler's "none" (the text importer nulls them too)
+            "sequence": pa.array([None if v == -1 else v for v in seq], pa.int64()),
+            "fwd_thread": pa.array([None if v == 0 else v for v in fwd], pa.int64()),
+            "input_shapes": pa.array([normalise_list(s) for s in shapes], pa.string()),
+            "input_dtypes": pa.array([normalise_list(s) for s in dtypes], pa.string()),
+            "call_stack": pa.array([stacks.get(c) if c is not None else None for c in chain], pa.string()),
+            "host_self_ns": pa.array(host_self, mask=~is_op),
+            "device_self_ns": pa.array(dev_self, mask=~is_op),
+            "device_total_ns": pa.array(dev_total, mask=~is_op),
+        }
+    )
     return owned
 
 
@@ -127,9 +140,14 @@ def load_launches(data: RankData, owned: dict[int, list[int]], call_of: dict[int
     for c, call_id in call_of.items():
         for uid in by_conn.get(c, ()):
             host.append(None), api.append(call_id), uids.append(uid), link.append("connection_id")
-    data.tables["launches"] = pa.table({"host_op_id": pa.array(host, pa.int64()),
-                                        "api_call_id": pa.array(api, pa.int64()),
-                                        "task_uid": pa.array(uids, pa.int64()), "link": pa.array(link, pa.string())})
+    data.tables["launches"] = pa.table(
+        {
+            "host_op_id": pa.array(host, pa.int64()),
+            "api_call_id": pa.array(api, pa.int64()),
+            "task_uid": pa.array(uids, pa.int64()),
+            "link": pa.array(link, pa.string()),
+        }
+    )
 
 
 def load_trace_slices(db: Db, data: RankData) -> None:
@@ -141,19 +159,26 @@ def load_trace_slices(db: Db, data: RankData) -> None:
     if not rows:
         return
     start, end, tid = (list(c) for c in zip(*rows))
-    data.tables["trace_slices"] = pa.table({
-        "process": pa.array(["Python GC"] * len(rows), pa.string()),
-        "thread": pa.array([None if g is None else str(g & _LOW32) for g in tid], pa.string()),
-        "name": pa.array(["GC"] * len(rows), pa.string()), "cat": pa.array(["gc"] * len(rows), pa.string()),
-        "start_ns": pa.array(start, pa.int64()), "dur_ns": pa.array([e - s for s, e in zip(start, end)], pa.int64()),
-        "args": pa.array(["{}"] * len(rows), pa.string())})
+    data.tables["trace_slices"] = pa.table(
+        {
+            "process": pa.array(["Python GC"] * len(rows), pa.string()),
+            "thread": pa.array([None if g is None else str(g & _LOW32) for g in tid], pa.string()),
+            "name": pa.array(["GC"] * len(rows), pa.string()),
+            "cat": pa.array(["gc"] * len(rows), pa.string()),
+            "start_ns": pa.array(start, pa.int64()),
+            "dur_ns": pa.array([e - s for s, e in zip(start, end)], pa.int64()),
+            "args": pa.array(["{}"] * len(rows), pa.string()),
+        }
+    )
 
 
 def _unswap(dtypes: list, shapes: list) -> tuple[list, list]:
     """Return (dtypes, shapes) the right way round.  Types are words (``float``, ``Scalar``),
     dims are digits and commas; the sample DB has the two columns swapped."""
+
     def wordy(values):
         return sum(1 for v in values if v and _LETTERS.search(v))
+
     return (shapes, dtypes) if wordy(shapes) > wordy(dtypes) else (dtypes, shapes)
 
 
@@ -195,8 +220,9 @@ def _device_time_per_connection(data: RankData) -> dict[int, int]:
     out: dict[int, int] = {}
     if tasks is None:
         return out
-    for kind, c, d in zip(tasks.column("kind").to_pylist(), tasks.column("connection_id").to_pylist(),
-                          tasks.column("dur_ns").to_pylist()):
+    for kind, c, d in zip(
+        tasks.column("kind").to_pylist(), tasks.column("connection_id").to_pylist(), tasks.column("dur_ns").to_pylist()
+    ):
         if c is not None and kind in ("kernel", "communication"):
             out[c] = out.get(c, 0) + d
     return out
@@ -217,8 +243,13 @@ def _host_step(start: np.ndarray, steps: pa.Table | None) -> pa.Array:
     """Host events take the step whose *host* range contains their start."""
     if steps is None or steps.num_rows == 0:
         return pa.nulls(len(start), pa.int64())
-    host_only = pa.table({"step": steps.column("step"), "host_start_ns": steps.column("host_start_ns"),
-                          "host_end_ns": steps.column("host_end_ns"),
-                          "device_start_ns": pa.nulls(steps.num_rows, pa.int64()),
-                          "device_end_ns": pa.nulls(steps.num_rows, pa.int64())})
+    host_only = pa.table(
+        {
+            "step": steps.column("step"),
+            "host_start_ns": steps.column("host_start_ns"),
+            "host_end_ns": steps.column("host_end_ns"),
+            "device_start_ns": pa.nulls(steps.num_rows, pa.int64()),
+            "device_end_ns": pa.nulls(steps.num_rows, pa.int64()),
+        }
+    )
     return assign_steps(start, host_only)

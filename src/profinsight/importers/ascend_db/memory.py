@@ -13,6 +13,7 @@ Why it is built this way: the DB already stores bytes and ns, so the only work i
 * The APP memory curve is ``NPU_MEM`` rows of type ``app`` (``MEMORY_RECORD`` has no APP rows),
   as the text export's ``memory_record.csv`` shows.
 """
+
 from __future__ import annotations
 
 import pyarrow as pa
@@ -31,69 +32,103 @@ def load_memory(db: Db, data: RankData) -> None:
 
 
 def _samples(db: Db, data: RankData) -> None:
-    m = db.select("MEMORY_RECORD", {"component": ("component",), "ts": ("timestamp", "timestampNs"),
-                                    "alloc": ("totalAllocated",), "reserved": ("totalReserved",),
-                                    "active": ("totalActive",), "stream": ("streamPtr",),
-                                    "device": ("deviceId",)})
+    m = db.select(
+        "MEMORY_RECORD",
+        {
+            "component": ("component",),
+            "ts": ("timestamp", "timestampNs"),
+            "alloc": ("totalAllocated",),
+            "reserved": ("totalReserved",),
+            "active": ("totalActive",),
+            "stream": ("streamPtr",),
+            "device": ("deviceId",),
+        },
+    )
     comps = db.text(m["component"])
     # GE events record no "active" total (the DB writes 0, the text export leaves it empty)
     active = [None if c == "GE" else a for c, a in zip(comps, m["active"])]
-    cols = {"device": m["device"], "component": comps, "ts_ns": m["ts"],
-            "allocated_bytes": m["alloc"], "reserved_bytes": m["reserved"], "active_bytes": active,
-            "stream_ptr": [None if s is None else str(s) for s in m["stream"]]}
+    cols = {
+        "device": m["device"],
+        "component": comps,
+        "ts_ns": m["ts"],
+        "allocated_bytes": m["alloc"],
+        "reserved_bytes": m["reserved"],
+        "active_bytes": active,
+        "stream_ptr": [None if s is None else str(s) for s in m["stream"]],
+    }
     app = _npu_mem(db, "app")
     for k in cols:
         cols[k] = list(cols[k]) + app.get(k, [None] * len(app["ts_ns"]))
     if not cols["ts_ns"]:
         return
-    data.tables["memory_samples"] = _table(cols, {"device": pa.int32(), "component": pa.string(),
-                                                  "stream_ptr": pa.string()})
+    data.tables["memory_samples"] = _table(
+        cols, {"device": pa.int32(), "component": pa.string(), "stream_ptr": pa.string()}
+    )
 
 
 def _npu_mem(db: Db, kind: str) -> dict[str, list]:
     """``NPU_MEM`` rows of one type (``app`` / ``device``) as APP samples."""
     n = db.select("NPU_MEM", {"type": ("type",), "hbm": ("hbm",), "ts": ("timestampNs",), "device": ("deviceId",)})
     keep = [i for i, t in enumerate(db.text(n["type"])) if t == kind]
-    return {"device": [n["device"][i] for i in keep], "component": ["APP"] * len(keep),
-            "ts_ns": [n["ts"][i] for i in keep], "reserved_bytes": [_i(n["hbm"][i]) for i in keep]}
+    return {
+        "device": [n["device"][i] for i in keep],
+        "component": ["APP"] * len(keep),
+        "ts_ns": [n["ts"][i] for i in keep],
+        "reserved_bytes": [_i(n["hbm"][i]) for i in keep],
+    }
 
 
 def _blocks(db: Db, data: RankData) -> None:
-    cols = {"name": ("name",), "size_bytes": ("size",), "alloc_ns": ("allocationTime",),
-            "release_ns": ("releaseTime",), "active_release_ns": ("activeReleaseTime",),
-            "alloc_total_allocated_bytes": ("allocationTotalAllocated",),
-            "alloc_total_reserved_bytes": ("allocationTotalReserved",),
-            "alloc_total_active_bytes": ("allocationTotalActive",),
-            "release_total_allocated_bytes": ("releaseTotalAllocated",),
-            "release_total_reserved_bytes": ("releaseTotalReserved",),
-            "release_total_active_bytes": ("releaseTotalActive",),
-            "stream_ptr": ("streamPtr",), "device": ("deviceId",)}
+    cols = {
+        "name": ("name",),
+        "size_bytes": ("size",),
+        "alloc_ns": ("allocationTime",),
+        "release_ns": ("releaseTime",),
+        "active_release_ns": ("activeReleaseTime",),
+        "alloc_total_allocated_bytes": ("allocationTotalAllocated",),
+        "alloc_total_reserved_bytes": ("allocationTotalReserved",),
+        "alloc_total_active_bytes": ("allocationTotalActive",),
+        "release_total_allocated_bytes": ("releaseTotalAllocated",),
+        "release_total_reserved_bytes": ("releaseTotalReserved",),
+        "release_total_active_bytes": ("releaseTotalActive",),
+        "stream_ptr": ("streamPtr",),
+        "device": ("deviceId",),
+    }
     m = db.select("OP_MEMORY", cols)
     if not m["name"]:
         return
     names = db.text(m["name"])
     # GE (graph engine) blocks carry neither a stream nor an "active" total; the text export
     # names them `cann::<op>`, the DB without the prefix: add it so both exports agree.
-    ge = [(n or "").startswith("cann::") or (s is None and a is None)
-          for n, s, a in zip(names, m["stream_ptr"], m["alloc_total_active_bytes"])]
-    m["name"] = [f"cann::{n}" if g and n is not None and not n.startswith("cann::") else n
-                 for n, g in zip(names, ge)]
+    ge = [
+        (n or "").startswith("cann::") or (s is None and a is None)
+        for n, s, a in zip(names, m["stream_ptr"], m["alloc_total_active_bytes"])
+    ]
+    m["name"] = [f"cann::{n}" if g and n is not None and not n.startswith("cann::") else n for n, g in zip(names, ge)]
     m["component"] = ["GE" if g else "PTA" for g in ge]
     m["stream_ptr"] = [None if s is None else str(s) for s in m["stream_ptr"]]
-    data.tables["memory_blocks"] = _table(m, {"device": pa.int32(), "name": pa.string(),
-                                              "component": pa.string(), "stream_ptr": pa.string()})
+    data.tables["memory_blocks"] = _table(
+        m, {"device": pa.int32(), "name": pa.string(), "component": pa.string(), "stream_ptr": pa.string()}
+    )
 
 
 def _modules(db: Db, data: RankData) -> None:
-    m = db.select("NPU_MODULE_MEM", {"module": ("moduleId",), "ts": ("timestampNs",),
-                                     "reserved": ("totalReserved",), "device": ("deviceId",)})
+    m = db.select(
+        "NPU_MODULE_MEM",
+        {"module": ("moduleId",), "ts": ("timestampNs",), "reserved": ("totalReserved",), "device": ("deviceId",)},
+    )
     if not m["ts"]:
         return
     names = db.enum("ENUM_MODULE")
     data.tables["module_memory"] = _table(
-        {"device": m["device"], "component": [names.get(i, str(i)) for i in m["module"]], "ts_ns": m["ts"],
-         "reserved_bytes": [_i(v) for v in m["reserved"]]},
-        {"device": pa.int32(), "component": pa.string()})
+        {
+            "device": m["device"],
+            "component": [names.get(i, str(i)) for i in m["module"]],
+            "ts_ns": m["ts"],
+            "reserved_bytes": [_i(v) for v in m["reserved"]],
+        },
+        {"device": pa.int32(), "component": pa.string()},
+    )
 
 
 def load_counters(db: Db, data: RankData) -> None:
@@ -106,15 +141,19 @@ def load_counters(db: Db, data: RankData) -> None:
         cols["device"].append(device), cols["track"].append(track), cols["name"].append(name)
         cols["ts_ns"].append(int(ts)), cols["value"].append(float(value)), cols["unit"].append(unit)
 
-    for dev, ts, freq in db.rows("SELECT deviceId, timestampNs, freq FROM AICORE_FREQ ORDER BY timestampNs") \
-            if db.has("AICORE_FREQ") else ():
+    for dev, ts, freq in (
+        db.rows("SELECT deviceId, timestampNs, freq FROM AICORE_FREQ ORDER BY timestampNs")
+        if db.has("AICORE_FREQ")
+        else ()
+    ):
         add(dev, "AI Core Freq", "AI Core Freq", ts, freq, "MHz")
     if db.has("HBM"):
         for dev, ts, bw, hbm, typ in db.rows("SELECT deviceId, timestampNs, bandwidth, hbmId, type FROM HBM"):
             add(dev, "HBM", f"HBM {hbm}/{str(db.strings.get(typ, typ)).capitalize()}", ts, _div(bw, _MIB), "MB/s")
     if db.has("LLC"):
         for dev, llc, ts, hit, thr, mode in db.rows(
-                "SELECT deviceId, llcId, timestampNs, hitRate, throughput, mode FROM LLC"):
+            "SELECT deviceId, llcId, timestampNs, hitRate, throughput, mode FROM LLC"
+        ):
             m = str(db.strings.get(mode, mode)).capitalize()
             add(dev, "LLC", f"LLC {llc} {m}/Hit Rate", ts, hit, "%")
             add(dev, "LLC", f"LLC {llc} {m}/Throughput", ts, _div(thr, _MIB), "MB/s")
@@ -127,12 +166,21 @@ def load_counters(db: Db, data: RankData) -> None:
     _acc_pmu(db, add)
     if db.has("SOC_BANDWIDTH_LEVEL"):
         for l2, mata, ts, dev in db.rows(
-                "SELECT l2BufferBwLevel, mataBwLevel, timestampNs, deviceId FROM SOC_BANDWIDTH_LEVEL"):
+            "SELECT l2BufferBwLevel, mataBwLevel, timestampNs, deviceId FROM SOC_BANDWIDTH_LEVEL"
+        ):
             add(dev, "Stars Soc Info", "L2 Buffer Bw Level", ts, l2, "level")
             add(dev, "Stars Soc Info", "Mata Bw Level", ts, mata, "level")
     if cols["ts_ns"]:
-        data.tables["counters"] = _table(cols, {"device": pa.int32(), "track": pa.string(), "name": pa.string(),
-                                                "value": pa.float64(), "unit": pa.string()})
+        data.tables["counters"] = _table(
+            cols,
+            {
+                "device": pa.int32(),
+                "track": pa.string(),
+                "name": pa.string(),
+                "value": pa.float64(),
+                "unit": pa.string(),
+            },
+        )
 
 
 def _acc_pmu(db: Db, add) -> None:
@@ -140,11 +188,17 @@ def _acc_pmu(db: Db, add) -> None:
     importer names the timeline's per-accelerator events."""
     if not db.has("ACC_PMU"):
         return
-    rows = db.rows("SELECT deviceId, timestampNs, accId, readBwLevel, writeBwLevel, readOstLevel, writeOstLevel "
-                   "FROM ACC_PMU ORDER BY timestampNs, accId")
+    rows = db.rows(
+        "SELECT deviceId, timestampNs, accId, readBwLevel, writeBwLevel, readOstLevel, writeOstLevel "
+        "FROM ACC_PMU ORDER BY timestampNs, accId"
+    )
     for dev, ts, acc, rbw, wbw, rost, wost in rows:
-        for metric, value in (("read_bandwidth", rbw), ("write_bandwidth", wbw), ("read_ost", rost),
-                              ("write_ost", wost)):
+        for metric, value in (
+            ("read_bandwidth", rbw),
+            ("write_bandwidth", wbw),
+            ("read_ost", rost),
+            ("write_ost", wost),
+        ):
             add(dev, "Acc PMU", f"{metric} (acc_id {acc})", ts, value, "level")
 
 

@@ -6,6 +6,7 @@ almost every text field is an id into ``STRING_IDS``.  This class answers "is th
 there?" from ``PRAGMA table_info`` once, loads ``STRING_IDS`` and the ``ENUM_*`` tables once into
 dicts, and hands out whole tables with ``fetchall`` — never a query per row.
 """
+
 from __future__ import annotations
 
 import sqlite3
@@ -69,15 +70,19 @@ class Db:
         return None
 
     def count(self, table: str) -> int:
-        return self.con.execute(f'SELECT count(*) FROM "{self._tables[table.upper()]}"').fetchone()[0] \
-            if self.has(table) else 0
+        return (
+            self.con.execute(f'SELECT count(*) FROM "{self._tables[table.upper()]}"').fetchone()[0]
+            if self.has(table)
+            else 0
+        )
 
     # -- data ------------------------------------------------------------------------------
     def rows(self, sql: str, params=()) -> list[tuple]:
         return self.con.execute(sql, params).fetchall()
 
-    def select(self, table: str, wanted: dict[str, tuple[str, ...]], where: str = "",
-               order: str = "") -> dict[str, list]:
+    def select(
+        self, table: str, wanted: dict[str, tuple[str, ...]], where: str = "", order: str = ""
+    ) -> dict[str, list]:
         """Whole-table read of the wanted columns (name -> aliases) as column lists.
 
         A wanted column the table lacks comes back as a list of None, so callers never branch
@@ -115,8 +120,9 @@ class Db:
         """An ``ENUM_*`` table as a dict (empty when missing)."""
         key = table.upper()
         if key not in self._enums:
-            self._enums[key] = dict(self.rows(f'SELECT id, name FROM "{self._tables[key]}"')) \
-                if key in self._tables else {}
+            self._enums[key] = (
+                dict(self.rows(f'SELECT id, name FROM "{self._tables[key]}"')) if key in self._tables else {}
+            )
         return self._enums[key]
 
 

@@ -6,6 +6,7 @@ can ("no call stacks" because ``with_stack`` was off, not because parsing failed
 that JSON is plain and shared-shaped: :func:`parse_profiler_info` returns ``run_info`` columns,
 so the text importer can use the same function and both exports agree.
 """
+
 from __future__ import annotations
 
 import json
@@ -17,8 +18,10 @@ from ... import diagnostics as dg
 from ..base import RankData
 from .reader import Db
 
-LEVEL1_FIX = ("collect with experimental_config=torch_npu.profiler._ExperimentalConfig("
-              "profiler_level=torch_npu.profiler.ProfilerLevel.Level1)")
+LEVEL1_FIX = (
+    "collect with experimental_config=torch_npu.profiler._ExperimentalConfig("
+    "profiler_level=torch_npu.profiler.ProfilerLevel.Level1)"
+)
 
 
 def parse_profiler_info(path: Path | None) -> dict:
@@ -36,14 +39,20 @@ def parse_profiler_info(path: Path | None) -> dict:
     out = {
         "profiler_level": exp.get("_profiler_level"),
         "activities": ",".join(str(a).split(".")[-1] for a in acts) if acts else None,
-        "record_shapes": common.get("record_shapes"), "profile_memory": common.get("profile_memory"),
-        "with_stack": common.get("with_stack"), "with_modules": common.get("with_modules"),
+        "record_shapes": common.get("record_shapes"),
+        "profile_memory": common.get("profile_memory"),
+        "with_stack": common.get("with_stack"),
+        "with_modules": common.get("with_modules"),
         "aic_metrics": exp.get("_aic_metrics"),
         "schedule": json.dumps(common["schedule"], sort_keys=True) if common.get("schedule") is not None else None,
         "rank_id": cfg.get("rank_id"),
     }
-    extra = {"experimental_config": exp, "with_flops": common.get("with_flops"),
-             "start_info": cfg.get("start_info"), "end_info": cfg.get("end_info")}
+    extra = {
+        "experimental_config": exp,
+        "with_flops": common.get("with_flops"),
+        "start_info": cfg.get("start_info"),
+        "end_info": cfg.get("end_info"),
+    }
     out["extra"] = {k: v for k, v in extra.items() if v is not None}
     return out
 
@@ -59,8 +68,9 @@ def read_metadata(path: Path | None) -> dict:
     return meta if isinstance(meta, dict) else {}
 
 
-def load_run_info(db: Db, data: RankData, folder: Path, info: dict, metadata: dict, rank: int | None,
-                  device: int | None) -> None:
+def load_run_info(
+    db: Db, data: RankData, folder: Path, info: dict, metadata: dict, rank: int | None, device: int | None
+) -> None:
     """Fill ``run_info`` (one row)."""
     meta = dict(db.rows("SELECT name, value FROM META_DATA")) if db.has("META_DATA") else {}
     env = {}
@@ -81,20 +91,32 @@ def load_run_info(db: Db, data: RankData, folder: Path, info: dict, metadata: di
     if user_meta:
         extra["metadata"] = user_meta
     row = {
-        "device": device, "source_format": "ascend_db", "path": str(folder),
-        "profiler_level": info.get("profiler_level"), "activities": info.get("activities"),
-        "record_shapes": info.get("record_shapes"), "profile_memory": info.get("profile_memory"),
-        "with_stack": info.get("with_stack"), "with_modules": info.get("with_modules"),
-        "aic_metrics": info.get("aic_metrics"), "schedule": info.get("schedule"),
-        "env": json.dumps(env, sort_keys=True), "versions": json.dumps(versions, sort_keys=True),
+        "device": device,
+        "source_format": "ascend_db",
+        "path": str(folder),
+        "profiler_level": info.get("profiler_level"),
+        "activities": info.get("activities"),
+        "record_shapes": info.get("record_shapes"),
+        "profile_memory": info.get("profile_memory"),
+        "with_stack": info.get("with_stack"),
+        "with_modules": info.get("with_modules"),
+        "aic_metrics": info.get("aic_metrics"),
+        "schedule": info.get("schedule"),
+        "env": json.dumps(env, sort_keys=True),
+        "versions": json.dumps(versions, sort_keys=True),
         "device_name": npu.get(device, next(iter(npu.values()), None)) if npu else None,
-        "host": host[0][0] if host else None, "world_size": world,
+        "host": host[0][0] if host else None,
+        "world_size": world,
         "collect_start_ns": session[0][0] if session else None,
         "collect_end_ns": session[0][1] if session else None,
         "extra": json.dumps(extra, sort_keys=True, default=str),
     }
-    types = {"device": pa.int32(), "world_size": pa.int64(), "collect_start_ns": pa.int64(),
-             "collect_end_ns": pa.int64()}
+    types = {
+        "device": pa.int32(),
+        "world_size": pa.int64(),
+        "collect_start_ns": pa.int64(),
+        "collect_end_ns": pa.int64(),
+    }
     for b in ("record_shapes", "profile_memory", "with_stack", "with_modules"):
         types[b] = pa.bool_()
     data.tables["run_info"] = pa.table({k: pa.array([v], types.get(k, pa.string())) for k, v in row.items()})
@@ -109,44 +131,81 @@ _NEEDED = {
 }
 
 
-def diagnose(db: Db, data: RankData, info: dict, adb_tables: set[str], has_info_file: bool,
-             rank: int | None) -> None:
+def diagnose(db: Db, data: RankData, info: dict, adb_tables: set[str], has_info_file: bool, rank: int | None) -> None:
     """The doctor's notes: missing tables and what they disable, collection switches that were
     off, Level0 limits."""
     out = data.diagnostics
     for table, (lost, sev) in _NEEDED.items():
         if not db.has(table):
             make = getattr(dg, sev)
-            out.append(make("table-missing", f"table {table} is missing: no {lost}", file=db.path,
-                            fix="re-export the profile with a current torch_npu (offline parse: "
-                                "torch_npu.profiler.profiler.analyse) if this is unexpected", rank=rank))
+            out.append(
+                make(
+                    "table-missing",
+                    f"table {table} is missing: no {lost}",
+                    file=db.path,
+                    fix="re-export the profile with a current torch_npu (offline parse: "
+                    "torch_npu.profiler.profiler.analyse) if this is unexpected",
+                    rank=rank,
+                )
+            )
     steps = data.tables.get("steps")
     if steps is None or steps.num_rows == 0:
-        out.append(dg.info("no-steps", "no ProfilerStep#N marks (STEP_TIME is empty or missing): per-step views "
-                           "fall back to the whole capture", file=db.path,
-                           fix="call prof.step() once per training iteration inside the profiler context",
-                           rank=rank))
+        out.append(
+            dg.info(
+                "no-steps",
+                "no ProfilerStep#N marks (STEP_TIME is empty or missing): per-step views "
+                "fall back to the whole capture",
+                file=db.path,
+                fix="call prof.step() once per training iteration inside the profiler context",
+                rank=rank,
+            )
+        )
     if not has_info_file:
-        out.append(dg.info("no-profiler-info", "profiler_info*.json is missing: collection switches unknown",
-                           file=db.path.parent.parent, fix="keep profiler_info_<rank>.json next to "
-                                                           "ASCEND_PROFILER_OUTPUT", rank=rank))
+        out.append(
+            dg.info(
+                "no-profiler-info",
+                "profiler_info*.json is missing: collection switches unknown",
+                file=db.path.parent.parent,
+                fix="keep profiler_info_<rank>.json next to ASCEND_PROFILER_OUTPUT",
+                rank=rank,
+            )
+        )
     level = info.get("profiler_level")
     if level in ("Level0", "Level_none"):
-        out.append(dg.warning(
-            "level0-limits", f"collected at {level}: no operator types, shapes or PMU metrics, and no "
-            "communication analysis (transit/wait split, bandwidth, communication matrix)",
-            file=db.path, fix=LEVEL1_FIX, rank=rank))
+        out.append(
+            dg.warning(
+                "level0-limits",
+                f"collected at {level}: no operator types, shapes or PMU metrics, and no "
+                "communication analysis (transit/wait split, bandwidth, communication matrix)",
+                file=db.path,
+                fix=LEVEL1_FIX,
+                rank=rank,
+            )
+        )
     elif db.count("COMMUNICATION_OP") and "CommAnalyzerTime" not in adb_tables:
-        out.append(dg.warning(
-            "no-comm-analysis", "communication ops were recorded but analysis.db has no communication "
-            "analysis: transit/wait split, bandwidth and the communication matrix are unavailable",
-            file=db.path.parent / "analysis.db",
-            fix="re-run the offline parse (torch_npu.profiler.profiler.analyse) on all ranks", rank=rank))
-    switches = (("with_stack", "no-call-stacks", "Python call stacks", "with_stack=True"),
-                ("record_shapes", "no-shapes", "input shapes and dtypes of framework ops", "record_shapes=True"),
-                ("profile_memory", "no-memory-profile", "the memory curve and per-op allocations",
-                 "profile_memory=True"))
+        out.append(
+            dg.warning(
+                "no-comm-analysis",
+                "communication ops were recorded but analysis.db has no communication "
+                "analysis: transit/wait split, bandwidth and the communication matrix are unavailable",
+                file=db.path.parent / "analysis.db",
+                fix="re-run the offline parse (torch_npu.profiler.profiler.analyse) on all ranks",
+                rank=rank,
+            )
+        )
+    switches = (
+        ("with_stack", "no-call-stacks", "Python call stacks", "with_stack=True"),
+        ("record_shapes", "no-shapes", "input shapes and dtypes of framework ops", "record_shapes=True"),
+        ("profile_memory", "no-memory-profile", "the memory curve and per-op allocations", "profile_memory=True"),
+    )
     for key, code, what, fix in switches:
         if info.get(key) is False:
-            out.append(dg.info(code, f"{key} was off: no {what}", file=db.path,
-                               fix=f"pass {fix} to torch_npu.profiler.profile", rank=rank))
+            out.append(
+                dg.info(
+                    code,
+                    f"{key} was off: no {what}",
+                    file=db.path,
+                    fix=f"pass {fix} to torch_npu.profiler.profile",
+                    rank=rank,
+                )
+            )

@@ -21,6 +21,7 @@ DuckDB's working set are never in memory together.  Module map:
 
 Decisions shared with the DB importer are documented in the module that makes them.
 """
+
 from __future__ import annotations
 
 import os
@@ -45,8 +46,11 @@ FORMAT = "ascend_text"
 THREADS = 1
 
 #: internal helper columns dropped before tables are handed out
-_INTERNAL = {"device_tasks": ("hw_idx", "op_idx", "plane_idx"), "host_ops": ("idx",),
-             "api_calls": ("idx", "trace_pid", "trace_tid")}
+_INTERNAL = {
+    "device_tasks": ("hw_idx", "op_idx", "plane_idx"),
+    "host_ops": ("idx",),
+    "api_calls": ("idx", "trace_pid", "trace_tid"),
+}
 
 
 def sniff(path: Path) -> RankSource | None:
@@ -79,8 +83,9 @@ def load_rank(source: RankSource) -> RankData:
             _sql.install(con)
             files, extra = _load(con, inputs, cfg, folder, out_dir)
         except duckdb.OutOfMemoryException as exc:
-            raise out_of_memory(trace if trace.is_file() else folder, trace_bytes or _folder_bytes(folder),
-                                exc) from None
+            raise out_of_memory(
+                trace if trace.is_file() else folder, trace_bytes or _folder_bytes(folder), exc
+            ) from None
         finally:
             con.close()
         tables = {name: _mapped(path) for name, path in files.items()}
@@ -152,15 +157,23 @@ def _read_trace(con, inputs: _files.Inputs) -> TraceRead | None:
     path = inputs.path(_files.TRACE)
     if not path.is_file() or path.stat().st_size == 0:
         if path.is_file():
-            inputs.add("warning", "empty-file", f"{_files.TRACE} is empty (0 bytes): host ops, launches, API calls, "
-                       "counters and timeline slices are empty.", path, _TRACE_FIX)
+            inputs.add(
+                "warning",
+                "empty-file",
+                f"{_files.TRACE} is empty (0 bytes): host ops, launches, API calls, "
+                "counters and timeline slices are empty.",
+                path,
+                _TRACE_FIX,
+            )
         return None
     result = read_trace_json(con, path, "ev", consume=_trace.take_piece)
     return result if result.truncated else None
 
 
-_TRACE_FIX = ("Copy the file again from the machine that recorded it, or re-run "
-              "torch_npu.profiler.profiler.analyse(<rank folder>) to rebuild it.")
+_TRACE_FIX = (
+    "Copy the file again from the machine that recorded it, or re-run "
+    "torch_npu.profiler.profiler.analyse(<rank folder>) to rebuild it."
+)
 
 
 def _report_trace(con, inputs: _files.Inputs, result: TraceRead) -> None:
@@ -168,11 +181,18 @@ def _report_trace(con, inputs: _files.Inputs, result: TraceRead) -> None:
     that kernel_details.csv / operator_details.csv list but the trace no longer holds."""
     path = inputs.path(_files.TRACE)
     if not result.events:
-        inputs.add("error", "trace-invalid", f"{_files.TRACE} could not be read ({result.error}); host ops, "
-                   "launches, API calls, counters and timeline slices are empty.", path, _TRACE_FIX)
+        inputs.add(
+            "error",
+            "trace-invalid",
+            f"{_files.TRACE} could not be read ({result.error}); host ops, "
+            "launches, API calls, counters and timeline slices are empty.",
+            path,
+            _TRACE_FIX,
+        )
         return
-    kd_missing, kd_total = con.sql("SELECT count(*) FILTER (WHERE kd_row NOT IN (SELECT kd_row FROM kd_match)), "
-                                   "count(*) FROM kd").fetchall()[0]
+    kd_missing, kd_total = con.sql(
+        "SELECT count(*) FILTER (WHERE kd_row NOT IN (SELECT kd_row FROM kd_match)), count(*) FROM kd"
+    ).fetchall()[0]
     od_total = con.sql("SELECT count(*) FROM od").fetchall()[0][0] if _has_table(con, "od") else 0
     od_missing = od_total - (con.sql("SELECT count(*) FROM od_match").fetchall()[0][0] if od_total else 0)
     evidence = []
@@ -181,8 +201,14 @@ def _report_trace(con, inputs: _files.Inputs, result: TraceRead) -> None:
     if od_total:
         evidence.append(f"{od_missing} of {od_total} operator_details.csv ops")
     tail = f"; missing from it: {' and '.join(evidence)}" if evidence else ""
-    inputs.add("warning", "trace-truncated", result.describe(_files.TRACE) + tail + ". Host ops, launches, API calls "
-               "and trace-only device tasks after the cut are absent.", path, _TRACE_FIX)
+    inputs.add(
+        "warning",
+        "trace-truncated",
+        result.describe(_files.TRACE) + tail + ". Host ops, launches, API calls "
+        "and trace-only device tasks after the cut are absent.",
+        path,
+        _TRACE_FIX,
+    )
 
 
 def _has_table(con, name: str) -> bool:
@@ -206,17 +232,25 @@ def _check_unmatched(con, inputs: _files.Inputs, have_kd: bool) -> None:
         return
     n = con.sql("SELECT count(*) FROM kd WHERE kd_row NOT IN (SELECT kd_row FROM kd_match)").fetchall()[0][0]
     if n:
-        inputs.add("info", "kernel-not-in-trace", f"{n} row(s) of {_files.KERNELS} have no matching event in "
-                   f"{_files.TRACE}; they have no launch link.", inputs.path(_files.KERNELS))
+        inputs.add(
+            "info",
+            "kernel-not-in-trace",
+            f"{n} row(s) of {_files.KERNELS} have no matching event in {_files.TRACE}; they have no launch link.",
+            inputs.path(_files.KERNELS),
+        )
 
 
 def _check_steps(con, inputs: _files.Inputs) -> None:
     """No ``ProfilerStep#N``: every per-step view (step breakdown, steps column) is empty."""
     has_ops = con.sql("SELECT count(*) FROM host_ops").fetchall()[0][0]
     if has_ops and not con.sql("SELECT count(*) FROM steps").fetchall()[0][0]:
-        inputs.add("info", "no-steps", "No ProfilerStep#N in trace_view.json: per-step views are empty and "
-                   "no task has a step.", inputs.path(_files.TRACE),
-                   "Call prof.step() once per training iteration inside the torch_npu.profiler.profile context.")
+        inputs.add(
+            "info",
+            "no-steps",
+            "No ProfilerStep#N in trace_view.json: per-step views are empty and no task has a step.",
+            inputs.path(_files.TRACE),
+            "Call prof.step() once per training iteration inside the torch_npu.profiler.profile context.",
+        )
 
 
 def _fetch(con, inputs, cfg, folder, device, made, out_dir: str) -> tuple[dict[str, str], dict[str, pa.Table]]:
@@ -224,22 +258,30 @@ def _fetch(con, inputs, cfg, folder, device, made, out_dir: str) -> tuple[dict[s
     memory), dropping each working table once no later output needs it.  Returns the files and
     the small tables built in Python."""
     dev = "NULL" if device is None else str(device)
-    con.execute("CREATE OR REPLACE TABLE used AS SELECT hw_idx AS idx FROM device_tasks WHERE hw_idx IS NOT NULL "
-                "UNION ALL SELECT op_idx FROM device_tasks WHERE op_idx IS NOT NULL "
-                "UNION ALL SELECT plane_idx FROM device_tasks WHERE plane_idx IS NOT NULL "
-                "UNION ALL SELECT idx FROM kd_match UNION ALL SELECT idx FROM host_ops "
-                "UNION ALL SELECT idx FROM api_calls")
+    con.execute(
+        "CREATE OR REPLACE TABLE used AS SELECT hw_idx AS idx FROM device_tasks WHERE hw_idx IS NOT NULL "
+        "UNION ALL SELECT op_idx FROM device_tasks WHERE op_idx IS NOT NULL "
+        "UNION ALL SELECT plane_idx FROM device_tasks WHERE plane_idx IS NOT NULL "
+        "UNION ALL SELECT idx FROM kd_match UNION ALL SELECT idx FROM host_ops "
+        "UNION ALL SELECT idx FROM api_calls"
+    )
     # (output, query, working tables no later output reads)
     steps = [
-        ("comm_ops", f"SELECT * REPLACE (coalesce(device, {dev}) AS device) FROM ({_comm.comm_ops_sql()})",
-         ("cj", "hccl_op")),
+        (
+            "comm_ops",
+            f"SELECT * REPLACE (coalesce(device, {dev}) AS device) FROM ({_comm.comm_ops_sql()})",
+            ("cj", "hccl_op"),
+        ),
         ("trace_slices", _trace.slices_sql("used") + " ORDER BY start_ns", ("x", "used")),
         ("counters", _trace.counters_sql(device), ("tr_cv", "counter_units", "procs")),
         ("device_tasks", "SELECT * FROM device_tasks ORDER BY task_uid", ("device_tasks",)),
         ("host_ops", "SELECT * FROM host_ops ORDER BY op_id", ("host_ops",)),
         ("api_calls", "SELECT * FROM api_calls ORDER BY call_id", ("api_calls",)),
-        ("launches", "SELECT * FROM launches ORDER BY task_uid, link, host_op_id NULLS FIRST, "
-                     "api_call_id NULLS FIRST", ("launches",)),
+        (
+            "launches",
+            "SELECT * FROM launches ORDER BY task_uid, link, host_op_id NULLS FIRST, api_call_id NULLS FIRST",
+            ("launches",),
+        ),
         ("steps", "SELECT * FROM steps ORDER BY step", ("steps",)),
     ] + [(t, f"SELECT * REPLACE (coalesce(device, {dev}) AS device) FROM {t}", (t,)) for t in made]
     keep = {"comm_groups"} | {t for _, _, dropped in steps for t in dropped}
@@ -251,7 +293,7 @@ def _fetch(con, inputs, cfg, folder, device, made, out_dir: str) -> tuple[dict[s
         if drop:
             rel = con.sql(f"SELECT * EXCLUDE ({', '.join(drop)}) FROM ({sql})")
         files[name] = _write_ipc(rel, os.path.join(out_dir, f"{name}.arrow"))
-        _drop_tables(con, lambda t: t in done)
+        _drop_tables(con, lambda t, done=done: t in done)
     extra = {}
     links = _comm.comm_links_table(inputs, con)
     if links is not None:

@@ -12,6 +12,7 @@
 - ``group`` is the numeric hash of the JSON key ``{op}@{group}``; without the JSON, the trace's
   HCCL group-lane name (``Group 0 Communication``).
 """
+
 from __future__ import annotations
 
 import re
@@ -23,8 +24,10 @@ from . import _files as F
 
 TRANSPORTS = ("RDMA", "HCCS", "PCIE", "SDMA", "SIO")
 _STEP = re.compile(r"^step(\d+)$")
-_P2P = "(lower(name) LIKE 'hcom\\_send%' ESCAPE '\\' OR lower(name) LIKE 'hcom\\_receive%' ESCAPE '\\' " \
-       "OR lower(name) LIKE 'hcom\\_batchsendrecv%' ESCAPE '\\')"
+_P2P = (
+    "(lower(name) LIKE 'hcom\\_send%' ESCAPE '\\' OR lower(name) LIKE 'hcom\\_receive%' ESCAPE '\\' "
+    "OR lower(name) LIKE 'hcom\\_batchsendrecv%' ESCAPE '\\')"
+)
 
 
 def _step(key: str) -> int | None:
@@ -38,8 +41,13 @@ def _read(inputs: F.Inputs, name: str):
     try:
         data = orjson.loads(inputs.path(name).read_bytes())
     except orjson.JSONDecodeError as exc:
-        inputs.add("warning", "json-invalid", f"{name} is not valid JSON ({exc}); communication views "
-                   "from it are empty.", inputs.path(name), "Re-export the profile or restore the file.")
+        inputs.add(
+            "warning",
+            "json-invalid",
+            f"{name} is not valid JSON ({exc}); communication views from it are empty.",
+            inputs.path(name),
+            "Re-export the profile or restore the file.",
+        )
         return None
     return data if isinstance(data, dict) else None
 
@@ -54,10 +62,19 @@ def load_comm_json(con, inputs: F.Inputs) -> bool:
             for key, rec in (ops or {}).items():
                 if "@" in key and isinstance(rec, dict):
                     rows.append(_op_row(_step(step_key), category, key, rec))
-    cols = ["step", "category", "name", "group", "start_us", "elapse_ms", "transit_ms", "wait_ms", "sync_ms",
-            "idle_ms"] + [f"{t.lower()}_{k}" for t in TRANSPORTS for k in ("mb", "ms")]
-    table = pa.table({c: pa.array([r.get(c) for r in rows], pa.int64() if c == "step" else pa.string())
-                      for c in cols})
+    cols = [
+        "step",
+        "category",
+        "name",
+        "group",
+        "start_us",
+        "elapse_ms",
+        "transit_ms",
+        "wait_ms",
+        "sync_ms",
+        "idle_ms",
+    ] + [f"{t.lower()}_{k}" for t in TRANSPORTS for k in ("mb", "ms")]
+    table = pa.table({c: pa.array([r.get(c) for r in rows], pa.int64() if c == "step" else pa.string()) for c in cols})
     con.register("cj_arrow", table)
     con.execute("CREATE OR REPLACE TABLE cj AS SELECT * FROM cj_arrow")
     con.unregister("cj_arrow")
@@ -69,10 +86,18 @@ def _op_row(step, category, key, rec) -> dict:
     name, group = key.rsplit("@", 1)
     t = rec.get("Communication Time Info") or {}
     bw = rec.get("Communication Bandwidth Info") or {}
-    row = {"step": step, "category": category, "name": name, "group": group,
-           "start_us": _text(t.get("Start Timestamp(us)")), "elapse_ms": _text(t.get("Elapse Time(ms)")),
-           "transit_ms": _text(t.get("Transit Time(ms)")), "wait_ms": _text(t.get("Wait Time(ms)")),
-           "sync_ms": _text(t.get("Synchronization Time(ms)")), "idle_ms": _text(t.get("Idle Time(ms)"))}
+    row = {
+        "step": step,
+        "category": category,
+        "name": name,
+        "group": group,
+        "start_us": _text(t.get("Start Timestamp(us)")),
+        "elapse_ms": _text(t.get("Elapse Time(ms)")),
+        "transit_ms": _text(t.get("Transit Time(ms)")),
+        "wait_ms": _text(t.get("Wait Time(ms)")),
+        "sync_ms": _text(t.get("Synchronization Time(ms)")),
+        "idle_ms": _text(t.get("Idle Time(ms)")),
+    }
     for tr in TRANSPORTS:
         rec_t = bw.get(tr) or {}
         row[f"{tr.lower()}_mb"] = _text(rec_t.get("Transit Size(MB)"))
@@ -86,8 +111,9 @@ def _text(v) -> str | None:
 
 def comm_ops_sql() -> str:
     """SELECT for ``comm_ops`` over ``device_tasks`` communication rows, ``cj`` and ``hccl_op``."""
-    per_tr = ", ".join(f"mb_bytes(j.{t}_mb) AS {t}_bytes, ms_ns(j.{t}_ms) AS {t}_transit_ns"
-                       for t in (x.lower() for x in TRANSPORTS))
+    per_tr = ", ".join(
+        f"mb_bytes(j.{t}_mb) AS {t}_bytes, ms_ns(j.{t}_ms) AS {t}_transit_ns" for t in (x.lower() for x in TRANSPORTS)
+    )
     return f"""WITH kc AS (
             SELECT name, type, start_ns, dur_ns, step, device, "group", op_idx,
                    row_number() OVER (PARTITION BY name ORDER BY start_ns, task_uid) AS occ
@@ -98,7 +124,7 @@ def comm_ops_sql() -> str:
         SELECT coalesce(kc.step, j.step) AS step, kc.device,
                coalesce(kc.name, j.name) AS name,
                coalesce(kc.type, regexp_extract(coalesce(kc.name, j.name), '^(hcom_[A-Za-z0-9]+_)', 1)) AS type,
-               coalesce(j.category, CASE WHEN {_P2P.replace('name', 'coalesce(kc.name, j.name)')} THEN 'p2p'
+               coalesce(j.category, CASE WHEN {_P2P.replace("name", "coalesce(kc.name, j.name)")} THEN 'p2p'
                                          ELSE 'collective' END) AS category,
                coalesce(j."group", kc."group") AS "group",
                coalesce(kc.start_ns, CAST(round(TRY_CAST(j.start_us AS DOUBLE) * 1000) AS BIGINT)) AS start_ns,
@@ -126,11 +152,24 @@ def comm_links_table(inputs: F.Inputs, con) -> pa.Table | None:
         for category, groups in (cats or {}).items():
             for key, links in (groups or {}).items():
                 rows.extend(_link_rows(_step(step_key), category, key, links))
-    cols = ["step", "category", "op_type", "summary", "group", "src_rank", "dst_rank", "transport", "mb", "ms",
-            "op_name"]
+    cols = [
+        "step",
+        "category",
+        "op_type",
+        "summary",
+        "group",
+        "src_rank",
+        "dst_rank",
+        "transport",
+        "mb",
+        "ms",
+        "op_name",
+    ]
     types = {"step": pa.int64(), "src_rank": pa.int64(), "dst_rank": pa.int64()}
-    con.register("links_arrow", pa.table({c: pa.array([r[i] for r in rows], types.get(c, pa.string()))
-                                          for i, c in enumerate(cols)}))
+    con.register(
+        "links_arrow",
+        pa.table({c: pa.array([r[i] for r in rows], types.get(c, pa.string())) for i, c in enumerate(cols)}),
+    )
     out = con.sql("""SELECT step, category, op_type, summary, "group", src_rank, dst_rank, transport,
                             mb_bytes(mb) AS bytes, ms_ns(ms) AS transit_ns, op_name
                      FROM links_arrow""").to_arrow_table()
@@ -144,8 +183,19 @@ def _link_rows(step, category, key, links):
     for link, rec in (links or {}).items():
         src, _, dst = str(link).partition("-")
         rec = rec or {}
-        yield (step, category, op_type.lower(), summary, group, _int(src), _int(dst), rec.get("Transport Type"),
-               _text(rec.get("Transit Size(MB)")), _text(rec.get("Transit Time(ms)")), rec.get("Op Name"))
+        yield (
+            step,
+            category,
+            op_type.lower(),
+            summary,
+            group,
+            _int(src),
+            _int(dst),
+            rec.get("Transport Type"),
+            _text(rec.get("Transit Size(MB)")),
+            _text(rec.get("Transit Time(ms)")),
+            rec.get("Op Name"),
+        )
 
 
 def _int(text: str) -> int | None:

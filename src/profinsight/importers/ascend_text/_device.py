@@ -23,14 +23,19 @@ memcpy / memset / sync / other rows have ``name`` = ``type`` = the hardware task
 trace's SQE-level task type (``PCIE_DMA_SQE``, ``AI_CORE`` for vector kernels too) in the extra
 column ``hw_task_type``.
 """
+
 from __future__ import annotations
 
 from .._steps import earliest_containing
 
-COMPUTE_HW = "('AI_CORE', 'AI_VECTOR_CORE', 'MIX_AIC', 'MIX_AIV', 'AI_CPU', 'DSA_SQE', 'KERNEL_AICORE', " \
-             "'KERNEL_AIVEC', 'KERNEL_AICPU', 'FFTS_PLUS')"
-SMALL_TASKS = "('Notify Wait', 'Notify Record', 'Write Value', 'SDMA', 'RDMA', 'Reduce Inline', " \
-              "'Notify_Wait', 'Notify_Record', 'Memcpy', 'Reduce_Inline', 'RDMASend', 'Local Copy')"
+COMPUTE_HW = (
+    "('AI_CORE', 'AI_VECTOR_CORE', 'MIX_AIC', 'MIX_AIV', 'AI_CPU', 'DSA_SQE', 'KERNEL_AICORE', "
+    "'KERNEL_AIVEC', 'KERNEL_AICPU', 'FFTS_PLUS')"
+)
+SMALL_TASKS = (
+    "('Notify Wait', 'Notify Record', 'Write Value', 'SDMA', 'RDMA', 'Reduce Inline', "
+    "'Notify_Wait', 'Notify_Record', 'Memcpy', 'Reduce_Inline', 'RDMASend', 'Local Copy')"
+)
 _KINDS = "CASE kind WHEN 'communication' THEN 0 WHEN 'kernel' THEN 1 WHEN 'comm_task' THEN 2 ELSE 3 END"
 
 
@@ -43,13 +48,16 @@ def build_device_tasks(con, pmu_cols: list[str], have_kd: bool, device: int | No
     dev = "NULL" if device is None else str(int(device))
     pmu = "".join(f", k.{c}" for c in pmu_cols)
     parts = [_from_kd(dev, pmu), _from_hw(dev, have_kd), _from_plane(dev)] + ([] if have_kd else [_from_ops(dev)])
-    con.execute("CREATE OR REPLACE TABLE dt_pre AS SELECT (row_number() OVER ()) AS pre_id, * FROM ("
-                + " UNION ALL BY NAME ".join(parts) + ")")
+    con.execute(
+        "CREATE OR REPLACE TABLE dt_pre AS SELECT (row_number() OVER ()) AS pre_id, * FROM ("
+        + " UNION ALL BY NAME ".join(parts)
+        + ")"
+    )
     con.execute(_PARENTS)
     con.register("task_step_arrow", _task_steps(con))
     try:
         con.execute(f"""CREATE OR REPLACE TABLE device_tasks AS
-            SELECT (row_number() OVER (ORDER BY d.start_ns, {_KINDS.replace('kind', 'd.kind')}, d.src, d.src_order))
+            SELECT (row_number() OVER (ORDER BY d.start_ns, {_KINDS.replace("kind", "d.kind")}, d.src, d.src_order))
                      - 1 AS task_uid,
                    d.* EXCLUDE (comm_op, "group", step, src, src_order),
                    coalesce(d.comm_op, pa.parent_op) AS comm_op, coalesce(d."group", pa.parent_group) AS "group",
@@ -70,12 +78,23 @@ def _task_steps(con):
     (:func:`.._steps.earliest_containing`) instead of a range join against every step."""
     import pyarrow as pa
 
-    bounds = con.sql("SELECT step, host_start_ns, coalesce(device_start_ns, host_start_ns) AS lo, "
-                     "coalesce(device_end_ns, host_end_ns) AS hi FROM steps").to_arrow_table()
+    bounds = con.sql(
+        "SELECT step, host_start_ns, coalesce(device_start_ns, host_start_ns) AS lo, "
+        "coalesce(device_end_ns, host_end_ns) AS hi FROM steps"
+    ).to_arrow_table()
     tasks = con.sql("SELECT pre_id, start_ns FROM dt_pre WHERE step IS NULL").to_arrow_table()
-    return pa.table({"pre_id": tasks.column("pre_id"),
-                     "step": earliest_containing(tasks.column("start_ns"), bounds.column("lo"), bounds.column("hi"),
-                                                 bounds.column("step"), rank=bounds.column("host_start_ns"))})
+    return pa.table(
+        {
+            "pre_id": tasks.column("pre_id"),
+            "step": earliest_containing(
+                tasks.column("start_ns"),
+                bounds.column("lo"),
+                bounds.column("hi"),
+                bounds.column("step"),
+                rank=bounds.column("host_start_ns"),
+            ),
+        }
+    )
 
 
 # l2_cache.csv rows go to kernels by (stream, task id, name, n-th occurrence)

@@ -6,6 +6,7 @@ of that in C++; conversions happen in SQL with the exact macros of :mod:`.._comm
 reader cannot split (wrong column count, broken quoting) are counted through DuckDB's rejects
 table, so a damaged file still loads and the doctor says how many rows were dropped.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -26,8 +27,7 @@ MODULE_MEMORY = "npu_module_mem.csv"
 L2_CACHE = "l2_cache.csv"
 COMMUNICATION = "communication.json"
 COMM_MATRIX = "communication_matrix.json"
-READ = (TRACE, KERNELS, OPERATORS, MEMORY_RECORD, OPERATOR_MEMORY, MODULE_MEMORY, L2_CACHE,
-        COMMUNICATION, COMM_MATRIX)
+READ = (TRACE, KERNELS, OPERATORS, MEMORY_RECORD, OPERATOR_MEMORY, MODULE_MEMORY, L2_CACHE, COMMUNICATION, COMM_MATRIX)
 #: files whose presence marks a text export (any one is enough)
 MARKERS = READ + ("step_trace_time.csv", "op_statistic.csv", "api_statistic.csv")
 
@@ -94,8 +94,13 @@ class Inputs:
         if not path.is_file():
             return None
         if path.stat().st_size == 0:
-            self.add("warning", "empty-file", f"{name} is empty (0 bytes); its views stay empty.", path,
-                     "Re-export the profile: torch_npu.profiler.profiler.analyse(<rank folder>).")
+            self.add(
+                "warning",
+                "empty-file",
+                f"{name} is empty (0 bytes); its views stay empty.",
+                path,
+                "Re-export the profile: torch_npu.profiler.profiler.analyse(<rank folder>).",
+            )
             return None
         rejects, scan = f"{table}_rejects", f"{table}_rejects_scan"
         try:
@@ -103,14 +108,24 @@ class Inputs:
                 all_varchar=true, header=true, delim=',', quote='"', escape='"', store_rejects=true,
                 rejects_table='{rejects}', rejects_scan='{scan}', auto_detect=true)""")
         except Exception as exc:  # noqa: BLE001 - any reader failure is a user-facing file problem
-            self.add("warning", "csv-unreadable", f"{name} could not be read ({str(exc).splitlines()[0]}); "
-                     "its views stay empty.", path, "Re-export the profile or restore the file.")
+            self.add(
+                "warning",
+                "csv-unreadable",
+                f"{name} could not be read ({str(exc).splitlines()[0]}); its views stay empty.",
+                path,
+                "Re-export the profile or restore the file.",
+            )
             return None
         bad = con.sql(f"SELECT count(DISTINCT line) FROM {rejects}").fetchall()[0][0]
         if bad:
             good = con.sql(f"SELECT count(*) FROM {table}").fetchall()[0][0]
-            self.add("warning", "csv-bad-rows", f"{name}: {bad} malformed row(s) were dropped, {good} loaded.",
-                     path, "The file was damaged or cut; re-export the profile for complete data.")
+            self.add(
+                "warning",
+                "csv-bad-rows",
+                f"{name}: {bad} malformed row(s) were dropped, {good} loaded.",
+                path,
+                "The file was damaged or cut; re-export the profile for complete data.",
+            )
         cols = [r[0] for r in con.execute(f"DESCRIBE {table}").fetchall()]
         if not con.sql(f"SELECT count(*) FROM {table}").fetchall()[0][0]:
             self.add("info", "empty-file", f"{name} has a header but no rows.", path)
@@ -119,8 +134,13 @@ class Inputs:
     def report_dropped(self, name: str, dropped: int, why: str) -> None:
         """Rows that split fine but hold no usable value (e.g. an unparsable start time)."""
         if dropped:
-            self.add("warning", "csv-bad-rows", f"{name}: {dropped} row(s) dropped because {why}.",
-                     self.path(name), "The file was damaged; re-export the profile for complete data.")
+            self.add(
+                "warning",
+                "csv-bad-rows",
+                f"{name}: {dropped} row(s) dropped because {why}.",
+                self.path(name),
+                "The file was damaged; re-export the profile for complete data.",
+            )
 
 
 def pick(cols: list[str], *names: str) -> str:

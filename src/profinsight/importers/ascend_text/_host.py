@@ -12,6 +12,7 @@ operator_details.csv has no start time.  Its rows are the ``cpu_op`` events exce
 host durations equal).  The join uses that order, checks name and host duration, and falls back
 to the n-th occurrence of (name, host duration) for rows the order does not explain.
 """
+
 from __future__ import annotations
 
 import pyarrow as pa
@@ -31,12 +32,22 @@ def build_host_ops(con) -> None:
 
     The same shapes, dtypes and call stacks come back in every step, so each distinct text is
     normalised once and joined back by value rather than normalised per op."""
-    bounds = con.sql("SELECT step, host_start_ns, host_end_ns FROM steps WHERE step IS NOT NULL "
-                     "AND host_start_ns IS NOT NULL AND host_end_ns IS NOT NULL").to_arrow_table()
+    bounds = con.sql(
+        "SELECT step, host_start_ns, host_end_ns FROM steps WHERE step IS NOT NULL "
+        "AND host_start_ns IS NOT NULL AND host_end_ns IS NOT NULL"
+    ).to_arrow_table()
     starts = con.sql("SELECT idx, start_ns FROM host").to_arrow_table()
-    host_step = pa.table({"idx": starts.column("idx"),
-                          "step": earliest_containing(starts.column("start_ns"), bounds.column("host_start_ns"),
-                                                      bounds.column("host_end_ns"), bounds.column("step"))})
+    host_step = pa.table(
+        {
+            "idx": starts.column("idx"),
+            "step": earliest_containing(
+                starts.column("start_ns"),
+                bounds.column("host_start_ns"),
+                bounds.column("host_end_ns"),
+                bounds.column("step"),
+            ),
+        }
+    )
     del starts
     con.register("host_step_arrow", host_step)
     try:
@@ -46,8 +57,10 @@ def build_host_ops(con) -> None:
 
 
 def _normalised(column: str, macro: str, alias: str) -> str:
-    return (f"LEFT JOIN (SELECT raw, {macro}(raw) AS norm FROM (SELECT DISTINCT {column} AS raw FROM host "
-            f"WHERE {column} IS NOT NULL)) {alias} ON {alias}.raw = h.{column}")
+    return (
+        f"LEFT JOIN (SELECT raw, {macro}(raw) AS norm FROM (SELECT DISTINCT {column} AS raw FROM host "
+        f"WHERE {column} IS NOT NULL)) {alias} ON {alias}.raw = h.{column}"
+    )
 
 
 _HOST_OPS = f"""CREATE OR REPLACE TABLE host_ops AS
@@ -61,9 +74,9 @@ _HOST_OPS = f"""CREATE OR REPLACE TABLE host_ops AS
            CAST(NULL AS BIGINT) AS host_self_ns, CAST(NULL AS BIGINT) AS device_self_ns,
            CAST(NULL AS BIGINT) AS device_total_ns
     FROM host h
-    {_normalised('a_input_dims', 'norm_list', 'd')}
-    {_normalised('a_input_type', 'norm_list', 't')}
-    {_normalised('a_call_stack', 'norm_stack', 'c')}
+    {_normalised("a_input_dims", "norm_list", "d")}
+    {_normalised("a_input_type", "norm_list", "t")}
+    {_normalised("a_call_stack", "norm_stack", "c")}
     LEFT JOIN host_step_arrow s ON s.idx = h.idx"""
 
 
@@ -88,8 +101,10 @@ def build_steps_table(con, have_kd_steps: bool) -> None:
     if con.sql("SELECT count(*) FROM kd").fetchall()[0][0]:
         src = "SELECT start_ns, dur_ns FROM kd"
     else:  # compute tasks and collectives only, as the vendor's rule (memcpys do not open a step)
-        src = (f"SELECT start_ns, dur_ns FROM hw WHERE hw_task_type IN {COMPUTE_HW} "
-               "UNION ALL SELECT start_ns, dur_ns FROM hccl_op")
+        src = (
+            f"SELECT start_ns, dur_ns FROM hw WHERE hw_task_type IN {COMPUTE_HW} "
+            "UNION ALL SELECT start_ns, dur_ns FROM hccl_op"
+        )
     t = con.sql(f"SELECT start_ns, start_ns + dur_ns AS end_ns FROM ({src})").to_arrow_table()
     con.register("steps_arrow", build_steps(hs, t.column("start_ns"), t.column("end_ns"), None))
     con.execute("CREATE OR REPLACE TABLE steps AS SELECT * FROM steps_arrow")
@@ -105,11 +120,11 @@ def join_operator_details(con, inputs: F.Inputs, quiet: bool = False) -> None:
         return
     p = lambda *n: F.pick(cols, *n)  # noqa: E731
     con.execute(f"""CREATE OR REPLACE TABLE od AS
-        SELECT (row_number() OVER ()) - 1 AS od_row, clean({p('Name')}) AS name,
-               dur_ns({p('Host Self Duration(us)')}) AS host_self_ns,
-               dur_ns({p('Host Total Duration(us)')}) AS host_total_ns,
-               dur_ns({p('Device Self Duration(us)')}) AS device_self_ns,
-               dur_ns({p('Device Total Duration(us)')}) AS device_total_ns
+        SELECT (row_number() OVER ()) - 1 AS od_row, clean({p("Name")}) AS name,
+               dur_ns({p("Host Self Duration(us)")}) AS host_self_ns,
+               dur_ns({p("Host Total Duration(us)")}) AS host_total_ns,
+               dur_ns({p("Device Self Duration(us)")}) AS device_self_ns,
+               dur_ns({p("Device Total Duration(us)")}) AS device_total_ns
         FROM od_raw""")
     con.execute(_OD_JOIN)
     con.execute("""UPDATE host_ops SET host_self_ns = m.host_self_ns, device_self_ns = m.device_self_ns,
@@ -117,10 +132,14 @@ def join_operator_details(con, inputs: F.Inputs, quiet: bool = False) -> None:
     total, matched = con.sql("SELECT (SELECT count(*) FROM od), (SELECT count(*) FROM od_match)").fetchall()[0]
     has_ops = con.sql("SELECT count(*) FROM host_ops WHERE category = 'op'").fetchall()[0][0]
     if matched < total and has_ops and not quiet:
-        inputs.add("warning", "operator-details-unmatched",
-                   f"{total - matched} of {total} rows of {F.OPERATORS} match no cpu_op of trace_view.json; "
-                   "their host/device self times are not shown.", inputs.path(F.OPERATORS),
-                   "Use operator_details.csv and trace_view.json from the same export.")
+        inputs.add(
+            "warning",
+            "operator-details-unmatched",
+            f"{total - matched} of {total} rows of {F.OPERATORS} match no cpu_op of trace_view.json; "
+            "their host/device self times are not shown.",
+            inputs.path(F.OPERATORS),
+            "Use operator_details.csv and trace_view.json from the same export.",
+        )
 
 
 _OD_JOIN = f"""CREATE OR REPLACE TABLE od_match AS

@@ -9,6 +9,7 @@ PMU naming (must match the DB importer, which reads ``TASK_PMU_INFO`` names with
 ``pmu_aic_icache_miss_rate``); any other unit is appended as a slug
 (``aic_l0a_read_bw(GB/s)`` -> ``pmu_aic_l0a_read_bw_gb_per_s``), value as written.
 """
+
 from __future__ import annotations
 
 import re
@@ -17,11 +18,36 @@ from . import _files as F
 
 #: kernel_details headers that are not PMU metrics (both spellings across versions)
 BASE = {
-    "Step Id", "Device_id", "Model ID", "Task ID", "Stream ID", "Name", "Type", "OP State",
-    "Accelerator Core", "Start Time(us)", "Duration(us)", "Wait Time(us)", "Block Dim", "Block Num",
-    "Mix Block Dim", "Mix Block Num", "HF32 Eligible", "Input Shapes", "Input Data Types",
-    "Input Formats", "Output Shapes", "Output Data Types", "Output Formats", "Context ID",
-    "Op Name", "OP Type", "Task Type", "Task Start Time(us)", "Task Duration(us)", "Task Wait Time(us)",
+    "Step Id",
+    "Device_id",
+    "Model ID",
+    "Task ID",
+    "Stream ID",
+    "Name",
+    "Type",
+    "OP State",
+    "Accelerator Core",
+    "Start Time(us)",
+    "Duration(us)",
+    "Wait Time(us)",
+    "Block Dim",
+    "Block Num",
+    "Mix Block Dim",
+    "Mix Block Num",
+    "HF32 Eligible",
+    "Input Shapes",
+    "Input Data Types",
+    "Input Formats",
+    "Output Shapes",
+    "Output Data Types",
+    "Output Formats",
+    "Context ID",
+    "Op Name",
+    "OP Type",
+    "Task Type",
+    "Task Start Time(us)",
+    "Task Duration(us)",
+    "Task Wait Time(us)",
 }
 _RENAME = {"aicore_time": "aic_total_time", "aiv_time": "aiv_total_time"}
 _COMM_CORES = "('HCCL', 'COMMUNICATION')"
@@ -66,30 +92,31 @@ def _select(cols: list[str], pmu: list[str]) -> str:
     core = f"clean({p('Accelerator Core', 'Task Type')})"
     name = f"clean({p('Name', 'Op Name')})"
     pmu_sql = "".join(
-        f", TRY_CAST({F.pick(cols, c)} AS DOUBLE) * {pmu_column(c)[1]!r} AS {pmu_column(c)[0]}" for c in pmu)
+        f", TRY_CAST({F.pick(cols, c)} AS DOUBLE) * {pmu_column(c)[1]!r} AS {pmu_column(c)[0]}" for c in pmu
+    )
     source = "FROM kd_raw" if cols else ""
     return f"""SELECT (row_number() OVER ()) - 1 AS kd_row,
-        int_or_null({p('Step Id')}) AS step,
-        int_or_null({p('Device_id')}) AS device,
+        int_or_null({p("Step Id")}) AS step,
+        int_or_null({p("Device_id")}) AS device,
         {name} AS name,
-        coalesce(clean({p('Type', 'OP Type')}),
+        coalesce(clean({p("Type", "OP Type")}),
                  CASE WHEN upper({core}) IN {_COMM_CORES} THEN regexp_extract({name}, '^(hcom_[A-Za-z0-9]+_)', 1)
                  END) AS type,
         CASE WHEN upper({core}) IN {_COMM_CORES} THEN 'HCCL' ELSE {core} END AS core,
         CASE WHEN upper({core}) IN {_COMM_CORES} OR ({core} IS NULL AND {name} LIKE 'hcom\\_%' ESCAPE '\\')
              THEN 'communication' ELSE 'kernel' END AS kind,
-        ts_ns({p('Start Time(us)', 'Task Start Time(us)')}) AS start_ns,
-        dur_ns({p('Duration(us)', 'Task Duration(us)')}) AS dur_ns,
-        dur_ns({p('Wait Time(us)', 'Task Wait Time(us)')}) AS wait_ns,
-        int_or_null({p('Block Dim', 'Block Num')}) AS block_dim,
-        int_or_null({p('Mix Block Dim', 'Mix Block Num')}) AS mix_block_dim,
-        clean({p('OP State')}) AS op_state,
-        norm_list({p('Input Shapes')}) AS input_shapes, norm_list({p('Input Data Types')}) AS input_dtypes,
-        norm_list({p('Input Formats')}) AS input_formats, norm_list({p('Output Shapes')}) AS output_shapes,
-        norm_list({p('Output Data Types')}) AS output_dtypes, norm_list({p('Output Formats')}) AS output_formats,
-        int_or_null({p('Context ID')}) AS context_id,
-        int_or_null({p('Stream ID')}) AS stream, int_or_null({p('Task ID')}) AS task_id,
-        clean({p('HF32 Eligible')}) AS hf32_eligible{pmu_sql}
+        ts_ns({p("Start Time(us)", "Task Start Time(us)")}) AS start_ns,
+        dur_ns({p("Duration(us)", "Task Duration(us)")}) AS dur_ns,
+        dur_ns({p("Wait Time(us)", "Task Wait Time(us)")}) AS wait_ns,
+        int_or_null({p("Block Dim", "Block Num")}) AS block_dim,
+        int_or_null({p("Mix Block Dim", "Mix Block Num")}) AS mix_block_dim,
+        clean({p("OP State")}) AS op_state,
+        norm_list({p("Input Shapes")}) AS input_shapes, norm_list({p("Input Data Types")}) AS input_dtypes,
+        norm_list({p("Input Formats")}) AS input_formats, norm_list({p("Output Shapes")}) AS output_shapes,
+        norm_list({p("Output Data Types")}) AS output_dtypes, norm_list({p("Output Formats")}) AS output_formats,
+        int_or_null({p("Context ID")}) AS context_id,
+        int_or_null({p("Stream ID")}) AS stream, int_or_null({p("Task ID")}) AS task_id,
+        clean({p("HF32 Eligible")}) AS hf32_eligible{pmu_sql}
         {source}"""
 
 
@@ -102,9 +129,9 @@ def load_l2_cache(con, inputs: F.Inputs) -> bool:
         return False
     p = lambda *names: F.pick(cols, *names)  # noqa: E731
     con.execute(f"""CREATE OR REPLACE TABLE l2 AS SELECT
-        int_or_null({p('Stream Id', 'Stream ID')}) AS stream, int_or_null({p('Task Id', 'Task ID')}) AS task_id,
-        clean({p('Op Name')}) AS name, num_or_null({p('Hit Rate')}) AS pmu_l2_cache_hit_ratio,
-        num_or_null({p('Victim Rate')}) AS pmu_l2_cache_victim_ratio, (row_number() OVER ()) AS l2_row
+        int_or_null({p("Stream Id", "Stream ID")}) AS stream, int_or_null({p("Task Id", "Task ID")}) AS task_id,
+        clean({p("Op Name")}) AS name, num_or_null({p("Hit Rate")}) AS pmu_l2_cache_hit_ratio,
+        num_or_null({p("Victim Rate")}) AS pmu_l2_cache_victim_ratio, (row_number() OVER ()) AS l2_row
         FROM l2_raw""")
     con.execute("""CREATE OR REPLACE TABLE l2 AS SELECT *,
         row_number() OVER (PARTITION BY stream, task_id, name ORDER BY l2_row) AS occ FROM l2""")

@@ -13,6 +13,7 @@ DuckDB ASOF join per side (latest slice start <= ts, then a containment check), 
   This is the link the DB export records (``PYTORCH_API -> CONNECTION_IDS -> TASK``,
   ``CANN_API.connectionId = TASK.connectionId``), so both exports give the same pairs.
 """
+
 from __future__ import annotations
 
 
@@ -51,9 +52,9 @@ def _bound(side: str, target: str) -> str:
 
 _ENDPOINTS = f"""
 CREATE OR REPLACE TABLE flow_pairs AS
-    WITH host_s AS ({_bound("ph = 's' AND cat = 'async_npu'", 'bind_host')}),
-         api_s AS ({_bound("ph = 's' AND cat = 'HostToDevice'", 'bind_api')}),
-         dev_f AS ({_bound("ph IN ('f', 't') AND cat IN ('async_npu', 'HostToDevice')", 'bind_dev')})
+    WITH host_s AS ({_bound("ph = 's' AND cat = 'async_npu'", "bind_host")}),
+         api_s AS ({_bound("ph = 's' AND cat = 'HostToDevice'", "bind_api")}),
+         dev_f AS ({_bound("ph IN ('f', 't') AND cat IN ('async_npu', 'HostToDevice')", "bind_dev")})
     SELECT DISTINCT h.key AS host_op_id, CAST(NULL AS BIGINT) AS api_call_id, d.key AS task_uid,
            'torch_to_npu' AS link
     FROM host_s h JOIN dev_f d ON d.cat = h.cat AND d.id = h.id

@@ -6,6 +6,7 @@ APP rows of memory_record.csv have only a reserved value.  operator_memory.csv r
 ``cann::...`` are graph-engine allocations (component ``GE``), the others the framework's
 caching allocator (``PTA``).  The device is the ``{id}`` of ``NPU:{id}``.
 """
+
 from __future__ import annotations
 
 from . import _files as F
@@ -25,10 +26,10 @@ def load_memory(con, inputs: F.Inputs) -> dict[str, str]:
     if cols is not None:
         p = lambda *n: F.pick(cols, *n)  # noqa: E731
         con.execute(f"""CREATE OR REPLACE TABLE memory_samples AS
-            SELECT {_device(cols, 'Device Type', 'Device')} AS device, clean({p('Component')}) AS component,
-                   ts_ns({p('Timestamp(us)')}) AS ts_ns, mib_bytes({p('Total Allocated(MB)')}) AS allocated_bytes,
-                   mib_bytes({p('Total Reserved(MB)')}) AS reserved_bytes,
-                   mib_bytes({p('Total Active(MB)')}) AS active_bytes, clean({p('Stream Ptr')}) AS stream_ptr
+            SELECT {_device(cols, "Device Type", "Device")} AS device, clean({p("Component")}) AS component,
+                   ts_ns({p("Timestamp(us)")}) AS ts_ns, mib_bytes({p("Total Allocated(MB)")}) AS allocated_bytes,
+                   mib_bytes({p("Total Reserved(MB)")}) AS reserved_bytes,
+                   mib_bytes({p("Total Active(MB)")}) AS active_bytes, clean({p("Stream Ptr")}) AS stream_ptr
             FROM mr_raw""")
         _drop_untimed(con, inputs, "memory_samples", "ts_ns", F.MEMORY_RECORD)
         made["memory_samples"] = "memory_samples"
@@ -36,27 +37,27 @@ def load_memory(con, inputs: F.Inputs) -> dict[str, str]:
     if cols is not None:
         p = lambda *n: F.pick(cols, *n)  # noqa: E731
         con.execute(f"""CREATE OR REPLACE TABLE memory_blocks AS
-            SELECT {_device(cols, 'Device Type', 'Device')} AS device, clean({p('Name')}) AS name,
-                   CASE WHEN clean({p('Name')}) LIKE 'cann::%' THEN 'GE' ELSE 'PTA' END AS component,
-                   kib_bytes({p('Size(KB)')}) AS size_bytes, ts_ns({p('Allocation Time(us)')}) AS alloc_ns,
-                   ts_ns({p('Release Time(us)')}) AS release_ns,
-                   ts_ns({p('Active Release Time(us)')}) AS active_release_ns,
-                   mib_bytes({p('Allocation Total Allocated(MB)')}) AS alloc_total_allocated_bytes,
-                   mib_bytes({p('Allocation Total Reserved(MB)')}) AS alloc_total_reserved_bytes,
-                   mib_bytes({p('Allocation Total Active(MB)')}) AS alloc_total_active_bytes,
-                   mib_bytes({p('Release Total Allocated(MB)')}) AS release_total_allocated_bytes,
-                   mib_bytes({p('Release Total Reserved(MB)')}) AS release_total_reserved_bytes,
-                   mib_bytes({p('Release Total Active(MB)')}) AS release_total_active_bytes,
-                   clean({p('Stream Ptr')}) AS stream_ptr
+            SELECT {_device(cols, "Device Type", "Device")} AS device, clean({p("Name")}) AS name,
+                   CASE WHEN clean({p("Name")}) LIKE 'cann::%' THEN 'GE' ELSE 'PTA' END AS component,
+                   kib_bytes({p("Size(KB)")}) AS size_bytes, ts_ns({p("Allocation Time(us)")}) AS alloc_ns,
+                   ts_ns({p("Release Time(us)")}) AS release_ns,
+                   ts_ns({p("Active Release Time(us)")}) AS active_release_ns,
+                   mib_bytes({p("Allocation Total Allocated(MB)")}) AS alloc_total_allocated_bytes,
+                   mib_bytes({p("Allocation Total Reserved(MB)")}) AS alloc_total_reserved_bytes,
+                   mib_bytes({p("Allocation Total Active(MB)")}) AS alloc_total_active_bytes,
+                   mib_bytes({p("Release Total Allocated(MB)")}) AS release_total_allocated_bytes,
+                   mib_bytes({p("Release Total Reserved(MB)")}) AS release_total_reserved_bytes,
+                   mib_bytes({p("Release Total Active(MB)")}) AS release_total_active_bytes,
+                   clean({p("Stream Ptr")}) AS stream_ptr
             FROM om_raw""")
         made["memory_blocks"] = "memory_blocks"
     cols = inputs.read_csv(con, F.MODULE_MEMORY, "mm_raw")
     if cols is not None:
         p = lambda *n: F.pick(cols, *n)  # noqa: E731
         con.execute(f"""CREATE OR REPLACE TABLE module_memory AS
-            SELECT coalesce({_device(cols, 'Device')}, int_or_null({p('Device_id')})) AS device,
-                   clean({p('Component')}) AS component, ts_ns({p('Timestamp(us)')}) AS ts_ns,
-                   mib_bytes({p('Total Reserved(MB)')}) AS reserved_bytes
+            SELECT coalesce({_device(cols, "Device")}, int_or_null({p("Device_id")})) AS device,
+                   clean({p("Component")}) AS component, ts_ns({p("Timestamp(us)")}) AS ts_ns,
+                   mib_bytes({p("Total Reserved(MB)")}) AS reserved_bytes
             FROM mm_raw""")
         _drop_untimed(con, inputs, "module_memory", "ts_ns", F.MODULE_MEMORY)
         made["module_memory"] = "module_memory"

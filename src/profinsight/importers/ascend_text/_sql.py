@@ -14,6 +14,7 @@ string of the fixtures and on random strings.  Both are exact, not approximation
 - ``trace_ts_ns``: the trace writes ``ts`` with exactly three decimals; for that form dropping
   the dot gives ns directly (5x faster than ``ts_ns`` on GB traces), any other form uses ``ts_ns``.
 """
+
 from __future__ import annotations
 
 _WS = "' ' || chr(9) || chr(10) || chr(13) || chr(11) || chr(12)"

@@ -21,6 +21,7 @@ file):
 - ``hccl_op``: ops on the HCCL group lane; ``plane``: HCCL small tasks on the ``Plane k`` lanes.
 - ``cann``: CANN API slices; ``host``: framework slices (cpu_op, python_function, queue ...).
 """
+
 from __future__ import annotations
 
 HW_PROCESSES = "('Ascend Hardware', 'Task Scheduler')"
@@ -41,8 +42,17 @@ HOST_KEYS = ("Sequence number", "Fwd thread id", "Input Dims", "Input type", "Ca
 CANN_KEYS = ("Thread Id", "level", "connection_id", "item_id")
 HW_KEYS = ("Physic Stream Id", "Task Id", "Subtask Id", "Task Type", "connection_id", "size(B)", "size(Byte)")
 HCCL_KEYS = ("connection_id", "data_type", "alg_type", "count")
-PLANE_KEYS = ("stream id", "task id", "context id", "task type", "src rank", "dst rank", "transport type",
-              "link type", "size(Byte)")
+PLANE_KEYS = (
+    "stream id",
+    "task id",
+    "context id",
+    "task type",
+    "src rank",
+    "dst rank",
+    "transport type",
+    "link type",
+    "size(Byte)",
+)
 
 
 def _keys(keys) -> str:
@@ -124,10 +134,14 @@ _FLOW = """INSERT INTO flow
 def start_split(con) -> None:
     """Create the empty tables :func:`take_piece` appends to."""
     con.execute("CREATE OR REPLACE TABLE tr_meta (pid VARCHAR, tid VARCHAR, name VARCHAR, value VARCHAR)")
-    con.execute("CREATE OR REPLACE TABLE tr_x (idx BIGINT, ph VARCHAR, name VARCHAR, cat VARCHAR, "
-                "pid_text VARCHAR, tid_text VARCHAR, start_ns BIGINT, dur_ns BIGINT, ha9 VARCHAR[], args JSON)")
-    con.execute("CREATE OR REPLACE TABLE tr_cv (idx BIGINT, pid VARCHAR, name VARCHAR, ts_ns BIGINT, key VARCHAR, "
-                "key_is_name BOOLEAN, value DOUBLE)")
+    con.execute(
+        "CREATE OR REPLACE TABLE tr_x (idx BIGINT, ph VARCHAR, name VARCHAR, cat VARCHAR, "
+        "pid_text VARCHAR, tid_text VARCHAR, start_ns BIGINT, dur_ns BIGINT, ha9 VARCHAR[], args JSON)"
+    )
+    con.execute(
+        "CREATE OR REPLACE TABLE tr_cv (idx BIGINT, pid VARCHAR, name VARCHAR, ts_ns BIGINT, key VARCHAR, "
+        "key_is_name BOOLEAN, value DOUBLE)"
+    )
     con.execute(f"CREATE OR REPLACE TABLE flow ({_FLOW_COLS})")
 
 
@@ -154,8 +168,19 @@ _PIECE_SLICES = f"""INSERT INTO tr_x
 
 def finish_split(con) -> None:
     """Create the working tables from the pieces' tables (one pass each; no Python per event)."""
-    for sql in (_PROCS, _THREADS, "DROP TABLE tr_meta", _SLICES_FULL, "DROP TABLE tr_x", _SLICES, _HW, _HCCL_OP,
-                _PLANE, _CANN, _HOST):
+    for sql in (
+        _PROCS,
+        _THREADS,
+        "DROP TABLE tr_meta",
+        _SLICES_FULL,
+        "DROP TABLE tr_x",
+        _SLICES,
+        _HW,
+        _HCCL_OP,
+        _PLANE,
+        _CANN,
+        _HOST,
+    ):
         con.execute(sql)
     con.execute("DROP TABLE xf")
 

@@ -10,6 +10,7 @@ The flow, and why (details in each module):
    per-event Python); :mod:`..._steps` gives the step ranges shared with the other importers.
 4. :mod:`._runinfo` writes ``run_info`` and says what the trace lacks.
 """
+
 from __future__ import annotations
 
 import re
@@ -48,8 +49,7 @@ def sniff(path: Path) -> RankSource | None:
     if not head.startswith(b"{") or not any(k in head for k in _KINETO_KEYS):
         return None
     m = _RANK.search(head)
-    return RankSource(format="kineto", path=path, files=(path,),
-                      rank_hint=int(m.group(1)) if m else None)
+    return RankSource(format="kineto", path=path, files=(path,), rank_hint=int(m.group(1)) if m else None)
 
 
 def _head(path: Path, limit: int) -> bytes:
@@ -95,10 +95,14 @@ def _limit_memory(con, tmp: Path) -> None:
 
 
 def _unreadable(path: Path, why) -> dx.Diagnostic:
-    return dx.error("trace-invalid", f"Cannot read the Kineto trace {path.name}: {why}.", path,
-                    fix="Check that the file is a complete PyTorch profiler trace "
-                        "(prof.export_chrome_trace or tensorboard_trace_handler output); "
-                        "copy it again if it was cut short.")
+    return dx.error(
+        "trace-invalid",
+        f"Cannot read the Kineto trace {path.name}: {why}.",
+        path,
+        fix="Check that the file is a complete PyTorch profiler trace "
+        "(prof.export_chrome_trace or tensorboard_trace_handler output); "
+        "copy it again if it was cut short.",
+    )
 
 
 def _read_events(con, ex, path: Path, tmp: Path):
@@ -121,14 +125,18 @@ def _read_events(con, ex, path: Path, tmp: Path):
                 passes = _passes(con, fixed, base)
             except _duck_error() as again:
                 return None, [_unreadable(path, f"the event list cannot be read ({again})")]
-            diags.append(dx.warning(
-                "malformed-events", f"{dropped} events ({lost:,} bytes) of the event list are "
-                f"not valid JSON and were skipped; {kept} events were read.", path,
-                fix="Export or copy the trace again; the file was damaged after it was written."))
+            diags.append(
+                dx.warning(
+                    "malformed-events",
+                    f"{dropped} events ({lost:,} bytes) of the event list are "
+                    f"not valid JSON and were skipped; {kept} events were read.",
+                    path,
+                    fix="Export or copy the trace again; the file was damaged after it was written.",
+                )
+            )
     finally:
         ex.events_path.unlink(missing_ok=True)
-    events = (con.execute("SELECT count(*) FROM ev WHERE ph <> 'M'").fetchall()[0][0]
-              + sum(t.num_rows for t in passes))
+    events = con.execute("SELECT count(*) FROM ev WHERE ph <> 'M'").fetchall()[0][0] + sum(t.num_rows for t in passes)
     diags = _runinfo.truncation(ex, events, path) + diags
     if ex.truncated and not events:
         return None, diags + [_unreadable(path, "the file ends before its first complete event")]
@@ -159,22 +167,26 @@ def _passes(con, events_path: Path, base: int):
     return host, api, dev
 
 
-def _build(con, host: pa.Table, api: pa.Table, dev: pa.Table, ex, path: Path,
-           source: RankSource, diags: list) -> RankData:
+def _build(
+    con, host: pa.Table, api: pa.Table, dev: pa.Table, ex, path: Path, source: RankSource, diags: list
+) -> RankData:
     """Every canonical table; host_ops, api_calls and device_tasks share the pass tables'
     buffers."""
     meta = ex.meta
     _links.create_links(con)
     _comm.create_comm(con)
     f = _runinfo.facts(con)
-    tables = {"launches": _arrow(con, _links.LAUNCHES),
-              "counters": _arrow(con, _tables.COUNTERS),
-              "trace_slices": _arrow(con, _tables.TRACE_SLICES),
-              "run_info": _runinfo.run_info(meta, f, path)}
+    tables = {
+        "launches": _arrow(con, _links.LAUNCHES),
+        "counters": _arrow(con, _tables.COUNTERS),
+        "trace_slices": _arrow(con, _tables.TRACE_SLICES),
+        "run_info": _runinfo.run_info(meta, f, path),
+    }
     tables.update(_memory(con))
     tables.update(_stepped(con, host, dev))
-    tables["api_calls"] = api.select(["call_id", "pid", "thread", "level", "name", "start_ns",
-                                      "dur_ns", "connection_id", "item", "external_id"])
+    tables["api_calls"] = api.select(
+        ["call_id", "pid", "thread", "level", "name", "start_ns", "dur_ns", "connection_id", "item", "external_id"]
+    )
     for name in ("host", "api", "dev"):
         con.unregister(name)
     rank = _rank(meta, source)
@@ -205,11 +217,16 @@ def _stepped(con, host: pa.Table, dev: pa.Table) -> dict[str, pa.Table]:
     # a task whose launching call is not in the trace counts as launched when it started
     work = dt.select(["kind", "start_ns", "dur_ns", "launch_ns"])
     work = work.filter(pc.and_(pc.not_equal(work["kind"], "sync"), pc.is_valid(work["start_ns"])))
-    steps = build_steps(host_steps, work["start_ns"], pc.add(work["start_ns"], work["dur_ns"]),
-                        pc.coalesce(work["launch_ns"], work["start_ns"]))
+    steps = build_steps(
+        host_steps,
+        work["start_ns"],
+        pc.add(work["start_ns"], work["dur_ns"]),
+        pc.coalesce(work["launch_ns"], work["start_ns"]),
+    )
     del work
-    host_only = steps.set_column(3, "device_start_ns", pa.nulls(steps.num_rows, pa.int64())) \
-                     .set_column(4, "device_end_ns", pa.nulls(steps.num_rows, pa.int64()))
+    host_only = steps.set_column(3, "device_start_ns", pa.nulls(steps.num_rows, pa.int64())).set_column(
+        4, "device_end_ns", pa.nulls(steps.num_rows, pa.int64())
+    )
     ho = host.select(_tables.HOST_COLS)
     return {
         "steps": steps,
@@ -229,8 +246,7 @@ def _memory(con) -> dict[str, pa.Table]:
     if not con.execute("SELECT count(*) FROM mem").fetchall()[0][0]:
         return {}
     _links.enclosing(con, "SELECT mid AS pt, pid, thread, ts_ns FROM mem", "mem_enc")
-    return {"memory_samples": _arrow(con, _tables.MEMORY_SAMPLES),
-            "memory_blocks": _arrow(con, _tables.MEMORY_BLOCKS)}
+    return {"memory_samples": _arrow(con, _tables.MEMORY_SAMPLES), "memory_blocks": _arrow(con, _tables.MEMORY_BLOCKS)}
 
 
 def _arrow(con, sql: str) -> pa.Table:
@@ -243,4 +259,5 @@ __all__ = ["VERSION", "load_rank", "sniff"]
 def _duck_error():
     """DuckDB's error base class, imported on use (sniffing a file must not load DuckDB)."""
     import duckdb
+
     return duckdb.Error

@@ -9,6 +9,7 @@ that launched the kernel) often knows the collective better.  Priority: kernel a
 host op args, the annotation's name, the kernel name.  Bytes = element count x dtype size
 (reference 5.6).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -36,10 +37,30 @@ COMM_OPS = """
            count * dtype_bytes(data_type) AS bytes, data_type, count
     FROM comm ORDER BY start_ns, task_uid"""
 
-_DEVICE_COLS = ["task_uid", "device", "stream", "kind", "name", "type", "core", "start_ns",
-                "dur_ns", "connection_id", "comm_op", "group", "bytes", "external_id", "context",
-                "grid", "block", "registers_per_thread", "shared_memory_bytes",
-                "pmu_est_occupancy_ratio", "pmu_warps_per_sm", "pmu_blocks_per_sm"]
+_DEVICE_COLS = [
+    "task_uid",
+    "device",
+    "stream",
+    "kind",
+    "name",
+    "type",
+    "core",
+    "start_ns",
+    "dur_ns",
+    "connection_id",
+    "comm_op",
+    "group",
+    "bytes",
+    "external_id",
+    "context",
+    "grid",
+    "block",
+    "registers_per_thread",
+    "shared_memory_bytes",
+    "pmu_est_occupancy_ratio",
+    "pmu_warps_per_sm",
+    "pmu_blocks_per_sm",
+]
 
 
 def device_tasks(con, dev: pa.Table) -> pa.Table:
@@ -55,8 +76,9 @@ def device_tasks(con, dev: pa.Table) -> pa.Table:
         mask[comm["task_uid"].to_numpy()] = True
         for col in ("type", "group", "bytes"):
             i = out.schema.get_field_index(col)
-            merged = pc.replace_with_mask(out[col].combine_chunks(), pa.array(mask),
-                                          comm[col].combine_chunks().cast(out.schema.field(col).type))
+            merged = pc.replace_with_mask(
+                out[col].combine_chunks(), pa.array(mask), comm[col].combine_chunks().cast(out.schema.field(col).type)
+            )
             out = out.set_column(i, col, merged)
     launch = con.sql("SELECT task_uid, launch_ns FROM task_launch").to_arrow_table()
     values, valid = np.zeros(n, np.int64), np.zeros(n, bool)

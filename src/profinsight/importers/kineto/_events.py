@@ -22,6 +22,7 @@ three filtered read passes).  Column choices:
 Flow events (``s``/``t``/``f``) are not read: launches are linked by ``args.correlation`` and
 ``External id``, and many traces hold unmatched ``ac2g`` flows.
 """
+
 from __future__ import annotations
 
 import re
@@ -35,17 +36,47 @@ DEVICE_CATS = ("kernel", "gpu_memcpy", "gpu_memset", "cuda_sync")
 HOST_CATS = ("cpu_op", "user_annotation", "python_function")
 API_CATS = ("cuda_runtime", "cuda_driver")
 
-DEVICE_KEYS = ("device", "stream", "correlation", "External id", "bytes", "Collective name",
-               "Process Group Name", "In msg nelems", "dtype", "est. achieved occupancy %",
-               "warps per SM", "blocks per SM", "registers per thread", "shared memory", "grid",
-               "block", "cuda_sync_kind", "context")
-HOST_KEYS = ("Sequence number", "Fwd thread id", "External id", "Call stack", "Input Dims",
-             "Input type", "Python id", "Python parent id", "Collective name",
-             "Process Group Name", "In msg nelems", "dtype", "Module Hierarchy")
+DEVICE_KEYS = (
+    "device",
+    "stream",
+    "correlation",
+    "External id",
+    "bytes",
+    "Collective name",
+    "Process Group Name",
+    "In msg nelems",
+    "dtype",
+    "est. achieved occupancy %",
+    "warps per SM",
+    "blocks per SM",
+    "registers per thread",
+    "shared memory",
+    "grid",
+    "block",
+    "cuda_sync_kind",
+    "context",
+)
+HOST_KEYS = (
+    "Sequence number",
+    "Fwd thread id",
+    "External id",
+    "Call stack",
+    "Input Dims",
+    "Input type",
+    "Python id",
+    "Python parent id",
+    "Collective name",
+    "Process Group Name",
+    "In msg nelems",
+    "dtype",
+    "Module Hierarchy",
+)
 
-_BASE = ("ph: 'VARCHAR', cat: 'VARCHAR', name: 'VARCHAR', pid: 'VARCHAR', tid: 'VARCHAR', "
-         "ts: 'DECIMAL(38,3)', dur: 'DECIMAL(38,3)'")
-_SEP = re.compile(rb'\}\s*,\s*\{')
+_BASE = (
+    "ph: 'VARCHAR', cat: 'VARCHAR', name: 'VARCHAR', pid: 'VARCHAR', tid: 'VARCHAR', "
+    "ts: 'DECIMAL(38,3)', dur: 'DECIMAL(38,3)'"
+)
+_SEP = re.compile(rb"\}\s*,\s*\{")
 
 
 def cats(values) -> str:
@@ -61,22 +92,25 @@ def _struct(keys) -> str:
 def source(events_path: Path, args_type: str) -> str:
     """The ``read_json`` call over the event array, with ``args`` read as ``args_type``."""
     cols = f"{{{_BASE}, args: '{args_type}'}}"
-    return (f"read_json({sql_str(events_path)}, format='array', ignore_errors=true, "
-            f"columns={cols})")
+    return f"read_json({sql_str(events_path)}, format='array', ignore_errors=true, columns={cols})"
 
 
 def times(base_ns: int) -> str:
     """The exact-time columns ``start_ns`` (epoch ns) and ``dur_ns``."""
-    return (f"CAST(ts * 1000 AS BIGINT) + {int(base_ns)} AS start_ns, "
-            "coalesce(CAST(round(dur * 1000) AS BIGINT), 0) AS dur_ns")
+    return (
+        f"CAST(ts * 1000 AS BIGINT) + {int(base_ns)} AS start_ns, "
+        "coalesce(CAST(round(dur * 1000) AS BIGINT), 0) AS dur_ns"
+    )
 
 
 def _pass(cats_: tuple, keys: tuple) -> str:
     """Rows of ``raw`` in the categories ``cats_``, args as a STRUCT of ``keys``
     (``json_transform`` is the conversion ``read_json`` itself applies to a STRUCT column)."""
-    return (f"SELECT cat, name, pid, tid, start_ns, dur_ns, "
-            f"json_transform(args, {sql_str(_struct_json(keys))}) AS a "
-            f"FROM raw WHERE ph = 'X' AND cat IN {cats(cats_)}")
+    return (
+        f"SELECT cat, name, pid, tid, start_ns, dur_ns, "
+        f"json_transform(args, {sql_str(_struct_json(keys))}) AS a "
+        f"FROM raw WHERE ph = 'X' AND cat IN {cats(cats_)}"
+    )
 
 
 def _struct_json(keys) -> str:
@@ -96,7 +130,7 @@ def load_raw(con, events_path: Path, base_ns: int) -> None:
     con.execute(f"""
         CREATE OR REPLACE TEMP TABLE raw AS
         SELECT ph, cat, name, pid, tid, {times(base_ns)}, args
-        FROM {source(events_path, 'JSON')}
+        FROM {source(events_path, "JSON")}
         WHERE coalesce(ph, '') NOT IN ('s', 't', 'f')""")
 
 
@@ -142,7 +176,7 @@ def recover(events_path: Path, out_path: Path) -> tuple[int, int, int]:
         i = 0
         while i < len(bounds) - 1:
             for j in range(i + 1, min(i + 33, len(bounds))):
-                piece = body[bounds[i]:bounds[j]].strip().strip(b",").strip()
+                piece = body[bounds[i] : bounds[j]].strip().strip(b",").strip()
                 try:
                     obj = orjson.loads(piece)
                 except orjson.JSONDecodeError:

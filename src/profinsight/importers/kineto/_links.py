@@ -15,6 +15,7 @@ Why three rules (reference 5.6):
 "Innermost op enclosing a point" is computed vectorised from the nesting depth (see
 :func:`enclosing`); no per-event Python.
 """
+
 from __future__ import annotations
 
 
@@ -78,8 +79,12 @@ def _create_links(con) -> None:
     CREATE OR REPLACE TEMP TABLE task_launch AS
       SELECT task_uid, arg_min(call_id, launch_ns) AS call_id, min(launch_ns) AS launch_ns
       FROM corr_link GROUP BY task_uid""")
-    enclosing(con, "SELECT call_id AS pt, pid, thread, start_ns AS ts_ns FROM api "
-                   "WHERE call_id IN (SELECT call_id FROM task_launch)", "call_enc")
+    enclosing(
+        con,
+        "SELECT call_id AS pt, pid, thread, start_ns AS ts_ns FROM api "
+        "WHERE call_id IN (SELECT call_id FROM task_launch)",
+        "call_enc",
+    )
     con.execute("""
     CREATE OR REPLACE TEMP TABLE ext_link AS
       SELECT d.task_uid, h.op_id

@@ -18,6 +18,7 @@ copies the array itself to a temporary file:
 Gzip is detected by its magic bytes and decompressed with ``zlib`` so that a truncated stream
 still yields everything before the damage.
 """
+
 from __future__ import annotations
 
 import re
@@ -27,14 +28,14 @@ from pathlib import Path
 
 import orjson
 
-CHUNK = 4 << 20          # compressed / plain bytes read per step
-HOLD = 16 << 20          # bytes held back to find the array end in
+CHUNK = 4 << 20  # compressed / plain bytes read per step
+HOLD = 16 << 20  # bytes held back to find the array end in
 PREFIX_LIMIT = 256 << 20  # give up looking for "traceEvents" after this much text
 
 _KEY = re.compile(rb'"traceEvents"\s*:\s*\[')
-_CLOSE = re.compile(rb'[}\[]\s*\]')         # end of the last event (or an empty array), then ]
-_SEP = re.compile(rb'\}\s*,\s*\{')           # boundary between two events
-_OBJ_END = re.compile(rb'\s*\}[\s\x00]*')
+_CLOSE = re.compile(rb"[}\[]\s*\]")  # end of the last event (or an empty array), then ]
+_SEP = re.compile(rb"\}\s*,\s*\{")  # boundary between two events
+_OBJ_END = re.compile(rb"\s*\}[\s\x00]*")
 _NEXT_KEY = re.compile(rb'\s*,\s*"')
 _WS = b" \t\r\n"
 _PROBE = b'{"_":0'  # written before a candidate remainder to parse it as an object
@@ -47,11 +48,12 @@ class ReadError(Exception):
 @dataclass
 class Extract:
     """What :func:`extract` found.  ``events_path`` holds ``[ev, ev, ...]``."""
+
     meta: dict = field(default_factory=dict)
     events_path: Path | None = None
-    total_bytes: int = 0          # decompressed bytes read from the file
-    kept_bytes: int = 0           # bytes of the file up to the last complete event
-    truncated: bool = False       # the JSON text ends before the object closes
+    total_bytes: int = 0  # decompressed bytes read from the file
+    kept_bytes: int = 0  # bytes of the file up to the last complete event
+    truncated: bool = False  # the JSON text ends before the object closes
     stream_error: str | None = None  # the gzip stream itself was damaged
     suffix_missing: bool = False  # metadata after the array (if any) was lost
 
@@ -130,7 +132,7 @@ def extract(path: Path, tmpdir: Path) -> Extract:
         prefix_len = res.total_bytes - written - len(pending)
         end, suffix = _find_end(pending, at_array_start=(written == 0))
         if end is not None:
-            out.write(pending[:end + 1])
+            out.write(pending[: end + 1])
             res.meta.update(suffix)
             res.kept_bytes = res.total_bytes
         else:
@@ -141,7 +143,7 @@ def extract(path: Path, tmpdir: Path) -> Extract:
                 out.write(b"[]" if written == 0 else b"]")
                 res.kept_bytes = prefix_len + written + (1 if written == 0 else 0)
             else:
-                out.write(pending[:last + 1])
+                out.write(pending[: last + 1])
                 out.write(b"]")
                 res.kept_bytes = prefix_len + written + last + 1
     if errors:
@@ -155,10 +157,11 @@ def _find_prefix(buf: bytearray, search_from: int):
     """(index of the ``[`` that opens traceEvents, metadata before it) or (None, None)."""
     head = bytes(buf[:64]).lstrip(_WS + b"\xef\xbb\xbf")
     if head and not head.startswith(b"{"):
-        raise ReadError("the file is not a JSON object (a torch_npu trace_view.json or another "
-                        "Chrome trace is a bare array)")
+        raise ReadError(
+            "the file is not a JSON object (a torch_npu trace_view.json or another Chrome trace is a bare array)"
+        )
     for m in _KEY.finditer(buf, search_from):
-        before = bytes(buf[:m.start()]).rstrip(_WS)
+        before = bytes(buf[: m.start()]).rstrip(_WS)
         if before.endswith(b","):
             before = before[:-1]
         try:
@@ -176,10 +179,10 @@ def _no_prefix(buf: bytearray, errors: list[str]):
         obj = orjson.loads(text)
     except orjson.JSONDecodeError:
         why = errors[0] if errors else "it is not valid JSON or ends before the event list starts"
-        raise ReadError(f"no readable \"traceEvents\" list: {why}") from None
+        raise ReadError(f'no readable "traceEvents" list: {why}') from None
     if isinstance(obj, dict):
-        raise ReadError("the JSON object has no \"traceEvents\" key")
-    raise ReadError("the file is not a JSON object with \"traceEvents\"")
+        raise ReadError('the JSON object has no "traceEvents" key')
+    raise ReadError('the file is not a JSON object with "traceEvents"')
 
 
 def _find_end(tail: bytearray, at_array_start: bool):
@@ -200,14 +203,14 @@ def _find_end(tail: bytearray, at_array_start: bool):
             if not (_OBJ_END.fullmatch(tail, close + 1) or _NEXT_KEY.match(tail, close + 1)):
                 continue
             at = close + 1  # == index in `work` where the probe must start
-            saved = bytes(work[at:at + len(_PROBE)])
-            work[at:at + len(_PROBE)] = _PROBE
+            saved = bytes(work[at : at + len(_PROBE)])
+            work[at : at + len(_PROBE)] = _PROBE
             try:
                 obj = orjson.loads(view[at:stop])
             except orjson.JSONDecodeError:
                 continue
             finally:
-                work[at:at + len(_PROBE)] = saved
+                work[at : at + len(_PROBE)] = saved
             obj.pop("_", None)
             return close, obj
         return None, {}

@@ -3,6 +3,7 @@
 Why here and not in SQL: both read a handful of counts and the small top-level object
 (``deviceProperties``, ``distributedInfo``, ``baseTimeNanoseconds`` ...), nothing per event.
 """
+
 from __future__ import annotations
 
 import json
@@ -15,16 +16,25 @@ import pyarrow as pa
 from ... import diagnostics as dx
 
 #: top-level keys that hold software versions
-VERSION_KEYS = ("schemaVersion", "cuda_runtime_version", "cuda_driver_version", "cupti_version",
-                "hip_version", "rocm_version", "torch_version", "pytorch_version", "kineto_version")
+VERSION_KEYS = (
+    "schemaVersion",
+    "cuda_runtime_version",
+    "cuda_driver_version",
+    "cupti_version",
+    "hip_version",
+    "rocm_version",
+    "torch_version",
+    "pytorch_version",
+    "kineto_version",
+)
 #: top-level keys that run_info already holds in its own columns
-OWN_KEYS = {"traceEvents", "deviceProperties", "distributedInfo", "baseTimeNanoseconds",
-            "record_shapes", *VERSION_KEYS}
+OWN_KEYS = {"traceEvents", "deviceProperties", "distributedInfo", "baseTimeNanoseconds", "record_shapes", *VERSION_KEYS}
 
 
 @dataclass
 class Facts:
     """Counts gathered from the loaded tables (one query, see ``facts``)."""
+
     device_tasks: int = 0
     host_ops: int = 0
     api_calls: int = 0
@@ -44,15 +54,15 @@ class Facts:
 
 def facts(con) -> Facts:
     f = Facts()
-    (f.device_tasks, f.main_device) = con.execute(
-        "SELECT count(*), mode(device) FROM dev").fetchall()[0]
+    (f.device_tasks, f.main_device) = con.execute("SELECT count(*), mode(device) FROM dev").fetchall()[0]
     (f.host_ops, f.python_events, f.shapes, f.stacks, f.modules) = con.execute("""
         SELECT count(*), count(*) FILTER (category = 'python'),
                count(input_shapes) FILTER (category = 'op'),
                count(call_stack), count(module_hierarchy)
         FROM host""").fetchall()[0]
-    (f.api_calls, hip) = con.execute(
-        "SELECT count(*), count(*) FILTER (starts_with(name, 'hip')) FROM api").fetchall()[0]
+    (f.api_calls, hip) = con.execute("SELECT count(*), count(*) FILTER (starts_with(name, 'hip')) FROM api").fetchall()[
+        0
+    ]
     f.rocm = bool(hip)
     (f.profiler_ranges, f.memory_events) = con.execute("""
         SELECT count(*) FILTER (ph = 'X' AND cat = 'cuda_profiler_range'),
@@ -102,10 +112,16 @@ def run_info(meta: dict, f: Facts, path) -> pa.Table:
         "world_size": dist.get("world_size"),
         "collect_start_ns": f.span_start_ns if f.span_start_ns is not None else f.first_ns,
         "collect_end_ns": f.span_end_ns if f.span_end_ns is not None else f.last_ns,
-        "extra": json.dumps({k: v for k, v in meta.items() if k not in OWN_KEYS
-                             } | {"distributedInfo": dist, "deviceProperties": props,
-                                  "baseTimeNanoseconds": meta.get("baseTimeNanoseconds")},
-                            sort_keys=True, default=str),
+        "extra": json.dumps(
+            {k: v for k, v in meta.items() if k not in OWN_KEYS}
+            | {
+                "distributedInfo": dist,
+                "deviceProperties": props,
+                "baseTimeNanoseconds": meta.get("baseTimeNanoseconds"),
+            },
+            sort_keys=True,
+            default=str,
+        ),
     }
     return pa.Table.from_pylist([row])
 
@@ -125,40 +141,66 @@ def doctor(meta: dict, f: Facts, steps: int, rank, path) -> list:
     out = []
     if not f.device_tasks:
         if f.profiler_ranges:
-            what = (f"only CUPTI profiler ranges ({f.profiler_ranges} `cuda_profiler_range` "
-                    "events, a counter-collection run) and no kernel activity")
+            what = (
+                f"only CUPTI profiler ranges ({f.profiler_ranges} `cuda_profiler_range` "
+                "events, a counter-collection run) and no kernel activity"
+            )
         else:
             what = "no GPU activity at all (a CPU-only trace)"
-        out.append(dx.warning(
-            "no-device-activity",
-            f"The trace records {what}: device_tasks, launches, comm_ops and every device view "
-            "(step breakdown, utilization, idle gaps, kernels, collectives) will be empty; host "
-            "ops and API calls are loaded.", path,
-            fix="Profile with CUDA activity: torch.profiler.profile(activities=[ProfilerActivity.CPU, "
-                "ProfilerActivity.CUDA]) and without a CUPTI range-profiler config."))
+        out.append(
+            dx.warning(
+                "no-device-activity",
+                f"The trace records {what}: device_tasks, launches, comm_ops and every device view "
+                "(step breakdown, utilization, idle gaps, kernels, collectives) will be empty; host "
+                "ops and API calls are loaded.",
+                path,
+                fix="Profile with CUDA activity: torch.profiler.profile(activities=[ProfilerActivity.CPU, "
+                "ProfilerActivity.CUDA]) and without a CUPTI range-profiler config.",
+            )
+        )
     if not steps:
-        out.append(dx.info(
-            "no-steps", "No ProfilerStep#N ranges: the trace is treated as one unnamed window; "
-            "per-step views are empty and step columns are null.", path,
-            fix="Use torch.profiler.profile(schedule=torch.profiler.schedule(wait=1, warmup=1, "
-                "active=3), ...) and call prof.step() once per training iteration."))
+        out.append(
+            dx.info(
+                "no-steps",
+                "No ProfilerStep#N ranges: the trace is treated as one unnamed window; "
+                "per-step views are empty and step columns are null.",
+                path,
+                fix="Use torch.profiler.profile(schedule=torch.profiler.schedule(wait=1, warmup=1, "
+                "active=3), ...) and call prof.step() once per training iteration.",
+            )
+        )
     if rank is None:
-        out.append(dx.info(
-            "no-rank-id", "The trace records no distributedInfo.rank; it is loaded as rank 0.", path,
-            fix="Record with torch.distributed initialised (the profiler then writes "
-                "distributedInfo), or give each rank's file a distinct name."))
+        out.append(
+            dx.info(
+                "no-rank-id",
+                "The trace records no distributedInfo.rank; it is loaded as rank 0.",
+                path,
+                fix="Record with torch.distributed initialised (the profiler then writes "
+                "distributedInfo), or give each rank's file a distinct name.",
+            )
+        )
     if f.host_ops and not f.shapes and not meta.get("record_shapes"):
-        out.append(dx.info(
-            "no-shapes", "Input shapes were not recorded: host_ops.input_shapes is empty and "
-            "shape-based grouping is unavailable.", path,
-            fix="Pass record_shapes=True to torch.profiler.profile."))
+        out.append(
+            dx.info(
+                "no-shapes",
+                "Input shapes were not recorded: host_ops.input_shapes is empty and "
+                "shape-based grouping is unavailable.",
+                path,
+                fix="Pass record_shapes=True to torch.profiler.profile.",
+            )
+        )
     base = meta.get("baseTimeNanoseconds")
-    if base is None and f.first_ns is not None and f.first_ns < 10 ** 18:
-        out.append(dx.warning(
-            "relative-time", "The trace has no baseTimeNanoseconds and its timestamps are not "
-            "epoch times: times are relative, so ranks cannot be aligned by wall clock.", path,
-            fix="Export the trace again with a current PyTorch (it writes baseTimeNanoseconds); "
-                "a trace cut short loses it, as it is written after the events."))
+    if base is None and f.first_ns is not None and f.first_ns < 10**18:
+        out.append(
+            dx.warning(
+                "relative-time",
+                "The trace has no baseTimeNanoseconds and its timestamps are not "
+                "epoch times: times are relative, so ranks cannot be aligned by wall clock.",
+                path,
+                fix="Export the trace again with a current PyTorch (it writes baseTimeNanoseconds); "
+                "a trace cut short loses it, as it is written after the events.",
+            )
+        )
     return out
 
 
@@ -169,12 +211,20 @@ def truncation(ex, events: int, path) -> list:
     total = max(ex.total_bytes, 1)
     why = ex.stream_error or "the JSON text ends inside the event list"
     pct = 100.0 * ex.lost_bytes / total
-    missing = (" Metadata written after the events (baseTimeNanoseconds, distributedInfo, "
-               "deviceProperties in some versions) is missing." if ex.suffix_missing else "")
-    return [dx.warning(
-        "trace-truncated",
-        f"The trace is incomplete: {why}. Read {events} events from the first "
-        f"{ex.kept_bytes:,} bytes; dropped the last {ex.lost_bytes:,} bytes ({pct:.2f}% of the "
-        f"{ex.total_bytes:,} bytes read) and whatever the full file held after them.{missing}",
-        path, fix="Copy or export the trace again from its source; the profiler was probably "
-                  "stopped or the copy interrupted while writing.")]
+    missing = (
+        " Metadata written after the events (baseTimeNanoseconds, distributedInfo, "
+        "deviceProperties in some versions) is missing."
+        if ex.suffix_missing
+        else ""
+    )
+    return [
+        dx.warning(
+            "trace-truncated",
+            f"The trace is incomplete: {why}. Read {events} events from the first "
+            f"{ex.kept_bytes:,} bytes; dropped the last {ex.lost_bytes:,} bytes ({pct:.2f}% of the "
+            f"{ex.total_bytes:,} bytes read) and whatever the full file held after them.{missing}",
+            path,
+            fix="Copy or export the trace again from its source; the profiler was probably "
+            "stopped or the copy interrupted while writing.",
+        )
+    ]

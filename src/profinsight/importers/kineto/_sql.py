@@ -14,26 +14,53 @@ Each macro turns one Kineto spelling into the canonical one:
   ``allgather``, ``AllReduce`` -> ``allreduce``).
 * ``dtype_bytes(t)``: element size of a PyTorch/NCCL dtype name (``Float`` -> 4).
 """
+
 from __future__ import annotations
 
 #: element size of the dtype names PyTorch (``Float``, ``BFloat16``) and NCCL (``ncclFloat32``) use
 DTYPE_BYTES = {
     16: ("complexdouble", "complex128"),
-    8: ("double", "float64", "long", "int64", "uint64", "complexfloat", "complex64", "ncclint64",
-        "nccluint64", "ncclfloat64", "nccldouble"),
-    4: ("float", "float32", "int", "int32", "uint32", "complexhalf", "ncclint32", "nccluint32",
-        "ncclfloat32", "ncclfloat", "ncclint"),
-    2: ("half", "float16", "bfloat16", "short", "int16", "uint16", "ncclfloat16", "ncclhalf",
-        "ncclbfloat16"),
+    8: (
+        "double",
+        "float64",
+        "long",
+        "int64",
+        "uint64",
+        "complexfloat",
+        "complex64",
+        "ncclint64",
+        "nccluint64",
+        "ncclfloat64",
+        "nccldouble",
+    ),
+    4: (
+        "float",
+        "float32",
+        "int",
+        "int32",
+        "uint32",
+        "complexhalf",
+        "ncclint32",
+        "nccluint32",
+        "ncclfloat32",
+        "ncclfloat",
+        "ncclint",
+    ),
+    2: ("half", "float16", "bfloat16", "short", "int16", "uint16", "ncclfloat16", "ncclhalf", "ncclbfloat16"),
     1: ("byte", "char", "bool", "int8", "uint8", "ncclint8", "nccluint8", "ncclchar"),
 }
 
 
 def _dtype_macro() -> str:
-    cases = "\n".join(f"          WHEN lower(t) IN ({', '.join(repr(n) for n in names)}) THEN {size}"
-                      for size, names in DTYPE_BYTES.items())
-    return ("CREATE OR REPLACE MACRO dtype_bytes(t) AS (CASE\n" + cases +
-            "\n          WHEN starts_with(lower(t), 'float8') THEN 1 ELSE NULL END)")
+    cases = "\n".join(
+        f"          WHEN lower(t) IN ({', '.join(repr(n) for n in names)}) THEN {size}"
+        for size, names in DTYPE_BYTES.items()
+    )
+    return (
+        "CREATE OR REPLACE MACRO dtype_bytes(t) AS (CASE\n"
+        + cases
+        + "\n          WHEN starts_with(lower(t), 'float8') THEN 1 ELSE NULL END)"
+    )
 
 
 MACROS = [

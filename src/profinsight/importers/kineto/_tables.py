@@ -9,6 +9,7 @@ tables are column selections of the same buffers, so the rows exist once in memo
 in DuckDB and again in Arrow.  The row number in file order (within the pass) is the id:
 ``task_uid``, ``op_id``, ``call_id``.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -18,14 +19,30 @@ from . import _events
 from ._events import API_CATS, DEVICE_CATS, HOST_CATS, cats
 
 #: the canonical host_ops columns (plus extras) of the host pass table
-HOST_COLS = ["op_id", "pid", "thread", "category", "name", "start_ns", "dur_ns", "sequence",
-             "fwd_thread", "input_shapes", "input_dtypes", "call_stack", "external_id",
-             "python_id", "python_parent_id", "module_hierarchy"]
+HOST_COLS = [
+    "op_id",
+    "pid",
+    "thread",
+    "category",
+    "name",
+    "start_ns",
+    "dur_ns",
+    "sequence",
+    "fwd_thread",
+    "input_shapes",
+    "input_dtypes",
+    "call_stack",
+    "external_id",
+    "python_id",
+    "python_parent_id",
+    "module_hierarchy",
+]
 
 
 def read_host(con) -> pa.Table:
     """Arrow table ``host`` (framework ops, registered in ``con``), ``op_id`` = file order."""
-    host = _with_rid(con.sql(f"""
+    host = _with_rid(
+        con.sql(f"""
     WITH h AS ({_events.host_pass()})
     SELECT TRY_CAST(pid AS BIGINT) AS pid, TRY_CAST(tid AS BIGINT) AS thread,
       CASE cat WHEN 'cpu_op' THEN 'op' WHEN 'user_annotation' THEN 'annotation'
@@ -42,7 +59,9 @@ def read_host(con) -> pa.Table:
       nullif(a."Module Hierarchy", '') AS module_hierarchy,
       a."Collective name" AS coll_name, a."Process Group Name" AS coll_group,
       TRY_CAST(a."In msg nelems" AS BIGINT) AS coll_count, a.dtype AS coll_dtype
-    FROM h""").to_arrow_table(), "op_id")
+    FROM h""").to_arrow_table(),
+        "op_id",
+    )
     con.register("host", host)
     return host
 
@@ -50,7 +69,8 @@ def read_host(con) -> pa.Table:
 def read_api(con) -> pa.Table:
     """Arrow table ``api`` (CUDA/HIP runtime and driver calls, taken out of ``raw``),
     ``call_id`` = file order."""
-    api = _with_rid(con.sql(f"""
+    api = _with_rid(
+        con.sql(f"""
     WITH c AS (
       SELECT pid, tid, cat, name, start_ns, dur_ns,
              json_extract_string(args, ['$.correlation', '$.kernel', '$."External id"']) AS a
@@ -58,7 +78,9 @@ def read_api(con) -> pa.Table:
     SELECT TRY_CAST(pid AS BIGINT) AS pid, TRY_CAST(tid AS BIGINT) AS thread, cat AS level,
       name, start_ns, dur_ns, TRY_CAST(a[1] AS BIGINT) AS connection_id,
       nullif(a[2], '') AS item, TRY_CAST(a[3] AS BIGINT) AS external_id
-    FROM c""").to_arrow_table(), "call_id")
+    FROM c""").to_arrow_table(),
+        "call_id",
+    )
     con.register("api", api)
     return api
 
@@ -67,7 +89,8 @@ def read_dev(con, comm_core: str) -> pa.Table:
     """Arrow table ``dev`` (registered in ``con``): one row per device activity, ``task_uid``
     = file order within the pass, with the collective helpers ``coll_*`` that :mod:`._comm`
     completes from the host side."""
-    dev = _with_rid(con.sql(f"""
+    dev = _with_rid(
+        con.sql(f"""
     WITH d AS ({_events.device_pass()}),
     k AS (
       SELECT *, CASE cat
@@ -103,7 +126,9 @@ def read_dev(con, comm_core: str) -> pa.Table:
       TRY_CAST(a."blocks per SM" AS DOUBLE) AS pmu_blocks_per_sm,
       a."Collective name" AS coll_name, TRY_CAST(a."In msg nelems" AS BIGINT) AS coll_count,
       a.dtype AS coll_dtype
-    FROM k""").to_arrow_table(), "task_uid")
+    FROM k""").to_arrow_table(),
+        "task_uid",
+    )
     con.register("dev", dev)
     return dev
 
@@ -190,5 +215,16 @@ TRACE_SLICES = """
     WHERE e.ph NOT IN ('M', 'C') AND NOT (e.ph IN ('i', 'I') AND e.name = '[memory]')
     ORDER BY e.start_ns, e.rowid"""
 
-__all__ = ["DEVICE_CATS", "HOST_CATS", "API_CATS", "read_host", "read_api", "read_dev",
-           "create_memory", "MEMORY_SAMPLES", "MEMORY_BLOCKS", "COUNTERS", "TRACE_SLICES"]
+__all__ = [
+    "DEVICE_CATS",
+    "HOST_CATS",
+    "API_CATS",
+    "read_host",
+    "read_api",
+    "read_dev",
+    "create_memory",
+    "MEMORY_SAMPLES",
+    "MEMORY_BLOCKS",
+    "COUNTERS",
+    "TRACE_SLICES",
+]

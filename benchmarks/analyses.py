@@ -25,7 +25,9 @@ CHILD = r"""
 import json, sys, time
 t0 = time.perf_counter()
 import profinsight
-from profinsight.analyses.registry import all_analyses
+from profinsight.registry import all_analyses
+
+import profinsight.api  # noqa: F401 - fills the analysis table
 p = profinsight.load(sys.argv[1])
 t_load = time.perf_counter() - t0
 # module imports (pandas, DuckDB, the analysis modules) are process start-up, not analysis

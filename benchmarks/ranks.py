@@ -37,8 +37,7 @@ def bench(n: int, workers: int, root: Path, fixtures: Path) -> dict:
     from test_ranks_scale import D, synchronous_copy
 
     import profinsight
-    from profinsight.comparison.ranks import ranks_report
-    from profinsight.store.distributed import load_parallel
+    from profinsight.api import load_parallel, ranks_report
 
     out = root / f"r{n}"
     t = time.perf_counter()

@@ -21,16 +21,23 @@ TS = ROOT / "ts"
 
 #: bottom to top; a module may import its own layer's package and anything below it
 LAYERS: list[tuple[str, ...]] = [
-    # words, declarations and the analysis table: no profile code at all
-    ("_version", "errors", "diagnostics", "schema", "i18n", "samples", "capabilities", "registry", "hooks"),
-    ("importers", "discovery"),
+    # the version, the error family and the display slots: import nothing of profinsight
+    ("_version", "errors", "hooks"),
+    # words, declarations and what an analysis returns: no profile code at all
+    ("diagnostics", "schema", "i18n", "samples", "capabilities", "results"),
+    # the analysis table that Profile consults (filled by the modules above it)
+    ("registry",),
+    ("importers",),
+    ("discovery",),
     ("store",),
     ("profile",),
     ("analyses",),
     ("advisor", "comparison", "timeline"),
     ("api", "testing"),
-    ("collection", "render"),
-    ("cli", "server"),
+    ("render",),
+    ("collection",),
+    ("server",),
+    ("cli",),
     ("jupyter",),
 ]
 #: the package root re-exports the public names lazily: it stands above every layer

@@ -9,7 +9,7 @@
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
+from ._version import __version__
 
 # Public names are imported on first use, so that `profinsight --help` and `import profinsight`
 # stay fast (pandas, DuckDB and Arrow load only when a profile is).
@@ -25,7 +25,9 @@ _EXPORTS = {
     "UnsupportedFormat": ".errors",
     "Profile": ".profile",
     "sample_path": ".samples",
-    "compare": ".comparison",
+    "compare": ".api",
+    "load_parallel": ".api",
+    "ranks_report": ".api",
     "collect": ".collection",
     "experiments": ".collection",
     "register": ".collection",
@@ -39,10 +41,22 @@ def _jupyter_labextension_paths():
     return [{"src": "labextension", "dest": "profinsight"}]
 
 
+def _install_surfaces() -> None:
+    """Lend the model its notebook display and ``Profile.show`` (see :mod:`profinsight.hooks`):
+    the root stands above every floor, so it is the one place that may wire the top floors'
+    drawing into the bottom floors' objects.  Cheap: nothing heavy is imported."""
+    from . import render
+    from .jupyter import show
+
+    render.install()
+    show.install()
+
+
 def __getattr__(name):
     if name in _EXPORTS:
         import importlib
 
+        _install_surfaces()
         value = getattr(importlib.import_module(_EXPORTS[name], __name__), name)
         globals()[name] = value
         return value

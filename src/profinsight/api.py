@@ -1,4 +1,10 @@
-"""The notebook facade: ``load`` and ``discover``."""
+"""The notebook facade: ``load``, ``load_parallel``, ``compare`` and ``ranks_report`` — every
+function that takes a path and hands back profiles or a comparison of them.
+
+This is the floor that turns paths into :class:`~profinsight.profile.Profile` objects, so it is
+also where the analysis table learns how to fill itself (:func:`profinsight.registry.on_first_use`):
+every analysis module, the advisor's included, registers when first asked for.
+"""
 
 from __future__ import annotations
 
@@ -6,14 +12,30 @@ import json
 from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from . import diagnostics as dg
+from . import registry
 from .discovery import Run, discover
 from .errors import MixedRuns, NotAProfile, ProfileError
 from .profile import Profile
+from .store.distributed import load_sources_dask
+from .store.experiments import resolve_name
 from .store.loader import LoadedRank, Progress, load_sources
 
+if TYPE_CHECKING:  # the comparison code (and pandas) loads when a comparison is asked for
+    from .comparison.core import Comparison
+    from .comparison.ranks import RanksReport
+
 PathLike = str | Path
+
+
+def _register_analyses() -> None:
+    from . import advisor, analyses  # noqa: F401 - each analysis module registers itself on import
+    from .advisor import analysis  # noqa: F401 - ``advise``
+
+
+registry.on_first_use(_register_analyses)
 
 
 def load(
@@ -33,13 +55,41 @@ def load(
     return Profile(run, ranks, list(run.notes) + run_diagnostics(run, ranks))
 
 
+def load_parallel(
+    path,
+    *,
+    client=None,
+    scheduler: str | None = None,
+    prefer: str | None = None,
+    workers: int | None = None,
+    progress=None,
+):
+    """Load one run (see :func:`profinsight.load`) with its ranks imported in parallel: on the
+    Dask ``client`` (or a client connected to ``scheduler``) when given, else in local
+    processes (``workers`` of them; default: one per CPU)."""
+    run = resolve_run(path, prefer=prefer)
+    own = None
+    if client is None and scheduler:
+        from distributed import Client
+
+        client = own = Client(scheduler)
+    try:
+        if client is not None:
+            ranks = load_sources_dask(run.sources, client, progress=progress)
+        else:
+            ranks = load_sources(run.sources, progress=progress, workers=workers or None)
+    finally:
+        if own is not None:
+            own.close()
+    return Profile(run, ranks, list(run.notes) + run_diagnostics(run, ranks))
+
+
 def resolve_run(path, *, prefer: str | None = None) -> Run:
     """The single run that ``path`` names (see :func:`load`)."""
     if isinstance(path, Run):
         return path
     if isinstance(path, (str, Path)):
-        from .collection.registry import resolve_name  # a registered experiment's name; a real path wins
-
+        # a registered experiment's name; a real path wins
         runs = discover(resolve_name(path) or path, prefer=prefer)
     else:
         paths = list(path)
@@ -147,3 +197,85 @@ def run_diagnostics(run: Run, ranks: list[LoadedRank]) -> list[dg.Diagnostic]:
                 )
             )
     return out
+
+
+def ranks_report(
+    profile,
+    threshold: float = 3.0,
+    min_share: float = 0.02,
+    *,
+    client=None,
+    scheduler: str | None = None,
+    workers: int | None = None,
+    prefer: str | None = None,
+) -> RanksReport:
+    """The ranks report of a loaded profile, or of a path loaded with its ranks in parallel —
+    local processes (``workers``) or a Dask cluster (``client=`` / ``scheduler=``), through the
+    same :func:`load_parallel`."""
+    from .comparison.ranks import RanksReport
+
+    if not isinstance(profile, Profile):
+        profile = load_parallel(profile, client=client, scheduler=scheduler, workers=workers, prefer=prefer)
+    return RanksReport(profile, threshold, min_share)
+
+
+def compare(
+    base,
+    *others,
+    names=None,
+    prefer=None,
+    mode: str = "device",
+    aliases=None,
+    phases=("forward",),
+    client=None,
+    scheduler: str | None = None,
+    workers: int | None = None,
+) -> Comparison:
+    """Compare a baseline run with one or more changed runs (a series: base -> opt1 -> opt2).
+
+    Each argument is a path, a :class:`~profinsight.discover.Run` or a loaded
+    :class:`~profinsight.profile.Profile`.  ``names`` labels the runs (default: folder names).
+
+    ``mode="device"`` (default) compares device kernels and the step (a :class:`Comparison`);
+    ``mode="framework"`` aligns two runs whose kernels differ (a GPU run and an NPU run) at the
+    framework-op level (a :class:`~profinsight.comparison.framework.FrameworkComparison`;
+    ``aliases`` extends the op-name mapping, ``phases`` selects forward / backward / optimizer /
+    communication ops).  Paths load with their ranks in parallel: local processes
+    (``workers``), or a Dask cluster (``client=`` or ``scheduler="tcp://host:8786"``) — the same
+    function (:func:`load_parallel`) either way.
+    """
+    from .comparison.core import Comparison, default_name, unique_names
+
+    items = [base, *others]
+    if len(items) < 2:
+        raise ProfileError("compare needs at least two runs", fix="compare(base, changed, ...)")
+    if mode not in ("device", "framework"):
+        raise ValueError("mode must be 'device' or 'framework'")
+    own = None
+    if client is None and scheduler:
+        from distributed import Client
+
+        client = own = Client(scheduler)
+    try:
+        profiles = [_as_profile(x, prefer, client=client, workers=workers) for x in items]
+    finally:
+        if own is not None:
+            own.close()
+    if names is None:
+        names = [default_name(p, x, i) for i, (p, x) in enumerate(zip(profiles, items))]
+    names = unique_names([str(n) for n in names])
+    if len(names) != len(profiles):
+        raise ProfileError(f"{len(names)} names for {len(profiles)} runs")
+    if mode == "framework":
+        from .comparison.framework import FrameworkComparison
+
+        return FrameworkComparison(profiles, names, aliases=aliases, phases=phases)
+    return Comparison(profiles, names)
+
+
+def _as_profile(x, prefer, client=None, workers=None):
+    if isinstance(x, Profile):
+        return x
+    if client is None and workers is None:
+        return load(x, prefer=prefer)
+    return load_parallel(x, client=client, prefer=prefer, workers=workers)

@@ -8,7 +8,6 @@ over the Parquet files, so only the columns a query needs are read.
 from __future__ import annotations
 
 import html
-import json
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -16,6 +15,7 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 
 from . import diagnostics as dg
+from . import hooks
 from .errors import ProfileError, UnknownTable
 from .schema import TABLES, conform
 from .store.loader import LoadedRank
@@ -122,19 +122,19 @@ class Profile:
     # --- analyses (one method per registered analysis) ---------------------------------
     def view(self, name: str, **params) -> pd.DataFrame:
         """Run registered analysis ``name`` (same as ``p.<name>(**params)``)."""
-        from .analyses.registry import get
+        from .registry import get
 
         return get(name).run(self, **params)
 
     def analyses(self) -> list[str]:
-        from .analyses.registry import all_analyses
+        from .registry import all_analyses
 
         return sorted(all_analyses())
 
     def __getattr__(self, name: str):
         if name.startswith("_"):
             raise AttributeError(name)
-        from .analyses.registry import all_analyses
+        from .registry import all_analyses
 
         reg = all_analyses()
         if name in reg:
@@ -149,7 +149,7 @@ class Profile:
         raise AttributeError(f"'Profile' has no attribute {name!r}")
 
     def __dir__(self):
-        from .analyses.registry import all_analyses
+        from .registry import all_analyses
 
         return sorted(set(super().__dir__()) | set(all_analyses()))
 
@@ -180,43 +180,26 @@ class Profile:
         )
 
     def _repr_html_(self) -> str:
-        s = self.summary()
-        e = html.escape
-        head = (
-            f"<b>profinsight profile</b> <code>{e(s['path'])}</code><br>"
-            f"format <b>{e(s['format'])}</b>{' ' + e(s['level']) if s['level'] else ''} · "
-            f"ranks <b>{e(', '.join(map(str, s['ranks'])))}</b> · "
-            f"steps <b>{e(', '.join(map(str, s['steps'])) or 'none')}</b>"
-        )
-        rows = "".join(
-            f"<tr><td>{e(k)}</td><td style='text-align:right'>{v:,}</td></tr>" for k, v in s["tables"].items()
-        )
-        diags = "".join(
-            f"<li><b>{e(d.severity)}</b> <code>{e(d.code)}</code> {e(d.message)}"
-            f"{' <i>' + e(d.fix) + '</i>' if d.fix else ''}</li>"
-            for d in self._diagnostics
-        )
-        return (
-            f"<div class='profinsight-profile'>{head}"
-            f"<table><thead><tr><th>table</th><th>rows</th></tr></thead><tbody>{rows}</tbody></table>"
-            f"<details><summary>{len(self._diagnostics)} diagnostics</summary><ul>{diags}</ul></details></div>"
-        )
+        draw = hooks.get("profile_html")
+        return draw(self) if draw is not None else f"<pre>{html.escape(repr(self))}</pre>"
 
     def show(self, view: str | None = None) -> None:
         """Open this profile in the profinsight viewer tab of JupyterLab, from a notebook cell
         (``view``: the first view, e.g. ``"timeline"``).  Without the JupyterLab extension the
-        summary renders inline; outside a notebook it is printed.  See
-        :mod:`profinsight.jupyter.show`."""
-        from .jupyter.show import show
-
-        show(self, view)
+        summary renders inline; outside a notebook it is printed.  The Jupyter layer does the
+        opening (:mod:`profinsight.jupyter.show`), lent through :mod:`profinsight.hooks`."""
+        opener = hooks.get("show")
+        if opener is None:
+            print(repr(self))
+            print(f"To browse it: profinsight serve {self.path}")
+            return
+        opener(self, view)
 
     def _repr_mimebundle_(self, include=None, exclude=None):
-        return {
-            "text/html": self._repr_html_(),
-            "text/plain": repr(self),
-            "application/vnd.profinsight.profile+json": json.loads(json.dumps(self.summary(), default=str)),
-        }
+        bundle = hooks.get("profile_bundle")
+        if bundle is not None:
+            return bundle(self)
+        return {"text/html": self._repr_html_(), "text/plain": repr(self)}
 
 
 def to_pandas(table: pa.Table) -> pd.DataFrame:

@@ -18,7 +18,7 @@ import profinsight
 from profinsight import ProfileError
 from profinsight.analyses.categories import is_format_conversion
 from profinsight.cli import main
-from profinsight.display import MIME
+from profinsight.render.notebook import MIME
 from profinsight.testing import profile_from_tables
 
 US = 1000  # hand-made times are written in us, stored in ns

@@ -8,9 +8,10 @@ import pandas as pd
 import pytest
 
 from profinsight import ProfileError
-from profinsight.analyses import registry as reg
+from profinsight import registry as reg
 from profinsight.cli import main
-from profinsight.display import MIME, AnalysisFrame, render_svg
+from profinsight.render.notebook import MIME, render_svg
+from profinsight.results import ResultFrame
 from profinsight.testing import profile_from_tables
 
 
@@ -109,5 +110,5 @@ def test_unknown_option_outside_view_exits_2():
 
 def test_analysis_frame_wraps_without_copying_meaning(kernel_counts):
     a = reg.ANALYSES["test_kernel_counts"]
-    f = AnalysisFrame.wrap(pd.DataFrame({"name": ["x"], "n": [1]}), a, {"top": 1})
+    f = ResultFrame.wrap(pd.DataFrame({"name": ["x"], "n": [1]}), a, {"top": 1})
     assert f._analysis is a and f._params == {"top": 1}

@@ -11,7 +11,7 @@ import pytest
 distributed = pytest.importorskip("distributed")
 
 import profinsight  # noqa: E402
-from profinsight.comparison.ranks import ranks_report  # noqa: E402
+from profinsight.api import ranks_report  # noqa: E402
 
 RUN = "ascend_pt/text_level1"
 

@@ -14,7 +14,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 import _build as B  # noqa: E402
 
 import profinsight  # noqa: E402
-from profinsight.comparison.ranks import ranks_report  # noqa: E402
+from profinsight.api import ranks_report  # noqa: E402
 
 D_NS = 4_000_000  # 4 ms of extra compute on the slow rank
 SLOW = 2

@@ -15,7 +15,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 import _build as B  # noqa: E402
 
 import profinsight  # noqa: E402
-from profinsight.comparison.ranks import ranks_report  # noqa: E402
+from profinsight.api import ranks_report  # noqa: E402
 
 N, SLOW, D = 16, 11, 6_000_000
 

@@ -7,7 +7,8 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from profinsight.comparison.ranks import ranks_report, slow_links
+from profinsight.analyses.ranks import slow_links
+from profinsight.api import ranks_report
 from profinsight.testing import profile_from_tables
 
 BYTES = 40_000_000

@@ -131,7 +131,7 @@ def test_symlink_id_refused(server, tmp_path):
 
 
 def test_analyses_from_registry(server):
-    from profinsight.analyses.registry import all_analyses
+    from profinsight.registry import all_analyses
 
     code, d = fetch(server, P + "/analyses")
     assert code == 200

@@ -342,13 +342,14 @@ def test_index_persisted_in_the_cache_entry_and_reused(prof, monkeypatch):
 
 def test_index_version_change_rebuilds(prof, monkeypatch):
     from profinsight.timeline import index as tlindex
+    from profinsight.timeline import lod as tllod
     from profinsight.timeline import persist
 
     tl.tracks(prof)
     built = []
     real = tlindex.build_rank
     monkeypatch.setattr(tlindex, "build_rank", lambda *a: built.append(1) or real(*a))
-    monkeypatch.setattr(tlindex, "TIMELINE_VERSION", tlindex.TIMELINE_VERSION + 100)
+    monkeypatch.setattr(tllod, "TIMELINE_VERSION", tllod.TIMELINE_VERSION + 100)
     idx = tlindex.TimelineIndex(prof)
     assert built == [1]
     names = sorted(p.name for p in _entry(prof).iterdir() if p.name.startswith(persist.PREFIX))
@@ -364,9 +365,10 @@ def test_interrupted_write_leaves_no_index(prof, monkeypatch):
     import pyarrow.parquet as pq
 
     from profinsight.timeline import index as tlindex
+    from profinsight.timeline import lod as tllod
     from profinsight.timeline import persist
 
-    monkeypatch.setattr(tlindex, "TIMELINE_VERSION", tlindex.TIMELINE_VERSION + 200)
+    monkeypatch.setattr(tllod, "TIMELINE_VERSION", tllod.TIMELINE_VERSION + 200)
 
     def full_disk(*a, **k):
         raise OSError(28, "No space left on device")

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from ..analyses.registry import Param, analysis
+from ..registry import Param, analysis
 from . import FINDING_COLUMNS
 from . import advise as _advise
 

@@ -1,9 +1,10 @@
 """Analyses: pure functions (profile, parameters) -> one table, registered once.
 
-See :mod:`profinsight.analyses.registry`.  Each module registers its analyses with
-``@analysis(...)``; ``Profile`` gains a method per analysis and the CLI a ``view`` form.
+Importing this package registers every one-profile analysis (the rank analyses included) in
+:mod:`profinsight.registry`, in the order surfaces list them; ``Profile`` gains a method per
+analysis and the CLI a ``view`` form.
 """
 
-from .registry import ANALYSES, Analysis, Chart, Param, all_analyses, analysis, get
+from . import communication, gaps, memory, operators, ranks, steps  # noqa: F401 - registers the analyses
 
-__all__ = ["ANALYSES", "Analysis", "Chart", "Param", "all_analyses", "analysis", "get"]
+__all__ = ["operators", "steps", "gaps", "memory", "communication", "ranks"]

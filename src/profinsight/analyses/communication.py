@@ -16,8 +16,8 @@ import pyarrow as pa
 
 from ..errors import ProfileError
 from ..profile import to_pandas
+from ..registry import Chart, Param, analysis
 from ._sql import query, scope
-from .registry import Chart, Param, analysis
 
 LINKS = ("hccs", "rdma", "pcie", "sdma", "sio")
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ..registry import Chart, Param, analysis
 from ._sql import query
-from .registry import Chart, Param, analysis
 from .steps import IN_STEP, breakdown, islands_sql, union_length_sql
 
 #: device task kinds that occupy the device (a gap is where none of them runs)

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import pandas as pd
 
+from ..registry import Chart, Param, analysis
 from ._sql import query, scope
-from .registry import Chart, Param, analysis
 
 MIB = float(1 << 20)
 

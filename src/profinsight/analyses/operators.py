@@ -30,9 +30,9 @@ import numpy as np
 import pandas as pd
 
 from ..errors import ProfileError
+from ..registry import Chart, Param, analysis
 from ._sql import query, scope
 from .categories import category_sql
-from .registry import Chart, Param, analysis
 
 #: device_tasks kinds per ``kinds`` choice: compute kernels only (op_statistic.csv) or the rows
 #: of kernel_details.csv (compute kernels + one row per communication op)

@@ -19,9 +19,9 @@ import weakref
 
 import pandas as pd
 
+from ..registry import Chart, analysis
 from ._sql import query
 from .categories import CATEGORIES, category_sql
-from .registry import Chart, analysis
 
 #: device tasks that count as compute (the vendor's Computing)
 COMPUTE = "kind = 'kernel'"

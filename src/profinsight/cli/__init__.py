@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .. import __version__
+from .._version import __version__
 from ..errors import ProfileError
 from . import analyze, check, compare, doctor, experiments, export, info, ranks, record, report, serve, view
 

@@ -49,7 +49,7 @@ def run(args) -> int:
         )
     if args.name and len(args.name) != len(args.paths):
         raise ProfileError(f"{len(args.name)} --name for {len(args.paths)} PATHs")
-    from ..comparison import compare
+    from ..api import compare
 
     mode = getattr(args, "mode", "device") or "device"
     if mode == "framework" and len(args.paths) != 2:

@@ -67,7 +67,7 @@ def environment_checks() -> list[dg.Diagnostic]:
     import sys
     import tempfile
 
-    from .. import __version__
+    from .._version import __version__
     from ..store.cache import cache_root
 
     out = [dg.info("version", f"profinsight {__version__} on Python {sys.version.split()[0]}")]

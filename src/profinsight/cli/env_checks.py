@@ -58,7 +58,7 @@ def _version(dist: str) -> str | None:
 
 # --- JupyterLab -----------------------------------------------------------------------------
 def jupyter_checks() -> list[dg.Diagnostic]:
-    from .. import __version__
+    from .._version import __version__
 
     out = []
     server, lab = _version("jupyter_server"), _version("jupyterlab")

@@ -20,8 +20,7 @@ def add_arguments(p) -> None:
 
 
 def run(args) -> int:
-    from ..comparison.ranks import ranks_report
-    from ..store.distributed import load_parallel
+    from ..api import load_parallel, ranks_report
 
     ps = paths(args)
     prof = load_parallel(

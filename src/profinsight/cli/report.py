@@ -57,8 +57,8 @@ def _table(rows: list[dict]) -> str:
 def _chart(rows, x, ys, stacked=False) -> str:
     import pandas as pd
 
-    from ..analyses.registry import Chart
-    from ..display import render_svg
+    from ..registry import Chart
+    from ..render.notebook import render_svg
 
     if not rows:
         return ""

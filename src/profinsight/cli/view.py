@@ -26,7 +26,7 @@ def add_arguments(p) -> None:
 
 
 def run(args) -> int:
-    from ..analyses.registry import all_analyses, get
+    from ..registry import all_analyses, get
 
     if args.analysis in ("list", "--list"):
         for name, a in sorted(all_analyses().items()):
@@ -45,7 +45,7 @@ def run(args) -> int:
     elif fmt == "csv":
         emit(plain.to_csv(index=False), args)
     elif fmt == "html":
-        from ..display import render_html
+        from ..render.notebook import render_html
 
         emit(f"<!doctype html><meta charset='utf-8'><title>{a.title}</title>" + render_html(plain, a, params), args)
     elif fmt == "md":

@@ -140,7 +140,7 @@ def _before_after(prev: dict, cur: dict, prev_p, cur_p) -> dict:
         }
     else:
         try:
-            from ..comparison import compare
+            from ..api import compare
 
             cmp = compare(prev_p, cur_p, names=[f"{prev['round']}:{prev['name']}", f"{cur['round']}:{cur['name']}"])
             rows_from, rows_to = cmp.stats[0], cmp.stats[1]
@@ -249,8 +249,8 @@ td.n{text-align:right;font-variant-numeric:tabular-nums}.better{color:#17803d}.w
 
 def render_html(data: dict) -> str:
     """One self-contained HTML page (inline CSS and SVG; no script, no external URL)."""
-    from ..analyses.registry import get as analysis
-    from ..display import render_svg
+    from ..registry import get as analysis
+    from ..render.notebook import render_svg
 
     lang, e = data["lang"], html.escape
     out = [

@@ -20,10 +20,17 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from ..errors import ProfileError
+from ..store.experiments import (  # noqa: F401 - the index is read here too: one name for the record
+    DB_NAME,
+    DEFAULT_FOLDER,
+    ENV_FOLDER,
+    experiments_folder,
+    get,
+    resolve_name,
+    rows,
+)
+from ..store.experiments import connect as _open
 
-DB_NAME = "experiments.db"
-DEFAULT_FOLDER = "profinsight-experiments"
-ENV_FOLDER = "PROFINSIGHT_EXPERIMENTS"
 #: environment variables that change what a profiler records or how a job runs
 ENV_PREFIXES = ("ASCEND_", "HCCL_", "CUDA_", "NCCL_", "TORCH_NPU", "PYTORCH_CUDA_ALLOC_CONF")
 ENV_NAMES = (
@@ -57,7 +64,6 @@ COLUMNS = (
     "top_finding",
     "metrics_error",
 )
-_JSON_COLUMNS = ("tags", "params", "versions", "env")
 _SCHEMA = """
 create table if not exists experiments (
     id integer primary key autoincrement,
@@ -85,26 +91,8 @@ create index if not exists experiments_name on experiments(name);
 """
 
 
-def experiments_folder(folder=None) -> Path:
-    """``folder``, else ``$PROFINSIGHT_EXPERIMENTS``, else ``./profinsight-experiments``."""
-    if folder is not None:
-        return Path(folder).expanduser()
-    env = os.environ.get(ENV_FOLDER)
-    return Path(env).expanduser() if env else Path.cwd() / DEFAULT_FOLDER
-
-
 def _connect(folder=None, *, create: bool) -> sqlite3.Connection | None:
-    root = experiments_folder(folder)
-    db = root / DB_NAME
-    if not db.exists():
-        if not create:
-            return None
-        root.mkdir(parents=True, exist_ok=True)
-    con = sqlite3.connect(db, timeout=30)
-    con.row_factory = sqlite3.Row
-    if create:
-        con.executescript(_SCHEMA)
-    return con
+    return _open(folder, create=create, schema=_SCHEMA)
 
 
 # --- what the environment was ----------------------------------------------------------
@@ -150,7 +138,7 @@ def _cann_version() -> str | None:
 def versions() -> dict:
     """Versions of what shapes a profile; torch / torch_npu only if already imported or importable
     without side effects (they are looked up in ``sys.modules`` first)."""
-    from .. import __version__
+    from .._version import __version__
 
     out = {"profinsight": __version__, "python": platform.python_version()}
     for mod in ("torch", "torch_npu"):
@@ -321,50 +309,6 @@ def add(
     return get(rid, folder=folder)
 
 
-def _decode(row: sqlite3.Row) -> dict:
-    out = dict(row)
-    for k in _JSON_COLUMNS:
-        try:
-            out[k] = json.loads(out[k]) if out.get(k) else ([] if k == "tags" else {})
-        except ValueError:
-            pass
-    if out.get("git_dirty") is not None:
-        out["git_dirty"] = bool(out["git_dirty"])
-    return out
-
-
-def rows(folder=None) -> list[dict]:
-    """Every registered run, oldest first."""
-    con = _connect(folder, create=False)
-    if con is None:
-        return []
-    try:
-        return [_decode(r) for r in con.execute("select * from experiments order by id")]
-    except sqlite3.DatabaseError:
-        return []
-    finally:
-        con.close()
-
-
-def get(name_or_id, folder=None) -> dict | None:
-    """The latest run registered under ``name`` (or the row with that integer id)."""
-    con = _connect(folder, create=False)
-    if con is None:
-        return None
-    try:
-        if isinstance(name_or_id, int):
-            r = con.execute("select * from experiments where id = ?", (name_or_id,)).fetchone()
-        else:
-            r = con.execute(
-                "select * from experiments where name = ? order by id desc limit 1", (str(name_or_id),)
-            ).fetchone()
-        return _decode(r) if r else None
-    except sqlite3.DatabaseError:
-        return None
-    finally:
-        con.close()
-
-
 def update(rid: int, folder=None, **fields) -> None:
     bad = set(fields) - set(COLUMNS[1:])
     if bad:
@@ -377,15 +321,3 @@ def update(rid: int, folder=None, **fields) -> None:
             )
     finally:
         con.close()
-
-
-def resolve_name(path) -> str | None:
-    """The registered path for ``path`` when it does not exist but names an experiment (the CLI's
-    and ``load``'s name resolution); None otherwise.  Never raises."""
-    try:
-        if isinstance(path, Path) or not isinstance(path, str) or not path or Path(path).exists():
-            return None
-        row = get(path)
-        return row["path"] if row else None
-    except Exception:  # noqa: BLE001 - resolution is a convenience; the normal error follows
-        return None

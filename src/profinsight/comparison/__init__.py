@@ -1,30 +1,22 @@
-"""Compare runs (baseline -> changed runs, one object for a series) and ranks of one run.
+"""Compare loaded runs (baseline -> changed runs, one object for a series) and ranks of one run.
 
 >>> cmp = profinsight.compare("base_ascend_pt", "opt1_ascend_pt", "opt2_ascend_pt")
 >>> cmp.steps(); cmp.waterfall(); cmp.ops(by="type"); cmp.summary(); cmp.verdicts()
->>> from profinsight.comparison import ranks_report
->>> ranks_report(p).slow_ranks()
+>>> profinsight.ranks_report(p).slow_ranks()
+
+The functions that take paths (``compare``, ``ranks_report``) are the facade's
+(:mod:`profinsight.api`): this package works on loaded profiles only.
 """
 
 from __future__ import annotations
 
-from .core import COMPONENTS, Comparison, compare, run_stats
+from .core import COMPONENTS, Comparison, run_stats
 
-__all__ = [
-    "compare",
-    "Comparison",
-    "COMPONENTS",
-    "run_stats",
-    "ranks_report",
-    "rank_summary",
-    "slow_ranks",
-    "slow_links",
-    "FrameworkComparison",
-]
+__all__ = ["Comparison", "COMPONENTS", "run_stats", "RanksReport", "FrameworkComparison"]
 
 
 def __getattr__(name):
-    if name in ("ranks_report", "rank_summary", "slow_ranks", "RanksReport", "load_imbalance", "slow_links"):
+    if name in ("RanksReport",):
         from . import ranks
 
         return getattr(ranks, name)

@@ -59,77 +59,7 @@ _UTIL_COLS = ("busy_ratio", "compute_ratio", "cube_busy_ratio", "vector_busy_rat
 MIB = float(1 << 20)
 
 
-def compare(
-    base,
-    *others,
-    names=None,
-    prefer=None,
-    mode: str = "device",
-    aliases=None,
-    phases=("forward",),
-    client=None,
-    scheduler: str | None = None,
-    workers: int | None = None,
-):
-    """Compare a baseline run with one or more changed runs (a series: base -> opt1 -> opt2).
-
-    Each argument is a path, a :class:`~profinsight.discover.Run` or a loaded
-    :class:`~profinsight.profile.Profile`.  ``names`` labels the runs (default: folder names).
-
-    ``mode="device"`` (default) compares device kernels and the step (a :class:`Comparison`);
-    ``mode="framework"`` aligns two runs whose kernels differ (a GPU run and an NPU run) at the
-    framework-op level (a :class:`~profinsight.comparison.framework.FrameworkComparison`;
-    ``aliases`` extends the op-name mapping, ``phases`` selects forward / backward / optimizer /
-    communication ops).  Paths load with their ranks in parallel: local processes
-    (``workers``), or a Dask cluster (``client=`` or ``scheduler="tcp://host:8786"``) — the same
-    function (:func:`profinsight.store.distributed.load_parallel`) either way.
-    """
-    items = [base, *others]
-    if len(items) < 2:
-        from ..errors import ProfileError
-
-        raise ProfileError("compare needs at least two runs", fix="compare(base, changed, ...)")
-    if mode not in ("device", "framework"):
-        raise ValueError("mode must be 'device' or 'framework'")
-    own = None
-    if client is None and scheduler:
-        from distributed import Client
-
-        client = own = Client(scheduler)
-    try:
-        profiles = [_as_profile(x, prefer, client=client, workers=workers) for x in items]
-    finally:
-        if own is not None:
-            own.close()
-    if names is None:
-        names = [_default_name(p, x, i) for i, (p, x) in enumerate(zip(profiles, items))]
-    names = _unique([str(n) for n in names])
-    if len(names) != len(profiles):
-        from ..errors import ProfileError
-
-        raise ProfileError(f"{len(names)} names for {len(profiles)} runs")
-    if mode == "framework":
-        from .framework import FrameworkComparison
-
-        return FrameworkComparison(profiles, names, aliases=aliases, phases=phases)
-    return Comparison(profiles, names)
-
-
-def _as_profile(x, prefer, client=None, workers=None):
-    from ..profile import Profile
-
-    if isinstance(x, Profile):
-        return x
-    if client is None and workers is None:
-        from ..api import load
-
-        return load(x, prefer=prefer)
-    from ..store.distributed import load_parallel
-
-    return load_parallel(x, client=client, prefer=prefer, workers=workers)
-
-
-def _default_name(profile, item, i) -> str:
+def default_name(profile, item, i) -> str:
     if isinstance(item, (str, Path)):
         name = Path(item).name
     else:
@@ -137,7 +67,7 @@ def _default_name(profile, item, i) -> str:
     return name or f"run{i}"
 
 
-def _unique(names):
+def unique_names(names):
     out, seen = [], {}
     for n in names:
         if n in seen:

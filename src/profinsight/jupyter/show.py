@@ -50,3 +50,10 @@ def show(profile, view: str | None = None) -> None:
         print(f"To browse it: profinsight serve {profile.path}")
         return
     display(show_bundle(profile, view), raw=True)
+
+
+def install() -> None:
+    """Lend ``Profile.show`` this opener (see :mod:`profinsight.hooks`)."""
+    from .. import hooks
+
+    hooks.provide("show", show)

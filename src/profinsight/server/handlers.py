@@ -17,10 +17,10 @@ from tornado.escape import url_escape
 from tornado.ioloop import IOLoop
 
 from .. import timeline
-from ..analyses.registry import all_analyses
-from ..analyses.registry import get as get_analysis
-from ..display import payload
 from ..errors import ProfileError, UnknownTable
+from ..registry import all_analyses
+from ..registry import get as get_analysis
+from ..render.notebook import payload
 from ..schema import TABLES
 from .store import ProfileStore
 from .wire import ARROW_MIME, arrow_stream, dumps
@@ -232,7 +232,7 @@ class CompareHandler(ApiHandler):
 
 
 def _compare(profiles, names) -> dict:
-    from ..comparison import compare
+    from ..api import compare
 
     return compare(*profiles, names=names).to_dict()
 

@@ -24,7 +24,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .. import __version__
+from .._version import __version__
 from ..diagnostics import Diagnostic
 from ..importers import RankData, RankSource, importer
 from ..schema import SCHEMA_VERSION, TABLES

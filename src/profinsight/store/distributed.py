@@ -1,5 +1,6 @@
-"""Load many ranks in parallel: local processes by default, or the workers of an existing Dask
-distributed cluster (``client=`` or ``scheduler="tcp://host:8786"``).  Both run the same unit of
+"""Load many ranks on the workers of an existing Dask distributed cluster (the local-process
+path is :func:`profinsight.store.loader.load_sources`; :func:`profinsight.api.load_parallel`
+chooses between them).  Both run the same unit of
 work, :func:`profinsight.store.loader._import_and_store` (``import_rank`` then store in the
 cache) once per rank; only the executor differs.
 
@@ -11,39 +12,7 @@ on remote clusters.
 
 from __future__ import annotations
 
-from ..store.loader import LoadedRank, _import_and_store, cache_first, collect, load_sources
-
-
-def load_parallel(
-    path,
-    *,
-    client=None,
-    scheduler: str | None = None,
-    prefer: str | None = None,
-    workers: int | None = None,
-    progress=None,
-):
-    """Load one run (see :func:`profinsight.load`) with its ranks imported in parallel: on the
-    Dask ``client`` (or a client connected to ``scheduler``) when given, else in local
-    processes (``workers`` of them; default: one per CPU)."""
-    from ..api import resolve_run, run_diagnostics
-    from ..profile import Profile
-
-    run = resolve_run(path, prefer=prefer)
-    own = None
-    if client is None and scheduler:
-        from distributed import Client
-
-        client = own = Client(scheduler)
-    try:
-        if client is not None:
-            ranks = load_sources_dask(run.sources, client, progress=progress)
-        else:
-            ranks = load_sources(run.sources, progress=progress, workers=workers or None)
-    finally:
-        if own is not None:
-            own.close()
-    return Profile(run, ranks, list(run.notes) + run_diagnostics(run, ranks))
+from .loader import LoadedRank, _import_and_store, cache_first, collect
 
 
 def load_sources_dask(sources, client, progress=None) -> list[LoadedRank]:

@@ -23,7 +23,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .lod import CounterTrack, SliceTrack
+from . import persist
+from .lod import CounterTrack, RankPart, SliceTrack
 
 SLICES = "_timeline_slices"
 
@@ -90,10 +91,6 @@ _COUNTER_SOURCES = [
 ]
 
 
-#: bump when what the persisted index holds or how it is laid out changes: older copies are
-#: then rebuilt (the Parquet cache key covers the data itself)
-TIMELINE_VERSION = 2
-
 #: tables the index is built from
 _INPUTS = ("host_ops", "api_calls", "device_tasks", "comm_ops", "trace_slices", "counters", "memory_samples")
 #: columns of the slice rows kept for search, flows and details (a DuckDB view, made on first use)
@@ -148,17 +145,7 @@ class TimelineIndex:
         return self._table
 
 
-class RankPart:
-    """One rank's share of the index (what persist.py writes and reads back)."""
-
-    def __init__(self, tracks, slice_tracks, counter_tracks, names, rows=None, rows_file=None):
-        self.tracks, self.slice_tracks, self.counter_tracks = tracks, slice_tracks, counter_tracks
-        self.names, self.rows, self.rows_file = names, rows, rows_file
-
-
 def _rank_part(loaded, units: tuple[str, str], cache: bool) -> RankPart:
-    from . import persist
-
     entry = loaded.parquet_path if cache else None
     if entry is not None:
         part = persist.load(entry, units)

@@ -28,6 +28,20 @@ from __future__ import annotations
 
 import numpy as np
 
+#: bump when what the persisted index holds or how it is laid out changes: older copies are
+#: then rebuilt (the Parquet cache key covers the data itself)
+TIMELINE_VERSION = 2
+
+
+class RankPart:
+    """One rank's share of the timeline index: what index.py builds and persist.py writes and
+    reads back (declared here, below both, so neither imports the other's module)."""
+
+    def __init__(self, tracks, slice_tracks, counter_tracks, names, rows=None, rows_file=None):
+        self.tracks, self.slice_tracks, self.counter_tracks = tracks, slice_tracks, counter_tracks
+        self.names, self.rows, self.rows_file = names, rows, rows_file
+
+
 LEVEL0_NS = 4096
 FACTOR = 4
 SMALL_TRACK = 2048  # a track this small is always scanned

@@ -6,7 +6,7 @@ in well under 2 s.  So the index is written once, next to the Parquet files it w
 and later processes memory-map it: opening costs a JSON read and a few thousand array views,
 and the operating system pages in only what the queries touch.
 
-Layout of ``<entry>/timeline-v<TIMELINE_VERSION>/``:
+Layout of ``<entry>/timeline-v<TIMELINE_VERSION>/`` (``lod.TIMELINE_VERSION``):
 
 * ``index.json``: version, the unit names it was built with, the track list, the slice-name
   dictionary, and per track its scalars and where each of its arrays lies in ``arrays.bin``;
@@ -28,23 +28,21 @@ from pathlib import Path
 
 import numpy as np
 
-from .lod import CounterTrack, SliceTrack
+from . import lod
+from .lod import CounterTrack, RankPart, SliceTrack
 
 ALIGN = 64
 PREFIX = "timeline-v"
 
 
 def folder_name() -> str:
-    from .index import TIMELINE_VERSION
-
-    return f"{PREFIX}{TIMELINE_VERSION}"
+    return f"{PREFIX}{lod.TIMELINE_VERSION}"
 
 
 def save(entry: Path, units: tuple[str, str], part):
     """Write ``part`` into cache entry ``entry``; the part read back (memory-mapped), or None
     when the entry is not writable."""
     from ..store.cache import store_beside
-    from .index import TIMELINE_VERSION
 
     def write(tmp: Path) -> None:
         import pyarrow.parquet as pq
@@ -67,7 +65,7 @@ def save(entry: Path, units: tuple[str, str], part):
                     manifest[kind][tid] = {"scalars": scalars, "arrays": where}
         pq.write_table(part.rows, tmp / "slices.parquet", compression="zstd")
         meta = {
-            "version": TIMELINE_VERSION,
+            "version": lod.TIMELINE_VERSION,
             "units": list(units),
             "tracks": part.tracks,
             "names": part.names.tolist(),
@@ -81,12 +79,10 @@ def save(entry: Path, units: tuple[str, str], part):
 
 def load(entry: Path, units: tuple[str, str]):
     """The persisted part of cache entry ``entry``, or None when there is no current copy."""
-    from .index import TIMELINE_VERSION, RankPart
-
     folder = Path(entry) / folder_name()
     try:
         meta = json.loads((folder / "index.json").read_text(encoding="utf-8"))
-        if meta.get("version") != TIMELINE_VERSION or meta.get("units") != list(units):
+        if meta.get("version") != lod.TIMELINE_VERSION or meta.get("units") != list(units):
             return None
         with open(folder / "arrays.bin", "rb") as f:
             buf = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) if f.seek(0, 2) else b""

@@ -266,15 +266,13 @@ def collective_small_packets(ctx: Context, th: dict):
 @rule("slow_rank", severity="high", category="communication", thresholds={"threshold": 3.0, "min_share": 0.02})
 def slow_rank(ctx: Context, th: dict):
     """With several ranks loaded, a rank whose computing / free / preparing time per step is far
-    above the median over ranks (``profinsight.comparison.ranks.slow_ranks``: ``threshold`` robust
+    above the median over ranks (the ``slow_ranks`` analysis: ``threshold`` robust
     deviations and ``min_share`` of the median step).  Its peers wait for it in the collectives.
     Recoverable: its largest deviation per step (the others' wait).  Silent with fewer than three
     ranks (no median to compare with)."""
     if len(ctx.profile.ranks) < 3:
         return None
-    from ...comparison.ranks import slow_ranks
-
-    sr = slow_ranks(ctx.profile, threshold=float(th["threshold"]), min_share=float(th["min_share"]))
+    sr = ctx.view("slow_ranks", threshold=float(th["threshold"]), min_share=float(th["min_share"]))
     if not len(sr):
         return None
     top = sr.iloc[0]

@@ -2,31 +2,27 @@
 
 An analysis is a pure function ``(profile, **params) -> pandas.DataFrame`` registered once with
 :func:`analysis`.  The registration gives it a notebook method (``p.op_summary(...)``), a CLI form
-(``profinsight view op_summary PATH --by type``) and, later, an HTTP route — all from the same
-parameter declarations, so the three can never disagree.
+(``profinsight view op_summary PATH --by type``) and an HTTP route — all from the same parameter
+declarations, so the three can never disagree.
+
+This table sits on the bottom floor: :class:`~profinsight.profile.Profile` consults it without
+importing any analysis module.  The modules register themselves when imported; the layer that
+hands out profiles (:mod:`profinsight.api`) says how to import them with :func:`on_first_use`,
+so the table fills the first time anyone asks for it.  Results come back as
+:class:`~profinsight.results.ResultFrame`, whose notebook display is drawn by the render layer through
+:mod:`profinsight.hooks`.
 """
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
+from .errors import ProfileError, UnknownTable
 
-from ..errors import ProfileError, UnknownTable
-
-#: modules that register analyses when imported (kept explicit: no import-time magic)
-MODULES = (
-    "profinsight.analyses.operators",
-    "profinsight.analyses.steps",
-    "profinsight.analyses.gaps",
-    "profinsight.analyses.memory",
-    "profinsight.analyses.communication",
-    "profinsight.comparison.ranks",
-    "profinsight.advisor.analysis",
-)
+if TYPE_CHECKING:  # pandas loads when an analysis runs: a warm re-open needs none
+    import pandas as pd
 
 
 @dataclass(frozen=True)
@@ -94,7 +90,9 @@ class Analysis:
         """Run on ``profile``.  A profile's tables never change, so results are kept per profile
         and parameters (the advisor, the report and the server ask for the same views); each
         caller gets its own copy to slice and modify."""
-        from ..display import AnalysisFrame
+        import pandas as pd
+
+        from .results import ResultFrame
 
         bound = self.bind(**given)
         cache = getattr(profile, "_results", None)
@@ -109,7 +107,7 @@ class Analysis:
             df = self.func(profile, **bound)
             if cache is not None and key is not None:
                 cache[key] = df
-        return AnalysisFrame.wrap(pd.DataFrame(df).copy(), self, given)
+        return ResultFrame.wrap(pd.DataFrame(df).copy(), self, given)
 
 
 ANALYSES: dict[str, Analysis] = {}
@@ -136,20 +134,20 @@ def analysis(
     return deco
 
 
-_loaded = False
+#: callables that import the modules which register analyses, run once on first use
+_POPULATE: list[Callable[[], None]] = []
+
+
+def on_first_use(populate: Callable[[], None]) -> None:
+    """Run ``populate`` (which imports analysis modules) before the table is first read.  Called
+    by the layer above the analyses, so this module never names them."""
+    _POPULATE.append(populate)
 
 
 def all_analyses() -> dict[str, Analysis]:
-    """Every registered analysis (importing the analysis modules once)."""
-    global _loaded
-    if not _loaded:
-        for mod in MODULES:
-            try:
-                importlib.import_module(mod)
-            except ModuleNotFoundError as exc:
-                if exc.name != mod:
-                    raise
-        _loaded = True
+    """Every registered analysis."""
+    while _POPULATE:
+        _POPULATE.pop(0)()
     return ANALYSES
 
 

@@ -1,7 +1,8 @@
-"""Rich display of analysis results: static HTML (a table plus an inline SVG chart) that
-survives a saved notebook, and a ``application/vnd.profinsight.analysis+json`` payload that the
-JupyterLab extension renders interactively.  Building data and drawing never mix: analyses
-return plain DataFrames; this module only draws them.
+"""Rich display of analysis results and profiles in a notebook: static HTML (a table plus an
+inline SVG chart) that survives a saved notebook, and a
+``application/vnd.profinsight.analysis+json`` payload that the JupyterLab extension renders
+interactively.  Building data and drawing never mix: analyses return plain DataFrames; this
+module only draws them (the model reaches it through :mod:`profinsight.hooks`).
 """
 
 from __future__ import annotations
@@ -26,35 +27,6 @@ _PALETTE = (
     "#bab0ac",
 )
 _MAX_HTML_ROWS = 50
-
-
-class AnalysisFrame(pd.DataFrame):
-    """A DataFrame that remembers which analysis made it (for display only).  Any operation on
-    it returns a plain DataFrame, so users keep slicing as usual."""
-
-    _metadata = ["_analysis", "_params"]
-
-    @property
-    def _constructor(self):
-        return pd.DataFrame
-
-    @classmethod
-    def wrap(cls, df: pd.DataFrame, analysis, params: dict) -> AnalysisFrame:
-        out = cls(df)
-        out._analysis = analysis
-        out._params = dict(params)
-        return out
-
-    def _repr_html_(self) -> str:
-        return render_html(pd.DataFrame(self), getattr(self, "_analysis", None), getattr(self, "_params", {}))
-
-    def _repr_mimebundle_(self, include=None, exclude=None):
-        a = getattr(self, "_analysis", None)
-        return {
-            "text/html": self._repr_html_(),
-            "text/plain": repr(pd.DataFrame(self)),
-            MIME: payload(pd.DataFrame(self), a, getattr(self, "_params", {})),
-        }
 
 
 def payload(df: pd.DataFrame, analysis, params: dict) -> dict:
@@ -127,7 +99,7 @@ def _not_applicable_footer(df: pd.DataFrame, lang=None) -> tuple[pd.DataFrame, s
     na = df[df["severity"] == "not_applicable"]
     if not len(na):
         return df, ""
-    from .i18n import t
+    from ..i18n import t
 
     reasons = list(dict.fromkeys(str(m) for m in na["message"]))
     text = f"{t('section.not_applicable', lang)}: {', '.join(str(r) for r in na['rule'])} ({'; '.join(reasons)})"
@@ -241,3 +213,44 @@ def _lines(df, chart, width, height: int = 200) -> str:
             j += 1
     out.append("</svg>")
     return "".join(out)
+
+
+def result_bundle(df: pd.DataFrame, analysis, params: dict) -> dict:
+    """The MIME bundle of an analysis result: HTML, plain text and the interactive payload."""
+    return {
+        "text/html": render_html(df, analysis, params),
+        "text/plain": repr(df),
+        MIME: payload(df, analysis, params),
+    }
+
+
+def profile_html(profile) -> str:
+    """A loaded profile as HTML: path, format, ranks, steps, rows per table, diagnostics."""
+    s = profile.summary()
+    e = html.escape
+    head = (
+        f"<b>profinsight profile</b> <code>{e(s['path'])}</code><br>"
+        f"format <b>{e(s['format'])}</b>{' ' + e(s['level']) if s['level'] else ''} · "
+        f"ranks <b>{e(', '.join(map(str, s['ranks'])))}</b> · "
+        f"steps <b>{e(', '.join(map(str, s['steps'])) or 'none')}</b>"
+    )
+    rows = "".join(f"<tr><td>{e(k)}</td><td style='text-align:right'>{v:,}</td></tr>" for k, v in s["tables"].items())
+    diags = "".join(
+        f"<li><b>{e(d.severity)}</b> <code>{e(d.code)}</code> {e(d.message)}"
+        f"{' <i>' + e(d.fix) + '</i>' if d.fix else ''}</li>"
+        for d in profile.diagnostics
+    )
+    return (
+        f"<div class='profinsight-profile'>{head}"
+        f"<table><thead><tr><th>table</th><th>rows</th></tr></thead><tbody>{rows}</tbody></table>"
+        f"<details><summary>{len(profile.diagnostics)} diagnostics</summary><ul>{diags}</ul></details></div>"
+    )
+
+
+def profile_bundle(profile) -> dict:
+    """The MIME bundle of a profile: HTML, plain text and the summary as JSON."""
+    return {
+        "text/html": profile_html(profile),
+        "text/plain": repr(profile),
+        "application/vnd.profinsight.profile+json": json.loads(json.dumps(profile.summary(), default=str)),
+    }

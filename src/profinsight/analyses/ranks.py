@@ -1,0 +1,337 @@
+"""Analyses of the ranks of one multi-card run side by side: per-rank step breakdown, communication wait,
+slow-rank detection with evidence and load imbalance.
+
+In a synchronous data-parallel job every rank's step ends at the same collective, so the step
+time alone does not show the slow rank.  The slow rank computes longer (or idles, or starts its
+step late) and therefore *waits less* in the collectives, while its peers wait longer for it.
+Detection compares each rank's per-step means of ``computing_us``, ``free_us`` and
+``preparing_us`` with the median over ranks, in microseconds and in robust deviations (MADs:
+1.4826 · median absolute deviation, floored at 0.2% of the median step and 1 us so that identical
+peers do not make every small difference infinite).  A rank is slow on a component when it is at
+least ``threshold`` MADs *and* ``min_share`` of the median step above the median; the evidence
+names the component, the distance, the steps where it holds, and the rank's communication wait
+against the median (shorter = the others waited for it).
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from ..registry import Chart, Param, analysis
+from .steps import breakdown
+
+COMPONENTS = ("computing_us", "free_us", "preparing_us")
+_WORDS = {
+    "computing_us": "computing",
+    "free_us": "free (idle) time",
+    "preparing_us": "preparing (host/launch)",
+    "comm_wait_us": "communication wait",
+}
+_MAD = 1.4826
+
+_RANK_COLUMNS = {
+    "rank": "rank id",
+    "n_steps": "steps of the rank",
+    "step_us": "mean device step",
+    "computing_us": "mean computing",
+    "comm_not_overlapped_us": "mean communication not overlapped",
+    "free_us": "mean free",
+    "preparing_us": "mean preparing",
+    "comm_us": "mean communication (union)",
+    "comm_wait_us": "mean per step of the collectives' wait time (comm_ops.wait_ns); where the profile has no "
+    "wait times, communication not overlapped",
+    **{f"{c[:-3]}_vs_median_us": f"{c} minus the median over ranks" for c in COMPONENTS + ("comm_wait_us",)},
+    "label": "'rank N'",
+}
+
+
+def _rows(profile) -> pd.DataFrame:
+    b = breakdown(profile)
+    rows = b[b["step"].notna()] if b["step"].notna().any() else b
+    rows = rows[rows["span_us"].notna()].copy()
+    cols = ["step_us", "computing_us", "comm_not_overlapped_us", "free_us", "preparing_us", "comm_us"]
+    for c in cols:
+        rows[c] = pd.to_numeric(rows[c], errors="coerce").astype("float64")
+    rows = rows[["rank", "step", *cols]]
+    wait = _comm_wait(profile)
+    if wait is not None:
+        rows = rows.merge(wait, on=["rank", "step"], how="left")
+        rows["comm_wait_us"] = rows["comm_wait_us"].fillna(0.0)
+    else:
+        rows["comm_wait_us"] = rows["comm_not_overlapped_us"]
+    return rows
+
+
+def _comm_wait(profile):
+    c = profile.table("comm_ops")
+    if c.empty or "wait_ns" not in c or c["wait_ns"].isna().all():
+        return None
+    c = c[c["step"].notna()] if c["step"].notna().any() else c
+    g = c.groupby(["rank", "step"], dropna=False)["wait_ns"].sum().astype("float64") / 1e3
+    return g.rename("comm_wait_us").reset_index()
+
+
+@analysis(
+    "rank_summary",
+    title="Ranks side by side",
+    chart=Chart(
+        "stacked",
+        "label",
+        ("computing_us", "comm_not_overlapped_us", "free_us"),
+        title="Per rank: computing / communication not overlapped / free (us, mean per step)",
+    ),
+    columns=_RANK_COLUMNS,
+)
+def rank_summary(profile) -> pd.DataFrame:
+    """One row per rank: the per-step means of the step breakdown, the communication wait, and
+    each component's distance from the median over ranks (the slow rank computes longer and
+    waits less; its peers wait longer)."""
+    r = _rows(profile)
+    cols = ["step_us", "computing_us", "comm_not_overlapped_us", "free_us", "preparing_us", "comm_us", "comm_wait_us"]
+    g = r.groupby("rank")
+    out = g[cols].mean().reset_index()
+    out.insert(1, "n_steps", g.size().to_numpy())
+    for c in COMPONENTS + ("comm_wait_us",):
+        out[f"{c[:-3]}_vs_median_us"] = out[c] - out[c].median()
+    out["label"] = "rank " + out["rank"].astype(str)
+    return out
+
+
+def _scale(values: pd.Series, floor: float) -> float:
+    med = values.median()
+    return max(_MAD * float((values - med).abs().median()), floor, 1.0)
+
+
+@analysis(
+    "slow_ranks",
+    title="Slow ranks",
+    params=(
+        Param("threshold", float, 3.0, help="robust deviations (MADs) above the median to call a rank slow"),
+        Param("min_share", float, 0.02, help="and at least this share of the median step"),
+    ),
+    chart=Chart("bar", "label", ("deviation_us",), title="How far above the median (us)"),
+    columns={
+        "rank": "rank id",
+        "component": "computing_us / free_us / preparing_us",
+        "value_us": "the rank's mean per step",
+        "median_us": "median over ranks",
+        "deviation_us": "value_us - median_us",
+        "mads": "deviation_us / robust scale (module doc)",
+        "deviation_share_of_step_ratio": "deviation_us / median step_us",
+        "steps": "steps where the rank is above that step's median by the same criteria",
+        "comm_wait_us": "the rank's mean communication wait per step",
+        "comm_wait_vs_median_us": "its distance from the median wait (negative: the others waited for it)",
+        "evidence": "the finding in words",
+        "label": "'rank N component'",
+    },
+)
+def slow_ranks(profile, threshold=3.0, min_share=0.02) -> pd.DataFrame:
+    """The ranks that hold the others back, with evidence: which component (computing, free,
+    preparing), how far above the median over ranks (us and MADs), in which steps, and the rank's
+    communication wait against the median — the slow rank waits less, its peers wait longer."""
+    r = _rows(profile)
+    cols = [
+        "rank",
+        "component",
+        "value_us",
+        "median_us",
+        "deviation_us",
+        "mads",
+        "deviation_share_of_step_ratio",
+        "steps",
+        "comm_wait_us",
+        "comm_wait_vs_median_us",
+        "evidence",
+        "label",
+    ]
+    if r["rank"].nunique() < 3:
+        return pd.DataFrame(columns=cols)
+    s = rank_summary(profile)
+    med_step = float(s["step_us"].median())
+    floor = 0.002 * med_step
+    wait_med = float(s["comm_wait_us"].median())
+    out = []
+    for comp in COMPONENTS:
+        vals = s[comp]
+        if vals.isna().all():
+            continue
+        med = float(vals.median())
+        scale = _scale(vals.dropna(), floor)
+        for _, row in s.iterrows():
+            dev = float(row[comp]) - med
+            mads = dev / scale
+            if mads < threshold or dev < min_share * med_step:
+                continue
+            steps = []
+            for step, part in r.groupby("step"):
+                pv = part.set_index("rank")[comp]
+                if row["rank"] not in pv.index:
+                    continue
+                d = float(pv[row["rank"]]) - float(pv.median())
+                if d / _scale(
+                    pv.dropna(), 0.002 * float(part["step_us"].median())
+                ) >= threshold and d >= min_share * float(part["step_us"].median()):
+                    steps.append(int(step))
+            wait_dev = float(row["comm_wait_us"]) - wait_med
+            words = (
+                f"rank {int(row['rank'])}: {_WORDS[comp]} {float(row[comp]):,.1f} us per step, "
+                f"{dev:,.1f} us ({mads:,.1f} MADs, {100 * dev / med_step:.1f}% of the step) above the median "
+                f"{med:,.1f} us" + (f" in steps {', '.join(map(str, steps))}" if steps else "") + "; "
+                f"its communication wait is {abs(wait_dev):,.1f} us "
+                f"{'shorter' if wait_dev < 0 else 'longer'} than the median"
+                + (" — the other ranks wait for it." if wait_dev < 0 else ".")
+            )
+            out.append(
+                {
+                    "rank": int(row["rank"]),
+                    "component": comp,
+                    "value_us": float(row[comp]),
+                    "median_us": med,
+                    "deviation_us": dev,
+                    "mads": mads,
+                    "deviation_share_of_step_ratio": dev / med_step,
+                    "steps": ", ".join(map(str, steps)),
+                    "comm_wait_us": float(row["comm_wait_us"]),
+                    "comm_wait_vs_median_us": wait_dev,
+                    "evidence": words,
+                    "label": f"rank {int(row['rank'])} {_WORDS[comp]}",
+                }
+            )
+    df = pd.DataFrame(out, columns=cols)
+    return df.sort_values("deviation_us", ascending=False, kind="stable").reset_index(drop=True)
+
+
+_LINK_COLS = [
+    "src_rank",
+    "dst_rank",
+    "transport",
+    "bandwidth_gbps",
+    "median_gbps",
+    "bandwidth_vs_median_ratio",
+    "n_links",
+    "bytes",
+    "transit_us",
+    "op_types",
+    "steps",
+    "evidence",
+    "label",
+]
+
+
+@analysis(
+    "slow_links",
+    title="Slow links",
+    params=(
+        Param("max_ratio", float, 0.5, help="a link is slow below this fraction of its transport's median bandwidth"),
+        Param("summary", str, "total", help="comm_matrix summary rows to use"),
+    ),
+    chart=Chart("bar", "label", ("bandwidth_vs_median_ratio",), title="Bandwidth / median of the transport"),
+    columns={
+        "src_rank": "source rank",
+        "dst_rank": "destination rank",
+        "transport": "HCCS, RDMA, PCIE, ...",
+        "bandwidth_gbps": "the link's bytes / transit time over the capture (GB/s = bytes/ns)",
+        "median_gbps": "median of that over the links of the same transport",
+        "bandwidth_vs_median_ratio": "bandwidth_gbps / median_gbps",
+        "n_links": "links of the transport",
+        "bytes": "bytes over the link",
+        "transit_us": "transit time over the link",
+        "op_types": "op types that used the link",
+        "steps": "steps where the link is also below max_ratio of that step's median",
+        "evidence": "the finding in words",
+        "label": "'src->dst transport'",
+    },
+)
+def slow_links(profile, max_ratio: float = 0.5, summary: str = "total") -> pd.DataFrame:
+    """Links of the rank-to-rank matrix (``comm_matrix()`` rows) whose bandwidth is far below the
+    median of the links of the **same transport** (a 4 GB/s HCCS link among 20 GB/s ones), with
+    evidence: bandwidth, median, ratio, bytes, transit time, op types and the steps where it holds.
+    Links are aggregated over the capture (Σ bytes / Σ transit); transports with fewer than three
+    links, and links that moved no bytes, are skipped."""
+    from ..analyses.communication import comm_matrix
+
+    m = pd.DataFrame(comm_matrix(profile, summary=summary))
+    if m.empty:
+        return pd.DataFrame(columns=_LINK_COLS)
+    m = m[
+        (m["src_rank"] != m["dst_rank"]) & (m["bytes"].astype("float64") > 0) & (m["transit_us"].astype("float64") > 0)
+    ].copy()
+    m["bytes"] = m["bytes"].astype("float64")
+    m["transit_us"] = m["transit_us"].astype("float64")
+    keys = ["src_rank", "dst_rank", "transport"]
+
+    def per_link(df):
+        g = df.groupby(keys, dropna=False).agg(bytes=("bytes", "sum"), transit_us=("transit_us", "sum")).reset_index()
+        g["bandwidth_gbps"] = g["bytes"] / (g["transit_us"] * 1e3)
+        g["median_gbps"] = g.groupby("transport", dropna=False)["bandwidth_gbps"].transform("median")
+        g["n_links"] = g.groupby("transport", dropna=False)["bandwidth_gbps"].transform("size")
+        return g
+
+    links = per_link(m)
+    slow = links[(links["n_links"] >= 3) & (links["bandwidth_gbps"] < max_ratio * links["median_gbps"])].copy()
+    if slow.empty:
+        return pd.DataFrame(columns=_LINK_COLS)
+    by_step = {}
+    for step, part in m.groupby("step", dropna=True):
+        pl = per_link(part)
+        bad = pl[(pl["n_links"] >= 3) & (pl["bandwidth_gbps"] < max_ratio * pl["median_gbps"])]
+        for k in bad[keys].itertuples(index=False, name=None):
+            by_step.setdefault(k, []).append(int(step))
+    ops = m.groupby(keys, dropna=False)["op_type"].agg(lambda v: ", ".join(sorted(set(map(str, v)))))
+    rows = []
+    for _, r in slow.iterrows():
+        k = (r["src_rank"], r["dst_rank"], r["transport"])
+        steps = by_step.get(k, [])
+        ratio = float(r["bandwidth_gbps"] / r["median_gbps"])
+        words = (
+            f"link {int(r['src_rank'])}->{int(r['dst_rank'])} ({r['transport']}): {r['bandwidth_gbps']:,.2f} GB/s, "
+            f"{ratio:.2f}x the median {r['median_gbps']:,.2f} GB/s of the {int(r['n_links'])} {r['transport']} "
+            f"links; {r['bytes'] / 1e6:,.1f} MB in {r['transit_us']:,.1f} us"
+            + (f", slow in steps {', '.join(map(str, steps))}" if steps else "")
+            + f" ({ops.get(k, '')})."
+        )
+        rows.append(
+            {
+                "src_rank": int(r["src_rank"]),
+                "dst_rank": int(r["dst_rank"]),
+                "transport": r["transport"],
+                "bandwidth_gbps": float(r["bandwidth_gbps"]),
+                "median_gbps": float(r["median_gbps"]),
+                "bandwidth_vs_median_ratio": ratio,
+                "n_links": int(r["n_links"]),
+                "bytes": float(r["bytes"]),
+                "transit_us": float(r["transit_us"]),
+                "op_types": ops.get(k, ""),
+                "steps": ", ".join(map(str, steps)),
+                "evidence": words,
+                "label": f"{int(r['src_rank'])}->{int(r['dst_rank'])} {r['transport']}",
+            }
+        )
+    df = pd.DataFrame(rows, columns=_LINK_COLS)
+    return df.sort_values("bandwidth_vs_median_ratio", kind="stable").reset_index(drop=True)
+
+
+def load_imbalance(profile) -> pd.DataFrame:
+    """Per component (computing, communication not overlapped, free, preparing, comm wait): min,
+    median and max over ranks (per-step means), the rank with the max, and the share of the step
+    that balancing it would save: ``(max - mean) / mean step``."""
+    s = rank_summary(profile)
+    s = pd.DataFrame(s)
+    mean_step = float(s["step_us"].mean()) if len(s) else float("nan")
+    rows = []
+    for c in ("computing_us", "comm_not_overlapped_us", "free_us", "preparing_us", "comm_wait_us"):
+        v = s[c]
+        if v.isna().all():
+            continue
+        rows.append(
+            {
+                "component": c,
+                "min_us": float(v.min()),
+                "median_us": float(v.median()),
+                "max_us": float(v.max()),
+                "max_rank": int(s.loc[v.idxmax(), "rank"]),
+                "spread_us": float(v.max() - v.min()),
+                "imbalance_share_of_step_ratio": float((v.max() - v.mean()) / mean_step) if mean_step else None,
+            }
+        )
+    return pd.DataFrame(rows)

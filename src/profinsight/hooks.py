@@ -1,0 +1,32 @@
+"""Slots through which an upper floor lends a lower one a way of showing itself.
+
+The model (:class:`~profinsight.profile.Profile`, analysis results) must display richly in a
+notebook and open the JupyterLab viewer from ``Profile.show()``, but must not import the render
+or Jupyter code that does it (those sit on the top floors and import the model).  So the model
+asks this table for a function by name, and the surface that owns the drawing puts it there:
+:func:`profinsight.render.install` and :func:`profinsight.jupyter.show.install`, which the
+package root runs on first use of a public name.
+
+Slots: ``result_html(df, analysis, params) -> str``, ``result_bundle(df, analysis, params) ->
+dict``, ``profile_html(profile) -> str``, ``profile_bundle(profile) -> dict``,
+``show(profile, view) -> None``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+_SLOTS: dict[str, Callable] = {}
+NAMES = ("result_html", "result_bundle", "profile_html", "profile_bundle", "show")
+
+
+def provide(name: str, func: Callable) -> None:
+    """Fill slot ``name`` (a later call replaces an earlier one)."""
+    if name not in NAMES:
+        raise KeyError(f"no display slot named {name!r}; slots: {', '.join(NAMES)}")
+    _SLOTS[name] = func
+
+
+def get(name: str) -> Callable | None:
+    """The function in slot ``name``, or None when no surface has filled it."""
+    return _SLOTS.get(name)

@@ -54,7 +54,7 @@ class Param:
 @dataclass(frozen=True)
 class Chart:
     """How a result is best drawn: ``kind`` bar | stacked | line; ``x`` the label/time column,
-    ``y`` the value column(s).  Rendering lives in :mod:`profinsight.display`."""
+    ``y`` the value column(s).  Drawing it is the render layer's (:mod:`profinsight.render`)."""
 
     kind: str
     x: str

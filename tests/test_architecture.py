@@ -285,3 +285,10 @@ def test_no_typescript_import_points_up_or_circles():
     assert not bad, "TypeScript imports that point up the layers:\n  " + "\n  ".join(bad)
     found = cycles(graph)
     assert not found, "TypeScript import circles:\n  " + "\n  ".join(" <-> ".join(c) for c in found)
+
+
+def test_the_architecture_page_names_every_floor():
+    """docs/architecture.md draws the same floors as LAYERS: a unit added here must appear there."""
+    page = (ROOT / "docs" / "architecture.md").read_text()
+    missing = [u for units in LAYERS for u in units if f"{u}/" not in page and f"{u}.py" not in page]
+    assert not missing, f"docs/architecture.md does not place: {missing}"

@@ -9,7 +9,8 @@ import { barOption, Chart, esc } from '../widgets/chart';
 import { fmtCell, fmtUs, isNum } from '../widgets/format';
 import { empty, fill, section } from '../widgets/parts';
 import { columnsFor, DataTable } from '../widgets/table';
-import { errorBox, View, ViewContext } from '../viewer';
+import { errorBox } from '../widgets/parts';
+import type { View, ViewContext } from './types';
 
 const LINKS = ['hccs_gbps', 'rdma_gbps', 'pcie_gbps', 'sdma_gbps', 'sio_gbps'];
 const METRICS = ['bandwidth_gbps', 'bytes', 'transit_us'];

@@ -9,7 +9,8 @@ import { barOption, Chart, esc } from '../widgets/chart';
 import { fmtDeltaUs, fmtPct, fmtUs, isNum, tr } from '../widgets/format';
 import { cards, empty, fill, section } from '../widgets/parts';
 import { columnsFor, DataTable } from '../widgets/table';
-import { errorBox, View, ViewContext } from '../viewer';
+import { errorBox } from '../widgets/parts';
+import type { View, ViewContext } from './types';
 
 const STATUSES = ['added', 'removed', 'slower', 'faster', 'unchanged'];
 

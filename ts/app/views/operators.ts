@@ -9,7 +9,8 @@ import { barOption, Chart } from '../widgets/chart';
 import { fmtUs, tr } from '../widgets/format';
 import { empty, fill, section, slowestCall } from '../widgets/parts';
 import { columnsFor, DataTable } from '../widgets/table';
-import { errorBox, View, ViewContext } from '../viewer';
+import { errorBox } from '../widgets/parts';
+import type { View, ViewContext } from './types';
 
 const GROUPS = ['name', 'type', 'name_shape', 'core'];
 const TOP = 15;

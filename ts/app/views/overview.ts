@@ -8,7 +8,8 @@ import type { AnalysisPayload } from '../api';
 import { barOption, Chart } from '../widgets/chart';
 import { fmtPct, fmtUs, isNum, tr } from '../widgets/format';
 import { Card, cards, empty, loading, section } from '../widgets/parts';
-import { errorBox, View, ViewContext } from '../viewer';
+import { errorBox } from '../widgets/parts';
+import type { View, ViewContext } from './types';
 
 const PARTS = ['computing_us', 'comm_not_overlapped_us', 'free_us', 'bubble_us'];
 

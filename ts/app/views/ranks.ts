@@ -8,7 +8,8 @@ import { barOption, Chart } from '../widgets/chart';
 import { fmtUs, isNum } from '../widgets/format';
 import { empty, fill, section } from '../widgets/parts';
 import { columnsFor, DataTable } from '../widgets/table';
-import { errorBox, View, ViewContext } from '../viewer';
+import { errorBox } from '../widgets/parts';
+import type { View, ViewContext } from './types';
 
 const PARTS = ['computing_us', 'comm_not_overlapped_us', 'free_us'];
 

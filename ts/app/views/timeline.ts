@@ -46,7 +46,7 @@ import {
   tickLabel
 } from '../timeline/model';
 import { draw, Flow, FrameInfo, Mark } from '../timeline/renderer';
-import type { View, ViewContext } from '../viewer';
+import type { View, ViewContext } from './types';
 
 const OVERSCAN = 2; // fetched window = 2 x visible window: pans of half a screen redraw from memory
 const MIN_SPAN = 100; // ns

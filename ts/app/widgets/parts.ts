@@ -1,6 +1,6 @@
 /** Small building blocks the analysis views share: sections, key-number cards, states. */
 import { append, clear, h } from '../dom';
-import type { Api } from '../api';
+import { Api, ApiError } from '../api';
 import type { Translate } from './format';
 
 type Child = Node | string | null | undefined | false;
@@ -88,4 +88,17 @@ export async function slowestCall(api: Api, profileId: string, name: string, ran
     dur_ns: Number(best.dur_ns),
     calls: hits.length
   };
+}
+
+/** An error as the user needs it: what went wrong and what to do. */
+export function errorBox(e: unknown, t: (k: string) => string): HTMLElement {
+  const msg = e instanceof Error ? e.message : String(e);
+  const fix = e instanceof ApiError ? e.fix : null;
+  return h(
+    'div',
+    { class: 'pi-error', role: 'alert' },
+    h('div', { class: 'pi-error-title' }, t('ui.error')),
+    h('div', { class: 'pi-error-message' }, msg),
+    fix ? h('div', { class: 'pi-error-fix' }, `${t('ui.fix')}: ${fix}`) : null
+  );
 }

@@ -9,8 +9,9 @@
  * window is OVERSCAN x the visible one, so panning and small zooms redraw from memory.
  */
 import type { Api } from '../api';
+import type { CountersAnswer, DetailsAnswer, FlowsAnswer, Json, SearchAnswer, SlicesAnswer } from '../generated/wire';
 import { CounterCols, relative, SliceCols, sliceTracks, TrackTree } from './model';
-import type { Flow, Mark } from './renderer';
+import type { Mark } from './renderer';
 
 export const OVERSCAN = 2; // fetched window = 2 x visible window: pans of half a screen redraw from memory
 
@@ -32,14 +33,12 @@ export interface Visible {
   plotW: number;
 }
 
-export interface DetailsAnswer {
-  row?: Record<string, unknown>;
-  error?: unknown;
-}
+/** A details answer, or why there is none. */
+export type DetailsResult = DetailsAnswer | { error: unknown };
 
-export interface SearchAnswer {
-  hits: Mark[];
-  total: number;
+/** An absolute time cell: a number, or a string where it exceeds 2^53. */
+function isTime(v: Json | undefined): v is number | string {
+  return typeof v === 'number' || typeof v === 'string';
 }
 
 export class TimelineData {
@@ -63,7 +62,7 @@ export class TimelineData {
   ) {}
 
   async tracks(): Promise<TrackTree> {
-    const tree: TrackTree = await this.api.timeline(this.profileId, 'tracks');
+    const tree = await this.api.timeline(this.profileId, 'tracks');
     this.origin = tree.origin_ns;
     return tree;
   }
@@ -117,7 +116,7 @@ export class TimelineData {
       if (seq !== this.seq[kind]) {
         return; // superseded
       }
-      const data = kind === 'slice' ? sliceTracks(r) : new Map(Object.entries(r.tracks || {}));
+      const data = kind === 'slice' ? sliceTracks(r as SlicesAnswer) : new Map(Object.entries((r as CountersAnswer).tracks || {}));
       const f = { start, end, pxNs: (end - start) / width, tracks: new Set(ids), data };
       if (kind === 'slice') {
         this.slices = f as Fetched<SliceCols>;
@@ -138,7 +137,7 @@ export class TimelineData {
       const r = await this.api.analysis(this.profileId, 'idle_gaps', {});
       const gaps = new Map<number, [number, number][]>();
       for (const row of r.rows) {
-        if (row.start_ns === null || row.end_ns === null) {
+        if (!isTime(row.start_ns) || !isTime(row.end_ns)) {
           continue;
         }
         const list = gaps.get(Number(row.rank ?? 0)) || [];
@@ -153,13 +152,15 @@ export class TimelineData {
   }
 
   /** The slice `kind`/`rank`/`id` and its launch arrows (selection times relative ns). */
-  flows(kind: string, rank: number, id: number): Promise<{ selection: Mark; flows: Flow[] }> {
+  flows(kind: string, rank: number, id: number): Promise<FlowsAnswer> {
     return this.api.timeline(this.profileId, 'flows', { kind, rank, id });
   }
 
   /** Every column of one slice's source row; a failure comes back as `{error}`. */
-  details(m: Mark): Promise<DetailsAnswer> {
-    return this.api.timeline(this.profileId, 'details', { kind: m.kind, rank: m.rank, id: m.id }).catch(e => ({ error: e }));
+  details(m: Mark): Promise<DetailsResult> {
+    return this.api
+      .timeline(this.profileId, 'details', { kind: m.kind, rank: m.rank, id: m.id })
+      .catch((e: unknown) => ({ error: e }));
   }
 
   search(q: string, limit: number): Promise<SearchAnswer> {

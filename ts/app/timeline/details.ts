@@ -3,7 +3,7 @@
  * arrows (each a button that selects the other end) and every column of its source row.
  */
 import { append, clear, fmtDuration, h } from '../dom';
-import type { DetailsAnswer } from './data';
+import type { DetailsResult } from './data';
 import type { Row } from './model';
 import type { Flow, Mark } from './renderer';
 
@@ -24,7 +24,7 @@ export function hideDetails(el: HTMLElement): void {
   clear(el);
 }
 
-export function renderDetails(el: HTMLElement, m: Mark, det: DetailsAnswer | null, flows: Flow[], o: DetailsOptions): void {
+export function renderDetails(el: HTMLElement, m: Mark, det: DetailsResult | null, flows: Flow[], o: DetailsOptions): void {
   const t = o.t;
   clear(el);
   el.hidden = false;
@@ -37,7 +37,7 @@ export function renderDetails(el: HTMLElement, m: Mark, det: DetailsAnswer | nul
   fact(t('ui.timeline.d.end'), fmtDuration(m.start_ns + m.dur_ns));
   fact(t('ui.timeline.d.kind'), `${m.kind} #${m.id}`);
   const args = h('dl', { class: 'pi-tl-facts pi-tl-args' });
-  const row = det && det.row ? det.row : {};
+  const row = det && 'row' in det && det.row ? det.row : {};
   for (const [k, v] of Object.entries(row)) {
     if (SHOWN.has(k) || v === null || v === undefined || v === '') {
       continue;
@@ -68,7 +68,7 @@ export function renderDetails(el: HTMLElement, m: Mark, det: DetailsAnswer | nul
     facts,
     flows.length ? h('div', { class: 'pi-tl-sub' }, t('ui.timeline.d.flows', { n: flows.length })) : null,
     flows.length ? flowList : null,
-    det && det.error ? h('div', { class: 'pi-error-message' }, errorText(det.error)) : null,
+    det && 'error' in det && det.error ? h('div', { class: 'pi-error-message' }, errorText(det.error)) : null,
     args.childNodes.length ? h('div', { class: 'pi-tl-sub' }, t('ui.timeline.d.args')) : null,
     args
   ]);

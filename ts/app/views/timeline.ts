@@ -2,8 +2,8 @@
  * The Timeline view: rank -> unit (Python, CANN, Ascend Hardware streams, AI CPU,
  * communication groups, overlap analysis, counters, memory) -> track, drawn on one canvas
  * (the pieces live in ../timeline/: `data` asks the server, `viewport` holds the window and the
- * mouse/keyboard bindings, `details` draws the selection's panel, `model` lays out the rows,
- * `renderer` draws a frame).  This module wires them together and keeps the view's state.
+ * mouse/keyboard bindings, `details` draws the selection's panel, `search` steps through name
+ * hits, `model` lays out the rows, `renderer` draws a frame).  This module wires them together and keeps the view's state.
  *
  * Navigation contract (what another view passes to `ctx.navigate('timeline', state)`):
  *
@@ -48,6 +48,7 @@ import {
   unitKey
 } from '../timeline/model';
 import { draw, Flow, FrameInfo, Mark, Scene } from '../timeline/renderer';
+import { TimelineSearch } from '../timeline/search';
 import { bindInput, hitTest, KEY_ZOOM, MIN_SPAN, Viewport } from '../timeline/viewport';
 import type { View, ViewContext, ViewState } from './types';
 
@@ -117,10 +118,7 @@ class TimelineView implements View {
   private allLanes = new Set<string>(); // capped tracks the user opened to all their levels
   private selected: Mark | null = null;
   private flows: Flow[] = [];
-  private hits: Mark[] = [];
-  private hitTotal = 0;
-  private hitIndex = -1;
-  private lastQuery = '';
+  private search!: TimelineSearch;
   private frameInfo: FrameInfo = { arrows: 0, gaps: 0, slices: 0 };
   private raf = 0;
   private ready = false;
@@ -161,6 +159,10 @@ class TimelineView implements View {
       },
       msg => this.status(msg)
     );
+    this.search = new TimelineSearch(this.data, this.hitLabel, t, hit => {
+      this.zoomToMark(hit);
+      void this.select({ ...hit });
+    });
     const vp = this.vp;
     const btn = (cls: string, label: string, title: string, fn: () => void) =>
       h('button', { class: `pi-tl-btn ${cls}`, title, 'aria-label': title, onclick: fn }, label);
@@ -168,8 +170,8 @@ class TimelineView implements View {
       'div',
       { class: 'pi-tl-toolbar' },
       this.searchBox,
-      btn('pi-tl-prev', '↑', t('ui.timeline.prev'), () => this.jump(-1)),
-      btn('pi-tl-next', '↓', t('ui.timeline.next'), () => this.jump(1)),
+      btn('pi-tl-prev', '↑', t('ui.timeline.prev'), () => this.search.jump(-1)),
+      btn('pi-tl-next', '↓', t('ui.timeline.next'), () => this.search.jump(1)),
       this.hitLabel,
       h('span', { class: 'pi-spacer' }),
       btn('pi-tl-zoomin', '+', t('ui.timeline.zoom_in'), () => vp.zoom(1 / KEY_ZOOM)),
@@ -187,7 +189,7 @@ class TimelineView implements View {
     this.searchBox.addEventListener('keydown', e => {
       if (e.key === 'Enter') {
         e.preventDefault();
-        void this.search(this.searchBox.value, e.shiftKey ? -1 : 1);
+        void this.search.run(this.searchBox.value, e.shiftKey ? -1 : 1);
       } else if (e.key === 'Escape') {
         this.searchBox.blur();
       }
@@ -294,7 +296,7 @@ class TimelineView implements View {
     }
     if (typeof state.query === 'string' && state.query.trim()) {
       this.searchBox.value = state.query;
-      void this.search(state.query, 1);
+      void this.search.run(state.query, 1);
     }
     this.changed();
   }
@@ -570,52 +572,6 @@ class TimelineView implements View {
     this.schedule();
   }
 
-  // --- search -------------------------------------------------------------------------------
-  private async search(q: string, dir: number): Promise<void> {
-    q = q.trim();
-    if (!q) {
-      this.hits = [];
-      this.hitTotal = 0;
-      this.hitIndex = -1;
-      this.hitLabel.textContent = '';
-      return;
-    }
-    if (q !== this.lastQuery) {
-      this.lastQuery = q;
-      this.hitLabel.textContent = this.ctx.t('ui.timeline.searching');
-      try {
-        const r = await this.data.search(q, 1000);
-        if (q !== this.lastQuery) {
-          return;
-        }
-        this.hits = r.hits;
-        this.hitTotal = r.total;
-        this.hitIndex = -1;
-      } catch (e) {
-        this.hitLabel.textContent = e instanceof Error ? e.message : String(e);
-        this.lastQuery = '';
-        return;
-      }
-    }
-    this.jump(dir);
-  }
-
-  private jump(dir: number): void {
-    if (!this.hits.length) {
-      this.hitLabel.textContent = this.lastQuery ? this.ctx.t('ui.timeline.no_hits') : '';
-      return;
-    }
-    this.hitIndex = (this.hitIndex + dir + this.hits.length) % this.hits.length;
-    const hit = this.hits[this.hitIndex];
-    this.hitLabel.textContent = this.ctx.t('ui.timeline.hits', {
-      i: this.hitIndex + 1,
-      n: this.hitTotal,
-      shown: this.hits.length
-    });
-    this.zoomToMark(hit);
-    void this.select({ ...hit });
-  }
-
   private status(msg: string): void {
     this.hitLabel.textContent = msg;
   }
@@ -650,7 +606,7 @@ class TimelineView implements View {
       selected: () => (self.selected ? { ...self.selected } : null),
       flows: () => self.flows.length,
       frame: () => ({ ...self.frameInfo }),
-      hits: () => ({ total: self.hitTotal, index: self.hitIndex, shown: self.hits.length }),
+      hits: () => ({ total: self.search.total, index: self.search.index, shown: self.search.hits.length }),
       gaps: () => Array.from(self.data.gaps.values()).reduce((n, g) => n + g.length, 0),
       xOf: ns => vp.xOf(ns),
       yOf: (track, depth = 0) => {

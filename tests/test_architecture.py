@@ -223,12 +223,12 @@ def test_the_checker_sees_local_imports_and_import_module(tmp_path):
 
 #: bottom to top, by path below ts/ (the first matching prefix wins)
 TS_LAYERS: list[tuple[str, ...]] = [
-    ("app/generated/", "app/wire", "app/i18n", "app/format", "app/dom"),
-    ("app/api",),
-    ("app/widgets/", "app/timeline/"),
-    ("app/views/",),
-    ("app/viewer",),
-    ("standalone", "index", "lab/"),
+    ("app/generated/", "app/i18n", "app/dom"),  # wire types generated from schema/wire.py; labels; DOM helpers
+    ("app/api",),  # the one door to the server
+    ("app/widgets/", "app/timeline/"),  # shared components; the timeline's data, viewport, details, canvas
+    ("app/views/",),  # one module per view (+ views/types: what a view is and gets)
+    ("app/viewer",),  # the shell that hosts the views
+    ("standalone", "index", "lab/", "mime"),  # the hosts: standalone page, JupyterLab plugin, notebook renderer
 ]
 _TS_IMPORT = re.compile(r"""(?:import|export)\s[^'";]*?from\s+['"](\.[^'"]+)['"]|import\(\s*['"](\.[^'"]+)['"]\s*\)""")
 

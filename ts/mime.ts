@@ -6,7 +6,7 @@
  */
 import { IRenderMime } from '@jupyterlab/rendermime-interfaces';
 import { Widget } from '@lumino/widgets';
-import type { AnalysisPayload } from './app/api';
+import type { AnalysisPayload } from './app/generated/wire';
 import { AnalysisResult } from './app/widgets/result';
 
 export const MIME = 'application/vnd.profinsight.analysis+json';

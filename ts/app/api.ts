@@ -6,10 +6,46 @@
  * Jupyter's token, XSRF and base_url apply.  Views never build URLs themselves.
  */
 
+import type {
+  AnalysesAnswer,
+  AnalysisPayload,
+  CountersAnswer,
+  DetailsAnswer,
+  FlowsAnswer,
+  Json,
+  LoadStatus,
+  MessagesAnswer,
+  ProfileInfo,
+  ProfilesAnswer,
+  SearchAnswer,
+  SlicesAnswer,
+  TablePage,
+  TrackTree
+} from './generated/wire';
+
+// the wire shapes are declared once, in Python (src/profinsight/schema/wire.py)
+export type { AnalysisPayload, Diagnostic, Json, LoadStatus, ProfileInfo } from './generated/wire';
+
 export type Params = Record<string, string | number | boolean | string[] | undefined | null>;
 
-/** GET `path` (relative to the API root, e.g. `api/profiles`) with query `params`; resolves to JSON. */
-export type Transport = (path: string, params?: Params) => Promise<any>;
+/** What each `timeline/<what>` route answers. */
+export interface TimelineAnswers {
+  tracks: TrackTree;
+  slices: SlicesAnswer;
+  counters: CountersAnswer;
+  flows: FlowsAnswer;
+  search: SearchAnswer;
+  details: DetailsAnswer;
+}
+
+/** `GET api/compare`: the JSON form of `profinsight compare --format json`. */
+export type CompareAnswer = { [key: string]: Json };
+
+/**
+ * GET `path` (relative to the API root, e.g. `api/profiles`) with query `params`; resolves to the
+ * parsed JSON, which `Api` types by route.
+ */
+export type Transport = (path: string, params?: Params) => Promise<unknown>;
 
 /** An error the server explained: `{error, fix}` with the HTTP status. */
 export class ApiError extends Error {
@@ -35,17 +71,18 @@ export function query(params: Params = {}): string {
 }
 
 /** Turns a fetch Response into JSON or an ApiError carrying the server's message and fix. */
-export async function readJson(resp: Response): Promise<any> {
+export async function readJson(resp: Response): Promise<unknown> {
   const text = await resp.text();
-  let body: any = null;
+  let body: unknown = null;
   try {
     body = text ? JSON.parse(text) : null;
   } catch {
     body = null;
   }
   if (!resp.ok) {
-    const msg = body && body.error ? body.error : `${resp.status} ${resp.statusText}`;
-    throw new ApiError(msg, resp.status, body && body.fix ? body.fix : null);
+    const err = body !== null && typeof body === 'object' ? (body as { error?: unknown; fix?: unknown }) : {};
+    const msg = err.error ? String(err.error) : `${resp.status} ${resp.statusText}`;
+    throw new ApiError(msg, resp.status, err.fix ? String(err.fix) : null);
   }
   return body;
 }
@@ -59,80 +96,43 @@ export function fetchTransport(baseUrl: string): Transport {
   };
 }
 
-export interface Diagnostic {
-  severity: string;
-  code: string;
-  message: string;
-  file?: string | null;
-  fix?: string | null;
-}
-
-export interface ProfileInfo {
-  id: string;
-  path: string;
-  format: string;
-  level: string | null;
-  ranks: number[];
-  steps: number[];
-  diagnostics: Diagnostic[];
-  loaded: boolean;
-  tables?: Record<string, number>;
-  error: { error: string; fix: string | null } | null;
-}
-
-/** Load state of a profile, answered without waiting for the load itself. */
-export interface LoadStatus {
-  id: string;
-  state: 'idle' | 'loading' | 'loaded' | 'error';
-  stage: string | null;
-  done: number;
-  total: number;
-  elapsed_s: number;
-}
-
-export interface AnalysisPayload {
-  analysis: string;
-  title: string;
-  params: Record<string, string>;
-  columns: string[];
-  dtypes: string[];
-  rows: Record<string, any>[];
-  total_rows: number;
-  chart: { kind: string; x: string; y: string[]; top: number | null; title: string | null } | null;
-}
-
 const enc = encodeURIComponent;
 
 /** Typed calls of the profinsight HTTP API (see docs/server.md). */
 export class Api {
   constructor(readonly get: Transport) {}
 
+  /** GET `path`, its answer taken as the route's declared shape (the server is the one writer). */
+  protected call<T>(path: string, params?: Params): Promise<T> {
+    return this.get(path, params) as Promise<T>;
+  }
+
   /** The served profiles; `load: false` lists them without loading any (what the picker needs). */
-  profiles(load = false): Promise<{ profiles: ProfileInfo[] }> {
-    return this.get('api/profiles', { load: load ? 1 : 0 });
+  profiles(load = false): Promise<ProfilesAnswer> {
+    return this.call('api/profiles', { load: load ? 1 : 0 });
   }
   profile(id: string): Promise<ProfileInfo> {
-    return this.get(`api/profiles/${enc(id)}`);
+    return this.call(`api/profiles/${enc(id)}`);
   }
   status(id: string): Promise<LoadStatus> {
-    return this.get(`api/profiles/${enc(id)}/status`);
+    return this.call(`api/profiles/${enc(id)}/status`);
   }
-  messages(lang: string): Promise<{ lang: string; languages: string[]; messages: Record<string, string> }> {
-    return this.get('api/messages', { lang });
+  messages(lang: string): Promise<MessagesAnswer> {
+    return this.call('api/messages', { lang });
   }
-  analyses(id: string): Promise<{ analyses: any[] }> {
-    return this.get(`api/profiles/${enc(id)}/analyses`);
+  analyses(id: string): Promise<AnalysesAnswer> {
+    return this.call(`api/profiles/${enc(id)}/analyses`);
   }
   analysis(id: string, name: string, params: Params = {}): Promise<AnalysisPayload> {
-    return this.get(`api/profiles/${enc(id)}/analyses/${enc(name)}`, params);
+    return this.call(`api/profiles/${enc(id)}/analyses/${enc(name)}`, params);
   }
-  table(id: string, name: string, params: Params = {}): Promise<any> {
-    return this.get(`api/profiles/${enc(id)}/tables/${enc(name)}`, params);
+  table(id: string, name: string, params: Params = {}): Promise<TablePage> {
+    return this.call(`api/profiles/${enc(id)}/tables/${enc(name)}`, params);
   }
-  timeline(id: string, what: string, params: Params = {}): Promise<any> {
-    return this.get(`api/profiles/${enc(id)}/timeline/${what}`, params);
+  timeline<K extends keyof TimelineAnswers>(id: string, what: K, params: Params = {}): Promise<TimelineAnswers[K]> {
+    return this.call(`api/profiles/${enc(id)}/timeline/${what}`, params);
   }
-  compare(base: string, others: string[], params: Params = {}): Promise<any> {
-    return this.get('api/compare', { base, others, ...params });
+  compare(base: string, others: string[], params: Params = {}): Promise<CompareAnswer> {
+    return this.call('api/compare', { base, others, ...params });
   }
 }

@@ -3,9 +3,14 @@
  * (`profinsight/i18n/messages.py`, keys starting with `ui.`), served by `GET api/messages`.
  * The language is the user's last choice, else the browser's.
  */
-import type { Api } from './api';
 
 export type Lang = 'en' | 'zh';
+
+/** Where a catalogue comes from (the API's `messages` call): kept structural, so this module
+ * sits below the API module. */
+export interface MessageSource {
+  messages(lang: string): Promise<{ messages: Record<string, string> }>;
+}
 const STORE_KEY = 'profinsight.lang';
 
 export function defaultLang(): Lang {
@@ -36,7 +41,7 @@ export class Messages {
     private readonly table: Record<string, string>
   ) {}
 
-  static async load(api: Api, lang: Lang): Promise<Messages> {
+  static async load(api: MessageSource, lang: Lang): Promise<Messages> {
     const r = await api.messages(lang);
     return new Messages(lang, r.messages);
   }

@@ -8,31 +8,8 @@ import { Api, ApiError, LoadStatus, ProfileInfo, Transport } from './api';
 import { append, clear, h } from './dom';
 import { defaultLang, Lang, Messages, saveLang } from './i18n';
 import { VIEWS } from './views';
-
-/** What a view gets: the API, the loaded profile, labels, and navigation to another view. */
-export interface ViewContext {
-  api: Api;
-  profile: ProfileInfo;
-  t: (key: string, vars?: Record<string, string | number>) => string;
-  lang: Lang;
-  /** Show `view` and hand it `state` (e.g. `{rank, start_ns, end_ns}` for the timeline). */
-  navigate: (view: string, state?: Record<string, any>) => void;
-}
-
-/** One page of the viewer.  `show` is called on every visit, with the state navigate passed. */
-export interface View {
-  mount(el: HTMLElement, ctx: ViewContext): void | Promise<void>;
-  show?(state?: Record<string, any>): void;
-  hide?(): void;
-  dispose?(): void;
-}
-
-export interface ViewSpec {
-  id: string;
-  /** message key of the tab label */
-  label: string;
-  create(): View;
-}
+import type { View, ViewContext, ViewSpec, ViewState } from './views/types';
+import { errorBox } from './widgets/parts';
 
 export interface ViewerOptions {
   /** Open this profile (else the first served one). */
@@ -161,7 +138,7 @@ export class Viewer {
   }
 
   /** Shows view `id` (creating it on first visit) and hands it `state`. */
-  show(id: string, state?: Record<string, any>): void {
+  show(id: string, state?: ViewState): void {
     if (!this.profile) {
       return;
     }
@@ -340,17 +317,4 @@ export class Viewer {
     clear(el);
     el.appendChild(errorBox(e, this.t));
   }
-}
-
-/** An error as the user needs it: what went wrong and what to do. */
-export function errorBox(e: unknown, t: (k: string) => string): HTMLElement {
-  const msg = e instanceof Error ? e.message : String(e);
-  const fix = e instanceof ApiError ? e.fix : null;
-  return h(
-    'div',
-    { class: 'pi-error', role: 'alert' },
-    h('div', { class: 'pi-error-title' }, t('ui.error')),
-    h('div', { class: 'pi-error-message' }, msg),
-    fix ? h('div', { class: 'pi-error-fix' }, `${t('ui.fix')}: ${fix}`) : null
-  );
 }

@@ -5,7 +5,8 @@
  */
 import { URLExt } from '@jupyterlab/coreutils';
 import { ServerConnection } from '@jupyterlab/services';
-import { Api, Diagnostic, Params, query, readJson, Transport } from '../app/api';
+import { Api, Params, query, readJson, Transport } from '../app/api';
+import type { Diagnostic } from '../app/generated/wire';
 
 export const URL_PREFIX = 'profinsight';
 
@@ -25,7 +26,7 @@ export function jupyterTransport(): Transport {
 }
 
 /** POST `body` as JSON (the one write route: `api/config`); XSRF is added by ServerConnection. */
-export async function postJson(path: string, body: unknown): Promise<any> {
+export async function postJson<T = unknown>(path: string, body: unknown): Promise<T> {
   const settings = ServerConnection.makeSettings();
   const url = URLExt.join(settings.baseUrl, URL_PREFIX, path);
   const resp = await ServerConnection.makeRequest(
@@ -33,7 +34,7 @@ export async function postJson(path: string, body: unknown): Promise<any> {
     { method: 'POST', cache: 'no-cache', body: JSON.stringify(body), headers: { 'Content-Type': 'application/json' } },
     settings
   );
-  return readJson(resp as unknown as Response);
+  return (await readJson(resp as unknown as Response)) as T;
 }
 
 /** One entry of `GET api/runs`: what discovery saw, without importing the run. */
@@ -77,13 +78,13 @@ export class LabApi extends Api {
     super(transport);
   }
   runs(params: { refresh?: boolean; under?: string } = {}): Promise<RunListing> {
-    return this.get('api/runs', { refresh: params.refresh ? 1 : undefined, under: params.under });
+    return this.call('api/runs', { refresh: params.refresh ? 1 : undefined, under: params.under });
   }
   resolve(path: string): Promise<{ id: string }> {
-    return this.get('api/resolve', { path });
+    return this.call('api/resolve', { path });
   }
   config(): Promise<{ cache_dir: string | null; cache_enabled: boolean; cache_from: string }> {
-    return this.get('api/config');
+    return this.call('api/config');
   }
   setCacheDir(dir: string): Promise<{ cache_dir: string | null; cache_enabled: boolean; cache_from: string }> {
     return postJson('api/config', { cache_dir: dir });

@@ -7,30 +7,9 @@
  * days); absolute epoch ns exceed 2^53 and only ever cross this code as strings/BigInt.
  */
 
-export interface TrackInfo {
-  id: string;
-  name: string;
-  kind: 'slice' | 'counter';
-  source: string | null;
-  rows: number;
-  start_ns: number;
-  end_ns: number;
-  depth: number;
-  value_unit: string | null;
-}
+import type { CounterColumns, SliceColumns, SlicesAnswer, TrackInfo, TrackTree, UnitInfo } from '../generated/wire';
 
-export interface UnitInfo {
-  name: string;
-  kind: string;
-  tracks: TrackInfo[];
-}
-
-export interface TrackTree {
-  origin_ns: string;
-  start_ns: number;
-  end_ns: number;
-  ranks: { rank: number; units: UnitInfo[] }[];
-}
+export type { SlicesAnswer, TrackInfo, TrackTree, UnitInfo } from '../generated/wire';
 
 /**
  * Columns of one track in a slices answer (docs/server.md): `name` holds indexes into the
@@ -38,23 +17,9 @@ export interface TrackTree {
  * `names` and `colors` are attached on arrival (shared by every track of one answer), so a frame
  * never hashes a name.
  */
-export interface SliceCols {
-  source: string | null;
-  depth: number[];
-  name: number[];
-  start_ns: number[];
-  dur_ns: number[];
-  id: number[];
-  count: number[];
-  merged: number[];
+export interface SliceCols extends SliceColumns {
   names: string[];
   colors: string[];
-}
-
-/** A slices answer: shared name dictionary plus per-track columns. */
-export interface SlicesAnswer {
-  names: string[];
-  tracks: Record<string, Omit<SliceCols, 'names' | 'colors'>>;
 }
 
 /** Per-track columns of an answer with its name dictionary and colours attached. */
@@ -68,15 +33,7 @@ export function sliceTracks(r: SlicesAnswer): Map<string, SliceCols> {
   return out;
 }
 
-export interface CounterCols {
-  start_ns: number[];
-  end_ns: number[];
-  min: number[];
-  max: number[];
-  last: number[];
-  count: number[];
-  before?: { ts_ns: number; value: number };
-}
+export type CounterCols = CounterColumns;
 
 export type RowKind = 'rank' | 'unit' | 'track';
 
@@ -138,7 +95,7 @@ export function trackHeight(t: TrackInfo, lanes = t.depth): number {
 export function layout(
   tree: TrackTree,
   collapsed: Set<string>,
-  t: (k: string, v?: any) => string,
+  t: (k: string, v?: Record<string, string | number>) => string,
   allLanes: Set<string> = new Set()
 ): Row[] {
   const rows: Row[] = [];

@@ -19,22 +19,12 @@ import {
   tickStep,
   TRACK_PAD
 } from './model';
+import type { Flow, TimelineSlice } from '../generated/wire';
 
-export interface Mark {
-  track: string;
-  kind: string;
-  rank: number;
-  id: number;
-  name: string;
-  start_ns: number;
-  dur_ns: number;
-  depth: number;
-}
+/** A slice where it sits on the timeline (a selection, an arrow's end, a search hit). */
+export type Mark = TimelineSlice;
 
-export interface Flow {
-  from: Mark;
-  to: Mark;
-}
+export type { Flow };
 
 export interface Scene {
   width: number;
@@ -51,7 +41,7 @@ export interface Scene {
   flows: Flow[];
   /** row of a track (its own, or its collapsed unit/rank header) */
   rowOf: (track: string, rank: number) => Row | null;
-  t: (k: string, v?: any) => string;
+  t: (k: string, v?: Record<string, string | number>) => string;
   colors: { fg: string; fg2: string; bg: string; bg2: string; border: string; accent: string; error: string };
 }
 

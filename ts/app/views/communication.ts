@@ -6,10 +6,10 @@
 import { append, clear, fmtBytes, h } from '../dom';
 import type { AnalysisPayload } from '../api';
 import { barOption, Chart, esc } from '../widgets/chart';
-import { fmtCell, fmtUs, isNum } from '../widgets/format';
-import { empty, fill, section } from '../widgets/parts';
+import { fmtCell, fmtUs, isNum, num } from '../widgets/format';
+import { empty, errorBox, fill, section } from '../widgets/parts';
 import { columnsFor, DataTable } from '../widgets/table';
-import { errorBox, View, ViewContext } from '../viewer';
+import type { View, ViewContext } from './types';
 
 const LINKS = ['hccs_gbps', 'rdma_gbps', 'pcie_gbps', 'sdma_gbps', 'sio_gbps'];
 const METRICS = ['bandwidth_gbps', 'bytes', 'transit_us'];
@@ -117,7 +117,7 @@ function splitChart(ctx: ViewContext, p: AnalysisPayload, charts: Chart[]): Node
   if (parts.length) {
     const c = new Chart(Math.max(120, 50 + p.rows.length * 26));
     charts.push(c);
-    c.set(barOption(p.rows.map(r => String(r.label)), parts.map(k => ({ name: t(`ui.col.${k}`), values: p.rows.map(r => r[k] ?? null) })), fmtUs, true));
+    c.set(barOption(p.rows.map(r => String(r.label)), parts.map(k => ({ name: t(`ui.col.${k}`), values: p.rows.map(r => num(r[k])) })), fmtUs, true));
     out.push(c.el);
   }
   out.push(new DataTable({ t, columns: columnsFor(t, p.columns, p.rows, ['label']), rows: p.rows }).el);

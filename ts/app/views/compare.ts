@@ -7,9 +7,9 @@
 import { append, clear, h } from '../dom';
 import { barOption, Chart, esc } from '../widgets/chart';
 import { fmtDeltaUs, fmtPct, fmtUs, isNum, tr } from '../widgets/format';
-import { cards, empty, fill, section } from '../widgets/parts';
+import { cards, empty, errorBox, fill, section } from '../widgets/parts';
 import { columnsFor, DataTable } from '../widgets/table';
-import { errorBox, View, ViewContext } from '../viewer';
+import type { View, ViewContext } from './types';
 
 const STATUSES = ['added', 'removed', 'slower', 'faster', 'unchanged'];
 

@@ -1,5 +1,5 @@
 /** Every view of the viewer, in tab order.  A view is a module exporting `create(): View`. */
-import type { ViewSpec } from '../viewer';
+import type { ViewSpec } from './types';
 import * as communication from './communication';
 import * as compare from './compare';
 import * as memory from './memory';

@@ -6,10 +6,10 @@
 import { append, fmtBytes, h } from '../dom';
 import type { AnalysisPayload } from '../api';
 import { barOption, Chart, esc } from '../widgets/chart';
-import { isNum, tr } from '../widgets/format';
-import { Card, cards, empty, fill, section } from '../widgets/parts';
+import { isNum, num, tr, txt } from '../widgets/format';
+import { Card, cards, empty, errorBox, fill, section } from '../widgets/parts';
 import { columnsFor, DataTable } from '../widgets/table';
-import { errorBox, View, ViewContext } from '../viewer';
+import type { View, ViewContext } from './types';
 
 const CURVES: [string, string][] = [
   ['allocated_mib', 'allocated_bytes'],
@@ -88,7 +88,7 @@ export function create(): View {
               const top = byOp.rows.slice(0, 15);
               const c = new Chart(Math.max(120, 30 + top.length * 22));
               charts.push(c);
-              c.set(barOption(top.map(r => String(r.label ?? r.name)), [{ name: t('ui.col.total_bytes'), values: top.map(r => r.total_bytes) }], fmtBytes));
+              c.set(barOption(top.map(r => String(r.label ?? r.name)), [{ name: t('ui.col.total_bytes'), values: top.map(r => num(r.total_bytes)) }], fmtBytes));
               const tbl = new DataTable({ t, columns: columnsFor(t, byOp.columns, byOp.rows, ['label']), rows: byOp.rows, filter: true });
               out.push(section(t('ui.memory.by_op'), c.el, tbl.el));
             }
@@ -111,8 +111,8 @@ function peakCards(ctx: ViewContext, peaks: AnalysisPayload): HTMLElement {
     for (const r of peaks.rows.filter(x => x.kind === kind && isNum(x[col]))) {
       items.push({
         key: `${kind}:${r.component}`,
-        label: t(`ui.memory.${kind}`, { component: r.component }),
-        value: fmtBytes(r[col]),
+        label: t(`ui.memory.${kind}`, { component: txt(r.component) }),
+        value: fmtBytes(num(r[col]) ?? 0),
         sub: isNum(r.t_ms) ? t('ui.memory.at', { t: `${r.t_ms.toFixed(1)} ms` }) : undefined
       });
     }
@@ -137,7 +137,7 @@ function curveOption(ctx: ViewContext, p: AnalysisPayload): any {
       if (!series.has(name)) {
         series.set(name, { mib, data: [] });
       }
-      series.get(name)!.data.push([r.t_ms, r[mib], r.ts_ns]);
+      series.get(name)!.data.push([Number(r.t_ms), num(r[mib]), Number(r.ts_ns)]);
     }
   }
   return {

@@ -6,10 +6,10 @@
 import { append, clear, fmtDuration, h } from '../dom';
 import type { AnalysisPayload } from '../api';
 import { barOption, Chart } from '../widgets/chart';
-import { fmtUs, tr } from '../widgets/format';
-import { empty, fill, section, slowestCall } from '../widgets/parts';
+import { fmtUs, num, tr } from '../widgets/format';
+import { empty, errorBox, fill, section, slowestCall } from '../widgets/parts';
 import { columnsFor, DataTable } from '../widgets/table';
-import { errorBox, View, ViewContext } from '../viewer';
+import type { View, ViewContext } from './types';
 
 const GROUPS = ['name', 'type', 'name_shape', 'core'];
 const TOP = 15;
@@ -77,9 +77,9 @@ export function create(): View {
         const total = state.where === 'host' ? 'device_total_us' : 'total_us';
         const top = p.rows.slice(0, TOP);
         chart = new Chart(Math.max(110, 30 + top.length * 17));
-        const series = [{ name: t(`ui.col.${total}`), values: top.map(r => r[total] ?? null) }];
+        const series = [{ name: t(`ui.col.${total}`), values: top.map(r => num(r[total])) }];
         if (state.where === 'host') {
-          series.push({ name: t('ui.col.host_total_us'), values: top.map(r => r.host_total_us ?? null) });
+          series.push({ name: t('ui.col.host_total_us'), values: top.map(r => num(r.host_total_us)) });
         }
         chart.set(barOption(top.map(r => String(r.label ?? '')), series, fmtUs));
         const details = h('div', { class: 'pi-op-details' }, h('div', { class: 'pi-note' }, t('ui.operators.select_hint')));

@@ -4,11 +4,11 @@
  * jump to the time window its evidence points at on the timeline.
  */
 import { clear, fmtDuration, h } from '../dom';
-import type { AnalysisPayload } from '../api';
+import type { AnalysisPayload, Json } from '../api';
 import { barOption, Chart } from '../widgets/chart';
-import { fmtPct, fmtUs, isNum, tr } from '../widgets/format';
-import { Card, cards, empty, loading, section } from '../widgets/parts';
-import { errorBox, View, ViewContext } from '../viewer';
+import { fmtPct, fmtUs, isNum, num, tr, txt } from '../widgets/format';
+import { Card, cards, empty, errorBox, loading, section } from '../widgets/parts';
+import type { View, ViewContext, ViewState } from './types';
 
 const PARTS = ['computing_us', 'comm_not_overlapped_us', 'free_us', 'bubble_us'];
 
@@ -45,7 +45,7 @@ export function create(): View {
       el.appendChild(keyNumbers(ctx, steps, util.ok ? util.v : null, types.ok ? types.v : null));
       if (steps.length) {
         chart = new Chart(Math.max(140, 60 + steps.length * 28));
-        const labels = steps.map(r => tr(t, 'ui.overview.rank_step', r.label, { rank: r.rank, step: r.step ?? '-' }));
+        const labels = steps.map(r => tr(t, 'ui.overview.rank_step', String(r.label), { rank: txt(r.rank), step: txt(r.step ?? '-') }));
         const series = PARTS.filter(p => steps.some(r => isNum(r[p]) && r[p] > 0)).map(p => ({
           name: t(`ui.col.${p}`),
           values: steps.map(r => (isNum(r[p]) ? r[p] : null))
@@ -110,13 +110,22 @@ function keyNumbers(
       key: 'top_type',
       label: t('ui.overview.top_type'),
       value: String(top.type ?? ''),
-      sub: `${fmtUs(top.total_us)} · ${t('ui.overview.of_compute', { v: fmtPct(top.share_of_compute_ratio) })}`
+      sub: `${fmtUs(num(top.total_us))} · ${t('ui.overview.of_compute', { v: fmtPct(num(top.share_of_compute_ratio)) })}`
     });
   }
   if (!items.length) {
     return empty(t('ui.overview.no_numbers'));
   }
   return section(t('ui.overview.key_numbers'), cards(items));
+}
+
+/** The timeline window a finding's evidence points at (`evidence.window`), if any. */
+function timelineWindow(evidence: Json | undefined): ViewState | null {
+  if (!evidence || typeof evidence !== 'object' || Array.isArray(evidence)) {
+    return null;
+  }
+  const w = evidence.window;
+  return w && typeof w === 'object' && !Array.isArray(w) ? (w as ViewState) : null;
 }
 
 function findings(ctx: ViewContext, adv: AnalysisPayload): HTMLElement {
@@ -128,7 +137,7 @@ function findings(ctx: ViewContext, adv: AnalysisPayload): HTMLElement {
     box.appendChild(empty(t('ui.overview.no_findings')));
   }
   for (const r of rows) {
-    const w = r.evidence && r.evidence.window;
+    const w = timelineWindow(r.evidence);
     const jump = w
       ? h(
           'button',
@@ -143,24 +152,24 @@ function findings(ctx: ViewContext, adv: AnalysisPayload): HTMLElement {
       ? h(
           'div',
           { class: 'pi-finding-rec' },
-          t('ui.overview.recoverable', { time: fmtDuration(r.recoverable_us * 1e3), share: fmtPct(r.share_of_step_ratio) })
+          t('ui.overview.recoverable', { time: fmtDuration(r.recoverable_us * 1e3), share: fmtPct(num(r.share_of_step_ratio)) })
         )
       : null;
     box.appendChild(
       h(
         'article',
-        { class: `pi-finding pi-sev-${r.severity}`, 'data-rule': r.rule },
+        { class: `pi-finding pi-sev-${r.severity}`, 'data-rule': txt(r.rule) },
         h(
           'div',
           { class: 'pi-finding-head' },
-          h('span', { class: `pi-badge pi-sev-${r.severity}` }, tr(t, `ui.severity.${r.severity}`, r.severity)),
-          h('span', { class: 'pi-finding-title' }, r.title),
+          h('span', { class: `pi-badge pi-sev-${r.severity}` }, tr(t, `ui.severity.${r.severity}`, String(r.severity))),
+          h('span', { class: 'pi-finding-title' }, txt(r.title)),
           h('span', { class: 'pi-spacer' }),
           jump
         ),
-        h('div', { class: 'pi-finding-message' }, r.message),
+        h('div', { class: 'pi-finding-message' }, txt(r.message)),
         rec,
-        r.change ? h('div', { class: 'pi-finding-change' }, h('b', {}, `${t('ui.overview.change')}: `), r.change) : null
+        r.change ? h('div', { class: 'pi-finding-change' }, h('b', {}, `${t('ui.overview.change')}: `), txt(r.change)) : null
       )
     );
   }

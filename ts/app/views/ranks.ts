@@ -5,10 +5,10 @@
  */
 import { h } from '../dom';
 import { barOption, Chart } from '../widgets/chart';
-import { fmtUs, isNum } from '../widgets/format';
-import { empty, fill, section } from '../widgets/parts';
+import { fmtUs, isNum, num, txt } from '../widgets/format';
+import { empty, errorBox, fill, section } from '../widgets/parts';
 import { columnsFor, DataTable } from '../widgets/table';
-import { errorBox, View, ViewContext } from '../viewer';
+import type { View, ViewContext } from './types';
 
 const PARTS = ['computing_us', 'comm_not_overlapped_us', 'free_us'];
 
@@ -39,7 +39,7 @@ export function create(): View {
           charts.push(c);
           c.set(
             barOption(
-              sum.rows.map(r => t('ui.ranks.rank', { rank: r.rank })),
+              sum.rows.map(r => t('ui.ranks.rank', { rank: txt(r.rank) })),
               PARTS.map(k => ({ name: t(`ui.col.${k}`), values: sum.rows.map(r => (isNum(r[k]) ? r[k] : null)) })),
               fmtUs,
               true
@@ -60,9 +60,9 @@ export function create(): View {
                 ? slow.rows.map(r =>
                     h(
                       'article',
-                      { class: 'pi-finding pi-sev-medium', 'data-rank': r.rank },
-                      h('div', { class: 'pi-finding-head' }, h('span', { class: 'pi-finding-title' }, t('ui.ranks.slow_rank', { rank: r.rank, component: t(`ui.col.${r.component}`) }))),
-                      h('div', { class: 'pi-finding-message' }, t('ui.ranks.slow_detail', { value: fmtUs(r.value_us), median: fmtUs(r.median_us), dev: fmtUs(r.deviation_us) })),
+                      { class: 'pi-finding pi-sev-medium', 'data-rank': txt(r.rank) },
+                      h('div', { class: 'pi-finding-head' }, h('span', { class: 'pi-finding-title' }, t('ui.ranks.slow_rank', { rank: txt(r.rank), component: t(`ui.col.${r.component}`) }))),
+                      h('div', { class: 'pi-finding-message' }, t('ui.ranks.slow_detail', { value: fmtUs(num(r.value_us)), median: fmtUs(num(r.median_us)), dev: fmtUs(num(r.deviation_us)) })),
                       r.evidence ? h('div', { class: 'pi-note' }, String(r.evidence)) : null
                     )
                   )

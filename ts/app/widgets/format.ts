@@ -100,3 +100,13 @@ export function fmtCell(col: string, v: unknown): string {
 export function colLabel(t: Translate, col: string): string {
   return tr(t, `ui.col.${col}`, col);
 }
+
+/** A cell as a number, or null when it holds none (a gap, not a zero). */
+export function num(v: unknown): number | null {
+  return isNum(v) ? v : null;
+}
+
+/** A cell as a label or message value: numbers stay numbers, null becomes '', the rest text. */
+export function txt(v: unknown): string | number {
+  return typeof v === 'number' ? v : v === null || v === undefined ? '' : typeof v === 'object' ? JSON.stringify(v) : String(v);
+}

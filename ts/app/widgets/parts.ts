@@ -1,6 +1,6 @@
 /** Small building blocks the analysis views share: sections, key-number cards, states. */
 import { append, clear, h } from '../dom';
-import type { Api } from '../api';
+import { Api, ApiError } from '../api';
 import type { Translate } from './format';
 
 type Child = Node | string | null | undefined | false;
@@ -66,19 +66,29 @@ export function addNs(a: string | number, b: string | number): string {
   return (BigInt(String(a).split('.')[0]) + BigInt(Math.round(Number(b)))).toString();
 }
 
+/** The slowest call of an operator, as the timeline's navigation contract takes it. */
+export interface SlowestCall {
+  rank: number;
+  start_ns: string;
+  end_ns: string;
+  select: { kind: string; rank: number; id: number; name: string };
+  dur_ns: number;
+  calls: number;
+}
+
 /**
  * The slowest call of operator `name` on the timeline (a search of the timeline index, exact
  * name): `{rank, start_ns, end_ns, select}` with absolute ns as strings, or null.
  */
-export async function slowestCall(api: Api, profileId: string, name: string, rank?: number | null): Promise<any | null> {
+export async function slowestCall(api: Api, profileId: string, name: string, rank?: number | null): Promise<SlowestCall | null> {
   const r = await api.timeline(profileId, 'search', { q: name, limit: 5000 });
   const hits = (r.hits || []).filter(
-    (x: any) => x.name === name && (rank === undefined || rank === null || x.rank === rank) && x.kind !== 'trace_slice'
+    x => x.name === name && (rank === undefined || rank === null || x.rank === rank) && x.kind !== 'trace_slice'
   );
   if (!hits.length) {
     return null;
   }
-  const best = hits.reduce((a: any, b: any) => (Number(b.dur_ns) > Number(a.dur_ns) ? b : a));
+  const best = hits.reduce((a, b) => (Number(b.dur_ns) > Number(a.dur_ns) ? b : a));
   const start = addNs(r.origin_ns, best.start_ns);
   return {
     rank: best.rank,
@@ -88,4 +98,17 @@ export async function slowestCall(api: Api, profileId: string, name: string, ran
     dur_ns: Number(best.dur_ns),
     calls: hits.length
   };
+}
+
+/** An error as the user needs it: what went wrong and what to do. */
+export function errorBox(e: unknown, t: (k: string) => string): HTMLElement {
+  const msg = e instanceof Error ? e.message : String(e);
+  const fix = e instanceof ApiError ? e.fix : null;
+  return h(
+    'div',
+    { class: 'pi-error', role: 'alert' },
+    h('div', { class: 'pi-error-title' }, t('ui.error')),
+    h('div', { class: 'pi-error-message' }, msg),
+    fix ? h('div', { class: 'pi-error-fix' }, `${t('ui.fix')}: ${fix}`) : null
+  );
 }

@@ -5,7 +5,7 @@
  * `application/vnd.profinsight.analysis+json` outputs share one component.
  */
 import { clear, fmtNumber, h } from '../dom';
-import type { AnalysisPayload } from '../api';
+import type { AnalysisPayload, Json } from '../generated/wire';
 import { barOption, Chart, esc } from './chart';
 import { colLabel, fmtCell, isNum, Translate, tr } from './format';
 import { columnsFor, DataTable } from './table';
@@ -39,8 +39,8 @@ export function chartOption(p: AnalysisPayload, t: Translate): any | null {
   }
   const fmt = (col: string) => (v: number) => fmtCell(col, v);
   if (c.kind === 'line') {
-    const series = new Map<string, { x: number; y: number | null }[]>();
-    const keys = (c as any).series && (c as any).series.length ? ((c as any).series as string[]) : ['rank', 'component'].filter(k => p.columns.includes(k));
+    const series = new Map<string, { x: Json; y: number | null }[]>();
+    const keys = c.series && c.series.length ? c.series : ['rank', 'component'].filter(k => p.columns.includes(k));
     for (const r of p.rows) {
       const prefix = keys.map(k => String(r[k] ?? '')).join(' ');
       for (const y of ys) {

@@ -1,0 +1,246 @@
+/**
+ * The JSON shapes the Python side sends (analysis payloads, chart specs, HTTP answers).
+ *
+ * Generated from src/profinsight/schema/wire.py by `python -m profinsight.schema.wire`;
+ * do not edit by hand (tests/test_wire_types.py fails when this file drifts).
+ */
+
+export type Json = string | number | boolean | null | Json[] | { [key: string]: Json };
+export type ChartKind = 'bar' | 'stacked' | 'line';
+export type Severity = 'info' | 'warning' | 'error';
+export type LoadState = 'idle' | 'loading' | 'loaded' | 'error';
+
+/** A chart spec; `series` may be missing in outputs saved by earlier versions. */
+export interface ChartSpec {
+  kind: ChartKind;
+  x: string;
+  y: string[];
+  top: number;
+  title: string;
+  /** line charts: one line per distinct value of these columns */
+  series?: string[];
+}
+
+/** One analysis result: its schema, up to 5000 rows, and the chart its registration declares. */
+export interface AnalysisPayload {
+  analysis: string | null;
+  title: string | null;
+  params: Record<string, Json>;
+  columns: string[];
+  dtypes: string[];
+  rows: Record<string, Json>[];
+  total_rows: number;
+  chart: ChartSpec | null;
+}
+
+export interface ParamInfo {
+  name: string;
+  /** the Python type name: int, float, str, bool */
+  type: string;
+  default: Json;
+  choices: Json[] | null;
+  help: string;
+}
+
+/** An analysis as its registration declares it (`GET api/profiles/ID/analyses`). */
+export interface AnalysisInfo {
+  name: string;
+  title: string;
+  doc: string;
+  chart: ChartSpec | null;
+  /** column -> meaning */
+  columns: Record<string, string>;
+  params: ParamInfo[];
+}
+
+export interface AnalysesAnswer {
+  analyses: AnalysisInfo[];
+}
+
+/** What the doctor found (`Diagnostic.to_dict`). */
+export interface Diagnostic {
+  severity: Severity;
+  code: string;
+  message: string;
+  file?: string | null;
+  fix?: string | null;
+  rank?: number | null;
+}
+
+/** How every route answers a failure (with the HTTP status): what is wrong, what to do. */
+export interface ErrorAnswer {
+  error: string;
+  fix: string | null;
+}
+
+/** A served profile (`GET api/profiles/ID`); `tables` (row counts) once it is loaded. */
+export interface ProfileInfo {
+  id: string;
+  path: string;
+  format: string;
+  level: string | null;
+  ranks: number[];
+  steps: number[];
+  diagnostics: Diagnostic[];
+  loaded: boolean;
+  error: ErrorAnswer | null;
+  tables?: Record<string, number>;
+}
+
+export interface ProfilesAnswer {
+  profiles: ProfileInfo[];
+}
+
+/** Load state of a profile, answered without waiting for the load itself. */
+export interface LoadStatus {
+  id: string;
+  state: LoadState;
+  stage: string | null;
+  done: number;
+  total: number;
+  elapsed_s: number;
+}
+
+/** The viewer's labels (`ui.*` keys of the message catalogue). */
+export interface MessagesAnswer {
+  lang: string;
+  languages: string[];
+  messages: Record<string, string>;
+}
+
+/** One page of a canonical table (`GET api/profiles/ID/tables/NAME`). */
+export interface TablePage {
+  table: string;
+  total_rows: number;
+  offset: number;
+  limit: number;
+  columns: string[];
+  dtypes: string[];
+  rows: Record<string, Json>[];
+}
+
+export interface TrackInfo {
+  id: string;
+  name: string;
+  kind: 'slice' | 'counter';
+  source: string | null;
+  rows: number;
+  start_ns: number;
+  end_ns: number;
+  depth: number;
+  value_unit: string | null;
+}
+
+export interface UnitInfo {
+  name: string;
+  kind: string;
+  tracks: TrackInfo[];
+}
+
+export interface RankTracks {
+  rank: number;
+  units: UnitInfo[];
+}
+
+/** `GET .../timeline/tracks`: rank -> unit -> track. */
+export interface TrackTree {
+  origin_ns: string;
+  start_ns: number;
+  end_ns: number;
+  ranks: RankTracks[];
+}
+
+/** One track of a slices answer: `name` indexes the answer's `names`; `id` is -1 and `merged` 1 on rows that stand for several sub-pixel slices. */
+export interface SliceColumns {
+  source: string | null;
+  depth: number[];
+  name: number[];
+  start_ns: number[];
+  dur_ns: number[];
+  id: number[];
+  count: number[];
+  merged: number[];
+}
+
+/** `GET .../timeline/slices`: a shared name dictionary plus per-track columns. */
+export interface SlicesAnswer {
+  origin_ns: string;
+  start_ns: number;
+  end_ns: number;
+  width: number;
+  px_ns: number;
+  rows: number;
+  names: string[];
+  tracks: Record<string, SliceColumns>;
+}
+
+/** The last sample before the window (where the line enters it). */
+export interface CounterBefore {
+  ts_ns: number;
+  value: number;
+}
+
+/** One track of a counters answer: buckets with their min, max and last value. */
+export interface CounterColumns {
+  start_ns: number[];
+  end_ns: number[];
+  min: number[];
+  max: number[];
+  last: number[];
+  count: number[];
+  before?: CounterBefore;
+}
+
+/** `GET .../timeline/counters`. */
+export interface CountersAnswer {
+  origin_ns: string;
+  start_ns: number;
+  end_ns: number;
+  width: number;
+  px_ns: number;
+  rows: number;
+  tracks: Record<string, CounterColumns>;
+}
+
+/** One slice where it sits on the timeline (a selection, an arrow's end, a search hit). */
+export interface TimelineSlice {
+  track: string;
+  kind: string;
+  rank: number;
+  id: number;
+  name: string;
+  start_ns: number;
+  dur_ns: number;
+  depth: number;
+}
+
+/** A launch arrow: host op or API call -> the device task it launched. */
+export interface Flow {
+  from: TimelineSlice;
+  to: TimelineSlice;
+  link: Json;
+}
+
+/** `GET .../timeline/flows`: the selection and its launch arrows. */
+export interface FlowsAnswer {
+  origin_ns: string;
+  selection: TimelineSlice;
+  flows: Flow[];
+}
+
+/** `GET .../timeline/search`: the first `limit` hits in time order; `total` counts all. */
+export interface SearchAnswer {
+  origin_ns: string;
+  query: string;
+  total: number;
+  hits: TimelineSlice[];
+}
+
+/** `GET .../timeline/details`: every column of the slice's canonical row. */
+export interface DetailsAnswer {
+  origin_ns: string;
+  kind: string;
+  table: string;
+  track: string;
+  row: Record<string, Json>;
+}

@@ -1,0 +1,169 @@
+/**
+ * What the timeline asks the server for, and what it keeps of the answers: the track tree,
+ * window answers (slices, counters) per kind, the device idle gaps, and the one-off calls behind
+ * a selection or a search.
+ *
+ * Never freezing: data is asked for by window, tracks and pixel width (the server merges
+ * sub-pixel slices and down-samples counters keeping peaks); at most one request per kind is in
+ * flight and an answer for an older view is dropped when a newer one is wanted; the fetched
+ * window is OVERSCAN x the visible one, so panning and small zooms redraw from memory.
+ */
+import type { Api } from '../api';
+import type { CountersAnswer, DetailsAnswer, FlowsAnswer, Json, SearchAnswer, SlicesAnswer } from '../generated/wire';
+import { CounterCols, relative, SliceCols, sliceTracks, TrackTree } from './model';
+import type { Mark } from './renderer';
+
+export const OVERSCAN = 2; // fetched window = 2 x visible window: pans of half a screen redraw from memory
+
+export type WindowKind = 'slice' | 'counter';
+
+/** One window answer in memory: the window and resolution it was asked for, its tracks. */
+export interface Fetched<T> {
+  start: number;
+  end: number;
+  pxNs: number;
+  tracks: Set<string>;
+  data: Map<string, T>;
+}
+
+/** The visible window (ns relative to the origin) and the plot's width in css px. */
+export interface Visible {
+  start: number;
+  end: number;
+  plotW: number;
+}
+
+/** A details answer, or why there is none. */
+export type DetailsResult = DetailsAnswer | { error: unknown };
+
+/** An absolute time cell: a number, or a string where it exceeds 2^53. */
+function isTime(v: Json | undefined): v is number | string {
+  return typeof v === 'number' || typeof v === 'string';
+}
+
+export class TimelineData {
+  /** absolute epoch ns of relative 0 (a string: it exceeds 2^53) */
+  origin = '0';
+  slices: Fetched<SliceCols> | null = null;
+  counters: Fetched<CounterCols> | null = null;
+  gaps = new Map<number, [number, number][]>();
+  private inflight = { slice: false, counter: false };
+  private seq = { slice: 0, counter: 0 };
+
+  /**
+   * `arrived` runs after every answer that was not superseded (the view repaints and asks again:
+   * it may have moved while the answer was on its way); `failed` gets a failed request's message.
+   */
+  constructor(
+    private readonly api: Api,
+    private readonly profileId: string,
+    private readonly arrived: () => void,
+    private readonly failed: (message: string) => void
+  ) {}
+
+  async tracks(): Promise<TrackTree> {
+    const tree = await this.api.timeline(this.profileId, 'tracks');
+    this.origin = tree.origin_ns;
+    return tree;
+  }
+
+  /** No window request in flight. */
+  idle(): boolean {
+    return !this.inflight.slice && !this.inflight.counter;
+  }
+
+  /** Whether the answer in memory covers `ids` over the visible window at about its resolution. */
+  private covers(f: Fetched<unknown> | null, ids: string[], v: Visible, pxNs: number): boolean {
+    if (!f) {
+      return false;
+    }
+    return (
+      v.start >= f.start &&
+      v.end <= f.end &&
+      pxNs >= f.pxNs * 0.6 &&
+      pxNs <= f.pxNs * 1.7 &&
+      ids.every(id => f.tracks.has(id))
+    );
+  }
+
+  /** Asks for `kind` over tracks `ids` unless what is in memory (or in flight) will do. */
+  async want(kind: WindowKind, ids: string[], v: Visible): Promise<void> {
+    const plotW = v.plotW;
+    const pxNs = (v.end - v.start) / plotW;
+    const have: Fetched<unknown> | null = kind === 'slice' ? this.slices : this.counters;
+    if (!ids.length) {
+      if (kind === 'slice' && !this.slices) {
+        this.slices = { start: v.start, end: v.end, pxNs, tracks: new Set(), data: new Map() };
+      }
+      return;
+    }
+    if (this.covers(have, ids, v, pxNs) || this.inflight[kind]) {
+      return; // an answer in flight re-checks on arrival
+    }
+    const span = v.end - v.start;
+    const start = Math.floor(v.start - span * ((OVERSCAN - 1) / 2));
+    const end = Math.ceil(v.end + span * ((OVERSCAN - 1) / 2)) + 1;
+    const width = Math.min(20000, Math.max(1, Math.round(plotW * OVERSCAN)));
+    const seq = ++this.seq[kind];
+    this.inflight[kind] = true;
+    try {
+      const r = await this.api.timeline(this.profileId, kind === 'slice' ? 'slices' : 'counters', {
+        start,
+        end,
+        width,
+        tracks: ids
+      });
+      if (seq !== this.seq[kind]) {
+        return; // superseded
+      }
+      const data = kind === 'slice' ? sliceTracks(r as SlicesAnswer) : new Map(Object.entries((r as CountersAnswer).tracks || {}));
+      const f = { start, end, pxNs: (end - start) / width, tracks: new Set(ids), data };
+      if (kind === 'slice') {
+        this.slices = f as Fetched<SliceCols>;
+      } else {
+        this.counters = f as Fetched<CounterCols>;
+      }
+    } catch (e) {
+      this.failed(e instanceof Error ? e.message : String(e));
+    } finally {
+      this.inflight[kind] = false;
+    }
+    this.arrived();
+  }
+
+  /** Device idle gaps per rank (from the `idle_gaps` analysis), relative ns; `done` repaints. */
+  async loadGaps(done: () => void): Promise<void> {
+    try {
+      const r = await this.api.analysis(this.profileId, 'idle_gaps', {});
+      const gaps = new Map<number, [number, number][]>();
+      for (const row of r.rows) {
+        if (!isTime(row.start_ns) || !isTime(row.end_ns)) {
+          continue;
+        }
+        const list = gaps.get(Number(row.rank ?? 0)) || [];
+        list.push([relative(row.start_ns, this.origin), relative(row.end_ns, this.origin)]);
+        gaps.set(Number(row.rank ?? 0), list);
+      }
+      this.gaps = gaps;
+      done();
+    } catch {
+      /* a profile without device data has no gaps to mark */
+    }
+  }
+
+  /** The slice `kind`/`rank`/`id` and its launch arrows (selection times relative ns). */
+  flows(kind: string, rank: number, id: number): Promise<FlowsAnswer> {
+    return this.api.timeline(this.profileId, 'flows', { kind, rank, id });
+  }
+
+  /** Every column of one slice's source row; a failure comes back as `{error}`. */
+  details(m: Mark): Promise<DetailsResult> {
+    return this.api
+      .timeline(this.profileId, 'details', { kind: m.kind, rank: m.rank, id: m.id })
+      .catch((e: unknown) => ({ error: e }));
+  }
+
+  search(q: string, limit: number): Promise<SearchAnswer> {
+    return this.api.timeline(this.profileId, 'search', { q, limit });
+  }
+}

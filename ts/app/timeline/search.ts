@@ -1,0 +1,66 @@
+/**
+ * Search by name on the timeline: the first 1000 hits in time order, Enter / Shift+Enter (or the
+ * arrows) step through them, each hit zoomed to and selected.
+ */
+import type { TimelineData } from './data';
+import type { Mark } from './renderer';
+
+export class TimelineSearch {
+  hits: Mark[] = [];
+  total = 0;
+  index = -1;
+  private lastQuery = '';
+
+  /** `label` shows progress and position; `go` zooms to and selects a hit. */
+  constructor(
+    private readonly data: TimelineData,
+    private readonly label: HTMLElement,
+    private readonly t: (key: string, vars?: Record<string, string | number>) => string,
+    private readonly go: (hit: Mark) => void
+  ) {}
+
+  /** Runs `q` (again only when it changed), then steps `dir` (1 or -1) through the hits. */
+  async run(q: string, dir: number): Promise<void> {
+    q = q.trim();
+    if (!q) {
+      this.hits = [];
+      this.total = 0;
+      this.index = -1;
+      this.label.textContent = '';
+      return;
+    }
+    if (q !== this.lastQuery) {
+      this.lastQuery = q;
+      this.label.textContent = this.t('ui.timeline.searching');
+      try {
+        const r = await this.data.search(q, 1000);
+        if (q !== this.lastQuery) {
+          return;
+        }
+        this.hits = r.hits;
+        this.total = r.total;
+        this.index = -1;
+      } catch (e) {
+        this.label.textContent = e instanceof Error ? e.message : String(e);
+        this.lastQuery = '';
+        return;
+      }
+    }
+    this.jump(dir);
+  }
+
+  jump(dir: number): void {
+    if (!this.hits.length) {
+      this.label.textContent = this.lastQuery ? this.t('ui.timeline.no_hits') : '';
+      return;
+    }
+    this.index = (this.index + dir + this.hits.length) % this.hits.length;
+    const hit = this.hits[this.index];
+    this.label.textContent = this.t('ui.timeline.hits', {
+      i: this.index + 1,
+      n: this.total,
+      shown: this.hits.length
+    });
+    this.go(hit);
+  }
+}

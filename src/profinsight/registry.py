@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .errors import ProfileError, UnknownTable
+from .schema.wire import Chart  # declared once, with the wire shape the viewer reads
 
 if TYPE_CHECKING:  # pandas loads when an analysis runs: a warm re-open needs none
     import pandas as pd
@@ -49,20 +50,6 @@ class Param:
         if self.choices is not None and value not in self.choices:
             raise ProfileError(f"{self.name} must be one of {', '.join(map(str, self.choices))}, not {value!r}")
         return value
-
-
-@dataclass(frozen=True)
-class Chart:
-    """How a result is best drawn: ``kind`` bar | stacked | line; ``x`` the label/time column,
-    ``y`` the value column(s).  Drawing it is the render layer's (:mod:`profinsight.render`)."""
-
-    kind: str
-    x: str
-    y: tuple[str, ...]
-    top: int = 15
-    title: str = ""
-    #: line charts: one line per distinct value of these columns (e.g. rank, component)
-    series: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

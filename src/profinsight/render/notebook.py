@@ -32,10 +32,7 @@ _MAX_HTML_ROWS = 50
 def payload(df: pd.DataFrame, analysis, params: dict) -> dict:
     """JSON payload for interactive renderers: schema, rows (capped), chart spec."""
     rows = json.loads(df.head(5000).to_json(orient="records", date_format="iso", default_handler=str))
-    chart = None
-    if analysis is not None and analysis.chart is not None:
-        c = analysis.chart
-        chart = {"kind": c.kind, "x": c.x, "y": list(c.y), "top": c.top, "title": c.title}
+    chart = None if analysis is None or analysis.chart is None else analysis.chart.spec()
     return {
         "analysis": getattr(analysis, "name", None),
         "title": getattr(analysis, "title", None),

@@ -174,18 +174,7 @@ class AnalysesHandler(ApiHandler):
 
 def describe_analysis(a) -> dict:
     """An analysis as its registration declares it (drives the UI's forms and charts)."""
-    chart = (
-        None
-        if a.chart is None
-        else {
-            "kind": a.chart.kind,
-            "x": a.chart.x,
-            "y": list(a.chart.y),
-            "top": a.chart.top,
-            "title": a.chart.title,
-            "series": list(a.chart.series),
-        }
-    )
+    chart = None if a.chart is None else a.chart.spec()
     return {
         "name": a.name,
         "title": a.title,

@@ -9,7 +9,9 @@ package root runs on first use of a public name.
 
 Slots: ``result_html(df, analysis, params) -> str``, ``result_bundle(df, analysis, params) ->
 dict``, ``profile_html(profile) -> str``, ``profile_bundle(profile) -> dict``,
-``show(profile, view) -> None``.
+``show(profile, view) -> None``, and for the comparison objects (which sit below the render
+layer too) ``comparison_html(cmp) -> str``, ``framework_html(cmp) -> str``, ``ranks_html(rep)
+-> str``.
 """
 
 from __future__ import annotations
@@ -17,7 +19,16 @@ from __future__ import annotations
 from collections.abc import Callable
 
 _SLOTS: dict[str, Callable] = {}
-NAMES = ("result_html", "result_bundle", "profile_html", "profile_bundle", "show")
+NAMES = (
+    "result_html",
+    "result_bundle",
+    "profile_html",
+    "profile_bundle",
+    "show",
+    "comparison_html",
+    "framework_html",
+    "ranks_html",
+)
 
 
 def provide(name: str, func: Callable) -> None:

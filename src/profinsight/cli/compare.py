@@ -73,7 +73,7 @@ def run(args) -> int:
     if fmt == "json":
         emit(dumps(cmp.to_dict()), args)
     elif fmt == "html":
-        from ..comparison.render import comparison_page
+        from ..render.compare import comparison_page
 
         emit(comparison_page(cmp), args)
     else:
@@ -158,7 +158,9 @@ def _framework(cmp, args, fmt) -> None:
         emit(dumps(cmp.to_dict()), args)
         return
     if fmt == "html":
-        emit("<!doctype html><meta charset='utf-8'><title>profinsight comparison</title>" + cmp._repr_html_(), args)
+        from ..render.compare import framework_page
+
+        emit(framework_page(cmp), args)
         return
     from rich.table import Table
 

@@ -32,7 +32,9 @@ def run(args) -> int:
         emit(dumps(rep.to_dict()), args)
         return 0
     if fmt == "html":
-        emit("<!doctype html><meta charset='utf-8'><title>profinsight ranks</title>" + rep._repr_html_(), args)
+        from ..render.ranks import ranks_page
+
+        emit(ranks_page(rep), args)
         return 0
     from rich.table import Table
 

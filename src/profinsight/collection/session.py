@@ -370,7 +370,9 @@ class Collection:
         return "<profinsight collection " + " ".join(f"{k}={v}" for k, v in s.items() if v is not None) + ">"
 
     def _repr_html_(self) -> str:
-        return summary_html(self.summary())
+        from ..render.record import collection_html
+
+        return collection_html(self.summary())
 
     def _show(self) -> None:
         try:
@@ -389,24 +391,6 @@ class Collection:
             f"{s.get('top_op_type') or 'n/a'}",
             file=sys.stderr,
         )
-
-
-def summary_html(s: dict) -> str:
-    import html
-
-    e = html.escape
-    rows = "".join(
-        f"<tr><th style='text-align:left'>{e(str(k))}</th><td>{e(_fmt(v))}</td></tr>"
-        for k, v in s.items()
-        if v is not None
-    )
-    return f"<div class='profinsight-collection'><b>profinsight collection</b><table>{rows}</table></div>"
-
-
-def _fmt(v) -> str:
-    if isinstance(v, float):
-        return f"{v:,.4f}" if abs(v) < 10 else f"{v:,.1f}"
-    return str(v)
 
 
 def _register(

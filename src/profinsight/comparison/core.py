@@ -21,12 +21,14 @@ task) is outside the device step; it is shown as an extra row with ``in_step`` F
 
 from __future__ import annotations
 
+import html
 import json
 import math
 from pathlib import Path
 
 import pandas as pd
 
+from .. import hooks
 from ..analyses.steps import breakdown
 
 #: compute categories of the waterfall (kernel categories of analyses.categories)
@@ -427,9 +429,9 @@ class Comparison:
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:
-        from .render import comparison_html
-
-        return comparison_html(self)
+        # drawn by the render layer (above this one), lent through the hooks table
+        draw = hooks.get("comparison_html")
+        return draw(self) if draw is not None else f"<pre>{html.escape(repr(self))}</pre>"
 
     def _repr_mimebundle_(self, include=None, exclude=None):
         return {

@@ -36,6 +36,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .. import hooks
+
 #: top-level op name -> canonical name (the user extends it with ``aliases=``)
 DEFAULT_ALIASES: dict[str, str] = {
     "aten::convolution": "aten::conv2d",
@@ -318,30 +320,9 @@ class FrameworkComparison:
         return f"<FrameworkComparison {self.names[0]} vs {self.names[1]}>\n  {self.verdict()}"
 
     def _repr_html_(self) -> str:
-        e = html.escape
-        cols = [
-            "op",
-            "status",
-            "from_count",
-            "to_count",
-            "from_avg_us",
-            "to_avg_us",
-            "delta_avg_us",
-            "ratio_x",
-            "lost_us",
-        ]
-        tab = (
-            self.ops()[cols]
-            .head(30)
-            .to_html(index=False, border=0, na_rep="", float_format=lambda v: f"{v:,.2f}", classes="profinsight-table")
-        )
-        return (
-            f"<div class='profinsight-comparison'><div style='font-weight:600'>Framework ops: "
-            f"{e(self.names[0])} vs {e(self.names[1])}</div><p>{e(self.verdict())}</p>"
-            + self.modes().to_html(index=False, border=0)
-            + tab
-            + "</div>"
-        )
+        # drawn by the render layer (above this one), lent through the hooks table
+        draw = hooks.get("framework_html")
+        return draw(self) if draw is not None else f"<pre>{html.escape(repr(self))}</pre>"
 
     def _repr_mimebundle_(self, include=None, exclude=None):
         return {

@@ -5,8 +5,11 @@ its ranks in parallel is the facade's (:func:`profinsight.api.ranks_report`).
 
 from __future__ import annotations
 
+import html
+
 import pandas as pd
 
+from .. import hooks
 from ..analyses.ranks import COMPONENTS, load_imbalance, rank_summary, slow_links, slow_ranks
 
 __all__ = ["COMPONENTS", "RanksReport", "load_imbalance", "rank_summary", "slow_links", "slow_ranks"]
@@ -62,22 +65,9 @@ class RanksReport:
         }
 
     def _repr_html_(self) -> str:
-        import html as h
-
-        from ..registry import get
-        from ..results import ResultFrame
-
-        def render_html(df, analysis=None):  # drawn by the render layer, as any analysis result
-            return ResultFrame.wrap(df, analysis, {})._repr_html_()
-
-        return (
-            f"<div class='profinsight-ranks'><p>{h.escape(self.verdict())}</p>"
-            + render_html(self.summary(), get("rank_summary"))
-            + render_html(self.slow_ranks(), get("slow_ranks"))
-            + render_html(self.imbalance())
-            + (render_html(self.slow_links(), get("slow_links")) if not self.slow_links().empty else "")
-            + "</div>"
-        )
+        # drawn by the render layer (above this one), lent through the hooks table
+        draw = hooks.get("ranks_html")
+        return draw(self) if draw is not None else f"<pre>{html.escape(repr(self))}</pre>"
 
     def __repr__(self) -> str:
         return f"<RanksReport ranks={self.profile.ranks}>\n  {self.verdict()}"

@@ -9,23 +9,14 @@ from __future__ import annotations
 
 import html
 import json
-import math
 
 import pandas as pd
 
+from .svg import render_svg
+
+__all__ = ["MIME", "payload", "profile_bundle", "profile_html", "render_html", "render_svg", "result_bundle"]
+
 MIME = "application/vnd.profinsight.analysis+json"
-_PALETTE = (
-    "#4e79a7",
-    "#f28e2b",
-    "#e15759",
-    "#76b7b2",
-    "#59a14f",
-    "#edc948",
-    "#b07aa1",
-    "#ff9da7",
-    "#9c755f",
-    "#bab0ac",
-)
 _MAX_HTML_ROWS = 50
 
 
@@ -104,112 +95,6 @@ def _not_applicable_footer(df: pd.DataFrame, lang=None) -> tuple[pd.DataFrame, s
         df[df["severity"] != "not_applicable"],
         f"<div class='profinsight-footer' style='color:#666;margin-top:4px'>{html.escape(text)}</div>",
     )
-
-
-def render_svg(df: pd.DataFrame, chart, width: int = 640) -> str:
-    """Inline SVG of a result: horizontal bars, stacked bars or lines."""
-    if chart.kind == "line":
-        return _lines(df, chart, width)
-    return _bars(df, chart, width, stacked=chart.kind == "stacked")
-
-
-def _num(v) -> float:
-    try:
-        f = float(v)
-    except (TypeError, ValueError):
-        return 0.0
-    return 0.0 if math.isnan(f) else f
-
-
-def _bars(df, chart, width, stacked: bool) -> str:
-    e = html.escape
-    data = df.head(chart.top)
-    ys = [y for y in chart.y if y in data.columns]
-    if not ys:
-        return ""
-    labels = [str(v) for v in data[chart.x]] if chart.x in data.columns else [str(i) for i in data.index]
-    totals = [sum(_num(r[y]) for y in ys) if stacked else _num(r[ys[0]]) for _, r in data.iterrows()]
-    vmax = max(totals + [1e-12])
-    bar_h, label_w = 16, 200
-    plot_w = width - label_w - 90
-    h = bar_h * len(data) + 26 + (18 if stacked else 0)
-    out = [
-        f"<svg xmlns='http://www.w3.org/2000/svg' width='{width}' height='{h}' font-family='sans-serif' font-size='11'>"
-    ]
-    for i, (_, r) in enumerate(data.iterrows()):
-        y0 = 4 + i * bar_h
-        out.append(f"<text x='{label_w - 6}' y='{y0 + 11}' text-anchor='end'>{e(labels[i][:34])}</text>")
-        x = label_w
-        for j, y in enumerate(ys if stacked else ys[:1]):
-            w = plot_w * _num(r[y]) / vmax
-            out.append(
-                f"<rect x='{x:.1f}' y='{y0 + 1}' width='{max(w, 0):.1f}' height='{bar_h - 3}' "
-                f"fill='{_PALETTE[j % len(_PALETTE)]}'><title>{e(y)}: {_num(r[y]):,.3f}</title></rect>"
-            )
-            x += w
-        out.append(f"<text x='{x + 4:.1f}' y='{y0 + 11}' fill='#444'>{totals[i]:,.1f}</text>")
-    if stacked:
-        lx, ly = label_w, h - 6
-        for j, y in enumerate(ys):
-            out.append(
-                f"<rect x='{lx}' y='{ly - 9}' width='10' height='10' fill='{_PALETTE[j % len(_PALETTE)]}'/>"
-                f"<text x='{lx + 13}' y='{ly}'>{e(y)}</text>"
-            )
-            lx += 18 + 6.5 * len(y)
-    out.append("</svg>")
-    return "".join(out)
-
-
-def _lines(df, chart, width, height: int = 200) -> str:
-    e = html.escape
-    ys = [y for y in chart.y if y in df.columns]
-    xs_all = pd.to_numeric(df[chart.x], errors="coerce").astype("float64")
-    if xs_all.isna().all() or not ys:
-        return ""
-    series_cols = [c for c in getattr(chart, "series", ()) if c in df.columns]
-    groups = list(df.groupby(series_cols, dropna=False, sort=True)) if series_cols else [((), df)]
-    x0, x1 = float(xs_all.min()), float(xs_all.max())
-    vmax = max(
-        [
-            float(pd.to_numeric(df[y], errors="coerce").max())
-            for y in ys
-            if pd.to_numeric(df[y], errors="coerce").notna().any()
-        ]
-        + [1e-12]
-    )
-    pad_l, pad_b = 60, 20
-    pw, ph = width - pad_l - 10, height - pad_b - 10
-    out = [
-        f"<svg xmlns='http://www.w3.org/2000/svg' width='{width}' height='{height}' font-family='sans-serif' "
-        f"font-size='11'><rect x='{pad_l}' y='10' width='{pw}' height='{ph}' fill='none' stroke='#ccc'/>"
-        f"<text x='{pad_l - 4}' y='18' text-anchor='end'>{vmax:,.0f}</text>"
-        f"<text x='{pad_l - 4}' y='{10 + ph}' text-anchor='end'>0</text>"
-    ]
-    span = (x1 - x0) or 1.0
-    j = 0
-    for key, part in groups:
-        xs = pd.to_numeric(part[chart.x], errors="coerce").astype("float64")
-        order = xs.sort_values().index
-        key = key if isinstance(key, tuple) else (key,)
-        prefix = " ".join(str(k) for k in key)
-        for y in ys:
-            v = pd.to_numeric(part[y], errors="coerce").astype("float64")
-            pts = " ".join(
-                f"{pad_l + pw * (float(xs[i]) - x0) / span:.1f},{10 + ph - ph * _num(v[i]) / vmax:.1f}"
-                for i in order
-                if not math.isnan(xs[i])
-            )
-            name = f"{prefix} {y}".strip()
-            color = _PALETTE[j % len(_PALETTE)]
-            out.append(
-                f"<polyline fill='none' stroke='{color}' stroke-width='1.5' points='{pts}'>"
-                f"<title>{e(name)}</title></polyline>"
-            )
-            if j < 6:
-                out.append(f"<text x='{pad_l + 8 + 150 * j}' y='{height - 4}' fill='{color}'>{e(name[:24])}</text>")
-            j += 1
-    out.append("</svg>")
-    return "".join(out)
 
 
 def result_bundle(df: pd.DataFrame, analysis, params: dict) -> dict:

@@ -1,0 +1,34 @@
+"""The ranks of one profile (:class:`~profinsight.comparison.ranks.RanksReport`) as HTML: the
+verdict in words, then each rank analysis drawn as any analysis result (table + chart), so a
+ranks page and ``p.rank_summary()`` in a notebook look the same.
+
+``RanksReport`` sits below this layer: its ``_repr_html_`` reaches :func:`ranks_html` through
+the ``ranks_html`` slot of :mod:`profinsight.hooks`; the CLI imports it directly.
+"""
+
+from __future__ import annotations
+
+import html
+
+from ..registry import get
+from .notebook import render_html
+from .styles import page
+
+
+def ranks_html(rep) -> str:
+    """The verdict, the rank summary, the slow ranks, the imbalance per component and (when
+    there are any) the slow links."""
+    links = rep.slow_links()
+    return (
+        f"<div class='profinsight-ranks'><p>{html.escape(rep.verdict())}</p>"
+        + render_html(rep.summary(), get("rank_summary"), {})
+        + render_html(rep.slow_ranks(), get("slow_ranks"), {})
+        + render_html(rep.imbalance(), None, {})
+        + (render_html(links, get("slow_links"), {}) if not links.empty else "")
+        + "</div>"
+    )
+
+
+def ranks_page(rep) -> str:
+    """``profinsight ranks PATH --format html``: :func:`ranks_html` as a page in the shared style."""
+    return page("profinsight ranks", ranks_html(rep))

@@ -148,13 +148,21 @@ def _excerpt_html(profile, rep: dict, lang: str) -> str:
 
 
 # --- the page -----------------------------------------------------------------------------------
+def recoverable_words(f: dict, lang: str) -> str:
+    """``12.34 ms (5.6% of step)``; the ms alone when the profile records no step (nothing to
+    take a share of), and "not estimated" when the rule could not estimate it."""
+    if f.get("recoverable_us") is None:
+        return t("label.not_estimated", lang)
+    ms = f"{f['recoverable_us'] / 1e3:,.2f} ms"
+    share = f.get("share_of_step_ratio")
+    if share is None:
+        return ms
+    return f"{ms} ({share:.1%} {t('label.of_step', lang)})"
+
+
 def _finding_html(f: dict, lang: str) -> str:
     e = html.escape
-    rec = (
-        t("label.not_estimated", lang)
-        if f["recoverable_us"] is None
-        else f"{f['recoverable_us'] / 1e3:,.2f} ms ({f['share_of_step_ratio']:.1%} {t('label.of_step', lang)})"
-    )
+    rec = recoverable_words(f, lang)
     return (
         f"<div class='f {e(f['severity'])}'><b>{e(f['title'])}</b> "
         f"<span class='dim'>[{e(t('severity.' + f['severity'], lang))} · {e(t('category.' + f['category'], lang))}"
@@ -181,10 +189,7 @@ def render_html(rep: dict, profile) -> str:
     parts += [_finding_html(f, lang) for f in rep["findings"]]
     parts.append(
         f"<h2 id='actions'>{e(t('section.actions', lang))}</h2><ol>"
-        + "".join(
-            f"<li>{e(a['title'])}: {a['recoverable_us'] / 1e3:,.2f} ms ({a['share_of_step_ratio']:.1%})</li>"
-            for a in rep["actions"]
-        )
+        + "".join(f"<li>{e(a['title'])}: {e(recoverable_words(a, lang))}</li>" for a in rep["actions"])
         + "</ol>"
     )
     parts.append(_excerpt_html(profile, rep, lang))

@@ -1,0 +1,105 @@
+"""The guided report as text: the terminal form (rich) of ``profinsight analyze`` and its
+Markdown form (``--format md``).  The HTML form is :mod:`profinsight.render.report`; all three
+draw the same data (:func:`profinsight.advisor.guided_report`) in the same sections.
+"""
+
+from __future__ import annotations
+
+from ..i18n import t
+from .report import SECTIONS, recoverable_words
+
+
+def _fmt(v, col: str = "") -> str:
+    if v is None:
+        return ""
+    if isinstance(v, float):
+        return f"{v:.1%}" if col.endswith("_ratio") else f"{v:,.1f}"
+    return str(v)
+
+
+def _rows(rows: list[dict]):
+    cols = list(rows[0]) if rows else []
+    return cols, [[_fmt(r.get(c), c) for c in cols] for r in rows]
+
+
+SEV_STYLE = {"high": "bold red", "medium": "yellow", "low": "cyan", "info": "dim"}
+
+
+def render_terminal(rep: dict, console) -> None:
+    from rich.markup import escape
+    from rich.panel import Panel
+    from rich.table import Table
+
+    lang = rep["lang"]
+    p = rep["profile"]
+    console.print(
+        f"[bold]{t('report.title', lang)}[/bold]  {p['path']}  ({p['format']} {p.get('level') or ''}, "
+        f"ranks {', '.join(map(str, p['ranks']))}, steps {', '.join(map(str, p['steps'])) or '-'})"
+    )
+    for key, parts in SECTIONS:
+        console.rule(f"[bold]{t(key, lang)}")
+        for part in parts:
+            cols, rows = _rows(rep["sections"][part])
+            if not rows:
+                console.print(f"[dim]{t('label.none', lang)}[/dim]")
+                continue
+            tab = Table(box=None, header_style="bold")
+            for c in cols:
+                tab.add_column(c, overflow="fold", max_width=48)
+            for r in rows:
+                tab.add_row(*(escape(x) for x in r))
+            console.print(tab)
+    v = rep["verdict"]
+    console.rule(f"[bold]{t('section.verdict', lang)}")
+    console.print(Panel(f"[bold]{v.get('title', v['text'])}[/bold]\n{v['text']} {v.get('detail', '')}".strip()))
+    console.rule(f"[bold]{t('section.findings', lang)}")
+    if not rep["findings"]:
+        console.print(t("label.no_findings", lang))
+    for i, f in enumerate(rep["findings"], 1):
+        sev = f["severity"]
+        console.print(
+            f"[{SEV_STYLE.get(sev, 'default')}]{i}. \\[{t('severity.' + sev, lang)}] {escape(f['title'])}[/]"
+            f"  ({t('category.' + f['category'], lang)}; {t('label.recoverable', lang)} {recoverable_words(f, lang)})"
+        )
+        console.print(f"   {escape(f['message'])}")
+        console.print(f"   [bold]{t('label.change', lang)}:[/bold] {escape(f['change'])}")
+    console.rule(f"[bold]{t('section.actions', lang)}")
+    for i, a in enumerate(rep["actions"], 1):
+        console.print(f"{i}. {a['title']}: {recoverable_words(a, lang)}")
+    if rep["not_applicable"]:
+        console.rule(f"[dim]{t('section.not_applicable', lang)}")
+        for n in rep["not_applicable"]:
+            console.print(f"[dim]{n['rule']}: {n['reason']}[/dim]")
+
+
+def markdown(rep: dict) -> str:
+
+    lang = rep["lang"]
+    out = [f"# {t('report.title', lang)}", "", f"`{rep['profile']['path']}`", ""]
+    for key, parts in SECTIONS:
+        out += [f"## {t(key, lang)}", ""]
+        for part in parts:
+            cols, rows = _rows(rep["sections"][part])
+            if rows:
+                out += ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+                out += ["| " + " | ".join(x.replace("|", "/") for x in r) + " |" for r in rows]
+                out.append("")
+    v = rep["verdict"]
+    out += [
+        f"## {t('section.verdict', lang)}",
+        "",
+        f"**{v.get('title', '')}** — {v['text']} {v.get('detail', '')}",
+        "",
+        f"## {t('section.findings', lang)}",
+        "",
+    ]
+    for i, f in enumerate(rep["findings"], 1):
+        out += [
+            f"{i}. **{f['title']}** ({t('severity.' + f['severity'], lang)}; {t('label.recoverable', lang)} "
+            f"{recoverable_words(f, lang)})  ",
+            f"   {f['message']}  ",
+            f"   *{t('label.change', lang)}:* {f['change']}",
+        ]
+    out += ["", f"## {t('section.actions', lang)}", ""]
+    out += [f"{i}. {a['title']}: {recoverable_words(a, lang)}" for i, a in enumerate(rep["actions"], 1)]
+    return "\n".join(out) + "\n"

@@ -1,13 +1,16 @@
-"""What an importer hands back: the canonical tables of one rank plus what the doctor saw."""
+"""What an importer declares (:class:`Importer`: its name, what it recognises, its docs entry) and
+what it hands back (:class:`RankData`: the canonical tables of one rank plus what the doctor saw)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pyarrow as pa
 
 from ..diagnostics import Diagnostic
+from ..errors import ProfileError
 from ..schema import TABLES, conform
 
 
@@ -47,3 +50,39 @@ class RankSource:
     rank_hint: int | None = None
     #: importer-specific choices (e.g. which export was preferred), part of the cache key
     options: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class Recognised:
+    """What an importer recognised at a path.
+
+    ``source`` is the rank to import; without one the path has the importer's shape but cannot
+    be read, and ``problem`` says why (a format not supported yet, an export never parsed).
+    ``level`` and ``world_size`` are what discovery groups ranks of one collection by (a run
+    never mixes levels, and the ranks of one job share a world size)."""
+
+    source: RankSource | None = None
+    problem: ProfileError | None = None
+    level: str | None = None
+    world_size: int | None = None
+
+
+@dataclass(frozen=True)
+class Importer:
+    """One format's declaration: what it is called, what it recognises, where it is documented.
+
+    ``recognise(path)`` decides by content (the file name is at most a hint that orders the
+    importers asked, see ``hint``) and answers None for anything that is not its own.  It must
+    stay cheap -- no DuckDB, no full parse -- because discovery asks it of every file or folder
+    of a walk.  ``shape`` says which it is asked about: ``"folder"`` (a folder it answers for
+    is a rank folder, never entered) or ``"file"``.  ``export`` names the export of a folder
+    layout that several importers share ("db", "text"): ``load(prefer=...)`` picks by it.
+    ``loads`` is False for a format recognised only to say that it is not supported yet."""
+
+    name: str
+    shape: str
+    recognise: Callable[[Path], Recognised | None]
+    doc: str
+    hint: Callable[[str], bool] = field(default=lambda name: False)
+    export: str | None = None
+    loads: bool = True

@@ -24,7 +24,7 @@ import pyarrow.compute as pc
 from ... import diagnostics as dx
 from .._common import duck, sql_str
 from .._steps import assign_steps, build_steps
-from ..base import RankData, RankSource
+from ..base import Importer, RankData, RankSource, Recognised
 from . import _comm, _links, _runinfo, _sql, _tables
 from ._events import load_raw, load_rest, recover
 from ._reader import ReadError, extract
@@ -35,21 +35,57 @@ VERSION = "1"
 MEMORY_LIMIT = "512MB"
 
 _RANK = re.compile(rb'"distributedInfo"\s*:\s*\{[^{}]*?"rank"\s*:\s*(-?\d+)')
+_WORLD = re.compile(rb'"world_size"\s*:\s*(\d+)')
 _KINETO_KEYS = (b'"traceEvents"', b'"schemaVersion"', b'"deviceProperties"', b'"distributedInfo"')
 
 
 def sniff(path: Path) -> RankSource | None:
-    """A Kineto trace: ``.json``/``.json.gz`` whose top level is an object with
-    ``traceEvents`` (torch_npu's trace_view.json is a bare array and is not one)."""
-    path = Path(path)
-    name = path.name.lower()
-    if not (name.endswith(".json") or name.endswith(".json.gz")) or not path.is_file():
+    """A Kineto trace: a file (plain or gzip, whatever its name) whose top level is an object
+    with ``traceEvents`` (torch_npu's trace_view.json is a bare array and is not one)."""
+    return _sniffed(Path(path))[0]
+
+
+def _recognise(path: Path) -> Recognised | None:
+    src, head = _sniffed(Path(path))
+    if src is None:
         return None
-    head = _head(path, 64 << 10).lstrip(b" \t\r\n\xef\xbb\xbf")
-    if not head.startswith(b"{") or not any(k in head for k in _KINETO_KEYS):
-        return None
-    m = _RANK.search(head)
-    return RankSource(format="kineto", path=path, files=(path,), rank_hint=int(m.group(1)) if m else None)
+    m = _WORLD.search(head)
+    return Recognised(src, world_size=int(m.group(1)) if m else None)
+
+
+def _sniffed(path: Path) -> tuple[RankSource | None, bytes]:
+    """(the rank source, the head it was decided on); a file that starts with neither ``{`` nor
+    gzip's magic is refused after its first bytes."""
+    if not path.is_file():
+        return None, b""
+    try:
+        with open(path, "rb") as f:
+            first = f.read(64)
+    except OSError:
+        return None, b""
+    lead = first.lstrip(b" \t\r\n\xef\xbb\xbf")[:1]
+    if first[:2] != b"\x1f\x8b" and lead not in (b"{", b""):
+        return None, b""
+    head = _head(path, 64 << 10)
+    body = head.lstrip(b" \t\r\n\xef\xbb\xbf")
+    if not body.startswith(b"{") or not any(k in body for k in _KINETO_KEYS):
+        return None, b""
+    m = _RANK.search(body)
+    return RankSource(format="kineto", path=path, files=(path,), rank_hint=int(m.group(1)) if m else None), head
+
+
+def _hint(name: str) -> bool:
+    name = name.lower()
+    return name.endswith((".json", ".json.gz"))
+
+
+IMPORTER = Importer(
+    name="kineto",
+    shape="file",
+    recognise=_recognise,
+    doc="PyTorch Kineto Chrome trace (GPU/CPU, CUDA and ROCm): a JSON object with traceEvents, plain or gzip",
+    hint=_hint,
+)
 
 
 def _head(path: Path, limit: int) -> bytes:
@@ -253,7 +289,7 @@ def _arrow(con, sql: str) -> pa.Table:
     return con.sql(sql).to_arrow_table()
 
 
-__all__ = ["VERSION", "load_rank", "sniff"]
+__all__ = ["VERSION", "IMPORTER", "load_rank", "sniff"]
 
 
 def _duck_error():

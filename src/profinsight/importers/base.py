@@ -11,7 +11,7 @@ import pyarrow as pa
 
 from ..diagnostics import Diagnostic
 from ..errors import ProfileError
-from ..schema import TABLES, conform
+from ..schema import PMU_PREFIX, TABLES, conform
 
 
 @dataclass
@@ -35,8 +35,30 @@ class RankData:
             idx = t.schema.get_field_index("rank")
             t = t.set_column(idx, "rank", pa.array([rank] * t.num_rows, pa.int32()))
             out[name] = t
+        out["run_info"] = _with_capabilities(out)
         self.tables = out
         return self
+
+
+def _with_capabilities(tables: dict[str, pa.Table]) -> pa.Table:
+    """``run_info`` with its ``has_*`` capability columns filled from the tables themselves where
+    the importer left them null (what was collected is what the tables hold, in every format)."""
+    info = tables["run_info"]
+    if not info.num_rows:
+        return info
+    dt, ho = tables["device_tasks"], tables["host_ops"]
+    seen = {
+        "has_host_ops": ho.num_rows > 0,
+        "has_memory": tables["memory_samples"].num_rows > 0 or tables["memory_blocks"].num_rows > 0,
+        "has_pmu": any(dt[c].null_count < dt.num_rows for c in dt.column_names if c.startswith(PMU_PREFIX)),
+        "has_stack": ho.num_rows > 0 and ho["call_stack"].null_count < ho.num_rows,
+    }
+    for col, value in seen.items():
+        idx = info.schema.get_field_index(col)
+        given = info[col].to_pylist()
+        filled = [value if v is None else v for v in given]
+        info = info.set_column(idx, col, pa.array(filled, pa.bool_()))
+    return info
 
 
 @dataclass(frozen=True)

@@ -168,7 +168,9 @@ class _Walk:
             return True
 
     def _recognised(self, p: Path) -> bool:
-        return any(_ask(imp, p) is not None for imp in self.folder_importers)
+        return any(
+            (imp.layout is None or _claims(imp, p)) and _ask(imp, p) is not None for imp in self.folder_importers
+        )
 
     def _file(self, p: Path) -> None:
         for imp in _hinted_first(self.file_importers, p.name):
@@ -182,7 +184,16 @@ class _Walk:
 
     def _folder(self, p: Path) -> bool:
         """Whether an importer answers for folder ``p`` (then it is a rank folder, not entered)."""
-        answers = [(imp, f) for imp in self.folder_importers if (f := _ask(imp, p)) is not None]
+        claimed: dict[str, bool] = {}  # each shared layout is asked once per folder
+        answers = []
+        for imp in self.folder_importers:
+            if imp.layout is not None:
+                if imp.layout.name not in claimed:
+                    claimed[imp.layout.name] = _claims(imp, p)
+                if not claimed[imp.layout.name]:
+                    continue
+            if (f := _ask(imp, p)) is not None:
+                answers.append((imp, f))
         if not answers:
             return False
         readable = [(imp, f) for imp, f in answers if f.source is not None]
@@ -193,6 +204,13 @@ class _Walk:
         notes = [_several_exports(p, chosen[0], [i for i, _ in readable])] if len(readable) > 1 else []
         self.units.append(_Unit(chosen[1].source, chosen[1].level, chosen[1].world_size, notes))
         return True
+
+
+def _claims(imp: Importer, p: Path) -> bool:
+    try:
+        return imp.layout.claims(p)
+    except OSError:
+        return False
 
 
 def _ask(imp: Importer, p: Path) -> Recognised | None:

@@ -11,28 +11,35 @@ can read it.  A MindSpore profile (``*_ascend_ms``) shares the layout but is not
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 
 from ..errors import NotAProfile, ProfileError
+from .base import Layout
 
 OUTPUT = "ASCEND_PROFILER_OUTPUT"
 PROF_RE = re.compile(r"^PROF_\d+_\d+_[0-9a-zA-Z]+$")
 
 
 def is_rank_folder(p: Path) -> bool:
-    """Whether ``p`` has the layout of a torch_npu rank folder (parsed or not)."""
-    if p.name.endswith("_ascend_ms") or not p.is_dir():
+    """Whether ``p`` has the layout of a torch_npu rank folder (parsed or not); one listing."""
+    if p.name.endswith("_ascend_ms"):
         return False
-    if (p / OUTPUT).is_dir() or (p / "FRAMEWORK").is_dir():
-        return True
     try:
-        names = [c.name for c in p.iterdir()]
+        with os.scandir(p) as it:
+            for e in it:
+                n = e.name
+                if n in (OUTPUT, "FRAMEWORK") and e.is_dir():
+                    return True
+                if (n.startswith("profiler_info") and n.endswith(".json")) or PROF_RE.match(n):
+                    return True
     except OSError:
         return False
-    return any(n.startswith("profiler_info") and n.endswith(".json") for n in names) or any(
-        PROF_RE.match(n) for n in names
-    )
+    return False
+
+
+LAYOUT = Layout("torch_npu rank folder", is_rank_folder)
 
 
 def level(p: Path) -> str | None:

@@ -90,6 +90,16 @@ class Recognised:
 
 
 @dataclass(frozen=True)
+class Layout:
+    """A folder shape that several importers share (a torch_npu rank folder holds a text or a DB
+    export).  Discovery asks ``claims(folder)`` once per folder, then the ``recognise`` of each
+    importer of the layout -- and only for folders the layout claims."""
+
+    name: str
+    claims: Callable[[Path], bool]
+
+
+@dataclass(frozen=True)
 class Importer:
     """One format's declaration: what it is called, what it recognises, where it is documented.
 
@@ -99,7 +109,8 @@ class Importer:
     of a walk.  ``shape`` says which it is asked about: ``"folder"`` (a folder it answers for
     is a rank folder, never entered) or ``"file"``.  ``export`` names the export of a folder
     layout that several importers share ("db", "text"): ``load(prefer=...)`` picks by it.
-    ``loads`` is False for a format recognised only to say that it is not supported yet."""
+    ``loads`` is False for a format recognised only to say that it is not supported yet.
+    ``layout``: the shared folder shape it reads (see :class:`Layout`), if any."""
 
     name: str
     shape: str
@@ -108,3 +119,4 @@ class Importer:
     hint: Callable[[str], bool] = field(default=lambda name: False)
     export: str | None = None
     loads: bool = True
+    layout: Layout | None = None

@@ -178,10 +178,8 @@ def _open_analysis(path: Path, data: RankData, rank) -> tuple[sqlite3.Connection
 
 
 def _recognise(path: Path) -> Recognised | None:
-    """A torch_npu rank folder: its DB export when it holds one, else why it cannot be read."""
-    path = Path(path)
-    if not _torch_npu.is_rank_folder(path):
-        return None
+    """A torch_npu rank folder (asked only of folders :data:`.._torch_npu.LAYOUT` claims): its DB
+    export when it holds one, else why it cannot be read."""
     src = sniff(path)
     if src is None:
         return Recognised(problem=_torch_npu.unreadable(path))
@@ -195,6 +193,7 @@ IMPORTER = Importer(
     doc="torch_npu DB export: a rank folder whose ASCEND_PROFILER_OUTPUT holds ascend_pytorch_profiler*.db",
     hint=lambda name: name.endswith("_ascend_pt"),
     export="db",
+    layout=_torch_npu.LAYOUT,
 )
 
 __all__ = ["VERSION", "IMPORTER", "sniff", "load_rank"]

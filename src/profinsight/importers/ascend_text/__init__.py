@@ -318,10 +318,8 @@ def _write_ipc(rel, path: str) -> str:
 
 
 def _recognise(path: Path) -> Recognised | None:
-    """A torch_npu rank folder: its text export when it holds one, else why it cannot be read."""
-    path = Path(path)
-    if not _torch_npu.is_rank_folder(path):
-        return None
+    """A torch_npu rank folder (asked only of folders :data:`.._torch_npu.LAYOUT` claims): its text
+    export when it holds one, else why it cannot be read."""
     src = sniff(path)
     if src is None:
         return Recognised(problem=_torch_npu.unreadable(path))
@@ -335,6 +333,7 @@ IMPORTER = Importer(
     doc="torch_npu text export: a rank folder whose ASCEND_PROFILER_OUTPUT holds CSV/JSON deliverables",
     hint=lambda name: name.endswith("_ascend_pt"),
     export="text",
+    layout=_torch_npu.LAYOUT,
 )
 
 __all__ = ["VERSION", "FORMAT", "IMPORTER", "sniff", "load_rank"]

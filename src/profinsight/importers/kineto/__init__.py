@@ -55,10 +55,8 @@ def _recognise(path: Path) -> Recognised | None:
 def _sniffed(path: Path) -> tuple[RankSource | None, bytes]:
     """(the rank source, the head it was decided on); a file that starts with neither ``{`` nor
     gzip's magic is refused after its first bytes."""
-    if not path.is_file():
-        return None, b""
     try:
-        with open(path, "rb") as f:
+        with open(path, "rb") as f:  # a folder fails here too (IsADirectoryError)
             first = f.read(64)
     except OSError:
         return None, b""

@@ -15,8 +15,7 @@ from ..base import Importer, Recognised
 
 
 def _recognise(path: Path) -> Recognised | None:
-    path = Path(path)
-    if not path.name.endswith("_ascend_ms") or not path.is_dir():
+    if not path.name.endswith("_ascend_ms"):
         return None
     return Recognised(
         problem=UnsupportedFormat(

@@ -8,6 +8,7 @@ its exported timeline (Chrome-trace JSON) and SQLite files is still to come.
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -21,16 +22,17 @@ _MARKER = re.compile(r"^(info\.json|start_info|end_info)(\.\d+)?$")
 
 def _holds_collection(path: Path) -> bool:
     """Whether ``path`` has a ``device_<n>`` or ``host`` folder with msprof's own files."""
-    for part in path.iterdir():
-        if _PART.match(part.name) and part.is_dir():
-            if (part / "data").is_dir() or any(_MARKER.match(f.name) for f in part.iterdir()):
+    with os.scandir(path) as it:
+        parts = [e.path for e in it if _PART.match(e.name) and e.is_dir()]
+    for part in parts:
+        with os.scandir(part) as it:
+            if any(_MARKER.match(e.name) or (e.name == "data" and e.is_dir()) for e in it):
                 return True
     return False
 
 
 def _recognise(path: Path) -> Recognised | None:
-    path = Path(path)
-    if not path.is_dir() or not (PROF_RE.match(path.name) or _holds_collection(path)):
+    if not (PROF_RE.match(path.name) or _holds_collection(path)):
         return None
     return Recognised(
         problem=UnsupportedFormat(

@@ -1,25 +1,30 @@
 """Find the runs under a path: which ranks, of which format, belong together.
 
-Detection follows speedscope's habit: the file name is a hint, the content decides (each
-importer's ``sniff``).  A folder that mixes runs (duplicate ranks, different levels or exports)
-is never merged silently: :func:`discover` returns each run, and ``load`` refuses with a list.
+Detection follows speedscope's habit: the file name is a hint, the content decides.  This module
+knows no format: it asks every registered importer (:func:`profinsight.importers.importers`)
+what it recognises -- a folder an importer answers for is a rank folder and is not entered, a
+file is a rank of its own -- and groups the ranks into runs.  A folder that mixes runs (duplicate
+ranks, different levels or exports) is never merged silently: :func:`discover` returns each run,
+and ``load`` refuses with a list.  :func:`scan` is the bounded, pruned walk behind a listing of
+every run under a folder (the server's ``api/runs``).
 """
 
 from __future__ import annotations
 
-import gzip
-import json
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import diagnostics as dg
-from .errors import NotAProfile, UnsupportedFormat
-from .importers import FORMATS, RankSource, importer
+from .errors import NotAProfile, ProfileError
+from .importers import Importer, RankSource, Recognised, importers
+from .importers import formats as _formats
 
-_MAX_DEPTH = 4
-_PROF_RE = re.compile(r"^PROF_\d+_\d+_[0-9a-zA-Z]+$")
-_ASCEND_FORMATS = ("ascend_db", "ascend_text")
+#: how deep below the given path a walk looks for rank folders and trace files
+MAX_DEPTH = 4
+#: folders a listing scan never enters (besides hidden ones and virtual environments)
+SCAN_SKIP = frozenset({"node_modules", "__pycache__", "site-packages", "dist-packages", "bower_components"})
+#: at most this many folders are listed per scan (a home folder as the root stays cheap)
+SCAN_MAX_DIRS = 20_000
 
 
 @dataclass(frozen=True)
@@ -58,18 +63,46 @@ def discover(path: str | Path, *, prefer: str | None = None) -> list[Run]:
             file=p,
             fix="check the path; a profile is a *_ascend_pt folder, a folder of them, or a Kineto .json/.json.gz trace",
         )
-    units, unsupported = [], []
-    _walk(p.resolve(), 0, prefer, units, unsupported)
-    if not units:
-        if unsupported:
-            raise unsupported[0]
+    walk = _Walk(prefer)
+    walk.visit(p.resolve(), 0)
+    if not walk.units:
+        if walk.problems:
+            raise walk.problems[0]
         raise NotAProfile(
             f"no profile found in {p}",
             file=p,
             fix="point at a torch_npu *_ascend_pt folder (or the folder holding the rank folders), "
             "or at a PyTorch Kineto trace (.json / .json.gz)",
         )
-    return _group(units)
+    return _group(walk.units)
+
+
+@dataclass(frozen=True)
+class Scan:
+    """What :func:`scan` found: the runs, the errors of paths an importer recognised but cannot
+    read (each a :class:`ProfileError` naming its file), and whether the folder budget ran out."""
+
+    runs: list[Run]
+    problems: list[ProfileError]
+    truncated: bool
+
+
+def scan(
+    top: str | Path,
+    *,
+    prefer: str | None = None,
+    root: str | Path | None = None,
+    max_depth: int = MAX_DEPTH,
+    max_dirs: int = SCAN_MAX_DIRS,
+) -> Scan:
+    """Every run under ``top``, for a listing: never raises for what it finds, bounded in depth
+    (``max_depth``) and folder count (``max_dirs``), and pruned: hidden folders, ``node_modules``
+    and the other :data:`SCAN_SKIP` names, virtual environments (a ``pyvenv.cfg``), folders it
+    cannot list, and symlinks that leave ``root`` (default ``top``) are not entered."""
+    top = Path(top).expanduser()
+    walk = _Walk(prefer, root=Path(root or top).expanduser().resolve(), budget=max_dirs, max_depth=max_depth)
+    walk.visit(top, 0)
+    return Scan(_group(walk.units) if walk.units else [], walk.problems, walk.truncated)
 
 
 @dataclass
@@ -80,141 +113,133 @@ class _Unit:
     notes: list
 
 
-def _walk(p: Path, depth: int, prefer, units: list, unsupported: list) -> None:
-    if p.is_file():
-        unit = _sniff_file(p)
-        if unit:
-            units.append(unit)
-        return
-    if not p.is_dir() or depth > _MAX_DEPTH:
-        return
-    if _is_ascend_folder(p):
-        unit = _sniff_ascend(p, prefer, unsupported)
-        if unit:
-            units.append(unit)
-        return
-    if p.name.endswith("_ascend_ms"):
-        unsupported.append(
-            UnsupportedFormat(
-                f"{p.name} is a MindSpore profile: not supported yet",
-                file=p,
-                fix="profinsight reads torch_npu (*_ascend_pt) and Kineto traces today",
-            )
-        )
-        return
-    if _PROF_RE.match(p.name):
-        unsupported.append(
-            UnsupportedFormat(
-                f"{p.name} is raw CANN msprof output (PROF_*): not supported yet",
-                file=p,
-                fix="profile with torch_npu.profiler (it writes a *_ascend_pt folder), or wait for the msprof importer",
-            )
-        )
-        return
-    try:
-        children = sorted(p.iterdir())
-    except OSError as exc:
-        unsupported.append(
-            NotAProfile(f"cannot list {p}: {exc.strerror}", file=p, fix="check the folder's permissions")
-        )
-        return
-    for child in children:
-        if child.name.startswith(".") or child.name.endswith("_op_args"):
-            continue
-        _walk(child, depth + 1, prefer, units, unsupported)
+class _Walk:
+    """One walk: ask the importers about each path, collect rank units and problems.
 
+    Without ``root`` (``discover``) only hidden folders and ``*_op_args`` are skipped and a folder
+    that cannot be listed is a problem; with it (``scan``) the listing's pruning applies."""
 
-def _is_ascend_folder(p: Path) -> bool:
-    if p.name.endswith("_ascend_ms"):
-        return False
-    if (p / "ASCEND_PROFILER_OUTPUT").is_dir() or (p / "FRAMEWORK").is_dir():
+    def __init__(self, prefer, *, root: Path | None = None, budget: int | None = None, max_depth: int = MAX_DEPTH):
+        self.prefer, self.root, self.budget, self.max_depth = prefer, root, budget, max_depth
+        self.units: list[_Unit] = []
+        self.problems: list[ProfileError] = []
+        self.truncated = False
+        self.folder_importers = [i for i in importers() if i.shape == "folder"]
+        self.file_importers = [i for i in importers() if i.shape == "file"]
+
+    def visit(self, p: Path, depth: int) -> None:
+        if p.is_file():
+            self._file(p)
+            return
+        if not p.is_dir() or depth > self.max_depth:
+            return
+        if self._folder(p):
+            return
+        if self.budget is not None:
+            if self.budget <= 0:
+                self.truncated = True
+                return
+            self.budget -= 1
+        try:
+            children = sorted(p.iterdir())
+        except OSError as exc:
+            if self.root is None:
+                self.problems.append(
+                    NotAProfile(f"cannot list {p}: {exc.strerror}", file=p, fix="check the folder's permissions")
+                )
+            return
+        for child in children:
+            if not self._skipped(child):
+                self.visit(child, depth + 1)
+
+    def _skipped(self, c: Path) -> bool:
+        name = c.name
+        if name.startswith(".") or name.endswith("_op_args"):
+            return True
+        if self.root is None:
+            return False
+        if name in SCAN_SKIP:
+            return True
+        try:
+            if c.is_symlink():
+                c.resolve().relative_to(self.root)
+            return c.is_dir() and (c / "pyvenv.cfg").exists() and not self._recognised(c)
+        except (ValueError, OSError):
+            return True
+
+    def _recognised(self, p: Path) -> bool:
+        return any(
+            (imp.layout is None or _claims(imp, p)) and _ask(imp, p) is not None for imp in self.folder_importers
+        )
+
+    def _file(self, p: Path) -> None:
+        for imp in _hinted_first(self.file_importers, p.name):
+            found = _ask(imp, p)
+            if found is not None and found.source is not None:
+                self.units.append(_Unit(found.source, found.level, found.world_size, []))
+                return
+            if found is not None and found.problem is not None:
+                self.problems.append(found.problem)
+                return
+
+    def _folder(self, p: Path) -> bool:
+        """Whether an importer answers for folder ``p`` (then it is a rank folder, not entered)."""
+        claimed: dict[str, bool] = {}  # each shared layout is asked once per folder
+        answers = []
+        for imp in self.folder_importers:
+            if imp.layout is not None:
+                if imp.layout.name not in claimed:
+                    claimed[imp.layout.name] = _claims(imp, p)
+                if not claimed[imp.layout.name]:
+                    continue
+            if (f := _ask(imp, p)) is not None:
+                answers.append((imp, f))
+        if not answers:
+            return False
+        readable = [(imp, f) for imp, f in answers if f.source is not None]
+        if not readable:
+            self.problems.append(next(f.problem for _, f in answers if f.problem is not None))
+            return True
+        chosen = next(((i, f) for i, f in readable if self.prefer and i.export == self.prefer), readable[0])
+        notes = [_several_exports(p, chosen[0], [i for i, _ in readable])] if len(readable) > 1 else []
+        self.units.append(_Unit(chosen[1].source, chosen[1].level, chosen[1].world_size, notes))
         return True
+
+
+def _claims(imp: Importer, p: Path) -> bool:
     try:
-        names = [c.name for c in p.iterdir()]
+        return imp.layout.claims(p)
     except OSError:
         return False
-    return any(n.startswith("profiler_info") and n.endswith(".json") for n in names) or any(
-        _PROF_RE.match(n) for n in names
-    )
 
 
-def _sniff_ascend(p: Path, prefer, unsupported: list) -> _Unit | None:
-    found = {}
-    for fmt in _ASCEND_FORMATS:
-        src = importer(fmt).sniff(p)
-        if src is not None:
-            found[fmt] = src
-    notes = []
-    if not found:
-        if (p / "FRAMEWORK").is_dir() or any(_PROF_RE.match(c.name) for c in p.iterdir()):
-            unsupported.append(
-                NotAProfile(
-                    f"{p.name} holds raw profiler data that was never parsed (no ASCEND_PROFILER_OUTPUT)",
-                    file=p,
-                    fix='run the offline parse: python -c "from torch_npu.profiler.profiler import '
-                    f"analyse; analyse('{p}')\" (it writes ASCEND_PROFILER_OUTPUT)",
-                )
-            )
-        else:
-            unsupported.append(
-                NotAProfile(
-                    f"{p.name} looks like a torch_npu profile but ASCEND_PROFILER_OUTPUT has no readable "
-                    "files (was the collection interrupted?)",
-                    file=p,
-                    fix="re-run the offline parse (torch_npu.profiler.profiler.analyse) or collect again",
-                )
-            )
-        return None
-    if len(found) == 2:
-        want = "ascend_text" if prefer == "text" else "ascend_db"
-        other = "text" if want == "ascend_db" else "DB"
-        notes.append(
-            dg.info(
-                "both-exports",
-                f"both DB and text exports are present; using the {want.split('_')[1]} export",
-                file=p,
-                fix=f"pass prefer='{other.lower()}' (CLI: --prefer {other.lower()}) to read the other one",
-            )
-        )
-        src = found[want]
-    else:
-        src = next(iter(found.values()))
-    return _Unit(src, _ascend_level(p), None, notes)
-
-
-def _ascend_level(p: Path) -> str | None:
-    for info in sorted(p.glob("profiler_info*.json")):
-        try:
-            cfg = json.loads(info.read_text(encoding="utf-8", errors="replace"))
-            return cfg.get("config", {}).get("experimental_config", {}).get("_profiler_level")
-        except (OSError, ValueError, AttributeError):
-            return None
-    return None
-
-
-def _sniff_file(p: Path) -> _Unit | None:
-    if not (p.name.endswith(".json") or p.name.endswith(".json.gz")):
-        return None
-    if p.name in ("trace_view.json",) or p.name.startswith(("profiler_info", "profiler_metadata")):
-        return None
-    src = importer("kineto").sniff(p)
-    if src is None:
-        return None
-    return _Unit(src, None, _peek_world_size(p), [])
-
-
-_WORLD_RE = re.compile(rb'"world_size"\s*:\s*(\d+)')
-
-
-def _peek_world_size(p: Path) -> int | None:
+def _ask(imp: Importer, p: Path) -> Recognised | None:
+    """``imp``'s answer for ``p``; a path it cannot even look at is not its own."""
     try:
-        opener = gzip.open if p.name.endswith(".gz") else open
-        with opener(p, "rb") as fh:
-            head = fh.read(65536)
-    except (OSError, EOFError):
+        found = imp.recognise(p)
+    except OSError:
         return None
-    m = _WORLD_RE.search(head)
-    return int(m.group(1)) if m else None
+    if found is not None and found.source is None and found.problem is None:
+        return None
+    return found
+
+
+def _hinted_first(imps: list[Importer], name: str) -> list[Importer]:
+    """The importers whose ``hint`` matches ``name`` first (the name is a hint, the content decides)."""
+    return sorted(imps, key=lambda i: not i.hint(name))
+
+
+def _several_exports(p: Path, chosen: Importer, readable: list[Importer]) -> dg.Diagnostic:
+    """The note that a rank folder holds several exports and which one is read."""
+    label = {"db": "DB"}
+    names = " and ".join(label.get(i.export, i.export) for i in readable if i.export)
+    other = next((i.export for i in readable if i is not chosen and i.export), None)
+    return dg.info(
+        "both-exports",
+        f"both {names} exports are present; using the {chosen.export} export",
+        file=p,
+        fix=f"pass prefer='{other}' (CLI: --prefer {other}) to read the other one",
+    )
 
 
 def _group(units: list[_Unit]) -> list[Run]:
@@ -243,4 +268,5 @@ def _group(units: list[_Unit]) -> list[Run]:
 
 
 def formats() -> list[str]:
-    return list(FORMATS)
+    """The names of the formats that load (see :func:`profinsight.importers.formats`)."""
+    return list(_formats())

@@ -18,6 +18,9 @@ from .profile import Profile
 from .schema import TABLES
 from .store.loader import LoadedRank
 
+#: the device family a synthetic profile of a format name stands for (run_info's device_family)
+_FAMILIES = {"ascend_text": "npu", "ascend_db": "npu", "kineto": "gpu"}
+
 
 def profile_from_tables(tables: dict, *, ranks: list[int] | None = None, fmt: str = "synthetic") -> Profile:
     """A Profile over in-memory tables.  ``tables`` maps canonical names to DataFrames or Arrow
@@ -42,6 +45,10 @@ def profile_from_tables(tables: dict, *, ranks: list[int] | None = None, fmt: st
                 part[name] = t.filter(mask).drop(["rank"])
             else:
                 part[name] = t
+        info = part["run_info"] if "run_info" in part else pa.table({"source_format": [fmt]})
+        if "device_family" not in info.column_names:  # what an importer of ``fmt`` would state
+            info = info.append_column("device_family", pa.array([_FAMILIES.get(fmt)] * info.num_rows, pa.string()))
+        part["run_info"] = info
         data = RankData(r, part).finish()
         src = RankSource(fmt, Path(f"<memory rank {r}>"), (), r)
         loaded.append(LoadedRank(src, r, [], tables=data.tables))

@@ -500,7 +500,7 @@ def test_damaged_inputs_warn_and_still_load(fixtures, tmp_path):
 def test_trace_reader_edge_cases(tmp_path):
     """The reusable reader: a complete array, one missing only its ``]``, one cut inside an
     event, and a file that is not an array at all."""
-    from profinsight.importers._trace_json import read_trace_json
+    from profinsight.importers.chrome_trace import read_trace_json
 
     events = [
         {"ph": "X", "name": f"e{i}", "pid": 1, "tid": 1, "ts": f"{i}.000", "dur": 1, "args": {"a": i}}
@@ -530,7 +530,7 @@ def test_trace_reader_edge_cases(tmp_path):
 def test_trace_read_in_pieces_gives_the_same_tables(fixtures, monkeypatch):
     """The trace is read in pieces cut at event boundaries; 100 kB pieces (about 20 of them)
     give exactly the tables of one piece, file order included."""
-    from profinsight.importers import _trace_json
+    from profinsight.importers.chrome_trace import _array as _trace_json
 
     whole = load_rank(ascend_text.sniff(rank_dir(fixtures, 1, 1)))
     monkeypatch.setattr(_trace_json, "CHUNK_BYTES", 100_000)
@@ -544,7 +544,7 @@ def test_trace_reader_survives_boundaries_inside_strings(tmp_path):
     """``}, {`` inside a string or between nested objects is no event boundary: a piece cut
     there does not parse and is widened; where nearly every cut is false the rest is read as
     one piece.  Either way every event is read once, in order."""
-    from profinsight.importers._trace_json import read_trace_json
+    from profinsight.importers.chrome_trace import read_trace_json
 
     for every, min_chunks in ((25, 10), (1, 1)):
         events = [
@@ -569,7 +569,7 @@ def test_trace_reader_survives_boundaries_inside_strings(tmp_path):
 
 
 def test_trace_cut_in_a_later_piece_keeps_the_earlier_pieces(fixtures, tmp_path, monkeypatch):
-    from profinsight.importers import _trace_json
+    from profinsight.importers.chrome_trace import _array as _trace_json
 
     monkeypatch.setattr(_trace_json, "CHUNK_BYTES", 200_000)
     folder = copy_rank(fixtures, tmp_path)
@@ -592,7 +592,7 @@ def test_out_of_memory_is_said_not_reported_as_damage(fixtures, tmp_path, monkey
 
     import profinsight
     from profinsight.errors import ProfileError
-    from profinsight.importers import _trace_json
+    from profinsight.importers.chrome_trace import _array as _trace_json
 
     def oom(*a, **kw):
         raise duckdb.OutOfMemoryException("Out of Memory Error: failed to allocate data of size 2.0 GiB")
@@ -616,8 +616,8 @@ def test_counters_are_named_per_piece_exactly(tmp_path):
     the name sorted by key; numeric strings count, other strings, nulls and booleans do not;
     the process name (here written after the samples, in a later piece) is the track; LLC
     ``%`` is scaled to percent; ``write_band_width`` is renamed.  Read in 1 kB pieces."""
-    from profinsight.importers._trace_json import read_trace_json
     from profinsight.importers.ascend_text import _trace
+    from profinsight.importers.chrome_trace import read_trace_json
 
     events = (
         [

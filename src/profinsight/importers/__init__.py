@@ -1,28 +1,46 @@
 """Importers: one package per format, each turning one rank into canonical tables.
 
-An importer is a function ``load_rank(source: RankSource) -> RankData``.  Detection and the
-grouping of ranks into runs live in :mod:`profinsight.discovery`; nothing downstream of this
-package knows which format a table came from.
+Every importer package declares itself in ``IMPORTER`` (:class:`~.base.Importer`: its name, what
+it recognises by content, its docs entry) and defines ``load_rank(source) -> RankData`` and
+``VERSION`` (bumped when its output changes, which invalidates cached tables).  The list below
+is the one place that names them: :mod:`profinsight.discovery` asks each registered importer
+what it recognises, and nothing downstream of this package knows which format a table came from.
+Adding a format: its package, one line here, its section in docs/formats.md.
 """
 
 from __future__ import annotations
 
 import importlib
+from functools import cache
 
-from .base import RankData, RankSource
+from .base import Importer, RankData, RankSource, Recognised
 
-#: format name -> module that defines ``load_rank`` and ``VERSION`` (bumped when output changes,
-#: which invalidates cached tables)
-FORMATS = {
-    "ascend_text": "profinsight.importers.ascend_text",
-    "ascend_db": "profinsight.importers.ascend_db",
-    "kineto": "profinsight.importers.kineto",
-}
+#: every importer, one line each, in the order discovery asks them: where several read the same
+#: folder (the two torch_npu exports), the first wins unless ``prefer`` names another
+REGISTERED = (
+    "ascend_db",
+    "ascend_text",
+    "kineto",
+    "msprof",
+    "mindspore",
+)
+
+
+@cache
+def importers() -> tuple[Importer, ...]:
+    """The declarations of every registered importer, in registration order."""
+    return tuple(importlib.import_module(f"{__name__}.{pkg}").IMPORTER for pkg in REGISTERED)
+
+
+def formats() -> dict[str, str]:
+    """Format name -> module that defines ``load_rank`` and ``VERSION``, for every importer
+    that reads its format (those that only recognise one to say it is not supported are left out)."""
+    return {imp.name: f"{__name__}.{pkg}" for pkg, imp in zip(REGISTERED, importers()) if imp.loads}
 
 
 def importer(fmt: str):
     """The module implementing format ``fmt``."""
-    return importlib.import_module(FORMATS[fmt])
+    return importlib.import_module(formats()[fmt])
 
 
 def load_rank(source: RankSource) -> RankData:
@@ -30,4 +48,20 @@ def load_rank(source: RankSource) -> RankData:
     return importer(source.format).load_rank(source).finish()
 
 
-__all__ = ["FORMATS", "RankData", "RankSource", "importer", "load_rank"]
+def __getattr__(name: str):
+    if name == "FORMATS":  # the format -> module map, built on first use
+        return formats()
+    raise AttributeError(name)
+
+
+__all__ = [
+    "FORMATS",
+    "Importer",
+    "RankData",
+    "RankSource",
+    "Recognised",
+    "formats",
+    "importer",
+    "importers",
+    "load_rank",
+]

@@ -12,6 +12,8 @@ from __future__ import annotations
 from .conform import arrow_schema, conform, empty_table
 from .tables import PMU_PREFIX, TABLES, Column, Table
 
-SCHEMA_VERSION = 1
+#: part of every cache key: bumped when a declared table gains or changes a column
+#: (2: the run_info capability columns)
+SCHEMA_VERSION = 2
 
 __all__ = ["TABLES", "Column", "Table", "PMU_PREFIX", "conform", "empty_table", "arrow_schema", "SCHEMA_VERSION"]

@@ -369,6 +369,13 @@ RUN_INFO = Table(
         C("collect_start_ns", I64, "ns", "collection start"),
         C("collect_end_ns", I64, "ns", "collection end"),
         C("extra", STR, "", "other configuration and metadata as JSON"),
+        # capabilities: what downstream code reads instead of asking which format this was
+        C("device_family", STR, "", "the accelerator kind the profile records: npu | gpu | cpu (no device activity)"),
+        C("export_kind", STR, "", "how the profiler wrote it: text | db (torch_npu exports) | trace (one trace file)"),
+        C("has_host_ops", BOOL, "", "host operators were recorded (host_ops has rows)"),
+        C("has_memory", BOOL, "", "memory was recorded (memory_samples or memory_blocks has rows)"),
+        C("has_pmu", BOOL, "", "per-kernel PMU metrics were recorded (some pmu_* column of device_tasks has a value)"),
+        C("has_stack", BOOL, "", "Python call stacks were recorded (some host_ops.call_stack has a value)"),
     ),
     sort_by=("rank",),
 )

@@ -15,8 +15,9 @@ Without ``root`` (``profinsight serve``) nothing changes.
 what discovery saw (format, level, ranks, size on disk, whether the cache is warm) and a doctor
 status from the discovery notes and the cached ranks' diagnostics -- it never imports a profile,
 so a root with many large runs lists in the time it takes to walk the folders.  The scan is kept
-until a refresh, bounded in depth and folder count, and skips hidden folders, ``node_modules``,
-``__pycache__``, ``site-packages`` and virtual environments.
+until a refresh; it is discovery's public :func:`~profinsight.discovery.scan` (bounded in depth and
+folder count, skipping hidden folders, ``node_modules``, ``__pycache__``, ``site-packages``,
+virtual environments and symlinks that leave the root).
 """
 
 from __future__ import annotations
@@ -28,15 +29,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import diagnostics as dg
-from ..discovery import Run, discover
+from .. import discovery
+from ..discovery import SCAN_SKIP, Run, discover
 from ..errors import NotAProfile, ProfileError, UnknownTable
 
 _SLUG = re.compile(r"[^A-Za-z0-9_.-]+")
 ROOT_ID = ":root"  # root mode: the id of a run that is the root folder itself (no path starts with ':')
-#: folders the listing scan never enters (besides hidden ones and virtual environments)
-SCAN_SKIP = frozenset({"node_modules", "__pycache__", "site-packages", "dist-packages", "bower_components"})
 #: at most this many folders are listed per scan (a home folder as Jupyter root stays cheap)
-SCAN_MAX_DIRS = 20_000
+SCAN_MAX_DIRS = discovery.SCAN_MAX_DIRS
 
 
 @dataclass
@@ -303,13 +303,11 @@ class ProfileStore:
         return target
 
     def _scan_under(self, top: Path, replace: bool = False) -> dict:
-        from ..discovery import _group
-
         started = time.monotonic()
-        units, problems, truncated = _scan_units(top, self.prefer, self.root)
-        runs = _group(units) if units else []
+        found = discovery.scan(top, prefer=self.prefer, root=self.root, max_dirs=SCAN_MAX_DIRS)
+        problems, truncated = found.problems, found.truncated
         entries = []
-        for run in runs:
+        for run in found.runs:
             rid = self._rel_id(run)
             if rid is None:
                 continue  # leaves the root through a symlink: never listed
@@ -409,49 +407,4 @@ class ProfileStore:
         }
 
 
-def _scan_units(top: Path, prefer, root: Path) -> tuple[list, list, bool]:
-    """Discovery's walk, bounded and pruned for a listing: rank folders and trace files under
-    ``top`` (as discovery's units), the errors of folders it recognised but cannot read, and
-    whether the folder budget ran out.  Symlinks that leave ``root`` are not followed."""
-    from ..discovery import _MAX_DEPTH, _PROF_RE, _is_ascend_folder, _walk
-
-    units, unsupported = [], []
-    budget = [SCAN_MAX_DIRS]
-    truncated = False
-
-    def is_leaf(p: Path) -> bool:
-        return not p.is_dir() or _is_ascend_folder(p) or p.name.endswith("_ascend_ms") or bool(_PROF_RE.match(p.name))
-
-    def walk(d: Path, depth: int) -> None:
-        nonlocal truncated
-        if budget[0] <= 0:
-            truncated = True
-            return
-        budget[0] -= 1
-        try:
-            children = sorted(d.iterdir())
-        except OSError:
-            return
-        for c in children:
-            name = c.name
-            if name.startswith(".") or name in SCAN_SKIP or name.endswith("_op_args"):
-                continue
-            try:
-                if c.is_symlink():
-                    c.resolve().relative_to(root)
-            except (ValueError, OSError):
-                continue
-            try:
-                leaf = is_leaf(c)
-            except OSError:
-                continue
-            if leaf:
-                _walk(c, depth + 1, prefer, units, unsupported)
-            elif depth + 1 <= _MAX_DEPTH and not (c / "pyvenv.cfg").exists():
-                walk(c, depth + 1)
-
-    if is_leaf(top):
-        _walk(top, 0, prefer, units, unsupported)
-    else:
-        walk(top, 0)
-    return units, unsupported, truncated
+__all__ = ["ROOT_ID", "SCAN_MAX_DIRS", "SCAN_SKIP", "Entry", "ProfileStore"]

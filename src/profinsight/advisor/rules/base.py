@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
+from ... import capabilities
+
 SEVERITIES = ("high", "medium", "low", "info")
 
 
@@ -105,7 +107,8 @@ class Context:
 
     @property
     def is_ascend(self) -> bool:
-        return str(self.profile.format).startswith("ascend")
+        """Whether the profile records an Ascend NPU (read from run_info, never from the format name)."""
+        return capabilities.is_npu(self.profile)
 
     @property
     def steps(self) -> pd.DataFrame:

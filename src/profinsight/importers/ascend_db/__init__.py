@@ -19,7 +19,8 @@ import sqlite3
 from pathlib import Path
 
 from ... import diagnostics as dg
-from ..base import RankData, RankSource
+from .. import _torch_npu
+from ..base import Importer, RankData, RankSource, Recognised
 from . import comm, device, host, memory, run_info
 from .reader import Db, connect
 
@@ -176,4 +177,23 @@ def _open_analysis(path: Path, data: RankData, rank) -> tuple[sqlite3.Connection
         return None, set()
 
 
-__all__ = ["VERSION", "sniff", "load_rank"]
+def _recognise(path: Path) -> Recognised | None:
+    """A torch_npu rank folder (asked only of folders :data:`.._torch_npu.LAYOUT` claims): its DB
+    export when it holds one, else why it cannot be read."""
+    src = sniff(path)
+    if src is None:
+        return Recognised(problem=_torch_npu.unreadable(path))
+    return Recognised(src, level=_torch_npu.level(path))
+
+
+IMPORTER = Importer(
+    name="ascend_db",
+    shape="folder",
+    recognise=_recognise,
+    doc="torch_npu DB export: a rank folder whose ASCEND_PROFILER_OUTPUT holds ascend_pytorch_profiler*.db",
+    hint=lambda name: name.endswith("_ascend_pt"),
+    export="db",
+    layout=_torch_npu.LAYOUT,
+)
+
+__all__ = ["VERSION", "IMPORTER", "sniff", "load_rank"]

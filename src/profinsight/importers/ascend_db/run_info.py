@@ -93,6 +93,8 @@ def load_run_info(
     row = {
         "device": device,
         "source_format": "ascend_db",
+        "device_family": "npu",
+        "export_kind": "db",
         "path": str(folder),
         "profiler_level": info.get("profiler_level"),
         "activities": info.get("activities"),

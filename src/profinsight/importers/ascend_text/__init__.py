@@ -1,7 +1,7 @@
 """Importer for the torch_npu **text** export: one ``*_ascend_pt`` rank folder whose
 ``ASCEND_PROFILER_OUTPUT`` holds CSV/JSON deliverables -> the canonical tables.
 
-How it works: ``trace_view.json`` is read once, in pieces, into DuckDB (``_trace_json``), every
+How it works: ``trace_view.json`` is read once, in pieces, into DuckDB (``chrome_trace``), every
 CSV through DuckDB ``read_csv``, and every canonical table is derived with SQL over those tables
 -- no Python loop per event, so a multi-GB trace loads at DuckDB's speed.
 
@@ -31,9 +31,10 @@ from pathlib import Path
 
 import pyarrow as pa
 
+from .. import _torch_npu
 from .._common import duck, ram_bytes
-from .._trace_json import TraceRead, out_of_memory, read_trace_json
-from ..base import RankData, RankSource
+from ..base import Importer, RankData, RankSource, Recognised
+from ..chrome_trace import TraceRead, out_of_memory, read_trace_json
 from . import _comm, _device, _files, _host, _kernels, _links, _memory, _meta, _sql, _trace
 
 VERSION = "3"  # 3: ties broken explicitly (counters by file order, steps and launch bindings by id)
@@ -316,4 +317,23 @@ def _write_ipc(rel, path: str) -> str:
     return path
 
 
-__all__ = ["VERSION", "FORMAT", "sniff", "load_rank"]
+def _recognise(path: Path) -> Recognised | None:
+    """A torch_npu rank folder (asked only of folders :data:`.._torch_npu.LAYOUT` claims): its text
+    export when it holds one, else why it cannot be read."""
+    src = sniff(path)
+    if src is None:
+        return Recognised(problem=_torch_npu.unreadable(path))
+    return Recognised(src, level=_torch_npu.level(path))
+
+
+IMPORTER = Importer(
+    name=FORMAT,
+    shape="folder",
+    recognise=_recognise,
+    doc="torch_npu text export: a rank folder whose ASCEND_PROFILER_OUTPUT holds CSV/JSON deliverables",
+    hint=lambda name: name.endswith("_ascend_pt"),
+    export="text",
+    layout=_torch_npu.LAYOUT,
+)
+
+__all__ = ["VERSION", "FORMAT", "IMPORTER", "sniff", "load_rank"]

@@ -116,6 +116,8 @@ def run_info(cfg: Config, folder: Path, device: int | None) -> pa.Table:
     row = {
         "device": device,
         "source_format": "ascend_text",
+        "device_family": "npu",
+        "export_kind": "text",
         "path": str(folder),
         "profiler_level": cfg.level,
         "activities": ",".join(cfg.activities) or None,

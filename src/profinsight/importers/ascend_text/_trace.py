@@ -1,6 +1,6 @@
 """Split the ``trace_view.json`` events into typed working tables.
 
-The trace is read in pieces (:mod:`.._trace_json`); :func:`take_piece` copies out of each piece
+The trace is read in pieces (:mod:`..chrome_trace`); :func:`take_piece` copies out of each piece
 only what the import needs, so the raw events (``args`` JSON included) never all sit in memory:
 
 - ``tr_meta``: process / thread name metadata.

@@ -2,7 +2,7 @@
 
 The flow, and why (details in each module):
 
-1. :mod:`._reader` streams the file once (gzip or plain), keeps the small top-level object and
+1. :mod:`..chrome_trace` (the Chrome-trace reader shared with the Ascend trace) streams the file once (gzip or plain), keeps the small top-level object and
    copies the bare event array to a temporary file - so that DuckDB can read it streaming.
    A trace cut short is closed after its last complete event.
 2. :mod:`._events` reads that array columnar with exact nanosecond times.
@@ -15,19 +15,18 @@ from __future__ import annotations
 
 import re
 import tempfile
-import zlib
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from ... import diagnostics as dx
+from .. import chrome_trace
 from .._common import duck, sql_str
 from .._steps import assign_steps, build_steps
-from ..base import RankData, RankSource
+from ..base import Importer, RankData, RankSource, Recognised
 from . import _comm, _links, _runinfo, _sql, _tables
-from ._events import load_raw, load_rest, recover
-from ._reader import ReadError, extract
+from ._events import load_raw, load_rest
 
 VERSION = "1"
 
@@ -35,37 +34,55 @@ VERSION = "1"
 MEMORY_LIMIT = "512MB"
 
 _RANK = re.compile(rb'"distributedInfo"\s*:\s*\{[^{}]*?"rank"\s*:\s*(-?\d+)')
+_WORLD = re.compile(rb'"world_size"\s*:\s*(\d+)')
 _KINETO_KEYS = (b'"traceEvents"', b'"schemaVersion"', b'"deviceProperties"', b'"distributedInfo"')
 
 
 def sniff(path: Path) -> RankSource | None:
-    """A Kineto trace: ``.json``/``.json.gz`` whose top level is an object with
-    ``traceEvents`` (torch_npu's trace_view.json is a bare array and is not one)."""
-    path = Path(path)
-    name = path.name.lower()
-    if not (name.endswith(".json") or name.endswith(".json.gz")) or not path.is_file():
-        return None
-    head = _head(path, 64 << 10).lstrip(b" \t\r\n\xef\xbb\xbf")
-    if not head.startswith(b"{") or not any(k in head for k in _KINETO_KEYS):
-        return None
-    m = _RANK.search(head)
-    return RankSource(format="kineto", path=path, files=(path,), rank_hint=int(m.group(1)) if m else None)
+    """A Kineto trace: a file (plain or gzip, whatever its name) whose top level is an object
+    with ``traceEvents`` (torch_npu's trace_view.json is a bare array and is not one)."""
+    return _sniffed(Path(path))[0]
 
 
-def _head(path: Path, limit: int) -> bytes:
-    """The first ``limit`` decompressed bytes, inflating only as much as needed."""
+def _recognise(path: Path) -> Recognised | None:
+    src, head = _sniffed(Path(path))
+    if src is None:
+        return None
+    m = _WORLD.search(head)
+    return Recognised(src, world_size=int(m.group(1)) if m else None)
+
+
+def _sniffed(path: Path) -> tuple[RankSource | None, bytes]:
+    """(the rank source, the head it was decided on); a file that starts with neither ``{`` nor
+    gzip's magic is refused after its first bytes."""
     try:
-        with open(path, "rb") as f:
-            raw = f.read(limit)
-            if raw[:2] != b"\x1f\x8b":
-                return raw
-            f.seek(0)
-            d, out = zlib.decompressobj(wbits=47), b""
-            while len(out) < limit and (piece := f.read(16 << 10)):
-                out += d.decompress(piece, limit - len(out))
-            return out
-    except (OSError, zlib.error):
-        return b""
+        with open(path, "rb") as f:  # a folder fails here too (IsADirectoryError)
+            first = f.read(64)
+    except OSError:
+        return None, b""
+    lead = first.lstrip(b" \t\r\n\xef\xbb\xbf")[:1]
+    if first[:2] != b"\x1f\x8b" and lead not in (b"{", b""):
+        return None, b""
+    head = chrome_trace.head(path, 64 << 10)
+    body = head.lstrip(b" \t\r\n\xef\xbb\xbf")
+    if not body.startswith(b"{") or not any(k in body for k in _KINETO_KEYS):
+        return None, b""
+    m = _RANK.search(body)
+    return RankSource(format="kineto", path=path, files=(path,), rank_hint=int(m.group(1)) if m else None), head
+
+
+def _hint(name: str) -> bool:
+    name = name.lower()
+    return name.endswith((".json", ".json.gz"))
+
+
+IMPORTER = Importer(
+    name="kineto",
+    shape="file",
+    recognise=_recognise,
+    doc="PyTorch Kineto Chrome trace (GPU/CPU, CUDA and ROCm): a JSON object with traceEvents, plain or gzip",
+    hint=_hint,
+)
 
 
 def load_rank(source: RankSource) -> RankData:
@@ -73,8 +90,8 @@ def load_rank(source: RankSource) -> RankData:
     path = Path(source.files[0] if source.files else source.path)
     with tempfile.TemporaryDirectory(prefix="profinsight-kineto-") as tmp:
         try:
-            ex = extract(path, Path(tmp))
-        except (ReadError, OSError) as exc:
+            ex = chrome_trace.extract(path, Path(tmp))
+        except (chrome_trace.ReadError, OSError) as exc:
             return RankData(source.rank_hint, diagnostics=[_unreadable(path, exc)])
         con = duck()
         try:
@@ -116,7 +133,7 @@ def _read_events(con, ex, path: Path, tmp: Path):
             passes = _passes(con, ex.events_path, base)
         except _duck_error() as exc:  # a syntax error inside the array (the first pass sees it)
             fixed = tmp / "recovered.json"
-            kept, dropped, lost = recover(ex.events_path, fixed)
+            kept, dropped, lost = chrome_trace.salvage(ex.events_path, fixed)
             if not kept:
                 return None, [_unreadable(path, f"the event list is not valid JSON ({exc})")]
             ex.events_path.unlink()
@@ -253,7 +270,7 @@ def _arrow(con, sql: str) -> pa.Table:
     return con.sql(sql).to_arrow_table()
 
 
-__all__ = ["VERSION", "load_rank", "sniff"]
+__all__ = ["VERSION", "IMPORTER", "load_rank", "sniff"]
 
 
 def _duck_error():

@@ -17,7 +17,7 @@ three filtered read passes).  Column choices:
 * ``pid``/``tid`` and every args key are ``VARCHAR``: ints on real processes, strings on the
   pseudo processes (``"Spans"``), a key written as an int in one trace and a string in another.
   ``ignore_errors`` turns a value of an impossible shape into NULL instead of failing the load
-  (syntax errors still fail; see :func:`recover`).
+  (syntax errors still fail; see :func:`..chrome_trace.salvage`).
 
 Flow events (``s``/``t``/``f``) are not read: launches are linked by ``args.correlation`` and
 ``External id``, and many traces hold unmatched ``ac2g`` flows.
@@ -25,7 +25,6 @@ Flow events (``s``/``t``/``f``) are not read: launches are linked by ``args.corr
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import orjson
@@ -76,7 +75,6 @@ _BASE = (
     "ph: 'VARCHAR', cat: 'VARCHAR', name: 'VARCHAR', pid: 'VARCHAR', tid: 'VARCHAR', "
     "ts: 'DECIMAL(38,3)', dur: 'DECIMAL(38,3)'"
 )
-_SEP = re.compile(rb"\}\s*,\s*\{")
 
 
 def cats(values) -> str:
@@ -156,39 +154,3 @@ def load_rest(con) -> None:
         CREATE OR REPLACE TEMP TABLE tnames AS
         SELECT pid, tid, max(json_extract_string(args, '$.name')) AS thread
         FROM meta WHERE name = 'thread_name' GROUP BY pid, tid""")
-
-
-def recover(events_path: Path, out_path: Path) -> tuple[int, int, int]:
-    """Rewrite an event array that DuckDB rejects, keeping every event that parses.
-
-    Used only when the array is malformed in the middle (not merely cut short), so the
-    per-event Python work here is acceptable.  Pieces between ``} , {`` boundaries are glued
-    until they parse (a boundary can lie inside an event's args); a piece that never parses is
-    dropped.  Returns (events kept, events dropped, bytes dropped).
-    """
-    data = Path(events_path).read_bytes()
-    body = data.strip()[1:-1]
-    cuts = [m.start() + 1 for m in _SEP.finditer(body)]
-    bounds = [0, *cuts, len(body)]
-    kept = dropped = lost = 0
-    with open(out_path, "wb") as out:
-        out.write(b"[")
-        i = 0
-        while i < len(bounds) - 1:
-            for j in range(i + 1, min(i + 33, len(bounds))):
-                piece = body[bounds[i] : bounds[j]].strip().strip(b",").strip()
-                try:
-                    obj = orjson.loads(piece)
-                except orjson.JSONDecodeError:
-                    continue
-                if isinstance(obj, dict):
-                    out.write((b"," if kept else b"") + piece)
-                    kept += 1
-                    i = j
-                    break
-            else:
-                dropped += 1
-                lost += bounds[i + 1] - bounds[i]
-                i += 1
-        out.write(b"]")
-    return kept, dropped, lost

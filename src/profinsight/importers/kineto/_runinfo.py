@@ -100,6 +100,8 @@ def run_info(meta: dict, f: Facts, path) -> pa.Table:
     row = {
         "device": device,
         "source_format": "kineto",
+        "device_family": "gpu" if len(acts) > (1 if "CPU" in acts else 0) else "cpu",
+        "export_kind": "trace",
         "path": str(path),
         "activities": ",".join(acts) or None,
         "record_shapes": bool(shapes) if shapes is not None else f.shapes > 0,

@@ -1,4 +1,4 @@
-"""Cut a Kineto trace into its top-level metadata and its bare event array, streaming.
+"""Cut a Chrome trace in the JSON *object* form (Kineto) into its top-level metadata and its bare event array, streaming.
 
 Why: a Kineto file is *one* JSON object ``{"schemaVersion": .., "traceEvents": [...], ...}``.
 Parsed whole (``orjson.loads`` or DuckDB's unstructured reader) a 1 GB trace costs 7-9x its
@@ -22,19 +22,18 @@ still yields everything before the damage.
 from __future__ import annotations
 
 import re
-import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import orjson
 
-CHUNK = 4 << 20  # compressed / plain bytes read per step
+from ._bytes import BOUNDARY, decompressed_chunks
+
 HOLD = 16 << 20  # bytes held back to find the array end in
 PREFIX_LIMIT = 256 << 20  # give up looking for "traceEvents" after this much text
 
 _KEY = re.compile(rb'"traceEvents"\s*:\s*\[')
 _CLOSE = re.compile(rb"[}\[]\s*\]")  # end of the last event (or an empty array), then ]
-_SEP = re.compile(rb"\}\s*,\s*\{")  # boundary between two events
 _OBJ_END = re.compile(rb"\s*\}[\s\x00]*")
 _NEXT_KEY = re.compile(rb'\s*,\s*"')
 _WS = b" \t\r\n"
@@ -62,43 +61,11 @@ class Extract:
         return max(self.total_bytes - self.kept_bytes, 0)
 
 
-def _chunks(path: Path, stream_errors: list):
-    """Decompressed byte chunks of ``path``; a damaged gzip stream ends the iteration and
-    records why in ``stream_errors``."""
-    with open(path, "rb") as f:
-        if f.read(2) != b"\x1f\x8b":
-            f.seek(0)
-            while b := f.read(CHUNK):
-                yield b
-            return
-        f.seek(0)
-        d, fed, members = zlib.decompressobj(wbits=47), False, 0
-        while b := f.read(CHUNK // 4):
-            while b:
-                try:
-                    out = d.decompress(b)
-                except zlib.error as exc:
-                    if not (members and not fed):  # garbage after a complete member is ignored
-                        stream_errors.append(f"the gzip data is damaged ({exc})")
-                    return
-                fed = True
-                if out:
-                    yield out
-                b = b""
-                if d.eof:  # concatenated gzip members
-                    b, members = d.unused_data, members + 1
-                    d, fed = zlib.decompressobj(wbits=47), False
-        if fed and not d.eof:
-            if tail := d.flush():
-                yield tail
-            stream_errors.append("the gzip stream ends before its end marker (the file was cut short)")
-
-
 def extract(path: Path, tmpdir: Path) -> Extract:
     """Stream ``path`` once; write the event array to ``tmpdir/events.json``."""
     res = Extract()
     errors: list[str] = []
-    chunks = _chunks(path, errors)
+    chunks = decompressed_chunks(path, errors)
     buf = bytearray()
     start = None
     search_from = 0
@@ -221,6 +188,6 @@ def _find_end(tail: bytearray, at_array_start: bool):
 def _last_event_end(tail: bytearray):
     """Index of the ``}`` ending the last complete event in a cut-short tail, or None."""
     last = None
-    for m in _SEP.finditer(tail):
+    for m in BOUNDARY.finditer(tail):
         last = m.start()
     return last

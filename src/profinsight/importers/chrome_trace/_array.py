@@ -1,4 +1,4 @@
-"""Read a Chrome-trace JSON *array* (Ascend ``trace_view.json``, ``msprof_*.json``) into DuckDB,
+"""Read a Chrome trace in the JSON *array* form (Ascend ``trace_view.json``, ``msprof_*.json``) into DuckDB,
 in pieces, and survive a file that was cut short.
 
 Why DuckDB ``read_json``: these files reach gigabytes; DuckDB parses them in C++ without building
@@ -28,15 +28,15 @@ how much was lost.
 from __future__ import annotations
 
 import os
-import re
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..errors import ProfileError
-from ._common import sql_str
+from ...errors import ProfileError
+from .._common import sql_str
+from ._bytes import BOUNDARY as _BOUNDARY
 
 if TYPE_CHECKING:  # DuckDB loads when an import starts, not when this module does
     import duckdb
@@ -65,8 +65,6 @@ CHUNK_BYTES = 32 << 20
 #: consume(con, view): take what is needed out of ``view`` (one piece's events, with ``idx``)
 Consume = Callable[[object, str], None]
 
-# a '}' that closes one array element followed by the ',' and '{' of the next one
-_BOUNDARY = re.compile(rb"\}\s*,\s*\{")
 _TAIL_TRIES = 4
 _MAX_OBJECT = 1 << 30
 _WIDEN = 2  # how many times a failed piece is widened before its failure counts as damage

@@ -1,0 +1,73 @@
+"""The bytes of a Chrome-trace JSON file, shared by both of its forms (the bare event array and
+the ``{"traceEvents": [...]}`` object): decompressed streaming (gzip by its magic bytes, a cut
+stream yielding everything before the damage), the first bytes for sniffing, which form a file
+has, and the boundary between two events that every cut and every recovery is made at.
+"""
+
+from __future__ import annotations
+
+import re
+import zlib
+from pathlib import Path
+
+CHUNK = 4 << 20  # compressed / plain bytes read per step
+
+#: a ``}`` that closes one event, then the ``,`` and ``{`` of the next (the exports write ``}, {``
+#: or ``},\n{``); it can also occur inside a string, which each user of it guards against
+BOUNDARY = re.compile(rb"\}\s*,\s*\{")
+_LEAD = b" \t\r\n\xef\xbb\xbf"
+
+
+def decompressed_chunks(path: Path, stream_errors: list):
+    """Decompressed byte chunks of ``path``; a damaged gzip stream ends the iteration and
+    records why in ``stream_errors``."""
+    with open(path, "rb") as f:
+        if f.read(2) != b"\x1f\x8b":
+            f.seek(0)
+            while b := f.read(CHUNK):
+                yield b
+            return
+        f.seek(0)
+        d, fed, members = zlib.decompressobj(wbits=47), False, 0
+        while b := f.read(CHUNK // 4):
+            while b:
+                try:
+                    out = d.decompress(b)
+                except zlib.error as exc:
+                    if not (members and not fed):  # garbage after a complete member is ignored
+                        stream_errors.append(f"the gzip data is damaged ({exc})")
+                    return
+                fed = True
+                if out:
+                    yield out
+                b = b""
+                if d.eof:  # concatenated gzip members
+                    b, members = d.unused_data, members + 1
+                    d, fed = zlib.decompressobj(wbits=47), False
+        if fed and not d.eof:
+            if tail := d.flush():
+                yield tail
+            stream_errors.append("the gzip stream ends before its end marker (the file was cut short)")
+
+
+def head(path: Path, limit: int) -> bytes:
+    """The first ``limit`` decompressed bytes, inflating only as much as needed."""
+    try:
+        with open(path, "rb") as f:
+            raw = f.read(limit)
+            if raw[:2] != b"\x1f\x8b":
+                return raw
+            f.seek(0)
+            d, out = zlib.decompressobj(wbits=47), b""
+            while len(out) < limit and (piece := f.read(16 << 10)):
+                out += d.decompress(piece, limit - len(out))
+            return out
+    except (OSError, zlib.error):
+        return b""
+
+
+def form(path: Path, limit: int = 4096) -> str | None:
+    """``"array"`` (a bare event array, e.g. torch_npu's trace_view.json), ``"object"`` (e.g. a
+    Kineto trace) or None, from the first non-blank byte of the (decompressed) file."""
+    lead = head(Path(path), limit).lstrip(_LEAD)[:1]
+    return {b"[": "array", b"{": "object"}.get(lead)

@@ -58,7 +58,12 @@ def evaluate(
         if only is not None and rid not in only:
             continue
         if r.ascend_only and not ctx.is_ascend:
-            notes.append({"rule": rid, "reason": t("not_applicable.ascend_only", lang, fmt=profile.format)})
+            notes.append(
+                {
+                    "rule": rid,
+                    "reason": t("not_applicable.ascend_only", lang, fmt=ctx.device_family or "unknown device"),
+                }
+            )
             continue
         hit = r.func(ctx, ths[rid])
         if hit is None:

@@ -61,7 +61,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "category.data_host": "data / host",
         "category.memory": "memory",
         "category.profile": "profile quality",
-        "not_applicable.ascend_only": "needs Ascend data (formats, AI CPU, CANN API calls, environment); this is a {fmt} profile",
+        "not_applicable.ascend_only": "needs Ascend data (formats, AI CPU, CANN API calls, environment); this profile records {fmt}",
         # verdict
         "verdict.communication": "Communication bound",
         "verdict.data_host": "Data or host bound",
@@ -222,7 +222,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "category.data_host": "数据 / 主机",
         "category.memory": "内存",
         "category.profile": "采集质量",
-        "not_applicable.ascend_only": "需要昇腾数据（格式、AI CPU、CANN API 调用、环境变量）；当前是 {fmt} profile",
+        "not_applicable.ascend_only": "需要昇腾数据（格式、AI CPU、CANN API 调用、环境变量）；当前 profile 记录的是 {fmt}",
         "verdict.communication": "通信瓶颈",
         "verdict.data_host": "数据或主机瓶颈",
         "verdict.compute": "计算瓶颈",

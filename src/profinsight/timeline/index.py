@@ -23,6 +23,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .. import capabilities
 from . import persist
 from .lod import CounterTrack, RankPart, SliceTrack
 
@@ -107,8 +108,9 @@ class TimelineIndex:
 
     def __init__(self, profile, cache: bool = True):
         self.profile = profile
-        kineto = profile.format == "kineto"
-        units = ("GPU" if kineto else "Ascend Hardware", "CUDA API" if kineto else "CANN")
+        # the unit names of the vendor's viewers: what was recorded, never which file format
+        gpu_like = capabilities.device_family(profile) in ("gpu", "cpu")
+        units = ("GPU", "CUDA API") if gpu_like else ("Ascend Hardware", "CANN")
         self.parts = [_rank_part(r, units, cache) for r in profile._ranks]
         key = lambda t: (t["rank"], t["unit"], t["id"])  # noqa: E731
         tracks = [t for p in self.parts for t in p.tracks]

@@ -106,6 +106,12 @@ class Context:
         return self._cache[key]
 
     @property
+    def device_family(self) -> str | None:
+        """``NPU`` | ``GPU`` | ``CPU`` as run_info records it (None when it says nothing)."""
+        fam = capabilities.device_family(self.profile)
+        return fam.upper() if fam else None
+
+    @property
     def is_ascend(self) -> bool:
         """Whether the profile records an Ascend NPU (read from run_info, never from the format name)."""
         return capabilities.is_npu(self.profile)

@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+from . import hooks
 from ._version import __version__
 
 # Public names are imported on first use, so that `profinsight --help` and `import profinsight`
@@ -39,6 +40,18 @@ def _jupyter_labextension_paths():
     """The prebuilt JupyterLab extension shipped in the wheel (``jupyter labextension develop``
     uses this to link a checkout's build)."""
     return [{"src": "labextension", "dest": "profinsight"}]
+
+
+def _register_analyses() -> None:
+    """Import every module that registers an analysis (the advisor's ``advise`` included)."""
+    from . import advisor, analyses  # noqa: F401 - each analysis module registers itself on import
+    from .advisor import analysis  # noqa: F401 - ``advise``
+
+
+# The analysis table (profinsight.registry, a bottom floor) fills itself through this slot the
+# first time any surface reads it; importing any profinsight module runs this file first, so
+# the slot is always filled.  hooks imports nothing, so this costs nothing at start-up.
+hooks.provide("register_analyses", _register_analyses)
 
 
 def _install_surfaces() -> None:

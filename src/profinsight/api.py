@@ -1,9 +1,5 @@
 """The notebook facade: ``load``, ``load_parallel``, ``compare`` and ``ranks_report`` — every
 function that takes a path and hands back profiles or a comparison of them.
-
-This is the floor that turns paths into :class:`~profinsight.profile.Profile` objects, so it is
-also where the analysis table learns how to fill itself (:func:`profinsight.registry.on_first_use`):
-every analysis module, the advisor's included, registers when first asked for.
 """
 
 from __future__ import annotations
@@ -15,7 +11,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from . import diagnostics as dg
-from . import registry
 from .discovery import Run, discover
 from .errors import MixedRuns, NotAProfile, ProfileError
 from .profile import Profile
@@ -28,14 +23,6 @@ if TYPE_CHECKING:  # the comparison code (and pandas) loads when a comparison is
     from .comparison.ranks import RanksReport
 
 PathLike = str | Path
-
-
-def _register_analyses() -> None:
-    from . import advisor, analyses  # noqa: F401 - each analysis module registers itself on import
-    from .advisor import analysis  # noqa: F401 - ``advise``
-
-
-registry.on_first_use(_register_analyses)
 
 
 def load(

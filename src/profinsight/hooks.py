@@ -7,7 +7,8 @@ asks this table for a function by name, and the surface that owns the drawing pu
 :func:`profinsight.render.install` and :func:`profinsight.jupyter.show.install`, which the
 package root runs on first use of a public name.
 
-Slots: ``result_html(df, analysis, params) -> str``, ``result_bundle(df, analysis, params) ->
+Slots: ``register_analyses() -> None`` (imports the analysis modules, so the table of
+:mod:`profinsight.registry` fills on first use), ``result_html(df, analysis, params) -> str``, ``result_bundle(df, analysis, params) ->
 dict``, ``profile_html(profile) -> str``, ``profile_bundle(profile) -> dict``,
 ``show(profile, view) -> None``, and for the comparison objects (which sit below the render
 layer too) ``comparison_html(cmp) -> str``, ``framework_html(cmp) -> str``, ``ranks_html(rep)
@@ -20,6 +21,7 @@ from collections.abc import Callable
 
 _SLOTS: dict[str, Callable] = {}
 NAMES = (
+    "register_analyses",
     "result_html",
     "result_bundle",
     "profile_html",

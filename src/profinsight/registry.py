@@ -6,9 +6,9 @@ An analysis is a pure function ``(profile, **params) -> pandas.DataFrame`` regis
 declarations, so the three can never disagree.
 
 This table sits on the bottom floor: :class:`~profinsight.profile.Profile` consults it without
-importing any analysis module.  The modules register themselves when imported; the layer that
-hands out profiles (:mod:`profinsight.api`) says how to import them with :func:`on_first_use`,
-so the table fills the first time anyone asks for it.  Results come back as
+importing any analysis module.  The modules register themselves when imported; the package root
+fills the ``register_analyses`` slot of :mod:`profinsight.hooks` with a function that imports
+them, so the table fills the first time anyone asks for it, whichever surface asks.  Results come back as
 :class:`~profinsight.results.ResultFrame`, whose notebook display is drawn by the render layer through
 :mod:`profinsight.hooks`.
 """
@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from . import hooks
 from .errors import ProfileError, UnknownTable
 from .schema.wire import Chart  # declared once, with the wire shape the viewer reads
 
@@ -121,20 +122,19 @@ def analysis(
     return deco
 
 
-#: callables that import the modules which register analyses, run once on first use
-_POPULATE: list[Callable[[], None]] = []
-
-
-def on_first_use(populate: Callable[[], None]) -> None:
-    """Run ``populate`` (which imports analysis modules) before the table is first read.  Called
-    by the layer above the analyses, so this module never names them."""
-    _POPULATE.append(populate)
+_filled = False
 
 
 def all_analyses() -> dict[str, Analysis]:
-    """Every registered analysis."""
-    while _POPULATE:
-        _POPULATE.pop(0)()
+    """Every registered analysis.  The first call runs the ``register_analyses`` slot of
+    :mod:`profinsight.hooks`, which imports the analysis modules (the package root fills it), so
+    this module never names them."""
+    global _filled
+    if not _filled:
+        _filled = True
+        fill = hooks.get("register_analyses")
+        if fill is not None:
+            fill()
     return ANALYSES
 
 

@@ -112,3 +112,24 @@ def test_analysis_frame_wraps_without_copying_meaning(kernel_counts):
     a = reg.ANALYSES["test_kernel_counts"]
     f = ResultFrame.wrap(pd.DataFrame({"name": ["x"], "n": [1]}), a, {"top": 1})
     assert f._analysis is a and f._params == {"top": 1}
+
+
+def test_the_table_fills_itself_whichever_surface_reads_it_first():
+    """The table sits below the analyses, so it cannot import them; the package root lends it a
+    function that does.  A fresh process that reads it through the CLI, or through the registry
+    module alone, sees every analysis (the advisor's included)."""
+    import subprocess
+    import sys
+
+    code = "from profinsight.registry import all_analyses; print(' '.join(sorted(all_analyses())))"
+    alone = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    listed = subprocess.run(
+        [sys.executable, "-m", "profinsight.cli", "view", "list"], capture_output=True, text=True, check=True
+    ).stdout.splitlines()
+    import profinsight.advisor.analysis  # noqa: F401
+    import profinsight.analyses  # noqa: F401
+
+    expected = sorted(reg.ANALYSES)
+    assert {"op_summary", "slow_ranks", "advise"} <= set(expected)
+    assert alone == expected
+    assert [line.split()[0] for line in listed] == expected

@@ -13,6 +13,7 @@ import profinsight
 from profinsight.cli import main
 
 torch = require("torch", "torch==2.13.0: pip install 'profinsight[torch]'")
+pytestmark = pytest.mark.slow  # a real torch.profiler collection per module
 
 
 def _train(run, steps=5):

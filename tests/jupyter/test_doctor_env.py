@@ -13,6 +13,7 @@ from profinsight.cli import main
 from profinsight.cli.env_checks import environment_extra_checks, framework_checks, jupyter_checks
 
 require("jupyter_server")
+pytestmark = pytest.mark.jupyter
 
 
 def codes(diags):

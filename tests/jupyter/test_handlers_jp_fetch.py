@@ -14,6 +14,7 @@ from _support import require
 
 require("jupyter_server")
 require("pytest_jupyter")
+pytestmark = pytest.mark.jupyter
 
 # pytest-jupyter's fixtures (jp_fetch, jp_serverapp, jp_root_dir, ...) for THIS module only.  Not
 # `pytest_plugins = ["pytest_jupyter.jupyter_server"]`: that registers the plugin for the whole

@@ -28,6 +28,7 @@ TOKEN = "profinsight-lab-test"
 RUN = "runs/text_level1"  # 2 rank folders of one collection: ONE entry
 TRACE = "traces/gpu_alexnet.json.gz"
 NOTEBOOK_TRACE = RUN  # the Ascend run: imported inside the kernel (DuckDB behaves differently there)
+pytestmark = [pytest.mark.browser, pytest.mark.jupyter]
 
 
 def _free_port() -> int:

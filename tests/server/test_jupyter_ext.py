@@ -21,6 +21,7 @@ from tornado.httpclient import HTTPClient, HTTPClientError
 REPO = Path(__file__).resolve().parents[2]  # not `from conftest import`: several conftest modules exist
 
 require("jupyter_server")
+pytestmark = [pytest.mark.jupyter, pytest.mark.slow]  # a real jupyter server subprocess per module
 
 TOKEN = "jupyter-test-token"
 BASE_URL = "/jhub/user/"  # a non-root base_url, as behind JupyterHub

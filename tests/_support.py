@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import gzip
+import importlib
 import json
 import os
 import shutil
@@ -63,15 +64,41 @@ def artifacts_dir() -> Path:
     return d
 
 
-def playwright_or_skip():
-    """Playwright's ``sync_playwright``; without it or without Chromium the test is skipped
-    here and fails under CI (CI installs both and requires the browser tests)."""
+def in_ci() -> bool:
+    """True under CI (``CI`` set to anything but empty, 0, false or no), where ``.ci/run`` has
+    installed everything the tests need."""
+    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
+
+
+def missing(why: str):
+    """A test cannot run because something it needs is not installed: skipped on a developer's
+    machine, a failure under CI (CI installs the test extra and Chromium, so a missing piece there
+    is a broken install, not a reason to pass)."""
+    if in_ci():
+        pytest.fail(f"CI must be able to run this test, but {why}", pytrace=False)
+    pytest.skip(why, allow_module_level=True)
+
+
+def require(module: str, install: str = "pip install -e '.[test]'"):
+    """``import module`` for a dependency of the ``test`` extra, or :func:`missing` (a skip here, a
+    failure under CI).  Use instead of ``pytest.importorskip``; works at module level too."""
     try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        sync_playwright = None
-    if sync_playwright is None or not Path(CHROMIUM).exists():
-        if os.environ.get("CI"):
-            pytest.fail("CI must install chromium and playwright for the browser tests")
-        pytest.skip("no headless Chromium / playwright here")
+        return importlib.import_module(module)
+    except ImportError as exc:
+        missing(f"{module} is not installed ({install}): {exc}")
+
+
+def require_chromium() -> str:
+    """The headless Chromium the browser tests drive (Debian's package, which ``.ci/run``
+    installs), or :func:`missing`."""
+    if not Path(CHROMIUM).exists():
+        missing(f"no headless Chromium at {CHROMIUM} (apt-get install chromium)")
+    return CHROMIUM
+
+
+def playwright_or_skip():
+    """Playwright's ``sync_playwright`` once Chromium is known to be there; without either the
+    test is skipped here and fails under CI (CI installs both and requires the browser tests)."""
+    sync_playwright = require("playwright.sync_api").sync_playwright
+    require_chromium()
     return sync_playwright

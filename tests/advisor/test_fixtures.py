@@ -83,6 +83,7 @@ def test_kineto_gpu_report_and_silent_ascend_rules(fixtures):
     assert set(df[df.severity == "not_applicable"].rule) == na
 
 
+@pytest.mark.slow
 def test_cli_analyze_json_and_report_html(fixtures, tmp_path, capsys):
     path = fixtures / "ascend_pt/text_level1"
     assert main(["analyze", str(path), "--format", "json"]) == 0

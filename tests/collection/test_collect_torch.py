@@ -7,11 +7,13 @@ import json
 import warnings
 
 import pytest
+from _support import require
 
 import profinsight
 from profinsight.cli import main
 
-torch = pytest.importorskip("torch", reason="torch==2.13.0 is not installed (pip install 'profinsight[torch]')")
+torch = require("torch", "torch==2.13.0: pip install 'profinsight[torch]'")
+pytestmark = pytest.mark.slow  # a real torch.profiler collection per module
 
 
 def _train(run, steps=5):
@@ -92,11 +94,7 @@ def test_names_resolve_on_the_cli_and_in_load(collected, monkeypatch, capsys):
 def test_compare_by_name(collected, monkeypatch):
     folder, _ = collected
     monkeypatch.setenv("PROFINSIGHT_EXPERIMENTS", str(folder))
-    try:
-        compare = profinsight.compare
-    except AttributeError:
-        pytest.skip("profinsight.compare is not built yet (issue: compare)")
-    assert compare("baseline", "bigger-lr") is not None
+    assert profinsight.compare("baseline", "bigger-lr") is not None
 
 
 def test_too_few_steps_warn_and_fail_cleanly(tmp_path):

@@ -103,6 +103,7 @@ def test_three_run_series_is_one_object(base, variant):
     assert cmp._repr_html_().count("<svg") == 3
 
 
+@pytest.mark.slow
 def test_cli_compare_json(fixtures, tmp_path, capsys):
     from profinsight.cli import main
 

@@ -16,6 +16,7 @@ from profinsight.api import ranks_report  # noqa: E402
 RUN = "ascend_pt/text_level1"
 
 
+@pytest.mark.slow
 def test_local_cluster_equals_local_load(fixtures, tmp_path, monkeypatch):
     dask_cache = tmp_path / "dask_cache"
     monkeypatch.setenv("PROFINSIGHT_CACHE", str(dask_cache))  # the workers inherit it

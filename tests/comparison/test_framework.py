@@ -59,6 +59,7 @@ def reference(p) -> dict:
     return out
 
 
+@pytest.mark.slow
 def test_gpu_vs_npu_forward_ops(fixtures):
     gpu, npu = profinsight.load(fixtures / GPU), profinsight.load(fixtures / NPU)
     cmp = profinsight.compare(gpu, npu, mode="framework", names=["gpu", "npu"])

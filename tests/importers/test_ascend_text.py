@@ -527,6 +527,7 @@ def test_trace_reader_edge_cases(tmp_path):
             assert names == [f"e{i}" for i in range(count)]
 
 
+@pytest.mark.slow
 def test_trace_read_in_pieces_gives_the_same_tables(fixtures, monkeypatch):
     """The trace is read in pieces cut at event boundaries; 100 kB pieces (about 20 of them)
     give exactly the tables of one piece, file order included."""

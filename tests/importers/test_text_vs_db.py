@@ -1,27 +1,17 @@
 """The contract's "Text vs DB exports" rules, on the fixtures: the text and DB exports of the same
 training step (two separate collections of one program) must give the same schema, the same
 multiset of (name, type) of compute kernels, communication ops equal by count, type and order,
-and compute time within 2%.
-
-Skipped until the text importer (``profinsight.importers.ascend_text``) exists."""
+and compute time within 2%."""
 
 from __future__ import annotations
 
 import collections
-import importlib
 from pathlib import Path
 
 import pytest
 
-from profinsight.importers import ascend_db, load_rank
+from profinsight.importers import ascend_db, ascend_text, load_rank
 from profinsight.schema import TABLES
-
-try:
-    ascend_text = importlib.import_module("profinsight.importers.ascend_text")
-except ImportError:  # pragma: no cover - until the text importer lands
-    ascend_text = None
-
-pytestmark = pytest.mark.skipif(ascend_text is None, reason="the ascend_text importer does not exist yet")
 
 CASES = [(lv, r) for lv in (0, 1) for r in (0, 1)]
 _CACHE: dict = {}

@@ -6,12 +6,14 @@ from __future__ import annotations
 import json
 
 import pytest
+from _support import require
 
 from profinsight import __version__
 from profinsight.cli import main
 from profinsight.cli.env_checks import environment_extra_checks, framework_checks, jupyter_checks
 
-pytest.importorskip("jupyter_server")
+require("jupyter_server")
+pytestmark = pytest.mark.jupyter
 
 
 def codes(diags):

@@ -6,18 +6,15 @@ Jupyter root.  Fixtures are copied into ``jp_root_dir``."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
 from urllib.parse import quote
 
 import pytest
+from _support import require
 
-if os.environ.get("CI"):
-    import jupyter_server  # noqa: F401  (in CI a missing jupyter_server is a failure, not a skip)
-    import pytest_jupyter  # noqa: F401
-else:
-    pytest.importorskip("jupyter_server", reason="jupyter_server not installed: pip install -e .[test]")
-    pytest.importorskip("pytest_jupyter", reason="pytest-jupyter not installed: pip install -e .[test]")
+require("jupyter_server")
+require("pytest_jupyter")
+pytestmark = pytest.mark.jupyter
 
 # pytest-jupyter's fixtures (jp_fetch, jp_serverapp, jp_root_dir, ...) for THIS module only.  Not
 # `pytest_plugins = ["pytest_jupyter.jupyter_server"]`: that registers the plugin for the whole

@@ -5,6 +5,10 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
+pytestmark = [pytest.mark.jupyter, pytest.mark.slow]
+
 
 def test_ascend_import_inside_a_kernel(fixtures, tmp_path):
     from jupyter_client.manager import start_new_kernel

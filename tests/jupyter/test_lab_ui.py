@@ -21,20 +21,14 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from _support import CHROMIUM, FLAGS, artifacts_dir
+from _support import CHROMIUM, FLAGS, artifacts_dir, require, require_chromium
 
 REPO = Path(__file__).resolve().parents[2]
 TOKEN = "profinsight-lab-test"
 RUN = "runs/text_level1"  # 2 rank folders of one collection: ONE entry
 TRACE = "traces/gpu_alexnet.json.gz"
 NOTEBOOK_TRACE = RUN  # the Ascend run: imported inside the kernel (DuckDB behaves differently there)
-
-
-def _need(condition: bool, why: str) -> None:
-    if not condition:
-        if os.environ.get("CI"):
-            pytest.fail(f"CI must be able to run the JupyterLab UI tests: {why}")
-        pytest.skip(why)
+pytestmark = [pytest.mark.browser, pytest.mark.jupyter]
 
 
 def _free_port() -> int:
@@ -59,11 +53,8 @@ def _notebook(cells: list[str]) -> dict:
 def lab(fixtures, tmp_path_factory):
     """A running JupyterLab over a temporary root: {base, root, log}."""
     for mod in ("jupyterlab", "ipykernel", "playwright"):
-        try:
-            __import__(mod)
-        except ImportError:
-            _need(False, f"{mod} is not installed (pip install -e .[test])")
-    _need(Path(CHROMIUM).exists(), "no headless Chromium here (apt-get install chromium)")
+        require(mod)
+    require_chromium()
     tmp = tmp_path_factory.mktemp("lab")
     root = tmp / "root"
     shutil.copytree(fixtures / "ascend_pt" / "text_level1", root / RUN)

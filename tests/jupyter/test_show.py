@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 import profinsight
 from profinsight.jupyter.show import SHOW_MIME, show_bundle
+
+pytestmark = pytest.mark.jupyter
 
 
 def test_bundle_carries_the_path_and_an_inline_fallback(fixtures):

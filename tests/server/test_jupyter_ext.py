@@ -15,14 +15,13 @@ from pathlib import Path
 from urllib.parse import quote
 
 import pytest
+from _support import require
 from tornado.httpclient import HTTPClient, HTTPClientError
 
 REPO = Path(__file__).resolve().parents[2]  # not `from conftest import`: several conftest modules exist
 
-if os.environ.get("CI"):
-    import jupyter_server  # noqa: F401  (in CI a missing jupyter_server is a failure, not a skip)
-else:
-    pytest.importorskip("jupyter_server", reason="jupyter_server not installed: pip install -e .[jupyter]")
+require("jupyter_server")
+pytestmark = [pytest.mark.jupyter, pytest.mark.slow]  # a real jupyter server subprocess per module
 
 TOKEN = "jupyter-test-token"
 BASE_URL = "/jhub/user/"  # a non-root base_url, as behind JupyterHub

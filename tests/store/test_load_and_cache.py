@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -133,16 +137,73 @@ def test_warm_open_comes_from_cache_and_changes_invalidate(fixtures, tmp_path, m
     assert len(calls) == 1
 
 
-def test_interrupted_cache_write_never_loads(fixtures, tmp_path):
-    rank = fixtures / "ascend_pt/text_level0/rank0_ascend_pt"
+#: the child of the interrupted-write test: loads one rank (import + cache write) and stops for
+#: good after the third Parquet file of the entry is on disk, so the parent can kill it mid-write
+_WRITER = """
+import sys, time
+from pathlib import Path
+import pyarrow.parquet as pq
+import profinsight
+
+rank, ready = Path(sys.argv[1]), Path(sys.argv[2])
+real_write, written = pq.write_table, []
+
+def write_then_hang(table, where, **kw):
+    real_write(table, where, **kw)
+    written.append(where)
+    if len(written) == 3:
+        ready.write_text(str(where))
+        time.sleep(600)
+
+pq.write_table = write_then_hang
+profinsight.load(rank)
+"""
+
+
+def test_cache_write_killed_mid_way_is_ignored_then_repaired(fixtures, tmp_path, monkeypatch):
+    rank = tmp_path / "rank0_ascend_pt"
+    shutil.copytree(fixtures / "ascend_pt/text_level0/rank0_ascend_pt", rank)
+    root, ready = cache.cache_root(), tmp_path / "ready"
+    writer = subprocess.Popen([sys.executable, "-c", _WRITER, str(rank), str(ready)], stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 120
+        while not ready.exists():
+            if writer.poll() is not None:
+                pytest.fail("the writer ended before it was killed:\n" + writer.stderr.read().decode()[-3000:])
+            assert time.monotonic() < deadline, "the writer wrote no Parquet file in 120 s"
+            time.sleep(0.02)
+        os.kill(writer.pid, signal.SIGKILL)
+        assert writer.wait(30) == -signal.SIGKILL
+    finally:
+        if writer.poll() is None:
+            writer.kill()
+        writer.stderr.close()
+    # what the kill left: a temporary folder holding part of the entry, no entry
+    (tmp,) = root.rglob(".tmp-*")
+    assert Path(ready.read_text()).parent == tmp
+    assert len(list(tmp.glob("*.parquet"))) == 3 and not (tmp / "meta.json").exists()
     src = profinsight.discover(rank)[0].sources[0]
-    key = cache.cache_key(src)
-    half = cache.cache_root() / "v1" / key
-    half.mkdir(parents=True)
-    (half / "device_tasks.parquet").write_bytes(b"PAR1 truncated")
-    assert cache.lookup(src) is None  # no meta.json: not an entry
+    assert not (tmp.parent / cache.cache_key(src)).exists()
+    assert cache.lookup(src) is None
+    # the next load ignores the partial write and imports again; the next cache write sweeps the
+    # killed writer's folder (a temporary folder is swept once an hour old: a younger one may
+    # belong to a writer still at work in another process), so age it as the clock would
+    hour_ago = time.time() - 3601
+    os.utime(tmp, (hour_ago, hour_ago))
+    import profinsight.store.loader as loader
+
+    calls, real = [], loader.load_rank
+    monkeypatch.setattr(loader, "load_rank", lambda s: calls.append(s) or real(s))
     p = profinsight.load(rank)
-    assert p.row_counts()["device_tasks"] > 0
+    assert len(calls) == 1
+    n = p.row_counts()["device_tasks"]
+    assert n > 0 and len(p.table("device_tasks")) == n
+    assert cache.lookup(src) is not None  # repaired: a complete entry
+    assert list(root.rglob(".tmp-*")) == []
+    # and a later load comes from that entry
+    calls.clear()
+    again = profinsight.load(rank)
+    assert calls == [] and again.row_counts() == p.row_counts()
 
 
 def test_cache_off_keeps_tables_in_memory(fixtures, monkeypatch):

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import shutil
 
+import pytest
 from conftest import REPO
 
 import profinsight
 
 
+@pytest.mark.slow
 def test_every_emitted_code_is_documented(fixtures, tmp_path):
     doc = (REPO / "docs" / "doctor.md").read_text(encoding="utf-8")
     codes = set()

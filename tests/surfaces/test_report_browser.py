@@ -4,9 +4,12 @@ requires this test; elsewhere it is skipped when no browser is installed."""
 
 from __future__ import annotations
 
+import pytest
 from _support import CHROMIUM, FLAGS, playwright_or_skip
 
 from profinsight.cli import main
+
+pytestmark = pytest.mark.browser
 
 
 def test_report_opens_offline_with_every_section(fixtures, tmp_path):

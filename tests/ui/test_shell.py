@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import pytest
+
+pytestmark = pytest.mark.browser
+
 
 def test_shell_lists_profiles_and_switches_language(serve, page, fixtures, shot):
     base = serve(

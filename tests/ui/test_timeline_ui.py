@@ -11,6 +11,8 @@ import profinsight
 from profinsight import timeline as tl
 
 RANK0 = ("ascend_pt", "text_level1", "rank0_ascend_pt")
+pytestmark = pytest.mark.browser
+
 EVIL = "<script>alert(1)</script>"
 
 

@@ -12,6 +12,8 @@ from _support import crafted_trace, fmt_duration
 
 import profinsight
 
+pytestmark = pytest.mark.browser
+
 EVIL = "<script>alert(1)</script>"
 
 

@@ -107,6 +107,14 @@ def test_every_registered_analysis_is_listed(base, page, shot):
     assert titles == [all_analyses()[n].title for n in names]
     assert "Choose an analysis" in page.inner_text(".pi-an-main")
     assert page.locator(".pi-tab[data-view='analyses']").inner_text() == "Analyses"
+    # each one runs from its defaults and shows its result (or says it found no rows)
+    for name in names:
+        page.click(f".pi-an-item[data-name='{name}']")
+        page.wait_for_selector(f".pi-an-result[data-analysis='{name}'][data-state]:not([data-state='loading'])")
+        assert page.get_attribute(".pi-an-result", "data-state") == "ready", (name, page.inner_text(".pi-an-result"))
+        total = int(page.get_attribute(".pi-an-result", "data-total"))
+        shown = page.locator(".pi-an-result tbody tr").count()
+        assert shown == min(total, 200) and (total or page.locator(".pi-an-result .pi-empty").count() == 1), name
     assert page.errors == []
 
 

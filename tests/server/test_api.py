@@ -149,6 +149,52 @@ def test_analyses_from_registry(server):
     assert fetch(server, P + "/analyses/op_summary?bogus=1")[0] == 400
 
 
+@pytest.fixture(scope="module")
+def gpu_server(fixtures):
+    """A server of a Kineto trace whose idle_gaps(min_us=0) has hundreds of rows (930)."""
+    from profinsight.server.threaded import serve_in_thread
+
+    path = fixtures / "kineto" / "gpu_2rank_rank0.json.gz"
+    with serve_in_thread(make_app([path], token=TOKEN)) as base:
+        yield {"base": base, "prof": profinsight.load(path)}
+
+
+def test_analysis_route_pages_the_result(gpu_server):
+    """offset/limit page the analysis answer; the pages, put together, are the Python result row
+    for row, and total_rows counts the whole result."""
+    ref = gpu_server["prof"].idle_gaps(min_us=0)
+    assert len(ref) == 930
+    g = "/api/profiles/gpu_2rank_rank0.json.gz/analyses/idle_gaps?min_us=0"
+    code, whole = fetch(gpu_server, g)
+    assert code == 200
+    assert (whole["offset"], whole["limit"], whole["total_rows"], len(whole["rows"])) == (0, 5000, 930, 930)
+    assert whole["params"] == {"min_us": "0"}  # paging arguments do not reach the analysis
+    pages = []
+    for offset, n in ((0, 400), (400, 400), (800, 130)):
+        code, page = fetch(gpu_server, f"{g}&offset={offset}&limit=400")
+        assert code == 200
+        assert (page["offset"], page["limit"], page["total_rows"], len(page["rows"])) == (offset, 400, 930, n)
+        assert page["columns"] == list(ref.columns) and page["chart"] == whole["chart"]
+        pages += page["rows"]
+    exact = ["rank", "step", "position", "start_ns", "end_ns", "host_activity", "host_op", "next_task", "label"]
+    for col in exact:
+        assert [r[col] for r in pages] == ref[col].tolist(), col
+    for col in ("dur_us", "offset_us", "overlap_us"):  # floats travel with 10 significant digits
+        assert [r[col] for r in pages] == pytest.approx(ref[col].tolist(), rel=1e-9, abs=1e-9), col
+    assert pages == whole["rows"]
+    # past the end: no rows, still the total; a huge limit is capped; a negative offset is 0
+    code, past = fetch(gpu_server, f"{g}&offset=930")
+    assert code == 200 and past["rows"] == [] and past["total_rows"] == 930
+    code, capped = fetch(gpu_server, f"{g}&limit=1000000&offset=-5")
+    assert code == 200 and capped["limit"] == 5000 and capped["offset"] == 0 and capped["rows"] == whole["rows"]
+    code, err = fetch(gpu_server, f"{g}&limit=many")
+    assert code == 400 and "limit" in err["error"]
+    # the analysis's own parameters still apply: the default min_us=50 keeps 505 gaps
+    code, dflt = fetch(gpu_server, "/api/profiles/gpu_2rank_rank0.json.gz/analyses/idle_gaps?limit=10&offset=500")
+    assert code == 200 and dflt["total_rows"] == 505 and len(dflt["rows"]) == 5
+    assert [r["start_ns"] for r in dflt["rows"]] == gpu_server["prof"].idle_gaps()["start_ns"].iloc[500:].tolist()
+
+
 def _tree(server):
     return fetch(server, P + "/timeline/tracks")[1]
 

@@ -28,6 +28,13 @@ export type { AnalysisPayload, Diagnostic, Json, LoadStatus, ProfileInfo } from 
 
 export type Params = Record<string, string | number | boolean | string[] | undefined | null>;
 
+/** Which rows of an analysis result to answer: from row `offset` (default 0), at most `limit`
+ * rows (default and most: 5000).  The answer's `total_rows` counts the whole result. */
+export interface Page {
+  offset?: number;
+  limit?: number;
+}
+
 /** What each `timeline/<what>` route answers. */
 export interface TimelineAnswers {
   tracks: TrackTree;
@@ -123,8 +130,9 @@ export class Api {
   analyses(id: string): Promise<AnalysesAnswer> {
     return this.call(`api/profiles/${enc(id)}/analyses`);
   }
-  analysis(id: string, name: string, params: Params = {}): Promise<AnalysisPayload> {
-    return this.call(`api/profiles/${enc(id)}/analyses/${enc(name)}`, params);
+  /** Analysis `name` run with `params`, one `page` of its rows (the first 5000 by default). */
+  analysis(id: string, name: string, params: Params = {}, page: Page = {}): Promise<AnalysisPayload> {
+    return this.call(`api/profiles/${enc(id)}/analyses/${enc(name)}`, { ...params, offset: page.offset, limit: page.limit });
   }
   table(id: string, name: string, params: Params = {}): Promise<TablePage> {
     return this.call(`api/profiles/${enc(id)}/tables/${enc(name)}`, params);

@@ -76,17 +76,27 @@ class ChartSpec(_ChartSpecBase, total=False):
     series: list[str]
 
 
-class AnalysisPayload(TypedDict):
-    """One analysis result: its schema, up to 5000 rows, and the chart its registration declares."""
-
+class _AnalysisPayloadBase(TypedDict):
     analysis: str | None
     title: str | None
     params: dict[str, Json]
     columns: list[str]
     dtypes: list[str]
+    #: the rows of this page (a notebook output: the first 5000)
     rows: list[dict[str, Json]]
+    #: rows of the whole result
     total_rows: int
     chart: ChartSpec | None
+
+
+class AnalysisPayload(_AnalysisPayloadBase, total=False):
+    """One analysis result: its schema, a page of its rows, and the chart its registration declares;
+    answers of the HTTP route say which page (``offset``, ``limit``), notebook outputs do not."""
+
+    #: index of the page's first row in the whole result
+    offset: int
+    #: the page size asked for (at most 5000)
+    limit: int
 
 
 class ParamInfo(TypedDict):

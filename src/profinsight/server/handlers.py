@@ -27,7 +27,11 @@ from .wire import ARROW_MIME, arrow_stream, dumps
 
 ENGINE = ThreadPoolExecutor(max_workers=1, thread_name_prefix="profinsight-engine")
 MAX_TABLE_ROWS = 10_000
+#: the most rows one page of an analysis answer holds (also its default page size)
+MAX_ANALYSIS_ROWS = 5_000
 RESERVED_ARGS = ("token", "_xsrf")
+#: query arguments of the analysis route that page the result instead of reaching the analysis
+PAGING_ARGS = ("offset", "limit")
 
 
 class ApiHandler(tornado.web.RequestHandler):
@@ -195,12 +199,25 @@ def describe_analysis(a) -> dict:
 
 
 class AnalysisHandler(ApiHandler):
+    """``?PARAM=VALUE...``: the analysis's own parameters; ``offset`` and ``limit`` (default 0 and
+    :data:`MAX_ANALYSIS_ROWS`, at most that) choose the page of rows.  The answer is the analysis
+    payload of that page, with ``total_rows`` counting the whole result."""
+
     async def get(self, pid, name):
         a = get_analysis(name)
-        params = {k: self.get_query_argument(k) for k in self.request.query_arguments if k not in RESERVED_ARGS}
+        offset = max(self.int_arg("offset", 0), 0)
+        limit = min(max(self.int_arg("limit", MAX_ANALYSIS_ROWS), 0), MAX_ANALYSIS_ROWS)
+        skip = RESERVED_ARGS + PAGING_ARGS
+        params = {k: self.get_query_argument(k) for k in self.request.query_arguments if k not in skip}
         profile = await self.engine(self.store.get, pid)
-        df = await self.engine(lambda: a.run(profile, **params))
-        self.send_json(payload(df, a, params))
+        self.send_json(await self.engine(lambda: _analysis_page(a.run(profile, **params), a, params, offset, limit)))
+
+
+def _analysis_page(df, analysis, params: dict, offset: int, limit: int) -> dict:
+    """Rows ``offset`` .. ``offset + limit`` of a result as its payload, counted against the whole."""
+    out = payload(df.iloc[offset : offset + limit], analysis, params)
+    out.update(total_rows=int(len(df)), offset=offset, limit=limit)
+    return out
 
 
 class CompareHandler(ApiHandler):

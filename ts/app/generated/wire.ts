@@ -21,7 +21,7 @@ export interface ChartSpec {
   series?: string[];
 }
 
-/** One analysis result: its schema, up to 5000 rows, and the chart its registration declares. */
+/** One analysis result: its schema, a page of its rows, and the chart its registration declares; answers of the HTTP route say which page (`offset`, `limit`), notebook outputs do not. */
 export interface AnalysisPayload {
   analysis: string | null;
   title: string | null;
@@ -31,6 +31,10 @@ export interface AnalysisPayload {
   rows: Record<string, Json>[];
   total_rows: number;
   chart: ChartSpec | null;
+  /** index of the page's first row in the whole result */
+  offset?: number;
+  /** the page size asked for (at most 5000) */
+  limit?: number;
 }
 
 export interface ParamInfo {

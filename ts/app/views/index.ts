@@ -1,5 +1,6 @@
 /** Every view of the viewer, in tab order.  A view is a module exporting `create(): View`. */
 import type { ViewSpec } from './types';
+import * as analyses from './analyses';
 import * as communication from './communication';
 import * as compare from './compare';
 import * as memory from './memory';
@@ -15,5 +16,6 @@ export const VIEWS: ViewSpec[] = [
   { id: 'memory', label: 'ui.view.memory', create: memory.create },
   { id: 'communication', label: 'ui.view.communication', create: communication.create },
   { id: 'ranks', label: 'ui.view.ranks', create: ranks.create },
-  { id: 'compare', label: 'ui.view.compare', create: compare.create }
+  { id: 'compare', label: 'ui.view.compare', create: compare.create },
+  { id: 'analyses', label: 'ui.view.analyses', create: analyses.create }
 ];

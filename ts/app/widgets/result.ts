@@ -20,6 +20,9 @@ export interface ResultOptions {
   onSelect?: (row: Record<string, any>) => void;
   /** show the title line */
   title?: boolean;
+  /** say "first N of M rows" when the payload holds part of the result (default true; a
+   * caller that pages the result shows its own pager instead) */
+  capNote?: boolean;
 }
 
 /** Numbers of a series, nulls kept (a gap, not a zero). */
@@ -116,7 +119,7 @@ export class AnalysisResult {
       onSelect: opts.onSelect
     });
     this.el.appendChild(this.table.el);
-    if (p.total_rows > p.rows.length) {
+    if (opts.capNote !== false && p.total_rows > p.rows.length) {
       this.el.appendChild(
         h(
           'div',

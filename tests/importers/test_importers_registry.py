@@ -6,10 +6,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-import pytest
-
 import profinsight
-from profinsight import UnsupportedFormat
 from profinsight.discovery import scan
 from profinsight.importers import REGISTERED, formats, importers
 
@@ -23,7 +20,7 @@ def test_each_registered_importer_declares_itself_and_has_a_docs_section():
     for imp in imps:
         assert imp.shape in ("file", "folder") and imp.doc
         assert f"## `{imp.name}`" in text, f"docs/formats.md has no section for {imp.name}"
-    assert set(formats()) == {"ascend_db", "ascend_text", "kineto"}
+    assert set(formats()) == {"ascend_db", "ascend_text", "kineto", "msprof"}
 
 
 def test_a_kineto_trace_is_found_without_its_file_name(fixtures, tmp_path):
@@ -42,11 +39,11 @@ def test_a_rank_folder_is_found_without_its_folder_name(fixtures, tmp_path):
     assert got == [("x", "ascend_text", "Level1", (0,)), ("y", "ascend_db", "Level1", (1,))]
 
 
-def test_an_msprof_collection_is_named_without_its_prof_name(fixtures, tmp_path):
+def test_an_msprof_collection_is_found_without_its_prof_name(fixtures, tmp_path):
     (src,) = (fixtures / "msprof" / "prof_timeline_2023").iterdir()
     shutil.copytree(src, tmp_path / "collection")
-    with pytest.raises(UnsupportedFormat, match="msprof"):
-        profinsight.load(tmp_path / "collection")
+    (run,) = profinsight.discover(tmp_path / "collection")
+    assert run.format == "msprof" and run.ranks == [0]
 
 
 def test_scan_prunes_like_a_listing(fixtures, tmp_path):

@@ -196,3 +196,12 @@ def test_a_timeline_without_start_info_keeps_the_monotonic_clock_and_says_so(pro
     p = profinsight.load(dst)
     assert "msprof-clock-unconverted" in {d.code for d in p.diagnostics}
     assert p.table("device_tasks")["start_ns"].iloc[0] == 56635864664910
+
+
+def test_the_folder_above_an_exported_collection_is_that_collection(fixtures):
+    """A folder whose only child is an exported PROF_* collection is that collection, not a
+    torch_npu rank whose raw data was never parsed."""
+    runs = profinsight.discover(fixtures / "msprof" / "prof_timeline_2023")
+    assert [r.format for r in runs] == ["msprof"]
+    p = profinsight.load(fixtures / "msprof" / "prof_timeline_2023")
+    assert p.row_counts()["device_tasks"] == 4910 and len(p.steps) == 10

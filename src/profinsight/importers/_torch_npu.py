@@ -26,17 +26,31 @@ def is_rank_folder(p: Path) -> bool:
     """Whether ``p`` has the layout of a torch_npu rank folder (parsed or not); one listing."""
     if p.name.endswith("_ascend_ms"):
         return False
+    prof_children = []
     try:
         with os.scandir(p) as it:
             for e in it:
                 n = e.name
                 if n in (OUTPUT, "FRAMEWORK") and e.is_dir():
                     return True
-                if (n.startswith("profiler_info") and n.endswith(".json")) or PROF_RE.match(n):
+                if n.startswith("profiler_info") and n.endswith(".json"):
                     return True
+                if PROF_RE.match(n):
+                    prof_children.append(e.path)
     except OSError:
         return False
-    return False
+    # a PROF_* child alone is torch_npu's raw data only while it was never exported: an exported
+    # CANN msprof collection (device_<n>/timeline) is a profile of its own, not an unparsed rank
+    return any(not _exported_msprof(Path(c)) for c in prof_children)
+
+
+def _exported_msprof(prof: Path) -> bool:
+    """Whether a ``PROF_*`` folder holds a ``device_<n>/timeline`` that msprof exported."""
+    try:
+        with os.scandir(prof) as it:
+            return any(e.name.startswith("device_") and (Path(e.path) / "timeline").is_dir() for e in it)
+    except OSError:
+        return False
 
 
 LAYOUT = Layout("torch_npu rank folder", is_rank_folder)

@@ -68,13 +68,18 @@ def discover(path: str | Path, *, prefer: str | None = None) -> list[Run]:
     if not walk.units:
         if walk.problems:
             raise walk.problems[0]
-        raise NotAProfile(
-            f"no profile found in {p}",
-            file=p,
-            fix="point at a torch_npu *_ascend_pt folder (or the folder holding the rank folders), "
-            "or at a PyTorch Kineto trace (.json / .json.gz)",
-        )
+        raise NotAProfile(f"no profile found in {p}", file=p, fix=_layouts())
     return _group(walk.units)
+
+
+def _layouts() -> str:
+    """What would work instead: every layout a registered importer reads, in its own words."""
+    read = [f"{i.doc}" for i in importers() if i.loads]
+    return (
+        "point at one of the layouts profinsight reads (or a folder holding them): "
+        + "; ".join(read)
+        + " (docs/formats.md shows each with an example tree)"
+    )
 
 
 @dataclass(frozen=True)

@@ -140,7 +140,9 @@ def test_kernel_attributes_level1(loaded):
 
 def test_kernel_attributes_level0_are_null(loaded):
     k = df(loaded(0, 0), "device_tasks").query("kind == 'kernel'")
-    assert k.type.isna().all() and k.core.isna().all() and k.input_shapes.isna().all()
+    assert k.core.isna().all() and k.input_shapes.isna().all()
+    # the type is the one the name says (see test_level0_kernels_get_their_type_from_their_name)
+    assert (len(k), k.type.notna().sum()) == (187, 168)
     assert not [c for c in k.columns if c.startswith("pmu_")]
 
 
@@ -545,3 +547,14 @@ def test_counts_by_table_are_stable(loaded):
         "other": 19,
         "communication": 4,
     }
+
+
+def test_level0_kernels_get_their_type_from_their_name(fixtures):
+    """The DB's Level0 COMPUTE_TASK_INFO has no opType: the kernel name says it, as in the text export."""
+    folder = fixtures / "ascend_pt" / "db_level0" / "rank0_ascend_pt"
+    rd = load_rank(ascend_db.sniff(folder))
+    dt = rd.tables["device_tasks"].to_pandas()
+    assert (dt.loc[dt["name"].str.contains("TransData", na=False), "type"] == "TransData").sum() == 57
+    assert (dt["name"].str.startswith("trans_TransData_", na=False)).sum() == 42
+    (note,) = [d for d in rd.diagnostics if d.code == "type-from-name"]
+    assert note.message.startswith("168 kernel(s)")

@@ -9,6 +9,7 @@ import collections
 import csv
 import json
 import random
+import re
 import shutil
 from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
@@ -158,8 +159,9 @@ def test_level0_loads_with_eight_columns(fixtures, loaded):
         assert len(got) == len(csv_rows) == 191
         assert sorted(r["start_ns"] for r in got) == sorted(ns(r["Start Time(us)"]) for r in csv_rows)
         for r in got:
-            if r["kind"] == "kernel":
-                assert r["type"] is None and r["core"] is None
+            if r["kind"] == "kernel":  # Level0 records no type: the name's last token, where it has one
+                said = re.search(r"_([A-Za-z][A-Za-z0-9]*)$", re.sub(r"_[0-9]+$", "", r["name"]))
+                assert r["type"] == (said.group(1) if said else None) and r["core"] is None
             else:
                 assert r["core"] == "HCCL" and r["type"] == "hcom_allReduce_"
         assert "pmu_aic_mac_ratio" not in data.tables["device_tasks"].column_names
@@ -679,3 +681,29 @@ def test_counters_are_named_per_piece_exactly(tmp_path):
         (3, "Stars Soc Info", "mix/a (id x, src_id 4)", 13_001, 1.0, "level"),
         (3, "Stars Soc Info", "mix/b (id x, src_id 4)", 13_001, 2.5, "level"),
     ]
+
+
+def test_level0_kernels_get_their_type_from_their_name(fixtures):
+    """Level0 writes Type N/A; CANN's kernel names end in the op type (the Level1 export of the
+    same model records exactly that type for the same names)."""
+    import csv
+
+    import profinsight
+    from profinsight.importers import ascend_text, load_rank
+
+    folder = fixtures / "ascend_pt" / "text_level0" / "rank0_ascend_pt"
+    rows = list(csv.DictReader(open(folder / "ASCEND_PROFILER_OUTPUT" / "kernel_details.csv", encoding="utf-8")))
+    assert {r["Type"] for r in rows} == {"N/A"}
+    trans = [r for r in rows if r["Name"].startswith("trans_TransData_")]
+    special = [r for r in rows if "_TransDataSpecial_TransData" in r["Name"]]
+    assert (len(trans), len(special)) == (42, 15)
+    rd = load_rank(ascend_text.sniff(folder))
+    dt = rd.tables["device_tasks"].to_pandas()
+    assert (dt.loc[dt["name"].str.contains("TransData"), "type"] == "TransData").sum() == 57
+    assert dt.loc[dt["name"] == "aclnnMm_MatMulCommon_MatMulV2", "type"].tolist() == ["MatMulV2"] * 5
+    assert dt.loc[dt["name"].str.startswith("Conv2D1"), "type"].isna().all()  # no underscore: no type said
+    (note,) = [d for d in rd.diagnostics if d.code == "type-from-name"]
+    assert note.severity == "info" and note.message.startswith("168 kernel(s)")  # 191 rows - 4 hcom - 19 "Conv2D1"
+    p = profinsight.load(fixtures / "ascend_pt" / "text_level0")
+    fc = p.format_conversions()
+    assert int(fc.loc[fc["type"] == "TransData", "count"].sum()) == 114

@@ -21,6 +21,7 @@ REGISTERED = (
     "ascend_db",
     "ascend_text",
     "kineto",
+    "ascend_file",
     "msprof",
     "mindspore",
 )

@@ -82,3 +82,46 @@ def unreadable(p: Path) -> ProfileError:
         file=p,
         fix="re-run the offline parse (torch_npu.profiler.profiler.analyse) or collect again",
     )
+
+
+# --- op type from a kernel name (Level0) ---------------------------------------------------
+# Level0 records no op type (kernel_details.csv ``Type`` is ``N/A``, the DB's ``opType`` empty),
+# but CANN names every kernel ``<API>_<kernel>_<OpType>[_<n>]`` (``aclnnMm_MatMulCommon_MatMulV2``,
+# ``aclnnMaxPool2dWithMask_TransDataSpecial_TransData``) or ``trans_<OpType>_<n>``
+# (``trans_TransData_0``, a layout conversion the framework inserted).  The last token before the
+# optional counter is the type: on every fixture that records both (4560 kernels of the Level1 and
+# Level2 exports) it equals the recorded ``Type``.  A name without ``_`` (``Conv2D1``) gets none.
+#: the op type in a kernel name (after a trailing ``_<n>`` counter is removed), Python's re
+TYPE_IN_NAME = r"_([A-Za-z][A-Za-z0-9]*)$"
+COUNTER = r"_[0-9]+$"
+#: DuckDB macro: the op type a kernel name says, or NULL
+TYPE_FROM_NAME_MACRO = (
+    "CREATE OR REPLACE MACRO type_from_name(n) AS "
+    f"nullif(regexp_extract(regexp_replace(n, '{COUNTER}', ''), '{TYPE_IN_NAME}', 1), '')"
+)
+
+
+def type_from_name(names):
+    """The op type each kernel name says (pyarrow array in, string array out; null where the
+    name says none) -- the twin of :data:`TYPE_FROM_NAME_MACRO`."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    base = pc.replace_substring_regex(names, COUNTER, "")
+    found = pc.extract_regex(base, "_(?P<t>[A-Za-z][A-Za-z0-9]*)$")
+    return pc.struct_field(found, [0]).cast(pa.string())
+
+
+def inferred_type_note(n: int, file=None, rank=None):
+    """The info diagnostic for ``n`` kernels whose type was read from their name."""
+    from .. import diagnostics as dg
+
+    return dg.info(
+        "type-from-name",
+        f"{n} kernel(s) record no op type (profiler Level0): their type was inferred from the kernel "
+        "name (trans_TransData_0 -> TransData), so format conversions and the kernel categories see them.",
+        file=file,
+        fix="Collect with profiler_level=torch_npu.profiler.ProfilerLevel.Level1 to record op types, shapes and "
+        "formats.",
+        rank=rank,
+    )

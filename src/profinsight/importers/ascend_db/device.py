@@ -32,6 +32,7 @@ import pyarrow.compute as pc
 
 from .._steps import assign_steps, build_steps, step_number
 from .._text import normalise_list
+from .._torch_npu import inferred_type_note, type_from_name
 from ..base import RankData
 from .comm import comm_type
 from .reader import INVALID_U32, Db, clean
@@ -97,7 +98,9 @@ def host_steps(db: Db) -> list[tuple[int, int, int]]:
 
 def load_device(db: Db, data: RankData, node_launch: dict[int, int], comm_groups: dict[str, str]) -> None:
     """Fill ``device_tasks`` and ``steps`` of ``data``."""
-    tasks, task_gids = _task_columns(db, comm_groups)
+    tasks, task_gids, inferred = _task_columns(db, comm_groups)
+    if inferred:
+        data.diagnostics.append(inferred_type_note(inferred, db.path, data.rank))
     ops = _comm_op_columns(db, comm_groups)
     cols = {k: pa.concat_arrays([tasks[k], ops[k]]) for k in _COLS if k not in ("task_uid", "wait_ns", "step")}
     gids = pa.concat_arrays([task_gids, pa.nulls(len(ops["kind"]), task_gids.type)])
@@ -142,8 +145,9 @@ def wait_ns(start, end) -> np.ndarray:
 
 
 def _task_columns(db: Db, comm_groups: dict[str, str]) -> tuple[dict[str, pa.Array], pa.Array]:
-    """The ``TASK`` rows as output columns, and each row's globalTaskId where it is a kernel
-    (null elsewhere; the PMU metrics join on it)."""
+    """The ``TASK`` rows as output columns, each row's globalTaskId where it is a kernel
+    (null elsewhere; the PMU metrics join on it), and how many kernels got their type from
+    their name (Level0)."""
     t = db.select(
         "TASK",
         {
@@ -229,7 +233,8 @@ def _task_columns(db: Db, comm_groups: dict[str, str]) -> tuple[dict[str, pa.Arr
         cols[k] = pick(null, comm[k], null, type_)
     out = {k: _as(cols[k], _COLS[k]) if k in cols else pa.nulls(n, _COLS[k]) for k in _COLS}
     kernel_gids = pc.if_else(kern, _as(gid, pa.int64()), pa.nulls(n, pa.int64()))
-    return out, kernel_gids
+    inferred = pc.sum(pc.and_(kern, pc.fill_null(compute["type_inferred"], False))).as_py() or 0
+    return out, kernel_gids, int(inferred)
 
 
 _COMPUTE = {
@@ -274,9 +279,13 @@ def _compute_info(db: Db, gid: pa.Array) -> tuple[dict[str, pa.Array], np.ndarra
     def state(v):
         return clean(strings.get(v, str(v)) if isinstance(v, int) else v)
 
+    names = _map(c["name"], text, pa.string())
+    recorded = _map(c["type"], lambda v: clean(text(v)), pa.string())
     out = {
-        "name": _map(c["name"], text, pa.string()),
-        "type": _map(c["type"], lambda v: clean(text(v)), pa.string()),
+        "name": names,
+        # Level0 records no opType: the kernel name says it (see .._torch_npu.type_from_name)
+        "type": pc.coalesce(recorded, type_from_name(names)),
+        "type_inferred": pc.and_(pc.is_null(recorded), pc.is_valid(type_from_name(names))),
         "core": _map(c["core"], lambda v: clean(text(v)), pa.string()),
         "block_dim": _arr(c["block"]),
         "mix_block_dim": _arr(c["mix"]),

@@ -37,7 +37,7 @@ from ..base import Importer, RankData, RankSource, Recognised
 from ..chrome_trace import TraceRead, out_of_memory, read_trace_json
 from . import _comm, _device, _files, _host, _kernels, _links, _memory, _meta, _sql, _trace
 
-VERSION = "3"  # 3: ties broken explicitly (counters by file order, steps and launch bindings by id)
+VERSION = "4"  # 4: Level0 kernels get their op type from their name (3: ties broken explicitly)
 FORMAT = "ascend_text"
 
 #: DuckDB threads for one rank.  One: ranks are imported one per core (``store.loader``), and

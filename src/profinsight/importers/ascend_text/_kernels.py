@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 
+from .. import _torch_npu
 from . import _files as F
 
 #: kernel_details headers that are not PMU metrics (both spellings across versions)
@@ -74,6 +75,7 @@ def _slug(text: str) -> str:
 def load_kernels(con, inputs: F.Inputs) -> list[str] | None:
     """Create ``kd`` from kernel_details.csv; returns the ``pmu_*`` column names, or None when
     the file is missing/unreadable (then ``kd`` exists but is empty)."""
+    con.execute(_torch_npu.TYPE_FROM_NAME_MACRO)
     cols = inputs.read_csv(con, F.KERNELS, "kd_raw")
     if cols is None:
         con.execute(f"CREATE OR REPLACE TABLE kd AS SELECT * FROM ({_select([], [])}) WHERE false")
@@ -83,6 +85,10 @@ def load_kernels(con, inputs: F.Inputs) -> list[str] | None:
     dropped = con.sql("SELECT count(*) FROM kd_all WHERE start_ns IS NULL OR name IS NULL").fetchall()[0][0]
     inputs.report_dropped(F.KERNELS, dropped, "their Name or Start Time(us) is empty or not a number")
     con.execute("CREATE OR REPLACE TABLE kd AS SELECT * FROM kd_all WHERE start_ns IS NOT NULL AND name IS NOT NULL")
+    inferred = con.sql("SELECT count(*) FROM kd WHERE type_inferred").fetchall()[0][0]
+    if inferred:
+        note = _torch_npu.inferred_type_note(inferred, inputs.path(F.KERNELS), inputs.rank)
+        inputs.diagnostics.append(note)
     return [pmu_column(c)[0] for c in pmu]
 
 
@@ -95,13 +101,17 @@ def _select(cols: list[str], pmu: list[str]) -> str:
         f", TRY_CAST({F.pick(cols, c)} AS DOUBLE) * {pmu_column(c)[1]!r} AS {pmu_column(c)[0]}" for c in pmu
     )
     source = "FROM kd_raw" if cols else ""
+    # Level0 records no type: the kernel name says it (see .._torch_npu.type_from_name)
+    comm = f"(upper({core}) IN {_COMM_CORES} OR ({core} IS NULL AND {name} LIKE 'hcom\\_%' ESCAPE '\\'))"
+    inferred = f"(CASE WHEN NOT coalesce({comm}, false) THEN type_from_name({name}) END)"
     return f"""SELECT (row_number() OVER ()) - 1 AS kd_row,
         int_or_null({p("Step Id")}) AS step,
         int_or_null({p("Device_id")}) AS device,
         {name} AS name,
         coalesce(clean({p("Type", "OP Type")}),
                  CASE WHEN upper({core}) IN {_COMM_CORES} THEN regexp_extract({name}, '^(hcom_[A-Za-z0-9]+_)', 1)
-                 END) AS type,
+                 END, {inferred}) AS type,
+        clean({p("Type", "OP Type")}) IS NULL AND {inferred} IS NOT NULL AS type_inferred,
         CASE WHEN upper({core}) IN {_COMM_CORES} THEN 'HCCL' ELSE {core} END AS core,
         CASE WHEN upper({core}) IN {_COMM_CORES} OR ({core} IS NULL AND {name} LIKE 'hcom\\_%' ESCAPE '\\')
              THEN 'communication' ELSE 'kernel' END AS kind,

@@ -25,10 +25,10 @@ from .. import chrome_trace
 from .._common import duck, sql_str
 from .._steps import assign_steps, build_steps
 from ..base import Importer, RankData, RankSource, Recognised
-from . import _comm, _links, _runinfo, _sql, _tables
+from . import _bare, _comm, _links, _runinfo, _sql, _tables
 from ._events import load_raw, load_rest
 
-VERSION = "1"
+VERSION = "2"  # 2: old (PyTorch 1.8-1.13) category names and bare event arrays
 
 #: DuckDB's budget for the working tables (it spills to the import's temp folder beyond it)
 MEMORY_LIMIT = "512MB"
@@ -36,11 +36,20 @@ MEMORY_LIMIT = "512MB"
 _RANK = re.compile(rb'"distributedInfo"\s*:\s*\{[^{}]*?"rank"\s*:\s*(-?\d+)')
 _WORLD = re.compile(rb'"world_size"\s*:\s*(\d+)')
 _KINETO_KEYS = (b'"traceEvents"', b'"schemaVersion"', b'"deviceProperties"', b'"distributedInfo"')
+#: what only a Kineto trace writes near the start of a bare event array: a category in its own
+#: spelling (old or new; torch_npu's trace_view.json shares ``cpu_op`` and the other host
+#: categories, never these), or the ``Trace name`` every op of a PyTorch 1.8 trace carries
+_KINETO_ARRAY = re.compile(
+    rb'"cat"\s*:\s*"(?:Operator|Kernel|Runtime|Memcpy|Memset|kernel|cuda_runtime|cuda_driver|gpu_memcpy|gpu_memset)"'
+    rb'|"Trace name"\s*:\s*"PyTorch Profiler"'
+)
 
 
 def sniff(path: Path) -> RankSource | None:
     """A Kineto trace: a file (plain or gzip, whatever its name) whose top level is an object
-    with ``traceEvents`` (torch_npu's trace_view.json is a bare array and is not one)."""
+    with ``traceEvents``, or a bare event array (how some tools and old tutorials save one)
+    whose first events are Kineto's own (torch_npu's trace_view.json, also a bare array, is not
+    one: its head holds none of :data:`_KINETO_ARRAY`)."""
     return _sniffed(Path(path))[0]
 
 
@@ -61,11 +70,14 @@ def _sniffed(path: Path) -> tuple[RankSource | None, bytes]:
     except OSError:
         return None, b""
     lead = first.lstrip(b" \t\r\n\xef\xbb\xbf")[:1]
-    if first[:2] != b"\x1f\x8b" and lead not in (b"{", b""):
+    if first[:2] != b"\x1f\x8b" and lead not in (b"{", b"[", b""):
         return None, b""
     head = chrome_trace.head(path, 64 << 10)
     body = head.lstrip(b" \t\r\n\xef\xbb\xbf")
-    if not body.startswith(b"{") or not any(k in body for k in _KINETO_KEYS):
+    if body.startswith(b"["):
+        if not _KINETO_ARRAY.search(body):
+            return None, b""
+    elif not body.startswith(b"{") or not any(k in body for k in _KINETO_KEYS):
         return None, b""
     m = _RANK.search(body)
     return RankSource(format="kineto", path=path, files=(path,), rank_hint=int(m.group(1)) if m else None), head
@@ -80,7 +92,8 @@ IMPORTER = Importer(
     name="kineto",
     shape="file",
     recognise=_recognise,
-    doc="PyTorch Kineto Chrome trace (GPU/CPU, CUDA and ROCm): a JSON object with traceEvents, plain or gzip",
+    doc="PyTorch Kineto Chrome trace (GPU/CPU, CUDA and ROCm): a JSON object with traceEvents "
+    "(or a bare array of Kineto events), plain or gzip",
     hint=_hint,
 )
 
@@ -90,7 +103,10 @@ def load_rank(source: RankSource) -> RankData:
     path = Path(source.files[0] if source.files else source.path)
     with tempfile.TemporaryDirectory(prefix="profinsight-kineto-") as tmp:
         try:
-            ex = chrome_trace.extract(path, Path(tmp))
+            if chrome_trace.form(path) == "array":
+                ex = _bare.extract_array(path, Path(tmp))
+            else:
+                ex = chrome_trace.extract(path, Path(tmp))
         except (chrome_trace.ReadError, OSError) as exc:
             return RankData(source.rank_hint, diagnostics=[_unreadable(path, exc)])
         con = duck()
@@ -174,11 +190,11 @@ def _base_ns(value) -> int:
 def _passes(con, events_path: Path, base: int):
     """One parse of the array into ``raw``; the host, runtime and device tables are taken out
     of it, then the rest becomes ``ev`` and ``raw`` is dropped."""
-    load_raw(con, events_path, base)
-    host = _tables.read_host(con)
+    legacy = load_raw(con, events_path, base)
+    host = _tables.read_host(con, legacy)
     api = _tables.read_api(con)
     rocm = pc.any(pc.starts_with(api["name"], "hip")).as_py() if api.num_rows else False
-    dev = _tables.read_dev(con, "RCCL" if rocm else "NCCL")
+    dev = _tables.read_dev(con, "RCCL" if rocm else "NCCL", legacy)
     load_rest(con)
     _tables.create_gpu_pids(con)
     return host, api, dev

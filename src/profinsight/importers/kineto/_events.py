@@ -21,6 +21,13 @@ three filtered read passes).  Column choices:
 
 Flow events (``s``/``t``/``f``) are not read: launches are linked by ``args.correlation`` and
 ``External id``, and many traces hold unmatched ``ac2g`` flows.
+
+Old traces (PyTorch 1.8-1.13, every TensorBoard-plugin sample) spell the categories differently:
+``Operator`` for ``cpu_op``, ``Runtime`` for ``cuda_runtime``, ``Kernel``, ``Memcpy``, ``Memset``
+capitalised, and their args too: ``Input dims`` (not ``Input Dims``) on ops, ``external id`` (lower
+case) on kernels, copies and runtime calls.  ``raw`` carries every category in today's spelling
+(:data:`CAT_ALIASES`, compared case-insensitively, so later passes know one set of names); the
+old arg keys are read beside the new ones (:data:`LEGACY_KEYS`) and the first present wins.
 """
 
 from __future__ import annotations
@@ -30,6 +37,22 @@ from pathlib import Path
 import orjson
 
 from .._common import sql_str
+
+#: old (PyTorch 1.8-1.13) category names -> today's, compared lower case; today's names in any case
+#: are folded to lower case, every other category is kept as written (``Trace``, ``async``)
+CAT_ALIASES = {
+    "operator": "cpu_op",
+    "runtime": "cuda_runtime",
+    "driver": "cuda_driver",
+    "memcpy": "gpu_memcpy",
+    "memset": "gpu_memset",
+    "python": "python_function",
+    "user annotation": "user_annotation",
+    "gpu user annotation": "gpu_user_annotation",
+}
+#: today's arg key -> its old spelling (json_transform matches keys exactly, and a STRUCT cannot
+#: hold two keys that differ only in case, so the old one is read with a second transform)
+LEGACY_KEYS = {"External id": "external id", "Input Dims": "Input dims"}
 
 DEVICE_CATS = ("kernel", "gpu_memcpy", "gpu_memset", "cuda_sync")
 HOST_CATS = ("cpu_op", "user_annotation", "python_function")
@@ -77,6 +100,24 @@ _BASE = (
 )
 
 
+def _today() -> tuple:
+    return DEVICE_CATS + HOST_CATS + API_CATS + ("gpu_user_annotation", "cuda_profiler_range")
+
+
+def _old_spelling() -> str:
+    """SQL condition: ``cat`` is a Kineto category in an old spelling (see :data:`CAT_ALIASES`)."""
+    return (
+        f"cat IS NOT NULL AND cat NOT IN {cats(_today())} "
+        f"AND (lower(cat) IN {cats(_today())} OR lower(cat) IN {cats(CAT_ALIASES)})"
+    )
+
+
+def _canonical_cat() -> str:
+    """SQL expression: an old-spelled ``cat`` in today's spelling."""
+    old = " ".join(f"WHEN '{k}' THEN '{v}'" for k, v in CAT_ALIASES.items())
+    return f"CASE lower(cat) {old} ELSE lower(cat) END"
+
+
 def cats(values) -> str:
     """SQL list literal of category names."""
     return "(" + ", ".join(f"'{v}'" for v in values) + ")"
@@ -101,35 +142,54 @@ def times(base_ns: int) -> str:
     )
 
 
-def _pass(cats_: tuple, keys: tuple) -> str:
+def _pass(cats_: tuple, keys: tuple, legacy: bool) -> str:
     """Rows of ``raw`` in the categories ``cats_``, args as a STRUCT of ``keys``
-    (``json_transform`` is the conversion ``read_json`` itself applies to a STRUCT column)."""
-    return (
-        f"SELECT cat, name, pid, tid, start_ns, dur_ns, "
-        f"json_transform(args, {sql_str(_struct_json(keys))}) AS a "
-        f"FROM raw WHERE ph = 'X' AND cat IN {cats(cats_)}"
-    )
+    (``json_transform`` is the conversion ``read_json`` itself applies to a STRUCT column); in an
+    old trace a key's old spelling fills it where today's is absent."""
+    a = f"json_transform(args, {sql_str(_struct_json(keys))})"
+    old = {k: LEGACY_KEYS[k] for k in keys if k in LEGACY_KEYS} if legacy else {}
+    if old:
+        fields = ", ".join(
+            f"{_q(k)} := coalesce(a.{_q(k)}, b.{_q(old[k])})" if k in old else f"{_q(k)} := a.{_q(k)}" for k in keys
+        )
+        return (
+            f"SELECT cat, name, pid, tid, start_ns, dur_ns, struct_pack({fields}) AS a FROM ("
+            f"SELECT cat, name, pid, tid, start_ns, dur_ns, {a} AS a, "
+            f"json_transform(args, {sql_str(_struct_json(old.values()))}) AS b "
+            f"FROM raw WHERE ph = 'X' AND cat IN {cats(cats_)})"
+        )
+    return f"SELECT cat, name, pid, tid, start_ns, dur_ns, {a} AS a FROM raw WHERE ph = 'X' AND cat IN {cats(cats_)}"
+
+
+def _q(key: str) -> str:
+    return '"' + key.replace('"', '""') + '"'
 
 
 def _struct_json(keys) -> str:
     return orjson.dumps({k: "VARCHAR" for k in keys}).decode()
 
 
-def device_pass() -> str:
-    return _pass(DEVICE_CATS, DEVICE_KEYS)
+def device_pass(legacy: bool = False) -> str:
+    return _pass(DEVICE_CATS, DEVICE_KEYS, legacy)
 
 
-def host_pass() -> str:
-    return _pass(HOST_CATS, HOST_KEYS)
+def host_pass(legacy: bool = False) -> str:
+    return _pass(HOST_CATS, HOST_KEYS, legacy)
 
 
-def load_raw(con, events_path: Path, base_ns: int) -> None:
-    """Table ``raw``: the one parse of the event array (flows left out), args as JSON."""
+def load_raw(con, events_path: Path, base_ns: int) -> bool:
+    """Table ``raw``: the one parse of the event array (flows left out), args as JSON, every
+    category in today's spelling.  Returns whether the trace spelled them the old way (one scan
+    of the ``cat`` column; only then are the rows rewritten and the old arg keys read)."""
     con.execute(f"""
         CREATE OR REPLACE TEMP TABLE raw AS
         SELECT ph, cat, name, pid, tid, {times(base_ns)}, args
         FROM {source(events_path, "JSON")}
         WHERE coalesce(ph, '') NOT IN ('s', 't', 'f')""")
+    legacy = con.execute(f"SELECT count(*) FROM (SELECT 1 FROM raw WHERE {_old_spelling()} LIMIT 1)").fetchall()[0][0]
+    if legacy:
+        con.execute(f"UPDATE raw SET cat = {_canonical_cat()} WHERE {_old_spelling()}")
+    return bool(legacy)
 
 
 def load_rest(con) -> None:

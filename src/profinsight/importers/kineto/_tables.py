@@ -39,11 +39,12 @@ HOST_COLS = [
 ]
 
 
-def read_host(con) -> pa.Table:
-    """Arrow table ``host`` (framework ops, registered in ``con``), ``op_id`` = file order."""
+def read_host(con, legacy: bool = False) -> pa.Table:
+    """Arrow table ``host`` (framework ops, registered in ``con``), ``op_id`` = file order;
+    ``legacy``: the trace spells categories and arg keys the old way (see :mod:`._events`)."""
     host = _with_rid(
         con.sql(f"""
-    WITH h AS ({_events.host_pass()})
+    WITH h AS ({_events.host_pass(legacy)})
     SELECT TRY_CAST(pid AS BIGINT) AS pid, TRY_CAST(tid AS BIGINT) AS thread,
       CASE cat WHEN 'cpu_op' THEN 'op' WHEN 'user_annotation' THEN 'annotation'
                ELSE 'python' END AS category,
@@ -68,16 +69,16 @@ def read_host(con) -> pa.Table:
 
 def read_api(con) -> pa.Table:
     """Arrow table ``api`` (CUDA/HIP runtime and driver calls, taken out of ``raw``),
-    ``call_id`` = file order."""
+    ``call_id`` = file order; ``External id`` is ``external id`` in old traces."""
     api = _with_rid(
         con.sql(f"""
     WITH c AS (
       SELECT pid, tid, cat, name, start_ns, dur_ns,
-             json_extract_string(args, ['$.correlation', '$.kernel', '$."External id"']) AS a
+             json_extract_string(args, ['$.correlation', '$.kernel', '$."External id"', '$."external id"']) AS a
       FROM raw WHERE ph = 'X' AND cat IN {cats(API_CATS)} ORDER BY rowid)
     SELECT TRY_CAST(pid AS BIGINT) AS pid, TRY_CAST(tid AS BIGINT) AS thread, cat AS level,
       name, start_ns, dur_ns, TRY_CAST(a[1] AS BIGINT) AS connection_id,
-      nullif(a[2], '') AS item, TRY_CAST(a[3] AS BIGINT) AS external_id
+      nullif(a[2], '') AS item, TRY_CAST(coalesce(a[3], a[4]) AS BIGINT) AS external_id
     FROM c""").to_arrow_table(),
         "call_id",
     )
@@ -85,13 +86,13 @@ def read_api(con) -> pa.Table:
     return api
 
 
-def read_dev(con, comm_core: str) -> pa.Table:
+def read_dev(con, comm_core: str, legacy: bool = False) -> pa.Table:
     """Arrow table ``dev`` (registered in ``con``): one row per device activity, ``task_uid``
     = file order within the pass, with the collective helpers ``coll_*`` that :mod:`._comm`
     completes from the host side."""
     dev = _with_rid(
         con.sql(f"""
-    WITH d AS ({_events.device_pass()}),
+    WITH d AS ({_events.device_pass(legacy)}),
     k AS (
       SELECT *, CASE cat
           WHEN 'kernel' THEN CASE WHEN a."Collective name" IS NOT NULL

@@ -1,0 +1,173 @@
+"""A lone torch_npu deliverable: ``trace_view.json`` or ``kernel_details.csv`` given by itself,
+not inside its ``*_ascend_pt`` rank folder (how single files are shared in issue threads; the
+vendor's viewer opens a bare ``trace_view.json``) -> the canonical tables of one rank.
+
+Why through the text importer: the file is exactly what :mod:`..ascend_text` reads from a rank
+folder, so the same pieces read it.  The file is linked (copied where links are not allowed)
+under the name the text export gives it into a temporary rank folder of its own, the text
+importer loads that folder, and what comes back names the original file again.  Its "missing
+file" notes become one warning that says what the lone file cannot give (steps from
+``step_trace_time.csv`` / kernel_details, memory, communication analysis, ...) and which layout
+would give the rest.
+
+Recognised by content (the file name is a hint only): ``trace_view.json`` is a bare Chrome-trace
+array whose first events are torch_npu's (framework events with the timestamp written as a quoted
+decimal, or CANN's process names); ``kernel_details.csv`` a CSV whose header has ``Name``,
+``Accelerator Core`` and ``Start Time(us)``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+import shutil
+import tempfile
+from pathlib import Path
+
+import pyarrow as pa
+
+from ... import diagnostics as dg
+from ...errors import NotAProfile
+from .. import ascend_text, chrome_trace
+from ..ascend_text import _files
+from ..base import Importer, RankData, RankSource, Recognised
+
+VERSION = "1"
+FORMAT = "ascend_file"
+
+#: the deliverables that can be read alone, by the name the text export gives them
+TRACE, KERNELS = _files.TRACE, _files.KERNELS
+
+#: framework events of torch_npu's trace: its timestamps are quoted decimals (Kineto writes numbers)
+_NPU_EVENT = re.compile(
+    rb'"cat"\s*:\s*"(?:cpu_op|python_function|user_annotation|async_npu|HostToDevice)"[^{}]*?"ts"\s*:\s*"\d+\.\d+"'
+    rb'|"ts"\s*:\s*"\d+\.\d+"[^{}]*?"cat"\s*:\s*"(?:cpu_op|python_function|user_annotation|async_npu|HostToDevice)"'
+)
+#: CANN's process names in a trace (with the file name as the hint)
+_CANN_PROCESS = re.compile(rb'"name"\s*:\s*"(?:Ascend Hardware|CANN|AscendCL|Overlap Analysis)"')
+_KD_HEADER = ({"Name"}, {"Accelerator Core"}, {"Start Time(us)"})
+
+
+def _kind(path: Path) -> str | None:
+    """Which deliverable ``path`` holds (``TRACE`` / ``KERNELS``), by content; None for neither."""
+    try:
+        with open(path, "rb") as f:
+            first = f.read(8192)
+    except OSError:
+        return None
+    if first[:2] == b"\x1f\x8b" or first.lstrip(b" \t\r\n\xef\xbb\xbf")[:1] == b"[":
+        if chrome_trace.form(path) != "array":
+            return None
+        head = chrome_trace.head(path, 64 << 10)
+        if _NPU_EVENT.search(head) or (path.name == TRACE and _CANN_PROCESS.search(head)):
+            return TRACE
+        return None
+    line = first.split(b"\n", 1)[0].decode("utf-8", "replace").lstrip("\ufeff").strip()
+    cols = {c.strip().strip('"') for c in line.split(",")}
+    if all(cols & need for need in _KD_HEADER):
+        return KERNELS
+    return None
+
+
+def _recognise(path: Path) -> Recognised | None:
+    path = Path(path)
+    if path.name not in (TRACE, KERNELS) and path.suffix.lower() not in (".json", ".csv", ".gz"):
+        return None
+    kind = _kind(path)
+    if kind is None:
+        return None
+    if path.parent.name == _files.OUTPUT and _files.rank_folder(path.parent) is not None:
+        return Recognised(problem=_inside_export(path))
+    return Recognised(RankSource(format=FORMAT, path=path, files=(path,), options=(("holds", kind),)))
+
+
+def _inside_export(path: Path) -> NotAProfile:
+    """A deliverable inside its export's output folder: the whole rank folder is the profile."""
+    folder = path.parent.parent
+    return NotAProfile(
+        f"{path.name} is part of the torch_npu export in {folder}",
+        file=path,
+        fix=f"load the rank folder {folder} (it holds {_files.OUTPUT}/ and reads every file in it)",
+    )
+
+
+IMPORTER = Importer(
+    name=FORMAT,
+    shape="file",
+    recognise=_recognise,
+    doc="a lone torch_npu trace_view.json or kernel_details.csv, outside its *_ascend_pt rank folder",
+    hint=lambda name: name in (TRACE, KERNELS),
+)
+
+#: what each missing deliverable would have given, for the lone-file warning
+_GIVES = {
+    TRACE: "host ops, launches, API calls and the timeline",
+    KERNELS: "kernel types, shapes, formats and PMU metrics, and the steps of each kernel",
+    "step_trace_time.csv": "the vendor's step breakdown",
+    _files.OPERATORS: "host/device self times of the framework ops",
+    _files.MEMORY_RECORD: "memory",
+    _files.COMMUNICATION: "the communication analysis (transit/wait split, bandwidth)",
+    _files.COMM_MATRIX: "the rank-to-rank link matrix",
+    "profiler_info_<rank>.json": "the rank id, profiler level and versions",
+}
+
+
+def load_rank(source: RankSource) -> RankData:
+    """The tables the lone file holds, read by the text importer, plus what the rest would give."""
+    path = Path(source.path)
+    kind = dict(source.options).get("holds") or _kind(path) or TRACE
+    with tempfile.TemporaryDirectory(prefix="profinsight-file-") as tmp:
+        folder = Path(tmp) / "rank_ascend_pt"
+        out = folder / _files.OUTPUT
+        out.mkdir(parents=True)
+        _place(path, out / kind)
+        rd = ascend_text.load_rank(RankSource(format=ascend_text.FORMAT, path=folder, files=(out / kind,)))
+        diags = [_renamed(d, str(out / kind), str(path), str(folder)) for d in rd.diagnostics]
+    kept = [d for d in diags if d.code not in ("missing-file", "no-profiler-info")]
+    rd.diagnostics = [_lone_file(path, kind, rd.rank)] + kept
+    info = rd.tables.get("run_info")
+    if info is not None and info.num_rows:
+        rd.tables["run_info"] = info.set_column(
+            info.schema.get_field_index("path"), "path", pa.array([str(path)] * info.num_rows, pa.string())
+        )
+    return rd
+
+
+def _place(src: Path, dst: Path) -> None:
+    try:
+        os.symlink(src.resolve(), dst)
+    except OSError:  # no links here (some Windows setups): a copy reads the same
+        shutil.copyfile(src, dst)
+
+
+def _renamed(d: dg.Diagnostic, linked: str, original: str, folder: str) -> dg.Diagnostic:
+    """A diagnostic of the temporary rank folder, naming the user's file instead."""
+    f = d.file
+    if f == linked:
+        f = original
+    elif f and f.startswith(folder):
+        f = None
+    return dataclasses.replace(d, file=f, message=d.message.replace(linked, original).replace(folder, "."))
+
+
+def _lone_file(path: Path, kind: str, rank) -> dg.Diagnostic:
+    missing = [f"{name} ({gives})" for name, gives in _GIVES.items() if name != kind]
+    holds = (
+        "the timeline tables (host ops, device tasks seen in the trace, launches, API calls, counters)"
+        if kind == TRACE
+        else "device_tasks (kernels with their types, shapes and PMU metrics)"
+    )
+    return dg.warning(
+        "lone-file",
+        f"{path.name} was given alone, outside its torch_npu rank folder: loaded {holds}. "
+        f"Missing, with what each would give: {'; '.join(missing)}.",
+        file=path,
+        fix="Load the whole rank folder instead: <name>_ascend_pt/ with profiler_info_<rank>.json and "
+        "ASCEND_PROFILER_OUTPUT/ (trace_view.json, kernel_details.csv, step_trace_time.csv, ...), or the "
+        "folder that holds every rank folder.",
+        rank=rank,
+    )
+
+
+__all__ = ["VERSION", "FORMAT", "IMPORTER", "load_rank"]

@@ -1,0 +1,142 @@
+"""Old Kineto traces (PyTorch 1.8-1.13: capitalised categories ``Operator``, ``Runtime``,
+``Kernel``, ``Memcpy``, ``Memset``; ``external id`` in lower case; ``Input dims``) and traces
+written as a bare JSON array, against the real files in ../shared/fixtures/kineto/legacy.
+
+Every expected value is written out, and counted again here from the JSON (gzip + json), so a
+wrong literal and a wrong importer both show up.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import shutil
+from collections import Counter
+
+import pytest
+
+import profinsight
+from profinsight.importers import kineto, load_rank
+
+FILES = {
+    # name: (kernel, memset, memcpy, ops, runtime calls, steps, correlation links, external-id links, tasks in a step)
+    "resnet50_tb_plugin_2021": (9564, 439, 12, 33384, 10920, 6, 9282, 9180, 10015),
+    "resnet50_json_array": (9538, 377, 12, 42438, 10800, 6, 9162, 9060, 9839),
+    "inference_rank_1": (4, 0, 0, 0, 8, 0, 4, 0, 0),
+}
+_LOADED: dict = {}
+
+
+def _path(fixtures, name):
+    return fixtures / "kineto" / "legacy" / f"{name}.json.gz"
+
+
+def _events(fixtures, name) -> list:
+    doc = json.loads(gzip.open(_path(fixtures, name)).read())
+    return doc["traceEvents"] if isinstance(doc, dict) else doc
+
+
+def _load(fixtures, name):
+    if name not in _LOADED:
+        _LOADED[name] = load_rank(kineto.sniff(_path(fixtures, name)))
+    return _LOADED[name]
+
+
+def _counted(ev: list) -> tuple:
+    """The facts of FILES, counted from the raw events the way the old traces link them."""
+    cats = Counter(e.get("cat") for e in ev if e.get("ph") == "X")
+    runtime = {e["args"]["correlation"]: e for e in ev if e.get("cat") == "Runtime"}
+    ops: dict = {}
+    for e in ev:
+        if e.get("cat") == "Operator":
+            ops.setdefault(e["args"]["External id"], []).append(e)
+    dev = [e for e in ev if e.get("cat") in ("Kernel", "Memset", "Memcpy")]
+    steps = [e for e in ev if e.get("cat") == "Operator" and e["name"].startswith("ProfilerStep#")]
+    corr = ext = stepped = 0
+    for d in dev:
+        call = runtime.get(d["args"]["correlation"])
+        corr += call is not None
+        at = call["ts"] if call else None
+        ext += any(
+            (o["ts"] <= at <= o["ts"] + o["dur"]) if at is not None else o["ts"] <= d["ts"]
+            for o in ops.get(d["args"]["external id"], [])
+        )
+        launch = at if at is not None else d["ts"]
+        stepped += any(s["ts"] <= launch < s["ts"] + s["dur"] for s in steps)
+    return (
+        cats["Kernel"],
+        cats["Memset"],
+        cats["Memcpy"],
+        cats["Operator"],
+        cats["Runtime"],
+        len(steps),
+        corr,
+        ext,
+        stepped,
+    )
+
+
+@pytest.mark.parametrize("name", sorted(FILES))
+def test_old_categories_fill_every_table(fixtures, name):
+    assert _counted(_events(fixtures, name)) == FILES[name]
+    kernel, memset, memcpy, ops, runtime, steps, corr, ext, stepped = FILES[name]
+    rd = _load(fixtures, name)
+    t = rd.tables
+    assert Counter(t["device_tasks"]["kind"].to_pylist()) == Counter(
+        {k: v for k, v in {"kernel": kernel, "memset": memset, "memcpy": memcpy}.items() if v}
+    )
+    assert t["host_ops"].num_rows == ops and set(t["host_ops"]["category"].to_pylist()) <= {"op"}
+    assert Counter(t["api_calls"]["level"].to_pylist()) == {"cuda_runtime": runtime}
+    assert t["steps"].num_rows == steps
+    links = Counter(t["launches"]["link"].to_pylist())
+    assert links["correlation"] == corr and links["external_id"] == ext
+    assert t["device_tasks"].num_rows - t["device_tasks"]["step"].null_count == stepped
+    info = t["run_info"].to_pylist()[0]
+    assert info["device_family"] == "gpu" and info["activities"] == "CPU,CUDA"
+    assert "no-device-activity" not in {d.code for d in rd.diagnostics}
+
+
+def test_old_arg_spellings_are_read(fixtures):
+    ev = _events(fixtures, "resnet50_tb_plugin_2021")
+    rd = _load(fixtures, "resnet50_tb_plugin_2021")
+    ho, dt, api = (rd.tables[n] for n in ("host_ops", "device_tasks", "api_calls"))
+    # External id (ops), external id (kernels, runtime calls), Input dims: in file order
+    ops = [e for e in ev if e.get("cat") == "Operator"]
+    assert ho["external_id"].to_pylist() == [e["args"]["External id"] for e in ops]
+    dev = [e for e in ev if e.get("cat") in ("Kernel", "Memset", "Memcpy")]
+    assert dt["external_id"].to_pylist() == [e["args"]["external id"] for e in dev]
+    assert api["external_id"].to_pylist() == [e["args"]["external id"] for e in ev if e.get("cat") == "Runtime"]
+    assert ho["input_shapes"].to_pylist()[:3] == [";;;;;", "1", ";;;;"]
+    steps = rd.tables["steps"].to_pylist()
+    assert [s["step"] for s in steps] == [5, 6, 7, 8, 9, 10]
+    first = next(e for e in ops if e["name"] == "ProfilerStep#5")
+    assert steps[0]["host_start_ns"] == first["ts"] * 1000
+    assert steps[0]["host_end_ns"] == (first["ts"] + first["dur"]) * 1000
+
+
+def test_a_bare_array_is_found_by_content(fixtures, tmp_path):
+    shutil.copy(_path(fixtures, "resnet50_json_array"), tmp_path / "blob")
+    (run,) = profinsight.discover(tmp_path)
+    assert run.format == "kineto" and run.root.name == "blob"
+    # torch_npu's trace_view.json (also a bare array) and a bare array of plain events are not Kineto
+    assert all(kineto.sniff(p) is None for p in (fixtures / "ascend_pt").rglob("trace_view.json"))
+    (tmp_path / "other.json").write_text(json.dumps([{"ph": "X", "cat": "cpu_op", "name": "a", "ts": 1, "pid": 1}]))
+    assert kineto.sniff(tmp_path / "other.json") is None
+
+
+def test_a_bare_array_cut_short_keeps_its_complete_events(fixtures, tmp_path):
+    text = gzip.open(_path(fixtures, "inference_rank_1")).read()
+    doc = json.loads(text)
+    events = doc["traceEvents"]
+    whole = json.dumps(events, indent=1).encode()
+    (tmp_path / "whole.json").write_bytes(whole)
+    rd = load_rank(kineto.sniff(tmp_path / "whole.json"))
+    assert rd.tables["device_tasks"].num_rows == 4 and rd.tables["api_calls"].num_rows == 8
+    assert "trace-truncated" not in {d.code for d in rd.diagnostics}
+    # cut inside the last kernel: the events before it stay
+    last_kernel = max(i for i, e in enumerate(events) if e.get("cat") == "Kernel")
+    cut = json.dumps(events[: last_kernel + 1], indent=1).encode()[:-40]
+    (tmp_path / "cut.json").write_bytes(cut)
+    rd = load_rank(kineto.sniff(tmp_path / "cut.json"))
+    assert rd.tables["device_tasks"].num_rows == 3
+    assert {d.code: d.severity for d in rd.diagnostics}["trace-truncated"] == "warning"

@@ -22,7 +22,9 @@ _MAX_HTML_ROWS = 50
 
 def payload(df: pd.DataFrame, analysis, params: dict) -> dict:
     """JSON payload for interactive renderers: schema, rows (capped), chart spec."""
-    rows = json.loads(df.head(5000).to_json(orient="records", date_format="iso", default_handler=str))
+    rows = json.loads(
+        df.head(5000).to_json(orient="records", date_format="iso", default_handler=str, double_precision=15)
+    )
     chart = None if analysis is None or analysis.chart is None else analysis.chart.spec()
     return {
         "analysis": getattr(analysis, "name", None),

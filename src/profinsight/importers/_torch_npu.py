@@ -16,7 +16,7 @@ import re
 from pathlib import Path
 
 from ..errors import NotAProfile, ProfileError
-from .base import Layout
+from .base import Layout, Recognised
 
 OUTPUT = "ASCEND_PROFILER_OUTPUT"
 PROF_RE = re.compile(r"^PROF_\d+_\d+_[0-9a-zA-Z]+$")
@@ -125,3 +125,18 @@ def inferred_type_note(n: int, file=None, rank=None):
         "formats.",
         rank=rank,
     )
+
+
+def recogniser(sniff, export: str):
+    """The ``recognise`` of one torch_npu export (asked only of folders :data:`LAYOUT` claims):
+    the rank source that ``sniff`` finds for ``export`` ("DB" / "text"), else why the folder
+    cannot be read.  Both exports share it, so they say the same things about the same folder."""
+
+    def recognise(path: Path) -> Recognised | None:
+        src = sniff(path)
+        if src is None:
+            return Recognised(problem=unreadable(path))
+        return Recognised(src, level=level(path))
+
+    recognise.__doc__ = f"A torch_npu rank folder: its {export} export when it holds one, else why it cannot be read."
+    return recognise

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from ... import diagnostics as dg
 from .. import _torch_npu
-from ..base import Importer, RankData, RankSource, Recognised
+from ..base import Importer, RankData, RankSource
 from . import comm, device, host, memory, run_info
 from .reader import Db, connect
 
@@ -177,13 +177,7 @@ def _open_analysis(path: Path, data: RankData, rank) -> tuple[sqlite3.Connection
         return None, set()
 
 
-def _recognise(path: Path) -> Recognised | None:
-    """A torch_npu rank folder (asked only of folders :data:`.._torch_npu.LAYOUT` claims): its DB
-    export when it holds one, else why it cannot be read."""
-    src = sniff(path)
-    if src is None:
-        return Recognised(problem=_torch_npu.unreadable(path))
-    return Recognised(src, level=_torch_npu.level(path))
+_recognise = _torch_npu.recogniser(sniff, "DB")
 
 
 IMPORTER = Importer(

@@ -33,7 +33,7 @@ import pyarrow as pa
 
 from .. import _torch_npu
 from .._common import duck, ram_bytes
-from ..base import Importer, RankData, RankSource, Recognised
+from ..base import Importer, RankData, RankSource
 from ..chrome_trace import TraceRead, out_of_memory, read_trace_json
 from . import _comm, _device, _files, _host, _kernels, _links, _memory, _meta, _sql, _trace
 
@@ -317,13 +317,7 @@ def _write_ipc(rel, path: str) -> str:
     return path
 
 
-def _recognise(path: Path) -> Recognised | None:
-    """A torch_npu rank folder (asked only of folders :data:`.._torch_npu.LAYOUT` claims): its text
-    export when it holds one, else why it cannot be read."""
-    src = sniff(path)
-    if src is None:
-        return Recognised(problem=_torch_npu.unreadable(path))
-    return Recognised(src, level=_torch_npu.level(path))
+_recognise = _torch_npu.recogniser(sniff, "text")
 
 
 IMPORTER = Importer(

@@ -23,6 +23,7 @@ REGISTERED = (
     "kineto",
     "ascend_file",
     "msprof",
+    "msprof_db",
     "mindspore",
 )
 

@@ -8,6 +8,7 @@ import collections
 import csv
 import shutil
 import sqlite3
+import tempfile
 from decimal import Decimal
 from pathlib import Path
 
@@ -457,18 +458,74 @@ def test_diagnostics(loaded):
     assert not [d for d in loaded(1, 0).diagnostics if d.severity != "info"]
 
 
-def test_wal_fallback_is_reported(fixtures, monkeypatch):
-    real = sqlite3.connect
+def _beside(folder):
+    return sorted(p.name for p in folder.iterdir() if p.name.endswith(("-wal", "-shm")))
 
-    def no_ro(database, *a, **kw):  # what SQLite does for a WAL DB in a read-only folder
-        if "mode=ro" in str(database) and "ascend_pytorch_profiler" in str(database):
-            raise sqlite3.OperationalError("unable to open database file")
-        return real(database, *a, **kw)
 
-    monkeypatch.setattr(sqlite3, "connect", no_ro)
-    data = load_rank(ascend_db.sniff(rank_dir(fixtures, 1, 0)))
-    assert "db-wal-readonly" in {d.code for d in data.diagnostics}
+def test_a_wal_mode_db_is_read_without_writing_beside_it(fixtures, tmp_path):
+    """The rank-0 DB is in WAL mode as shipped: loading it creates no -shm / -wal next to it in
+    a writable folder (where mode=ro would), nor in the read-only fixture folder (which is
+    writable for root)."""
+    import shutil
+
+    rank = tmp_path / "rank0_ascend_pt"
+    shutil.copytree(rank_dir(fixtures, 1, 0), rank, ignore=shutil.ignore_patterns("*-wal", "*-shm"))
+    out = rank / "ASCEND_PROFILER_OUTPUT"
+    db = next(out.glob("ascend_pytorch_profiler*.db"))
+    assert db.read_bytes()[18:20] == b"\x02\x02"  # WAL mode
+    data = load_rank(ascend_db.sniff(rank))
     assert data.tables["device_tasks"].num_rows == 556
+    assert _beside(out) == []
+    assert "db-wal-readonly" not in {d.code for d in data.diagnostics}
+    shipped = rank_dir(fixtures, 1, 0) / "ASCEND_PROFILER_OUTPUT"
+    before = _beside(shipped)
+    load_rank(ascend_db.sniff(rank_dir(fixtures, 1, 0)))
+    assert _beside(shipped) == before
+
+
+def test_pending_wal_changes_are_read_from_a_copy_or_reported(fixtures, tmp_path, monkeypatch):
+    """A -wal that holds changes is read from a temporary copy (the user's files untouched, the
+    copy removed); when the copy cannot be made, the DB is read without them and the user told."""
+    import shutil
+
+    from profinsight.importers import _common
+
+    rank = tmp_path / "rank0_ascend_pt"
+    shutil.copytree(rank_dir(fixtures, 1, 0), rank)
+    out = rank / "ASCEND_PROFILER_OUTPUT"
+    db = next(out.glob("ascend_pytorch_profiler*.db"))
+    con = sqlite3.connect(db)
+    con.execute("PRAGMA wal_autocheckpoint = 0")
+    (n_tasks,) = con.execute("SELECT count(*) FROM TASK").fetchone()
+    con.execute("INSERT INTO TASK SELECT * FROM TASK LIMIT 1")  # a change that stays in the -wal
+    con.commit()
+    saved = {p.name: p.read_bytes() for p in out.iterdir()}
+    shutil.copyfile(db, tmp_path / "db")
+    shutil.copyfile(db.with_name(db.name + "-wal"), tmp_path / "wal")
+    con.close()  # a clean close checkpoints: put the pending state back as it was
+    for p in out.iterdir():
+        if p.name.endswith("-shm"):
+            p.unlink()
+    shutil.copyfile(tmp_path / "db", db)
+    shutil.copyfile(tmp_path / "wal", db.with_name(db.name + "-wal"))
+    saved = {p.name: p.read_bytes() for p in out.iterdir()}
+    assert db.with_name(db.name + "-wal").stat().st_size > 0
+
+    tmp_before = set(Path(tempfile.gettempdir()).glob("profinsight-db-*"))
+    read, pending = _common.open_sqlite_state(db)
+    assert not pending and read.execute("SELECT count(*) FROM TASK").fetchone()[0] == n_tasks + 1
+    read.close()
+    assert set(Path(tempfile.gettempdir()).glob("profinsight-db-*")) == tmp_before
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == saved
+
+    def no_copy(*a, **k):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(_common.shutil, "copyfile", no_copy)
+    data = load_rank(ascend_db.sniff(rank))
+    assert "db-wal-readonly" in {d.code for d in data.diagnostics}
+    assert data.tables["device_tasks"].num_rows > 0
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == saved
 
 
 def test_unreadable_db_is_an_error_not_a_crash(tmp_path):

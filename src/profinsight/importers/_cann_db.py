@@ -12,13 +12,13 @@ of a large file is made for nothing.
 
 from __future__ import annotations
 
-import shutil
 import sqlite3
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+
+from ._common import CopiedDb, open_sqlite_state
 
 #: the first 16 bytes of every SQLite 3 database file
 SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -62,33 +62,13 @@ class Opened:
 @contextmanager
 def open_export(path: str | Path) -> Iterator[Opened]:
     """A read-only connection to the SQLite export ``path`` that creates no file beside it
-    (see the module docstring); closed, and any temporary copy removed, on exit."""
-    path = Path(path).resolve()
-    wal = path.with_name(path.name + "-wal")
-    pending = _size(wal) > 0
-    tmp = None
-    wal_read = wal_ignored = False
+    (:func:`profinsight.importers._common.open_sqlite_state`, shared with the torch_npu DB
+    importer); closed, and any temporary copy removed, on exit."""
+    con, wal_ignored = open_sqlite_state(path)
     try:
-        if pending:
-            try:
-                tmp = tempfile.mkdtemp(prefix="profinsight-db-")
-                copy = Path(tmp) / path.name
-                shutil.copyfile(path, copy)
-                shutil.copyfile(wal, copy.with_name(copy.name + "-wal"))
-                con = sqlite3.connect(f"{copy.as_uri()}?mode=ro", uri=True)
-                wal_read = True
-            except OSError:
-                wal_ignored = True
-        if not wal_read:
-            con = sqlite3.connect(f"{path.as_uri()}?immutable=1", uri=True)
-        try:
-            con.execute("SELECT count(*) FROM sqlite_master").fetchone()
-            yield Opened(con, wal_read, wal_ignored)
-        finally:
-            con.close()
+        yield Opened(con, isinstance(con, CopiedDb), wal_ignored)
     finally:
-        if tmp is not None:
-            shutil.rmtree(tmp, ignore_errors=True)
+        con.close()
 
 
 def _size(path: Path) -> int:

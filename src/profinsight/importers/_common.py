@@ -98,19 +98,54 @@ def sql_str(value: str | Path) -> str:
     return "'" + str(value).replace("'", "''") + "'"
 
 
-def open_sqlite(path: str | Path) -> sqlite3.Connection:
-    """Open a SQLite file read-only.  Viewers write into these files, so never open them
-    writable; a DB in WAL mode inside a read-only folder cannot be opened with ``mode=ro``
-    (SQLite wants the -shm file), so fall back to ``immutable=1``."""
-    uri = Path(path).resolve().as_uri()
+class CopiedDb(sqlite3.Connection):
+    """A connection to a temporary copy of a DB and its WAL; closing it removes the copy."""
+
+    _copy_dir: str | None = None
+
+    def close(self) -> None:
+        super().close()
+        if self._copy_dir is not None:
+            shutil.rmtree(self._copy_dir, ignore_errors=True)
+            self._copy_dir = None
+
+
+def open_sqlite_state(path: str | Path) -> tuple[sqlite3.Connection, bool]:
+    """Open a SQLite export read-only without ever creating a file beside it; the flag says the
+    DB's ``-wal`` held changes that could not be read (the copy below failed).
+
+    ``mode=ro`` is not enough: in a writable folder SQLite still creates ``-shm`` / ``-wal`` next
+    to a WAL-mode DB, inside the user's profile (and as root it does so in a read-only folder
+    too).  So the DB is opened ``immutable=1``, which takes no lock and writes nothing but ignores
+    the write-ahead log; where a non-empty ``-wal`` lies beside it (a viewer or an interrupted
+    export left changes there), the DB and its WAL are copied to a temporary folder and the copy
+    is opened, and closing the connection removes the copy."""
+    path = Path(path).resolve()
+    wal = path.with_name(path.name + "-wal")
     try:
-        con = sqlite3.connect(f"{uri}?mode=ro", uri=True)
-        con.execute("SELECT count(*) FROM sqlite_master").fetchone()
-        return con
-    except sqlite3.Error:
-        con = sqlite3.connect(f"{uri}?immutable=1", uri=True)
-        con.execute("SELECT count(*) FROM sqlite_master").fetchone()
-        return con
+        pending = wal.stat().st_size > 0
+    except OSError:
+        pending = False
+    if pending:
+        tmp = tempfile.mkdtemp(prefix="profinsight-db-")
+        try:
+            copy = Path(tmp) / path.name
+            shutil.copyfile(path, copy)
+            shutil.copyfile(wal, copy.with_name(copy.name + "-wal"))
+            con = sqlite3.connect(f"{copy.as_uri()}?mode=ro", uri=True, factory=CopiedDb)
+            con._copy_dir = tmp
+            con.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            return con, False
+        except (OSError, sqlite3.Error):
+            shutil.rmtree(tmp, ignore_errors=True)
+    con = sqlite3.connect(f"{path.as_uri()}?immutable=1", uri=True)
+    con.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    return con, pending
+
+
+def open_sqlite(path: str | Path) -> sqlite3.Connection:
+    """:func:`open_sqlite_state` without the flag."""
+    return open_sqlite_state(path)[0]
 
 
 def us_text_to_ns(text: str | None) -> int | None:

@@ -4,8 +4,9 @@
 Why SQLite through Python's ``sqlite3`` and not DuckDB's sqlite scanner: that extension
 downloads itself at run time, which fails offline.  Each table is read whole (``fetchall``),
 strings are resolved through one ``STRING_IDS`` dict, and Arrow tables are built column-wise.
-The DB is opened read-only (viewers write into these files); a WAL-mode DB in a read-only folder
-is opened immutable and the user is told.
+The DB is opened so that nothing is ever written beside it (viewers write into these files, and
+``mode=ro`` would still create ``-shm``/``-wal`` there): immutable, or a temporary copy with its
+WAL where the ``-wal`` holds changes (:func:`.._common.open_sqlite_state`).
 
 Modules: :mod:`.reader` (schema-tolerant access), :mod:`.device` (device_tasks, steps),
 :mod:`.host` (host_ops, api_calls, launches, GC trace_slices), :mod:`.comm` (comm_ops, comm_links),
@@ -116,10 +117,10 @@ def _load(source: RankSource, folder: Path, db: Db, immutable: bool, data: RankD
         data.diagnostics.append(
             dg.info(
                 "db-wal-readonly",
-                "the DB is in WAL mode in a read-only folder; it was opened immutable, so "
-                "changes still in its -wal file (if any) are not seen",
+                "the DB's -wal file holds changes that could not be copied to read them (no space "
+                "in the temporary folder?); the DB was read without them",
                 file=db.path,
-                fix="copy the rank folder to a writable place to read pending WAL changes",
+                fix="free space in $TMPDIR, or copy the rank folder elsewhere, to read the pending WAL changes",
                 rank=rank,
             )
         )

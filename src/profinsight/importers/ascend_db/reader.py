@@ -12,26 +12,17 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from .._common import open_sqlite
+from .._common import open_sqlite_state
 
 #: the vendors' "invalid / not applicable" value for 32-bit ids (contextId, modelId, dstRank)
 INVALID_U32 = 4294967295
 
 
 def connect(path: Path) -> tuple[sqlite3.Connection, bool]:
-    """Open ``path`` read-only; the flag says whether the ``immutable=1`` fallback was needed.
-
-    A WAL-mode DB in a read-only folder cannot be opened with ``mode=ro`` (SQLite wants to create
-    the ``-shm`` file); :func:`open_sqlite` then reopens it immutable, which ignores the WAL.  We
-    probe ``mode=ro`` first only to be able to tell the user that this happened."""
-    uri = Path(path).resolve().as_uri()
-    try:
-        con = sqlite3.connect(f"{uri}?mode=ro", uri=True)
-        con.execute("SELECT count(*) FROM sqlite_master").fetchone()
-        return con, False
-    except sqlite3.Error:
-        pass
-    return open_sqlite(path), True
+    """Open ``path`` read-only, creating nothing beside it (see
+    :func:`~profinsight.importers._common.open_sqlite_state`); the flag says changes still in its
+    ``-wal`` file could not be read."""
+    return open_sqlite_state(path)
 
 
 class Db:

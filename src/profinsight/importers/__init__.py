@@ -24,6 +24,7 @@ REGISTERED = (
     "ascend_file",
     "msprof",
     "mindspore",
+    "cluster",
 )
 
 

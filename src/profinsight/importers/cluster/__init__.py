@@ -29,17 +29,21 @@ EXPORT_KIND = "cluster_summary"
 def _recognise(path: Path) -> Recognised | None:
     path = Path(path)
     if R.is_step_csv(path):
-        return _folder(path.parent)
+        return _folder(path.parent, path)
     if path.name == R.COMM_JSON and not (path.parent / R.STEP_CSV).is_file() and R.is_comm_json(path):
-        return _folder(path.parent)  # a summary without its step trace: communication only
+        return _folder(path.parent, None)  # a summary without its step trace: communication only
     if R.is_cluster_db(path):
         return _run(path, (path,), R.db_ranks(path))
     return None
 
 
-def _folder(folder: Path) -> Recognised | None:
-    files = tuple(folder / n for n in R.FOLDER_FILES if (folder / n).is_file())
-    return _run(folder, files, R.folder_ranks(folder))
+def _folder(folder: Path, step_csv: Path | None) -> Recognised | None:
+    """The summary of ``folder``; its step trace is ``step_csv`` (under any name) where given."""
+    names = R.FOLDER_FILES[1:]
+    files = ((step_csv,) if step_csv else ()) + tuple(folder / n for n in names if (folder / n).is_file())
+    # renamed, the step trace itself is the rank sources' path (load_rank finds it again there)
+    path = folder if step_csv is None or step_csv.name == R.STEP_CSV else step_csv
+    return _run(path, files, R.folder_ranks(folder, step_csv))
 
 
 def _run(path: Path, files: tuple[Path, ...], ranks: list[int]) -> Recognised | None:
@@ -56,7 +60,12 @@ def load_rank(source: RankSource) -> RankData:
     """The canonical tables of one rank of the summary, plus what the doctor found."""
     path = Path(source.path)
     rank = int(dict(source.options).get("rank", source.rank_hint or 0))
-    summary = R.read_db(path) if path.is_file() else R.read_folder(path)
+    if path.suffix.lower() == ".csv":  # the step trace under another name: its folder is the summary
+        summary = R.read_folder(path.parent, path)
+    elif path.is_file():
+        summary = R.read_db(path)
+    else:
+        summary = R.read_folder(path)
     tables = T.build(summary, rank)
     tables["run_info"] = T.run_info(path, rank, summary, EXPORT_KIND, FORMAT)
     return RankData(rank=rank, tables=tables, diagnostics=_diagnostics(path, rank, summary))
@@ -64,7 +73,9 @@ def load_rank(source: RankSource) -> RankData:
 
 def _diagnostics(path: Path, rank: int, s: R.Summary) -> list[dg.Diagnostic]:
     where = path if path.is_file() else path / R.STEP_CSV
-    comm_where = path if path.is_file() else path / R.COMM_JSON
+    comm_where = (
+        path.parent / R.COMM_JSON if path.suffix.lower() == ".csv" else path if path.is_file() else path / R.COMM_JSON
+    )
     out = []
     for file, why in s.problems:
         out.append(
@@ -84,7 +95,7 @@ def _diagnostics(path: Path, rank: int, s: R.Summary) -> list[dg.Diagnostic]:
                 "cluster-vendor-figures",
                 f"the step figures of rank {rank} (step {steps}) are msprof-analyze's own, from {where.name}: "
                 "Computing, Communication(Not Overlapped), Overlapped, Communication, Stage and Bubble as written, "
-                "Free as Stage + Bubble - Computing - Communication(Not Overlapped) (within 0.1 us of the written "
+                "Free as Stage + Bubble - Computing - Communication(Not Overlapped) (within 0.12 us of the written "
                 "Free, which the vendor rounds). Each step is drawn as one block per figure, placed before the "
                 "first recorded communication op; a cluster summary holds no kernels, operators, memory or "
                 "per-task times",

@@ -131,12 +131,13 @@ def rank_ids(summary: Summary) -> list[int]:
     return sorted(ranks)
 
 
-def folder_ranks(folder: Path) -> list[int]:
+def folder_ranks(folder: Path, step_csv: Path | None = None) -> list[int]:
     """The ranks of a summary folder, from the step trace alone where there is one (a few
     hundred lines; the communication JSON is parsed only when it is all there is)."""
     out = Summary()
-    if (folder / STEP_CSV).is_file():
-        _step_csv(folder / STEP_CSV, out)
+    csv_path = step_csv or folder / STEP_CSV
+    if csv_path.is_file():
+        _step_csv(csv_path, out)
         return rank_ids(out)
     comm = _json(folder / COMM_JSON, [])
     if isinstance(comm, dict):
@@ -167,10 +168,11 @@ def db_ranks(path: Path) -> list[int]:
 
 
 # -- reading --------------------------------------------------------------------------------
-def read_folder(folder: Path) -> Summary:
-    """The summary of a ``cluster_analysis_output/`` folder (files that are absent stay empty)."""
+def read_folder(folder: Path, step_csv: Path | None = None) -> Summary:
+    """The summary of a ``cluster_analysis_output/`` folder (files that are absent stay empty);
+    ``step_csv``: its step trace where it has another name."""
     out = Summary()
-    csv_path = folder / STEP_CSV
+    csv_path = step_csv or folder / STEP_CSV
     if csv_path.is_file():
         _step_csv(csv_path, out)
     comm = _json(folder / COMM_JSON, out.problems)

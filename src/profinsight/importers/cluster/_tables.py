@@ -9,7 +9,7 @@ step becomes a few blocks whose unions *are* the figures (integer ns, rounded fr
 
 - a ``kernel`` block of length Computing, a ``communication`` block over its last Overlapped ns,
 - the gap: Free = Stage + Bubble - Computing - Communication(Not Overlapped) (the written Free
-  differs by at most 0.1 us: the vendor rounds Stage to its timestamps' resolution),
+  differs by at most 0.12 us in the fixture: the vendor rounds Stage to its timestamps' resolution),
 - a ``communication`` block of Communication(Not Overlapped) - Bubble, then the Bubble as an
   ``hcom_receive`` block (the breakdown's Bubble is the receive ops' time).
 

@@ -116,6 +116,15 @@ class _Unit:
     level: str | None
     world_size: int | None
     notes: list
+    #: one of several ranks read from the same path: they form a run rooted at ``source.path``
+    whole: bool = False
+
+
+def _units(found: Recognised, notes: list) -> list[_Unit]:
+    """The rank units of one recognised path: its source, or each of its ``sources``."""
+    if found.sources:
+        return [_Unit(s, found.level, found.world_size, list(notes), True) for s in found.sources]
+    return [_Unit(found.source, found.level, found.world_size, notes)]
 
 
 class _Walk:
@@ -180,8 +189,8 @@ class _Walk:
     def _file(self, p: Path) -> None:
         for imp in _hinted_first(self.file_importers, p.name):
             found = _ask(imp, p)
-            if found is not None and found.source is not None:
-                self.units.append(_Unit(found.source, found.level, found.world_size, []))
+            if found is not None and (found.source is not None or found.sources):
+                self.units.extend(_units(found, []))
                 return
             if found is not None and found.problem is not None:
                 self.problems.append(found.problem)
@@ -201,13 +210,13 @@ class _Walk:
                 answers.append((imp, f))
         if not answers:
             return False
-        readable = [(imp, f) for imp, f in answers if f.source is not None]
+        readable = [(imp, f) for imp, f in answers if f.source is not None or f.sources]
         if not readable:
             self.problems.append(next(f.problem for _, f in answers if f.problem is not None))
             return True
         chosen = next(((i, f) for i, f in readable if self.prefer and i.export == self.prefer), readable[0])
         notes = [_several_exports(p, chosen[0], [i for i, _ in readable])] if len(readable) > 1 else []
-        self.units.append(_Unit(chosen[1].source, chosen[1].level, chosen[1].world_size, notes))
+        self.units.extend(_units(chosen[1], notes))
         return True
 
 
@@ -224,7 +233,7 @@ def _ask(imp: Importer, p: Path) -> Recognised | None:
         found = imp.recognise(p)
     except OSError:
         return None
-    if found is not None and found.source is None and found.problem is None:
+    if found is not None and found.source is None and found.problem is None and not found.sources:
         return None
     return found
 
@@ -249,11 +258,12 @@ def _several_exports(p: Path, chosen: Importer, readable: list[Importer]) -> dg.
 
 def _group(units: list[_Unit]) -> list[Run]:
     """Rank units that share a parent folder, format, level and world size, with distinct
-    ranks, form one run; anything else stands alone."""
+    ranks, form one run; anything else stands alone.  The ranks read from one path (a cluster
+    summary) group by that path instead of its parent."""
     buckets: dict[tuple, list[_Unit]] = {}
     for u in units:
         s = u.source
-        parent = s.path.parent
+        parent = s.path if u.whole else s.path.parent
         key = (parent, s.format, u.level, u.world_size)
         buckets.setdefault(key, []).append(u)
     runs = []

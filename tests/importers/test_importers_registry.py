@@ -20,7 +20,7 @@ def test_each_registered_importer_declares_itself_and_has_a_docs_section():
     for imp in imps:
         assert imp.shape in ("file", "folder") and imp.doc
         assert f"## `{imp.name}`" in text, f"docs/formats.md has no section for {imp.name}"
-    assert set(formats()) == {"ascend_db", "ascend_text", "kineto", "msprof", "ascend_file", "msprof_db"}
+    assert set(formats()) == {"ascend_db", "ascend_text", "kineto", "msprof", "ascend_file", "msprof_db", "cluster"}
 
 
 def test_a_kineto_trace_is_found_without_its_file_name(fixtures, tmp_path):

@@ -25,6 +25,7 @@ REGISTERED = (
     "msprof",
     "msprof_db",
     "mindspore",
+    "cluster",
 )
 
 

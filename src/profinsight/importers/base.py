@@ -81,12 +81,17 @@ class Recognised:
     ``source`` is the rank to import; without one the path has the importer's shape but cannot
     be read, and ``problem`` says why (a format not supported yet, an export never parsed).
     ``level`` and ``world_size`` are what discovery groups ranks of one collection by (a run
-    never mixes levels, and the ranks of one job share a world size)."""
+    never mixes levels, and the ranks of one job share a world size).
+
+    ``sources``: every rank of a path that holds several in one file or folder (a cluster
+    summary writes all ranks into one table).  The path is then a run of its own, rooted at the
+    ``path`` of those sources, and ``source`` is left empty."""
 
     source: RankSource | None = None
     problem: ProfileError | None = None
     level: str | None = None
     world_size: int | None = None
+    sources: tuple[RankSource, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -371,7 +371,13 @@ RUN_INFO = Table(
         C("extra", STR, "", "other configuration and metadata as JSON"),
         # capabilities: what downstream code reads instead of asking which format this was
         C("device_family", STR, "", "the accelerator kind the profile records: npu | gpu | cpu (no device activity)"),
-        C("export_kind", STR, "", "how the profiler wrote it: text | db (torch_npu exports) | trace (one trace file)"),
+        C(
+            "export_kind",
+            STR,
+            "",
+            "how the profiler wrote it: text | db (torch_npu exports) | trace (one trace file) | "
+            "cluster_summary (msprof-analyze's per-rank figures, no per-task data)",
+        ),
         C("has_host_ops", BOOL, "", "host operators were recorded (host_ops has rows)"),
         C("has_memory", BOOL, "", "memory was recorded (memory_samples or memory_blocks has rows)"),
         C("has_pmu", BOOL, "", "per-kernel PMU metrics were recorded (some pmu_* column of device_tasks has a value)"),

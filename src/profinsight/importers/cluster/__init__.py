@@ -1,0 +1,167 @@
+"""Importer for msprof-analyze cluster summaries: ``cluster_analysis_output/`` (its
+``cluster_step_trace_time.csv``, ``cluster_communication*.json``, ``communication_group.json``)
+and ``cluster_analysis.db``.  One summary holds every rank of a job in one table, so it is a run
+of its own: one rank source per rank, all pointing at the same files with the rank in their
+options, and ``load_rank`` keeps that rank's rows (:mod:`._read` reads, :mod:`._tables` builds).
+
+What a rank gets: ``steps`` and ``device_tasks`` that carry the vendor's step figures (see
+:mod:`._tables` for how they are laid out so that ``step_breakdown`` returns them), ``comm_ops``
+from the per-rank communication records and ``comm_links`` from the matrix, for the ranks and
+steps the files cover.  There are no kernels, operators, memory or timeline of the ranks:
+a diagnostic says so, and where to get them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ... import diagnostics as dg
+from ..base import Importer, RankData, RankSource, Recognised
+from . import _read as R
+from . import _tables as T
+
+VERSION = "1"
+FORMAT = "cluster"
+EXPORT_KIND = "cluster_summary"
+
+
+# -- recognise ------------------------------------------------------------------------------
+def _recognise(path: Path) -> Recognised | None:
+    path = Path(path)
+    if R.is_step_csv(path):
+        return _folder(path.parent, path)
+    if path.name == R.COMM_JSON and not (path.parent / R.STEP_CSV).is_file() and R.is_comm_json(path):
+        return _folder(path.parent, None)  # a summary without its step trace: communication only
+    if R.is_cluster_db(path):
+        return _run(path, (path,), R.db_ranks(path))
+    return None
+
+
+def _folder(folder: Path, step_csv: Path | None) -> Recognised | None:
+    """The summary of ``folder``; its step trace is ``step_csv`` (under any name) where given."""
+    names = R.FOLDER_FILES[1:]
+    files = ((step_csv,) if step_csv else ()) + tuple(folder / n for n in names if (folder / n).is_file())
+    # renamed, the step trace itself is the rank sources' path (load_rank finds it again there)
+    path = folder if step_csv is None or step_csv.name == R.STEP_CSV else step_csv
+    return _run(path, files, R.folder_ranks(folder, step_csv))
+
+
+def _run(path: Path, files: tuple[Path, ...], ranks: list[int]) -> Recognised | None:
+    if not ranks:
+        return None
+    sources = tuple(
+        RankSource(format=FORMAT, path=path, files=files, rank_hint=r, options=(("rank", str(r)),)) for r in ranks
+    )
+    return Recognised(sources=sources, world_size=len(ranks))
+
+
+# -- load -----------------------------------------------------------------------------------
+def load_rank(source: RankSource) -> RankData:
+    """The canonical tables of one rank of the summary, plus what the doctor found."""
+    path = Path(source.path)
+    rank = int(dict(source.options).get("rank", source.rank_hint or 0))
+    if path.suffix.lower() == ".csv":  # the step trace under another name: its folder is the summary
+        summary = R.read_folder(path.parent, path)
+    elif path.is_file():
+        summary = R.read_db(path)
+    else:
+        summary = R.read_folder(path)
+    tables = T.build(summary, rank)
+    tables["run_info"] = T.run_info(path, rank, summary, EXPORT_KIND, FORMAT)
+    return RankData(rank=rank, tables=tables, diagnostics=_diagnostics(path, rank, summary))
+
+
+def _diagnostics(path: Path, rank: int, s: R.Summary) -> list[dg.Diagnostic]:
+    where = path if path.is_file() else path / R.STEP_CSV
+    comm_where = (
+        path.parent / R.COMM_JSON if path.suffix.lower() == ".csv" else path if path.is_file() else path / R.COMM_JSON
+    )
+    out = []
+    for file, why in s.problems:
+        out.append(
+            dg.warning(
+                "cluster-unreadable",
+                f"{Path(file).name} is unreadable ({why}); the views it feeds stay empty",
+                file=file,
+                fix="run msprof-analyze cluster again on the rank folders, or restore the file",
+                rank=rank,
+            )
+        )
+    rows = [r for r in s.ranks if r["rank"] == rank]
+    if rows:
+        steps = ", ".join("-" if r["step"] is None else str(r["step"]) for r in rows)
+        out.append(
+            dg.info(
+                "cluster-vendor-figures",
+                f"the step figures of rank {rank} (step {steps}) are msprof-analyze's own, from {where.name}: "
+                "Computing, Communication(Not Overlapped), Overlapped, Communication, Stage and Bubble as written, "
+                "Free as Stage + Bubble - Computing - Communication(Not Overlapped) (within 0.12 us of the written "
+                "Free, which the vendor rounds). Each step is drawn as one block per figure, placed before the "
+                "first recorded communication op; a cluster summary holds no kernels, operators, memory or "
+                "per-task times",
+                file=where,
+                fix="load the per-rank profiles that msprof-analyze read (the *_ascend_pt folders) for kernels, "
+                "operators and the timeline",
+                rank=rank,
+            )
+        )
+    else:
+        out.append(
+            dg.warning(
+                "cluster-no-step-trace",
+                f"rank {rank} has no row in the cluster step trace ({where.name}): no step breakdown for it",
+                file=where,
+                fix="run msprof-analyze cluster on the rank folders with their step_trace_time.csv "
+                "(or analysis.db); it writes cluster_step_trace_time.csv",
+                rank=rank,
+            )
+        )
+    if s.ops and not any(o["rank"] == rank for o in s.ops):
+        covered = sorted({o["rank"] for o in s.ops})
+        out.append(
+            dg.info(
+                "cluster-no-comm",
+                f"the communication records ({comm_where.name}) cover ranks {_ranges(covered)}, not rank {rank}: "
+                "its collectives, communication summary and matrix rows are empty",
+                file=comm_where,
+                fix="run msprof-analyze cluster with every rank's communication.json (or analysis.db)",
+                rank=rank,
+            )
+        )
+    elif not s.ops:
+        out.append(
+            dg.info(
+                "cluster-no-comm",
+                "the summary has no per-op communication records: collectives and the communication views are empty",
+                file=comm_where,
+                fix="run msprof-analyze cluster on rank folders that hold communication.json (or analysis.db)",
+                rank=rank,
+            )
+        )
+    return out
+
+
+def _ranges(ranks: list[int]) -> str:
+    """``[0, 1, 2, 3, 7]`` -> ``0-3, 7``."""
+    parts, start = [], None
+    for i, r in enumerate(ranks):
+        if start is None:
+            start = r
+        if i + 1 == len(ranks) or ranks[i + 1] != r + 1:
+            parts.append(str(start) if start == r else f"{start}-{r}")
+            start = None
+    return ", ".join(parts)
+
+
+def _hint(name: str) -> bool:
+    return name in (R.STEP_CSV, R.COMM_JSON) or name.startswith("cluster_analysis") and name.endswith(".db")
+
+
+IMPORTER = Importer(
+    name=FORMAT,
+    shape="file",
+    recognise=_recognise,
+    doc="msprof-analyze cluster summary: cluster_analysis_output/ (cluster_step_trace_time.csv, "
+    "cluster_communication*.json) or cluster_analysis.db, every rank in one file",
+    hint=_hint,
+)

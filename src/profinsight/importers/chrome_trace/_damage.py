@@ -58,9 +58,10 @@ def count_losses(con, relation: str, table: str = "trace_loss") -> None:
         FROM ({relation}) WHERE loss IS NOT NULL GROUP BY loss""")
 
 
-def sample_sql(ts: str = "ts", dur: str = "dur", ph: str = "ph") -> str:
-    """SQL: the value an event lost for, as it read (``'abc'``, ``Infinity``), for the message."""
-    return f"""(CASE loss WHEN 'ts' THEN coalesce(CAST({ts} AS VARCHAR), 'missing')
+def sample_sql(ts: str = "ts", dur: str = "dur", ph: str = "ph", missing: str = "'missing'") -> str:
+    """SQL: the value an event lost for, as it read (``'abc'``, ``Infinity``), for the message;
+    ``missing`` stands for an absent ``ts`` (NULL where the reader cannot tell absent from bad)."""
+    return f"""(CASE loss WHEN 'ts' THEN coalesce(CAST({ts} AS VARCHAR), {missing})
                          WHEN 'dur' THEN CAST({dur} AS VARCHAR)
                          WHEN 'phase' THEN coalesce({ph}, 'missing') END)"""
 

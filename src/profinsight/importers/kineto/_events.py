@@ -30,6 +30,7 @@ from pathlib import Path
 import orjson
 
 from .._common import sql_str
+from ..chrome_trace import damage
 
 DEVICE_CATS = ("kernel", "gpu_memcpy", "gpu_memset", "cuda_sync")
 HOST_CATS = ("cpu_op", "user_annotation", "python_function")
@@ -94,11 +95,21 @@ def source(events_path: Path, args_type: str) -> str:
 
 
 def times(base_ns: int) -> str:
-    """The exact-time columns ``start_ns`` (epoch ns) and ``dur_ns``."""
+    """The exact-time columns ``start_ns`` (epoch ns) and ``dur_ns``: NULL, never an error, for a
+    value beyond int64 nanoseconds (``-1e30``), so one damaged event cannot fail the column."""
     return (
-        f"CAST(ts * 1000 AS BIGINT) + {int(base_ns)} AS start_ns, "
-        "coalesce(CAST(round(dur * 1000) AS BIGINT), 0) AS dur_ns"
+        f"CASE WHEN abs(ts) < 1e16 THEN TRY_CAST(ts * 1000 + {int(base_ns)} AS BIGINT) END AS start_ns, "
+        "CASE WHEN abs(dur) < 1e16 THEN TRY_CAST(round(dur * 1000) AS BIGINT) END AS dur_ns"
     )
+
+
+#: the value a damaged event was dropped for, as the message shows it (an unparsable ``ts`` reads
+#: as NULL here, like an absent one: ``ignore_errors``)
+_SAMPLE = damage.sample_sql(
+    ts="CAST(CAST(ts AS DOUBLE) AS VARCHAR)", dur="CAST(CAST(dur AS DOUBLE) AS VARCHAR)", missing="NULL"
+)
+#: the columns that make two events exact copies of each other
+_SAME_EVENT = "ph, cat, name, pid, tid, start_ns, dur_ns, args"
 
 
 def _pass(cats_: tuple, keys: tuple) -> str:
@@ -124,12 +135,25 @@ def host_pass() -> str:
 
 
 def load_raw(con, events_path: Path, base_ns: int) -> None:
-    """Table ``raw``: the one parse of the event array (flows left out), args as JSON."""
+    """Table ``raw``: the one parse of the event array (flows left out), args as JSON.  Damaged
+    events (:mod:`..chrome_trace.damage`) are counted in ``trace_loss`` and left out; exact
+    copies of an event are kept once."""
     con.execute(f"""
         CREATE OR REPLACE TEMP TABLE raw AS
-        SELECT ph, cat, name, pid, tid, {times(base_ns)}, args
-        FROM {source(events_path, "JSON")}
-        WHERE coalesce(ph, '') NOT IN ('s', 't', 'f')""")
+        SELECT ph, cat, name, pid, tid, start_ns, coalesce(dur_ns, 0) AS dur_ns, args, loss,
+               CASE WHEN loss IS NOT NULL THEN {_SAMPLE} END AS sample
+        FROM (SELECT *, {damage.loss_kind("start_ns", "dur_ns")} AS loss
+              FROM (SELECT ph, cat, name, pid, tid, ts, dur, {times(base_ns)}, args
+                    FROM {source(events_path, "JSON")}
+                    WHERE coalesce(ph, '') NOT IN ('s', 't', 'f')))""")
+    damage.create_losses(con)
+    damage.count_losses(con, "SELECT loss, sample FROM raw")
+    con.execute("DELETE FROM raw WHERE loss IS NOT NULL")
+    con.execute("ALTER TABLE raw DROP COLUMN loss")
+    con.execute("ALTER TABLE raw DROP COLUMN sample")
+    copies = damage.remove_duplicates(con, "raw", _SAME_EVENT, "ph IN ('X', 'i', 'I')")
+    if copies:
+        con.execute(f"INSERT INTO trace_loss VALUES ('duplicate', {copies}, [])")
 
 
 def load_rest(con) -> None:

@@ -155,6 +155,8 @@ KINETO_DAMAGE = [
     ("pid-missing", _drop("pid"), "no pid (process id)"),
     ("ph-unknown", _set("ph", "Q"), "an unknown or missing phase (ph = 'Q')"),
     ("dur-negative", _set("dur", -5.0), "a negative or unusable duration (dur = -5.0)"),
+    ("dur-infinite", _set("dur", float("inf")), "a negative or unusable duration (dur = Infinity)"),
+    ("dur-text", _set("dur", "abc"), "a negative or unusable duration (dur = 'abc')"),
 ]
 
 

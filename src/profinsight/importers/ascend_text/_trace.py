@@ -135,7 +135,7 @@ _FLOW = """INSERT INTO flow
     WHERE pid IS NOT NULL AND ts_ns IS NOT NULL"""
 
 #: one piece's damaged events (:mod:`..chrome_trace.damage`): the rows the statements below skip
-_LOSS = damage.loss_kind("trace_ts_ns(ts)", "dur_ns(dur)")
+_LOSS = damage.loss_kind("trace_ts_ns(ts)", "TRY_CAST(dur AS DOUBLE)")
 _PIECE_LOSSES = f"SELECT loss, {damage.sample_sql()} AS sample FROM (SELECT ts, dur, ph, {_LOSS} AS loss FROM {{v}})"
 #: the columns that make two slices exact copies of each other
 _SAME_SLICE = "ph, name, cat, pid_text, tid_text, start_ns, dur_ns, ha9, args"
@@ -170,13 +170,13 @@ def take_piece(con, view: str) -> None:
 # framework slices get their host keys (and, for the odd one in a CANN process, the CANN keys)
 # extracted here: they are most of the file's bytes, and their args JSON is not kept
 _PIECE_SLICES = f"""INSERT INTO tr_x
-    SELECT idx, ph, name, cat, pid, tid, start_ns, coalesce(dur_ns, 0) AS dur_ns,
+    SELECT idx, ph, name, cat, pid, tid, start_ns, coalesce(scaled_int(dur_us, 1000), 0) AS dur_ns,
            CASE WHEN host THEN json_extract_string(args, {_keys(HOST_KEYS + CANN_KEYS)}) END AS ha9,
            CASE WHEN NOT host THEN args END AS args
-    FROM (SELECT *, trace_ts_ns(ts) AS start_ns, dur_ns(dur) AS dur_ns,
+    FROM (SELECT *, trace_ts_ns(ts) AS start_ns, TRY_CAST(dur AS DOUBLE) AS dur_us,
                  coalesce(cat IN {HOST_CATEGORIES}, false) AS host FROM {{v}}
           WHERE ph IN ('X', 'i', 'I') AND ts IS NOT NULL AND pid IS NOT NULL)
-    WHERE {damage.loss_kind("start_ns", "dur_ns")} IS NULL"""
+    WHERE {damage.loss_kind("start_ns", "dur_us")} IS NULL"""
 
 
 def finish_split(con) -> None:

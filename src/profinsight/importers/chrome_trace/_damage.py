@@ -32,16 +32,23 @@ def _sql_list(values) -> str:
     return "(" + ", ".join("'" + v.replace("'", "''") + "'" for v in values) + ")"
 
 
-def loss_kind(start_ns: str, dur_ns: str, ph: str = "ph", pid: str = "pid", dur: str = "dur") -> str:
+#: the longest duration taken as real, in microseconds: its nanoseconds still fit in int64
+MAX_DUR_US = 9e15
+
+
+def loss_kind(start_ns: str, dur_us: str, ph: str = "ph", pid: str = "pid", dur: str = "dur") -> str:
     """SQL: why the event cannot be kept -- ``'phase'``, ``'pid'``, ``'ts'``, ``'dur'`` (the
-    first that applies) -- or NULL when it is fine.  ``start_ns`` / ``dur_ns`` are the
-    importer's converted values (NULL where the text did not convert); a slice without a
-    ``dur`` at all is kept (a zero-length slice, as before)."""
+    first that applies) -- or NULL when it is fine.  ``start_ns`` is the importer's converted
+    time (NULL where the text did not convert), ``dur_us`` the duration as a number (NULL where
+    ``dur`` is not one); each is referenced once, because a macro written twice in one
+    expression is computed twice.  A slice without a ``dur`` at all is kept (zero-length, as
+    before); a negative, non-finite or unreadable one is not."""
     timed = f"{ph} IN {_sql_list(TIMED)}"
     return f"""(CASE WHEN {ph} IS NULL OR {ph} NOT IN {_sql_list(PHASES)} THEN 'phase'
                     WHEN {timed} AND {pid} IS NULL THEN 'pid'
                     WHEN {timed} AND {start_ns} IS NULL THEN 'ts'
-                    WHEN {ph} = 'X' AND {dur} IS NOT NULL AND ({dur_ns} IS NULL OR {dur_ns} < 0) THEN 'dur'
+                    WHEN {ph} = 'X' AND {dur} IS NOT NULL
+                         AND NOT coalesce({dur_us} BETWEEN 0 AND {MAX_DUR_US:.0f}, false) THEN 'dur'
                END)"""
 
 

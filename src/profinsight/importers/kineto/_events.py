@@ -108,9 +108,7 @@ def times(base_ns: int) -> str:
 
 #: the value a damaged event was dropped for, as the message shows it (an unparsable ``ts`` reads
 #: as NULL here, like an absent one: ``ignore_errors``)
-_SAMPLE = damage.sample_sql(
-    ts="CAST(CAST(ts AS DOUBLE) AS VARCHAR)", missing="NULL"
-)
+_SAMPLE = damage.sample_sql(ts="CAST(CAST(ts AS DOUBLE) AS VARCHAR)", missing="NULL")
 #: the columns that make two events exact copies of each other
 _SAME_EVENT = "ph, cat, name, pid, tid, start_ns, dur_ns, args"
 
@@ -145,7 +143,7 @@ def load_raw(con, events_path: Path, base_ns: int) -> None:
         CREATE OR REPLACE TEMP TABLE raw AS
         SELECT ph, cat, name, pid, tid, start_ns, coalesce(dur_ns, 0) AS dur_ns, args, loss,
                CASE WHEN loss IS NOT NULL THEN {_SAMPLE} END AS sample
-        FROM (SELECT *, {damage.loss_kind("start_ns", "dur_ns")} AS loss
+        FROM (SELECT *, {damage.loss_kind("start_ns", "TRY_CAST(dur AS DECIMAL(38,3))")} AS loss
               FROM (SELECT ph, cat, name, pid, tid, ts, dur, {times(base_ns)}, args
                     FROM {source(events_path, "JSON")}
                     WHERE coalesce(ph, '') NOT IN ('s', 't', 'f')))""")

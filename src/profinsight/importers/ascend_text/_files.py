@@ -139,14 +139,16 @@ class Inputs:
         present = [(c, m) for c, m in conversions.items() if c in cols]
         if not present:
             return
-        parts = []
-        for c, macro in present:
-            q = pick(cols, c)
-            bad = f"clean({q}) IS NOT NULL AND {macro}({q}) IS NULL"
-            parts.append(
-                f"count(*) FILTER (WHERE {bad}), list(DISTINCT clean({q}) ORDER BY clean({q})) FILTER (WHERE {bad})"
-            )
-        row = con.execute(f"SELECT {', '.join(parts)} FROM {raw}").fetchall()[0]
+        # each cell is converted once, in the inner query (a macro written twice is computed twice)
+        inner = ", ".join(
+            f"CASE WHEN {macro}({pick(cols, c)}) IS NULL THEN clean({pick(cols, c)}) END AS bad{i}"
+            for i, (c, macro) in enumerate(present)
+        )
+        outer = ", ".join(
+            f"count(bad{i}), list(DISTINCT bad{i} ORDER BY bad{i}) FILTER (WHERE bad{i} IS NOT NULL)"
+            for i in range(len(present))
+        )
+        row = con.execute(f"SELECT {outer} FROM (SELECT {inner} FROM {raw})").fetchall()[0]
         for i, (c, _) in enumerate(present):
             n, samples = row[2 * i], row[2 * i + 1] or []
             if n:

@@ -12,10 +12,11 @@ three filtered read passes).  Column choices:
 
 * ``ts`` is ``DECIMAL(38,3)``: DuckDB converts the JSON number text itself, so
   ``1682725898236567.123`` keeps its last digits (float64 would not) and ``* 1000`` gives exact
-  nanoseconds.  ``dur`` is read as text and cast to ``DECIMAL(38,3)`` in SQL (the same values
-  on every fixture; durations are far too short to lose digits in the reader's text), so that a
-  ``dur`` of ``Infinity`` or ``"abc"`` is told from an absent one and counted as damage.  With ``baseTimeNanoseconds`` event times are relative to it (reference 5.3);
+  nanoseconds.  With ``baseTimeNanoseconds`` event times are relative to it (reference 5.3);
   adding the base keeps them exact (HTA's ``int(ts*1000)`` can be 1 ns off).
+* ``dur`` is read as text and cast to ``DECIMAL(38,3)`` in SQL (the same values on every
+  fixture: durations are far too short to lose digits in the reader's text), so that a ``dur``
+  of ``Infinity`` or ``"abc"`` is told from an absent one and counted as damage.
 * ``pid``/``tid`` and every args key are ``VARCHAR``: ints on real processes, strings on the
   pseudo processes (``"Spans"``), a key written as an int in one trace and a string in another.
   ``ignore_errors`` turns a value of an impossible shape into NULL instead of failing the load

@@ -89,3 +89,34 @@ def test_doctor_env_checks_the_installation(capsys, tmp_path, monkeypatch):
     monkeypatch.setenv("PROFINSIGHT_CACHE", str(blocker / "sub"))  # a path under a file: not writable
     assert main(["doctor", "--env", "--format", "json"]) == 0
     assert any(d["code"] == "cache-not-writable" for d in json.loads(capsys.readouterr().out))
+
+
+def _failed_import(tmp_path):
+    """A Kineto trace whose event list is unreadable: the rank fails to import."""
+    bad = tmp_path / "broken.pt.trace.json"
+    bad.write_text('{"schemaVersion": 1, "traceEvents": [{"ph": "X", "ts": ', encoding="utf-8")
+    return bad
+
+
+def test_analyze_says_a_failed_import_and_exits_1(tmp_path, capsys):
+    assert main(["analyze", str(_failed_import(tmp_path))]) == 1
+    out = capsys.readouterr().out
+    assert out.startswith("Import failed") and "trace-invalid" in out and "broken.pt.trace.json" in out
+    assert "No rule fired" not in out and "Nothing loaded" in out
+
+
+def test_analyze_json_carries_the_diagnostics(tmp_path, fixtures, capsys):
+    assert main(["analyze", str(_failed_import(tmp_path)), "--format", "json"]) == 1
+    data = json.loads(capsys.readouterr().out)
+    assert data["import_failed"] is True and "verdict" not in data
+    assert [d["code"] for d in data["diagnostics"] if d["severity"] == "error"] == ["trace-invalid"]
+    assert main(["analyze", str(fixtures / "ascend_pt/text_level1/rank0_ascend_pt"), "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["import_failed"] is False and "verdict" in data and isinstance(data["diagnostics"], list)
+
+
+def test_analyze_markdown_leads_with_the_failure(tmp_path, capsys):
+    out = tmp_path / "a.md"
+    assert main(["analyze", str(_failed_import(tmp_path)), "--format", "md", "-o", str(out)]) == 1
+    text = out.read_text(encoding="utf-8")
+    assert text.startswith("# Import failed") and "trace-invalid" in text and "No rule fired" not in text

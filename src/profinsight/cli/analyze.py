@@ -1,9 +1,17 @@
 """The guided report in the terminal: ``profinsight analyze PATH... [--format table|json|md]
 [-o FILE] [--lang en|zh]`` — (1) operator summary, (2) timeline gaps, (3) utilisation, (4) memory
-and communication, then the verdict and the actions ranked by recoverable time."""
+and communication, then the verdict and the actions ranked by recoverable time.
+
+Load errors come first: when an import failed (an ``error`` diagnostic), the terminal and
+Markdown forms say so before anything else, the report is left out when no table loaded at all
+(an empty report would read as "nothing stands out"), and the exit status is 1.  The JSON form
+always carries every diagnostic."""
 
 from __future__ import annotations
 
+from rich.markup import escape
+
+from .. import diagnostics as dg
 from ..render.text import markdown, render_terminal
 from .common import add_output, add_paths, dumps, emit, load_profile, make_console, output_format
 
@@ -22,15 +30,40 @@ def run(args) -> int:
     from ..advisor import guided_report
 
     prof = load_profile(args)
-    rep = guided_report(prof, args.lang, top=args.top)
+    errors = [d for d in prof.diagnostics if d.severity == "error"]
+    loaded = any(prof.row_counts().values())
+    rep = guided_report(prof, args.lang, top=args.top) if loaded or not errors else None
     fmt = output_format(args, FORMATS)
     if fmt == "json":
-        emit(dumps(rep), args)
+        out = dict(rep or {})
+        out["import_failed"] = bool(errors)
+        out["diagnostics"] = [d.to_dict() for d in prof.diagnostics]
+        emit(dumps(out), args)
     elif fmt == "md":
-        emit(markdown(rep), args)
+        head = "".join(f"- **{d.severity.upper()}** `{d.code}`{_rank(d)}: {d.message}\n" for d in errors)
+        text = f"# Import failed\n\n{head}\n{_after(loaded)}\n" if errors else ""
+        emit(text + (markdown(rep) if rep is not None else ""), args)
     else:
         console = make_console(args, 120)
-        render_terminal(rep, console)
+        if errors:
+            console.print("[bold red]Import failed[/]")
+            for d in errors:
+                console.print(f"[bold red]ERROR[/] {escape(d.code)}{_rank(d)}: {escape(d.message)}")
+                if d.file:
+                    console.print(f"      file: {escape(d.file)}")
+            console.print(_after(loaded))
+        if rep is not None:
+            render_terminal(rep, console)
         if args.output:
             emit(console.export_text(), args)
-    return 0
+    return 1 if dg.worst(prof.diagnostics) == "error" else 0
+
+
+def _rank(d: dg.Diagnostic) -> str:
+    return f" rank {d.rank}" if d.rank is not None else ""
+
+
+def _after(loaded: bool) -> str:
+    if loaded:
+        return "The report below covers only what loaded; `profinsight doctor PATH` lists every problem."
+    return "Nothing loaded, so there is no report; `profinsight doctor PATH` lists every problem."

@@ -22,30 +22,36 @@ if TYPE_CHECKING:  # DuckDB loads when an import starts, not when this module do
 _WS = "' ' || chr(9) || chr(10) || chr(13) || '\"'"
 
 MACROS = [
+    # float * scale -> rounded int64, or NULL when the result is not finite or beyond int64: one
+    # damaged cell (1e400, inf, NaN) becomes NULL instead of failing the cast of its whole column
+    "CREATE OR REPLACE MACRO scaled_int(v, scale) AS TRY_CAST(round(v * scale) AS BIGINT)",
     # text cell -> clean text or NULL ('' and 'N/A' mean "not collected")
     f"CREATE OR REPLACE MACRO clean(x) AS nullif(nullif(trim(CAST(x AS VARCHAR), {_WS}), ''), 'N/A')",
     # exact decimal microseconds text -> integer nanoseconds
+    # (a value beyond int64 -- "1e30", "inf", 20 digits -- is NULL, never an error for the column)
     """CREATE OR REPLACE MACRO ts_ns(x) AS (CASE
          WHEN clean(x) IS NULL THEN NULL
-         WHEN contains(lower(clean(x)), 'e') THEN CAST(round(TRY_CAST(clean(x) AS DOUBLE) * 1000) AS BIGINT)
-         ELSE TRY_CAST(split_part(clean(x), '.', 1) AS BIGINT) * 1000
+         WHEN contains(lower(clean(x)), 'e') OR contains(lower(clean(x)), 'n')
+           THEN scaled_int(TRY_CAST(clean(x) AS DOUBLE), 1000)
+         WHEN length(split_part(clean(x), '.', 1)) > 17 THEN NULL
+         ELSE TRY_CAST(TRY_CAST(split_part(clean(x), '.', 1) AS HUGEINT) * 1000
               + (CASE WHEN starts_with(clean(x), '-') THEN -1 ELSE 1 END)
-                * TRY_CAST(rpad(left(split_part(clean(x), '.', 2), 3), 3, '0') AS BIGINT)
+                * TRY_CAST(rpad(left(split_part(clean(x), '.', 2), 3), 3, '0') AS BIGINT) AS BIGINT)
        END)""",
     # duration in (float) microseconds -> integer nanoseconds, rounded
-    "CREATE OR REPLACE MACRO dur_ns(x) AS CAST(round(TRY_CAST(clean(x) AS DOUBLE) * 1000) AS BIGINT)",
+    "CREATE OR REPLACE MACRO dur_ns(x) AS scaled_int(TRY_CAST(clean(x) AS DOUBLE), 1000)",
     # ms (communication.json) -> ns
-    "CREATE OR REPLACE MACRO ms_ns(x) AS CAST(round(TRY_CAST(clean(x) AS DOUBLE) * 1000000) AS BIGINT)",
+    "CREATE OR REPLACE MACRO ms_ns(x) AS scaled_int(TRY_CAST(clean(x) AS DOUBLE), 1000000)",
     # integer cell or NULL; 4294967295 (2^32-1) is the vendors' 'invalid'
     """CREATE OR REPLACE MACRO int_or_null(x) AS (CASE
          WHEN TRY_CAST(clean(x) AS BIGINT) = 4294967295 THEN NULL
          ELSE TRY_CAST(clean(x) AS BIGINT) END)""",
     "CREATE OR REPLACE MACRO num_or_null(x) AS TRY_CAST(clean(x) AS DOUBLE)",
     # binary MB (memory CSVs) -> bytes
-    "CREATE OR REPLACE MACRO mib_bytes(x) AS CAST(round(TRY_CAST(clean(x) AS DOUBLE) * 1048576) AS BIGINT)",
-    "CREATE OR REPLACE MACRO kib_bytes(x) AS CAST(round(TRY_CAST(clean(x) AS DOUBLE) * 1024) AS BIGINT)",
+    "CREATE OR REPLACE MACRO mib_bytes(x) AS scaled_int(TRY_CAST(clean(x) AS DOUBLE), 1048576)",
+    "CREATE OR REPLACE MACRO kib_bytes(x) AS scaled_int(TRY_CAST(clean(x) AS DOUBLE), 1024)",
     # decimal MB (communication JSON) -> bytes
-    "CREATE OR REPLACE MACRO mb_bytes(x) AS CAST(round(TRY_CAST(clean(x) AS DOUBLE) * 1000000) AS BIGINT)",
+    "CREATE OR REPLACE MACRO mb_bytes(x) AS scaled_int(TRY_CAST(clean(x) AS DOUBLE), 1000000)",
 ]
 
 

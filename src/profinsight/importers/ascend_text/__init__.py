@@ -34,7 +34,7 @@ import pyarrow as pa
 from .. import _torch_npu
 from .._common import duck, ram_bytes
 from ..base import Importer, RankData, RankSource
-from ..chrome_trace import TraceRead, out_of_memory, read_trace_json
+from ..chrome_trace import TraceRead, damage, out_of_memory, read_trace_json
 from . import _comm, _device, _files, _host, _kernels, _links, _memory, _meta, _sql, _trace
 
 VERSION = "4"  # 4: Level0 kernels get their op type from their name (3: ties broken explicitly)
@@ -126,6 +126,8 @@ def _load(con, inputs: _files.Inputs, cfg: _meta.Config, folder: Path, out_dir: 
     _trace.start_split(con)
     truncated = _read_trace(con, inputs)
     _trace.finish_split(con)
+    for code, message in damage.describe_losses(damage.losses(con), _files.TRACE):
+        inputs.add("warning", code, message, inputs.path(_files.TRACE), damage.FIX)
     _trace.build_counters(con)
     pmu = _kernels.load_kernels(con, inputs)
     have_kd = pmu is not None

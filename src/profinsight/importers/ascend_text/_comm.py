@@ -127,7 +127,7 @@ def comm_ops_sql() -> str:
                coalesce(j.category, CASE WHEN {_P2P.replace("name", "coalesce(kc.name, j.name)")} THEN 'p2p'
                                          ELSE 'collective' END) AS category,
                coalesce(j."group", kc."group") AS "group",
-               coalesce(kc.start_ns, CAST(round(TRY_CAST(j.start_us AS DOUBLE) * 1000) AS BIGINT)) AS start_ns,
+               coalesce(kc.start_ns, scaled_int(TRY_CAST(j.start_us AS DOUBLE), 1000)) AS start_ns,
                coalesce(kc.dur_ns, ms_ns(j.elapse_ms)) AS dur_ns,
                ms_ns(j.transit_ms) AS transit_ns, ms_ns(j.wait_ms) AS wait_ns, ms_ns(j.sync_ms) AS sync_ns,
                ms_ns(j.idle_ms) AS idle_ns,

@@ -131,6 +131,37 @@ class Inputs:
             self.add("info", "empty-file", f"{name} has a header but no rows.", path)
         return cols
 
+    def report_unconverted(self, con, name: str, raw: str, cols: list[str], conversions: dict[str, str]) -> None:
+        """One warning per column of CSV ``name`` (read into ``raw``) holding cells that its
+        conversion -- ``conversions[column]``, a macro such as ``mib_bytes`` -- could not turn
+        into a value (``abc``, ``1e400``): each such value became NULL and its row stayed.  One
+        scan of ``raw`` for all the columns."""
+        present = [(c, m) for c, m in conversions.items() if c in cols]
+        if not present:
+            return
+        # each cell is converted once, in the inner query (a macro written twice is computed twice)
+        inner = ", ".join(
+            f"CASE WHEN {macro}({pick(cols, c)}) IS NULL THEN clean({pick(cols, c)}) END AS bad{i}"
+            for i, (c, macro) in enumerate(present)
+        )
+        outer = ", ".join(
+            f"count(bad{i}), list(DISTINCT bad{i} ORDER BY bad{i}) FILTER (WHERE bad{i} IS NOT NULL)"
+            for i in range(len(present))
+        )
+        row = con.execute(f"SELECT {outer} FROM (SELECT {inner} FROM {raw})").fetchall()[0]
+        for i, (c, _) in enumerate(present):
+            n, samples = row[2 * i], row[2 * i + 1] or []
+            if n:
+                shown = ", ".join(repr(v[:40]) for v in samples[:3])
+                self.add(
+                    "warning",
+                    "csv-bad-values",
+                    f"{name}: {n} value(s) of column {c!r} are not usable numbers ({shown}): set to null, "
+                    "their rows kept.",
+                    self.path(name),
+                    "The file was damaged or edited; re-export the profile for complete data.",
+                )
+
     def report_dropped(self, name: str, dropped: int, why: str) -> None:
         """Rows that split fine but hold no usable value (e.g. an unparsable start time)."""
         if dropped:

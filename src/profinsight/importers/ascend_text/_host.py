@@ -111,6 +111,9 @@ def build_steps_table(con, have_kd_steps: bool) -> None:
     con.unregister("steps_arrow")
 
 
+_OD_DURATIONS = tuple(f"{who} {kind} Duration(us)" for who in ("Host", "Device") for kind in ("Self", "Total"))
+
+
 def join_operator_details(con, inputs: F.Inputs, quiet: bool = False) -> None:
     """Copy operator_details.csv's host self / device self / device total durations onto the
     matching ``op`` rows (see the module docstring for the join).  ``quiet``: the trace is known
@@ -126,6 +129,7 @@ def join_operator_details(con, inputs: F.Inputs, quiet: bool = False) -> None:
                dur_ns({p("Device Self Duration(us)")}) AS device_self_ns,
                dur_ns({p("Device Total Duration(us)")}) AS device_total_ns
         FROM od_raw""")
+    inputs.report_unconverted(con, F.OPERATORS, "od_raw", cols, dict.fromkeys(_OD_DURATIONS, "dur_ns"))
     con.execute(_OD_JOIN)
     con.execute("""UPDATE host_ops SET host_self_ns = m.host_self_ns, device_self_ns = m.device_self_ns,
                    device_total_ns = m.device_total_ns FROM od_match m WHERE host_ops.op_id = m.op_id""")

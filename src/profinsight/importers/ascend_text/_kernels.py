@@ -72,6 +72,10 @@ def _slug(text: str) -> str:
     return re.sub(r"[^0-9a-z]+", "_", text.lower()).strip("_")
 
 
+#: value columns whose damaged cells become NULL (and are counted); a damaged start drops the row
+_CONVERSIONS = dict.fromkeys(("Duration(us)", "Task Duration(us)", "Wait Time(us)", "Task Wait Time(us)"), "dur_ns")
+
+
 def load_kernels(con, inputs: F.Inputs) -> list[str] | None:
     """Create ``kd`` from kernel_details.csv; returns the ``pmu_*`` column names, or None when
     the file is missing/unreadable (then ``kd`` exists but is empty)."""
@@ -82,6 +86,7 @@ def load_kernels(con, inputs: F.Inputs) -> list[str] | None:
         return None
     pmu = [c for c in cols if c not in BASE]
     con.execute(f"CREATE OR REPLACE TABLE kd_all AS {_select(cols, pmu)}")
+    inputs.report_unconverted(con, F.KERNELS, "kd_raw", cols, _CONVERSIONS)
     dropped = con.sql("SELECT count(*) FROM kd_all WHERE start_ns IS NULL OR name IS NULL").fetchall()[0][0]
     inputs.report_dropped(F.KERNELS, dropped, "their Name or Start Time(us) is empty or not a number")
     con.execute("CREATE OR REPLACE TABLE kd AS SELECT * FROM kd_all WHERE start_ns IS NOT NULL AND name IS NOT NULL")

@@ -14,6 +14,23 @@ from . import _files as F
 _DEVICE = "TRY_CAST(regexp_extract({col}, '(\\d+)\\s*$', 1) AS INTEGER)"
 
 
+#: value columns whose damaged cells become NULL (and are counted); a damaged sample time drops
+#: its row instead (:func:`_drop_untimed`)
+_MR_MB = ("Total Allocated(MB)", "Total Reserved(MB)", "Total Active(MB)")
+_OM_CONVERSIONS = {
+    "Size(KB)": "kib_bytes",
+    **dict.fromkeys(("Allocation Time(us)", "Release Time(us)", "Active Release Time(us)"), "ts_ns"),
+    **dict.fromkeys(
+        (
+            f"{when} Total {what}(MB)"
+            for when in ("Allocation", "Release")
+            for what in ("Allocated", "Reserved", "Active")
+        ),
+        "mib_bytes",
+    ),
+}
+
+
 def _device(cols: list[str], *names: str) -> str:
     return _DEVICE.format(col=f"clean({F.pick(cols, *names)})")
 
@@ -31,6 +48,7 @@ def load_memory(con, inputs: F.Inputs) -> dict[str, str]:
                    mib_bytes({p("Total Reserved(MB)")}) AS reserved_bytes,
                    mib_bytes({p("Total Active(MB)")}) AS active_bytes, clean({p("Stream Ptr")}) AS stream_ptr
             FROM mr_raw""")
+        inputs.report_unconverted(con, F.MEMORY_RECORD, "mr_raw", cols, dict.fromkeys(_MR_MB, "mib_bytes"))
         _drop_untimed(con, inputs, "memory_samples", "ts_ns", F.MEMORY_RECORD)
         made["memory_samples"] = "memory_samples"
     cols = inputs.read_csv(con, F.OPERATOR_MEMORY, "om_raw")
@@ -50,6 +68,7 @@ def load_memory(con, inputs: F.Inputs) -> dict[str, str]:
                    mib_bytes({p("Release Total Active(MB)")}) AS release_total_active_bytes,
                    clean({p("Stream Ptr")}) AS stream_ptr
             FROM om_raw""")
+        inputs.report_unconverted(con, F.OPERATOR_MEMORY, "om_raw", cols, _OM_CONVERSIONS)
         made["memory_blocks"] = "memory_blocks"
     cols = inputs.read_csv(con, F.MODULE_MEMORY, "mm_raw")
     if cols is not None:
@@ -59,6 +78,7 @@ def load_memory(con, inputs: F.Inputs) -> dict[str, str]:
                    clean({p("Component")}) AS component, ts_ns({p("Timestamp(us)")}) AS ts_ns,
                    mib_bytes({p("Total Reserved(MB)")}) AS reserved_bytes
             FROM mm_raw""")
+        inputs.report_unconverted(con, F.MODULE_MEMORY, "mm_raw", cols, {"Total Reserved(MB)": "mib_bytes"})
         _drop_untimed(con, inputs, "module_memory", "ts_ns", F.MODULE_MEMORY)
         made["module_memory"] = "module_memory"
     return made

@@ -43,11 +43,18 @@ class Config:
     env: dict = field(default_factory=dict)
     extra: dict = field(default_factory=dict)
     known: bool = False  # profiler_info was found and parsed
+    #: (file, field, value) of every field ignored for its type or range
+    ignored: list = field(default_factory=list)
+
+
+#: the largest rank, world size and device id taken as real (int32: no cluster comes near it)
+MAX_RANK = (1 << 31) - 1
+_INT64 = 1 << 63
 
 
 def rank_from_name(path: Path | None) -> int | None:
-    m = re.match(r"profiler_info_(\d+)\.json$", path.name) if path else None
-    return int(m.group(1)) if m else None
+    m = re.match(r"profiler_info_(\d{1,10})\.json$", path.name) if path else None
+    return int(m.group(1)) if m and int(m.group(1)) <= MAX_RANK else None
 
 
 def read_config(folder: Path, inputs: F.Inputs | None = None) -> Config:
@@ -64,14 +71,92 @@ def read_config(folder: Path, inputs: F.Inputs | None = None) -> Config:
             "Copy the whole *_ascend_pt folder, not only its outputs.",
         )
     if isinstance(info, dict):
-        _apply_info(cfg, info)
+        _apply_info(cfg, _Fields(cfg, info_path.name, info))
+    elif info is not None:
+        cfg.ignored.append((info_path.name, "(top level)", info))
     if cfg.rank is None:
         cfg.rank = rank_from_name(info_path)
     meta = _load_json(folder / "profiler_metadata.json", inputs)
     if isinstance(meta, dict):
-        cfg.env = meta.get("ENV_VARIABLES") or {}
+        cfg.env = _Fields(cfg, "profiler_metadata.json", meta).obj("ENV_VARIABLES")
         cfg.extra["metadata"] = {k: v for k, v in meta.items() if k != "ENV_VARIABLES"}
+    elif meta is not None:
+        cfg.ignored.append(("profiler_metadata.json", "(top level)", meta))
+    if inputs is not None:
+        _report_ignored(cfg, inputs, folder)
     return cfg
+
+
+class _Fields:
+    """Typed reads of one JSON object: a field of the wrong type or range reads as absent and
+    is recorded in ``cfg.ignored`` (a malformed file never raises)."""
+
+    def __init__(self, cfg: Config, file: str, data: dict, prefix: str = ""):
+        self.cfg, self.file, self.data, self.prefix = cfg, file, data, prefix
+
+    def _bad(self, key: str, value) -> None:
+        self.cfg.ignored.append((self.file, self.prefix + key, value))
+
+    def obj(self, key: str) -> dict:
+        value = self.data.get(key)
+        if value is None or isinstance(value, dict):
+            return value or {}
+        self._bad(key, value)
+        return {}
+
+    def sub(self, key: str) -> _Fields:
+        return _Fields(self.cfg, self.file, self.obj(key), f"{self.prefix}{key}.")
+
+    def text(self, key: str) -> str | None:
+        value = self.data.get(key)
+        if value is None or isinstance(value, str):
+            return value
+        self._bad(key, value)
+        return None
+
+    def flag(self, key: str) -> bool | None:
+        value = self.data.get(key)
+        if value is None or isinstance(value, bool):
+            return value
+        self._bad(key, value)
+        return None
+
+    def int(self, key: str, low: int = -_INT64, high: int = _INT64 - 1) -> int | None:
+        """An integer within [low, high] (a number written as text is accepted)."""
+        value = self.data.get(key)
+        if value is None:
+            return None
+        if isinstance(value, str) and value.strip().lstrip("-").isdigit() and len(value.strip()) <= 20:
+            number = int(value)
+        elif isinstance(value, int) and not isinstance(value, bool):
+            number = value
+        else:
+            number = None
+        if number is None or not low <= number <= high:
+            self._bad(key, value)
+            return None
+        return number
+
+    def list(self, key: str) -> list:
+        value = self.data.get(key)
+        if value is None or isinstance(value, list):
+            return value or []
+        self._bad(key, value)
+        return []
+
+
+def _report_ignored(cfg: Config, inputs: F.Inputs, folder: Path) -> None:
+    """One warning per field ignored for its type or range, naming it."""
+    for file, key, value in cfg.ignored:
+        text = repr(value)
+        shown = text if len(text) <= 40 else text[:37] + "..."
+        inputs.add(
+            "warning",
+            "meta-field-invalid",
+            f"{file}: field {key!r} = {shown} is not of the expected type or range; ignored.",
+            folder / file,
+            "The file was damaged or edited; copy the whole *_ascend_pt folder again.",
+        )
 
 
 def _load_json(path: Path, inputs: F.Inputs | None):
@@ -85,29 +170,28 @@ def _load_json(path: Path, inputs: F.Inputs | None):
         return None
 
 
-def _apply_info(cfg: Config, info: dict) -> None:
-    common = (info.get("config") or {}).get("common_config") or {}
-    exp = (info.get("config") or {}).get("experimental_config") or {}
-    rank = info.get("rank_id")
-    cfg.rank = rank if isinstance(rank, int) and rank >= 0 else None
+def _apply_info(cfg: Config, info: _Fields) -> None:
+    config = info.sub("config")
+    common, exp = config.sub("common_config"), config.sub("experimental_config")
+    cfg.rank = info.int("rank_id", 0, MAX_RANK)
     cfg.known = True
-    cfg.level = exp.get("_profiler_level")
-    cfg.activities = [str(a).split(".")[-1] for a in common.get("activities") or []]
+    cfg.level = exp.text("_profiler_level")
+    cfg.activities = [str(a).split(".")[-1] for a in common.list("activities")]
     cfg.switches = {
-        k: common.get(k) for k in ("record_shapes", "profile_memory", "with_stack", "with_modules", "with_flops")
+        k: common.flag(k) for k in ("record_shapes", "profile_memory", "with_stack", "with_modules", "with_flops")
     }
-    cfg.aic_metrics = exp.get("_aic_metrics")
-    cfg.schedule = common.get("schedule")
-    start, end = info.get("start_info") or {}, info.get("end_info") or {}
-    cfg.collect_end_ns = end.get("collectionTimeEnd")
-    try:  # wall clock at start = monotonic start + (wall - monotonic) offset at the end
-        cfg.collect_start_ns = (
-            int(start["start_monotonic"]) + int(end["collectionTimeEnd"]) - int(end["MonotonicTimeEnd"])
-        )
-    except (KeyError, TypeError, ValueError):
-        cfg.collect_start_ns = None
-    cfg.extra["experimental_config"] = {k: v for k, v in exp.items() if k not in ("_profiler_level", "_aic_metrics")}
-    cfg.extra["with_flops"] = common.get("with_flops")
+    cfg.aic_metrics = exp.text("_aic_metrics")
+    cfg.schedule = common.obj("schedule") if common.data.get("schedule") is not None else None
+    start, end = info.sub("start_info"), info.sub("end_info")
+    cfg.collect_end_ns = end.int("collectionTimeEnd", 0)
+    # wall clock at start = monotonic start + (wall - monotonic) offset at the end
+    parts = (start.int("start_monotonic"), cfg.collect_end_ns, end.int("MonotonicTimeEnd"))
+    wall = parts[0] + parts[1] - parts[2] if None not in parts else None
+    cfg.collect_start_ns = wall if wall is not None and 0 <= wall < _INT64 else None
+    cfg.extra["experimental_config"] = {
+        k: v for k, v in exp.data.items() if k not in ("_profiler_level", "_aic_metrics")
+    }
+    cfg.extra["with_flops"] = cfg.switches.get("with_flops")
 
 
 def run_info(cfg: Config, folder: Path, device: int | None) -> pa.Table:
@@ -150,9 +234,10 @@ def run_info(cfg: Config, folder: Path, device: int | None) -> pa.Table:
 
 
 def _world_size(cfg: Config) -> int | None:
-    dist = (cfg.extra.get("metadata") or {}).get("distributed_args") or {}
-    ws = dist.get("world_size")
-    return int(ws) if isinstance(ws, int) else None
+    dist = (cfg.extra.get("metadata") or {}).get("distributed_args")
+    ws = dist.get("world_size") if isinstance(dist, dict) else None
+    ok = isinstance(ws, int) and not isinstance(ws, bool) and 0 < ws <= MAX_RANK
+    return ws if ok else None
 
 
 def check_switches(cfg: Config, inputs: F.Inputs) -> None:

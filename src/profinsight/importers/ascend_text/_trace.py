@@ -10,6 +10,8 @@ only what the import needs, so the raw events (``args`` JSON included) never all
   metadata that may come anywhere in the file.
 - ``tr_cv``: counter samples, one row per value of a counter (C) event, already named.
 - ``flow``: flow endpoints (s/f/t).
+- ``trace_loss``: the events dropped as damaged (:mod:`..chrome_trace.damage`), counted by kind;
+  exact copies of a slice are removed (and counted) when the pieces are joined.
 
 Processes are identified by their ``process_name`` metadata, never by pid (msprof pids are
 synthetic).  :func:`finish_split` then builds, all with the event's ``idx`` (its position in the
@@ -23,6 +25,8 @@ file):
 """
 
 from __future__ import annotations
+
+from ..chrome_trace import damage
 
 HW_PROCESSES = "('Ascend Hardware', 'Task Scheduler')"
 HCCL_PROCESSES = "('HCCL', 'Communication')"
@@ -126,9 +130,15 @@ _HOST = f"""CREATE OR REPLACE TABLE host AS
 
 _FLOW_COLS = "idx BIGINT, ph VARCHAR, cat VARCHAR, name VARCHAR, id VARCHAR, pid BIGINT, tid BIGINT, ts_ns BIGINT"
 _FLOW = """INSERT INTO flow
-    SELECT idx, ph, cat, name, id, TRY_CAST(pid AS BIGINT) AS pid, TRY_CAST(tid AS BIGINT) AS tid,
-           trace_ts_ns(ts) AS ts_ns
-    FROM {v} WHERE ph IN ('s', 'f', 't') AND id IS NOT NULL"""
+    SELECT idx, ph, cat, name, id, TRY_CAST(pid AS BIGINT) AS pid, TRY_CAST(tid AS BIGINT) AS tid, ts_ns
+    FROM (SELECT *, trace_ts_ns(ts) AS ts_ns FROM {v} WHERE ph IN ('s', 'f', 't') AND id IS NOT NULL)
+    WHERE pid IS NOT NULL AND ts_ns IS NOT NULL"""
+
+#: one piece's damaged events (:mod:`..chrome_trace.damage`): the rows the statements below skip
+_LOSS = damage.loss_kind("trace_ts_ns(ts)", "TRY_CAST(dur AS DOUBLE)")
+_PIECE_LOSSES = f"SELECT loss, {damage.sample_sql()} AS sample FROM (SELECT ts, dur, ph, {_LOSS} AS loss FROM {{v}})"
+#: the columns that make two slices exact copies of each other
+_SAME_SLICE = "ph, name, cat, pid_text, tid_text, start_ns, dur_ns, ha9, args"
 
 
 def start_split(con) -> None:
@@ -143,10 +153,13 @@ def start_split(con) -> None:
         "key_is_name BOOLEAN, value DOUBLE)"
     )
     con.execute(f"CREATE OR REPLACE TABLE flow ({_FLOW_COLS})")
+    damage.create_losses(con)
 
 
 def take_piece(con, view: str) -> None:
-    """Copy what the import needs out of one piece of the trace (``view``: its raw events)."""
+    """Copy what the import needs out of one piece of the trace (``view``: its raw events); the
+    damaged events are counted and left out."""
+    damage.count_losses(con, _PIECE_LOSSES.format(v=view))
     con.execute(f"""INSERT INTO tr_meta SELECT pid, tid, name, args->>'name' FROM {view}
                     WHERE ph = 'M' AND name IN ('process_name', 'thread_name')""")
     con.execute(_PIECE_SLICES.format(v=view))
@@ -157,17 +170,21 @@ def take_piece(con, view: str) -> None:
 # framework slices get their host keys (and, for the odd one in a CANN process, the CANN keys)
 # extracted here: they are most of the file's bytes, and their args JSON is not kept
 _PIECE_SLICES = f"""INSERT INTO tr_x
-    SELECT idx, ph, name, cat, pid, tid, start_ns,
-           coalesce(CAST(round(TRY_CAST(dur AS DOUBLE) * 1000) AS BIGINT), 0) AS dur_ns,
+    SELECT idx, ph, name, cat, pid, tid, start_ns, coalesce(scaled_int(dur_us, 1000), 0) AS dur_ns,
            CASE WHEN host THEN json_extract_string(args, {_keys(HOST_KEYS + CANN_KEYS)}) END AS ha9,
            CASE WHEN NOT host THEN args END AS args
-    FROM (SELECT *, trace_ts_ns(ts) AS start_ns, coalesce(cat IN {HOST_CATEGORIES}, false) AS host FROM {{v}}
-          WHERE ph IN ('X', 'i', 'I') AND ts IS NOT NULL)
-    WHERE start_ns IS NOT NULL"""
+    FROM (SELECT *, trace_ts_ns(ts) AS start_ns, TRY_CAST(dur AS DOUBLE) AS dur_us,
+                 coalesce(cat IN {HOST_CATEGORIES}, false) AS host FROM {{v}}
+          WHERE ph IN ('X', 'i', 'I') AND ts IS NOT NULL AND pid IS NOT NULL)
+    WHERE {damage.loss_kind("start_ns", "dur_us")} IS NULL"""
 
 
 def finish_split(con) -> None:
-    """Create the working tables from the pieces' tables (one pass each; no Python per event)."""
+    """Create the working tables from the pieces' tables (one pass each; no Python per event);
+    exact copies of a slice are kept once (and counted in ``trace_loss``)."""
+    copies = damage.remove_duplicates(con, "tr_x", _SAME_SLICE)
+    if copies:
+        con.execute(f"INSERT INTO trace_loss VALUES ('duplicate', {copies}, [])")
     for sql in (
         _PROCS,
         _THREADS,
@@ -230,7 +247,7 @@ _IS_ID = "(key = 'id' OR key LIKE '%\\_id' ESCAPE '\\')"
 _PIECE_COUNTERS = f"""INSERT INTO tr_cv
     WITH kv AS (
         SELECT c.idx, c.pid, c.name, c.ts_ns, je.key, je.type AS jt, je.value->>'$' AS v
-        FROM (SELECT idx, pid, name, trace_ts_ns(ts) AS ts_ns, args FROM {{v}} WHERE ph = 'C') c,
+        FROM (SELECT idx, pid, name, trace_ts_ns(ts) AS ts_ns, args FROM {{v}} WHERE ph = 'C' AND pid IS NOT NULL) c,
              json_each(c.args) je
         WHERE c.ts_ns IS NOT NULL AND je.key IS NOT NULL),
     ids AS (SELECT idx, string_agg(key || ' ' || v, ', ' ORDER BY key) AS id_text FROM kv

@@ -13,12 +13,15 @@ The format comes in two forms, and the reader serves each the way its size asks 
 
 Both cut, recover and close a truncated file at the same event boundary (:data:`BOUNDARY`),
 decompress through the same tolerant stream (:func:`decompressed_chunks`), and :func:`salvage`
-keeps what parses of an array damaged in the middle.  :func:`form` and :func:`head` are the
+keeps what parses of an array damaged in the middle.  :mod:`.damage` drops (and counts) the
+single events no table can take -- an unusable ``ts``, no ``pid``, an unknown ``ph``, a negative
+``dur`` -- and exact copies, so one bad event never costs its rank.  :func:`form` and :func:`head` are the
 cheap looks an importer's ``recognise`` takes.
 """
 
 from __future__ import annotations
 
+from . import _damage as damage
 from ._array import (
     CHUNK_BYTES,
     TRACE_COLUMNS,
@@ -40,6 +43,7 @@ __all__ = [
     "ReadError",
     "TraceRead",
     "create_empty_trace",
+    "damage",
     "decompressed_chunks",
     "drop_trace",
     "extract",

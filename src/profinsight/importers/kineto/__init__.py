@@ -34,7 +34,9 @@ VERSION = "2"  # 2: old (PyTorch 1.8-1.13) category names and bare event arrays
 MEMORY_LIMIT = "512MB"
 
 _RANK = re.compile(rb'"distributedInfo"\s*:\s*\{[^{}]*?"rank"\s*:\s*(-?\d+)')
-_WORLD = re.compile(rb'"world_size"\s*:\s*(\d+)')
+_WORLD = re.compile(rb'"world_size"\s*:\s*(\d{1,10})\b')
+#: the largest rank taken as real (int32); ``distributedInfo.rank = 10**30`` is damage, not a rank
+_MAX_RANK = (1 << 31) - 1
 _KINETO_KEYS = (b'"traceEvents"', b'"schemaVersion"', b'"deviceProperties"', b'"distributedInfo"')
 #: what only a Kineto trace writes near the start of a bare event array: a category in its own
 #: spelling (old or new; torch_npu's trace_view.json shares ``cpu_op`` and the other host
@@ -80,7 +82,12 @@ def _sniffed(path: Path) -> tuple[RankSource | None, bytes]:
     elif not body.startswith(b"{") or not any(k in body for k in _KINETO_KEYS):
         return None, b""
     m = _RANK.search(body)
-    return RankSource(format="kineto", path=path, files=(path,), rank_hint=int(m.group(1)) if m else None), head
+    return RankSource(format="kineto", path=path, files=(path,), rank_hint=_bounded(m)), head
+
+
+def _bounded(m) -> int | None:
+    """The rank a regexp found, when it is one (0 .. int32)."""
+    return int(m.group(1)) if m and len(m.group(1)) <= 11 and 0 <= int(m.group(1)) <= _MAX_RANK else None
 
 
 def _hint(name: str) -> bool:
@@ -170,10 +177,19 @@ def _read_events(con, ex, path: Path, tmp: Path):
     finally:
         ex.events_path.unlink(missing_ok=True)
     events = con.execute("SELECT count(*) FROM ev WHERE ph <> 'M'").fetchall()[0][0] + sum(t.num_rows for t in passes)
-    diags = _runinfo.truncation(ex, events, path) + diags
+    diags = _runinfo.truncation(ex, events, path) + diags + _damaged(con, path)
     if ex.truncated and not events:
         return None, diags + [_unreadable(path, "the file ends before its first complete event")]
     return passes, diags
+
+
+def _damaged(con, path: Path) -> list:
+    """One warning per kind of damaged event the read dropped (or copy it kept once)."""
+    found = chrome_trace.damage.losses(con)
+    return [
+        dx.warning(code, message, path, fix=chrome_trace.damage.FIX)
+        for code, message in chrome_trace.damage.describe_losses(found, path.name)
+    ]
 
 
 def _base_ns(value) -> int:
@@ -230,10 +246,10 @@ def _build(
 def _rank(meta: dict, source: RankSource) -> int | None:
     dist = meta.get("distributedInfo")
     rank = dist.get("rank") if isinstance(dist, dict) else None
-    if isinstance(rank, int) and not isinstance(rank, bool):
+    if isinstance(rank, str) and rank.strip().isdigit() and len(rank.strip()) <= 10:
+        rank = int(rank)
+    if isinstance(rank, int) and not isinstance(rank, bool) and 0 <= rank <= _MAX_RANK:
         return rank
-    if isinstance(rank, str) and rank.strip().isdigit():
-        return int(rank)
     return source.rank_hint
 
 
@@ -241,7 +257,7 @@ def _stepped(con, host: pa.Table, dev: pa.Table) -> dict[str, pa.Table]:
     """steps, and the tables with a step column: device_tasks, comm_ops (by the device range),
     host_ops (by the host range).  Sync tasks (waits) do not stretch a step's device range."""
     host_steps = con.execute(r"""
-        SELECT CAST(regexp_extract(name, '^ProfilerStep#(\d+)$', 1) AS BIGINT) AS step,
+        SELECT TRY_CAST(regexp_extract(name, '^ProfilerStep#(\d+)$', 1) AS BIGINT) AS step,
                min(start_ns), max(start_ns + dur_ns)
         FROM host WHERE category IN ('op', 'annotation') AND regexp_matches(name, '^ProfilerStep#\d+$')
         GROUP BY 1 ORDER BY 2""").fetchall()

@@ -10,10 +10,13 @@ values are the same - and their rows land in their own Arrow tables that the out
 folder beyond its memory limit (measured at 1 GB: about 15% less CPU and 8% less peak RSS than
 three filtered read passes).  Column choices:
 
-* ``ts``/``dur`` are ``DECIMAL(38,3)``: DuckDB converts the JSON number text itself, so
+* ``ts`` is ``DECIMAL(38,3)``: DuckDB converts the JSON number text itself, so
   ``1682725898236567.123`` keeps its last digits (float64 would not) and ``* 1000`` gives exact
   nanoseconds.  With ``baseTimeNanoseconds`` event times are relative to it (reference 5.3);
   adding the base keeps them exact (HTA's ``int(ts*1000)`` can be 1 ns off).
+* ``dur`` is read as text and cast to ``DECIMAL(38,3)`` in SQL (the same values on every
+  fixture: durations are far too short to lose digits in the reader's text), so that a ``dur``
+  of ``Infinity`` or ``"abc"`` is told from an absent one and counted as damage.
 * ``pid``/``tid`` and every args key are ``VARCHAR``: ints on real processes, strings on the
   pseudo processes (``"Spans"``), a key written as an int in one trace and a string in another.
   ``ignore_errors`` turns a value of an impossible shape into NULL instead of failing the load
@@ -37,6 +40,7 @@ from pathlib import Path
 import orjson
 
 from .._common import sql_str
+from ..chrome_trace import damage
 
 #: old (PyTorch 1.8-1.13) category names -> today's, compared lower case; today's names in any case
 #: are folded to lower case, every other category is kept as written (``Trace``, ``async``)
@@ -96,7 +100,7 @@ HOST_KEYS = (
 
 _BASE = (
     "ph: 'VARCHAR', cat: 'VARCHAR', name: 'VARCHAR', pid: 'VARCHAR', tid: 'VARCHAR', "
-    "ts: 'DECIMAL(38,3)', dur: 'DECIMAL(38,3)'"
+    "ts: 'DECIMAL(38,3)', dur: 'VARCHAR'"
 )
 
 
@@ -135,11 +139,20 @@ def source(events_path: Path, args_type: str) -> str:
 
 
 def times(base_ns: int) -> str:
-    """The exact-time columns ``start_ns`` (epoch ns) and ``dur_ns``."""
+    """The exact-time columns ``start_ns`` (epoch ns) and ``dur_ns``: NULL, never an error, for a
+    value beyond int64 nanoseconds (``-1e30``), so one damaged event cannot fail the column."""
     return (
-        f"CAST(ts * 1000 AS BIGINT) + {int(base_ns)} AS start_ns, "
-        "coalesce(CAST(round(dur * 1000) AS BIGINT), 0) AS dur_ns"
+        f"CASE WHEN abs(ts) < 1e16 THEN TRY_CAST(ts * 1000 + {int(base_ns)} AS BIGINT) END AS start_ns, "
+        "CASE WHEN abs(TRY_CAST(dur AS DECIMAL(38,3))) < 1e16 "
+        "THEN TRY_CAST(round(TRY_CAST(dur AS DECIMAL(38,3)) * 1000) AS BIGINT) END AS dur_ns"
     )
+
+
+#: the value a damaged event was dropped for, as the message shows it (an unparsable ``ts`` reads
+#: as NULL here, like an absent one: ``ignore_errors``)
+_SAMPLE = damage.sample_sql(ts="CAST(CAST(ts AS DOUBLE) AS VARCHAR)", missing="NULL")
+#: the columns that make two events exact copies of each other
+_SAME_EVENT = "ph, cat, name, pid, tid, start_ns, dur_ns, args"
 
 
 def _pass(cats_: tuple, keys: tuple, legacy: bool) -> str:
@@ -179,13 +192,26 @@ def host_pass(legacy: bool = False) -> str:
 
 def load_raw(con, events_path: Path, base_ns: int) -> bool:
     """Table ``raw``: the one parse of the event array (flows left out), args as JSON, every
-    category in today's spelling.  Returns whether the trace spelled them the old way (one scan
-    of the ``cat`` column; only then are the rows rewritten and the old arg keys read)."""
+    category in today's spelling.  Damaged events (:mod:`..chrome_trace.damage`) are counted in
+    ``trace_loss`` and left out; exact copies of an event are kept once.  Returns whether the
+    trace spelled its categories the old way (one scan of the ``cat`` column; only then are the
+    rows rewritten and the old arg keys read)."""
     con.execute(f"""
         CREATE OR REPLACE TEMP TABLE raw AS
-        SELECT ph, cat, name, pid, tid, {times(base_ns)}, args
-        FROM {source(events_path, "JSON")}
-        WHERE coalesce(ph, '') NOT IN ('s', 't', 'f')""")
+        SELECT ph, cat, name, pid, tid, start_ns, coalesce(dur_ns, 0) AS dur_ns, args, loss,
+               CASE WHEN loss IS NOT NULL THEN {_SAMPLE} END AS sample
+        FROM (SELECT *, {damage.loss_kind("start_ns", "TRY_CAST(dur AS DECIMAL(38,3))")} AS loss
+              FROM (SELECT ph, cat, name, pid, tid, ts, dur, {times(base_ns)}, args
+                    FROM {source(events_path, "JSON")}
+                    WHERE coalesce(ph, '') NOT IN ('s', 't', 'f')))""")
+    damage.create_losses(con)
+    damage.count_losses(con, "SELECT loss, sample FROM raw")
+    con.execute("DELETE FROM raw WHERE loss IS NOT NULL")
+    con.execute("ALTER TABLE raw DROP COLUMN loss")
+    con.execute("ALTER TABLE raw DROP COLUMN sample")
+    copies = damage.remove_duplicates(con, "raw", _SAME_EVENT, "ph IN ('X', 'i', 'I')")
+    if copies:
+        con.execute(f"INSERT INTO trace_loss VALUES ('duplicate', {copies}, [])")
     legacy = con.execute(f"SELECT count(*) FROM (SELECT 1 FROM raw WHERE {_old_spelling()} LIMIT 1)").fetchall()[0][0]
     if legacy:
         con.execute(f"UPDATE raw SET cat = {_canonical_cat()} WHERE {_old_spelling()}")

@@ -111,7 +111,7 @@ def run_info(meta: dict, f: Facts, path) -> pa.Table:
         "versions": json.dumps(versions, sort_keys=True),
         "device_name": name,
         "host": _host_from_name(path),
-        "world_size": dist.get("world_size"),
+        "world_size": _count(dist.get("world_size")),
         "collect_start_ns": f.span_start_ns if f.span_start_ns is not None else f.first_ns,
         "collect_end_ns": f.span_end_ns if f.span_end_ns is not None else f.last_ns,
         "extra": json.dumps(
@@ -126,6 +126,12 @@ def run_info(meta: dict, f: Facts, path) -> pa.Table:
         ),
     }
     return pa.Table.from_pylist([row])
+
+
+def _count(value) -> int | None:
+    """A world size as written, when it is one (1 .. int32): a damaged value reads as unknown."""
+    ok = isinstance(value, int) and not isinstance(value, bool) and 0 < value < 1 << 31
+    return value if ok else None
 
 
 _HANDLER_NAME = re.compile(r"^(?P<host>.+)_\d+\.\d+\.pt\.trace\.json(\.gz)?$")

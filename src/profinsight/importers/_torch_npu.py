@@ -67,6 +67,28 @@ def level(p: Path) -> str | None:
     return None
 
 
+def versions(info: dict) -> dict[str, str]:
+    """Software versions a ``profiler_info*.json`` names: its top-level ``*_version`` keys as
+    written (torch_npu 2.7 writes ``torch_npu_version`` and ``cann_version``; older releases
+    write none), values as text.  Both exports put them in ``run_info.versions``."""
+    if not isinstance(info, dict):
+        return {}
+    return {
+        k: str(v)
+        for k, v in sorted(info.items())
+        if isinstance(k, str) and k.endswith("_version") and v not in (None, "") and not isinstance(v, (dict, list))
+    }
+
+
+def rank_id(info: dict) -> int | None:
+    """``rank_id`` of a ``profiler_info*.json``: an int in older releases, a string (``"1"``) in
+    torch_npu 2.7; None when absent or negative (a single card writes -1)."""
+    rank = info.get("rank_id") if isinstance(info, dict) else None
+    if isinstance(rank, str) and rank.strip().lstrip("-").isdigit():
+        rank = int(rank.strip())
+    return rank if isinstance(rank, int) and not isinstance(rank, bool) and rank >= 0 else None
+
+
 def unreadable(p: Path) -> ProfileError:
     """Why a folder of this layout holds no export that an importer can read."""
     if (p / "FRAMEWORK").is_dir() or any(PROF_RE.match(c.name) for c in p.iterdir()):

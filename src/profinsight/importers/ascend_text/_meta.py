@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
+from .. import _torch_npu
 from . import _files as F
 
 _LEVEL1_FIX = (
@@ -41,6 +42,7 @@ class Config:
     collect_start_ns: int | None = None
     collect_end_ns: int | None = None
     env: dict = field(default_factory=dict)
+    versions: dict = field(default_factory=dict)
     extra: dict = field(default_factory=dict)
     known: bool = False  # profiler_info was found and parsed
 
@@ -88,8 +90,8 @@ def _load_json(path: Path, inputs: F.Inputs | None):
 def _apply_info(cfg: Config, info: dict) -> None:
     common = (info.get("config") or {}).get("common_config") or {}
     exp = (info.get("config") or {}).get("experimental_config") or {}
-    rank = info.get("rank_id")
-    cfg.rank = rank if isinstance(rank, int) and rank >= 0 else None
+    cfg.rank = _torch_npu.rank_id(info)
+    cfg.versions = _torch_npu.versions(info)
     cfg.known = True
     cfg.level = exp.get("_profiler_level")
     cfg.activities = [str(a).split(".")[-1] for a in common.get("activities") or []]
@@ -128,7 +130,7 @@ def run_info(cfg: Config, folder: Path, device: int | None) -> pa.Table:
         "aic_metrics": cfg.aic_metrics,
         "schedule": json.dumps(cfg.schedule, sort_keys=True) if cfg.schedule is not None else None,
         "env": json.dumps(cfg.env, sort_keys=True),
-        "versions": "{}",
+        "versions": json.dumps(cfg.versions, sort_keys=True),
         "device_name": None,
         "host": None,
         "world_size": _world_size(cfg),

@@ -200,6 +200,8 @@ def unnamed_note(found: dict, file, rank):
         f"COMPUTE_TASK_INFO or COMMUNICATION_TASK_INFO: they are named '{UNKNOWN}' with their hardware task type as "
         f"type and kind 'other', and count as neither compute nor communication{comm}.",
         file=file,
+        fix="Nothing to re-collect: the profiler wrote no op for them. Their connection_id leads to the CANN_API call "
+        "that launched them (the launches table).",
         rank=rank,
     )
 

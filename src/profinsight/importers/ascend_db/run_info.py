@@ -94,6 +94,8 @@ def load_run_info(
     user_meta = {k: v for k, v in metadata.items() if k != "ENV_VARIABLES"}
     if user_meta:
         extra["metadata"] = user_meta
+    if _torch_npu.parse_finished(folder):
+        extra["parse_finished"] = True
     row = {
         "device": device,
         "source_format": "ascend_db",

@@ -136,7 +136,7 @@ def run_info(cfg: Config, folder: Path, device: int | None) -> pa.Table:
         "world_size": _world_size(cfg),
         "collect_start_ns": cfg.collect_start_ns,
         "collect_end_ns": cfg.collect_end_ns,
-        "extra": json.dumps(cfg.extra, sort_keys=True, default=str),
+        "extra": json.dumps(_with_parse_marker(cfg.extra, folder), sort_keys=True, default=str),
     }
     types = {
         "device": pa.int32(),
@@ -149,6 +149,12 @@ def run_info(cfg: Config, folder: Path, device: int | None) -> pa.Table:
         "with_modules": pa.bool_(),
     }
     return pa.table({k: pa.array([v], types.get(k, pa.string())) for k, v in row.items()})
+
+
+def _with_parse_marker(extra: dict, folder: Path) -> dict:
+    """``parse_finished: true`` where ``analyse.done`` says the offline parse finished."""
+    done = _torch_npu.parse_finished(folder)
+    return {**extra, "parse_finished": True} if done else extra
 
 
 def _world_size(cfg: Config) -> int | None:

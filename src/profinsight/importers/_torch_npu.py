@@ -67,8 +67,48 @@ def level(p: Path) -> str | None:
     return None
 
 
+def versions(info: dict) -> dict[str, str]:
+    """Software versions a ``profiler_info*.json`` names: its top-level ``*_version`` keys as
+    written (torch_npu 2.7 writes ``torch_npu_version`` and ``cann_version``; older releases
+    write none), values as text.  Both exports put them in ``run_info.versions``."""
+    if not isinstance(info, dict):
+        return {}
+    return {
+        k: str(v)
+        for k, v in sorted(info.items())
+        if isinstance(k, str) and k.endswith("_version") and v not in (None, "") and not isinstance(v, (dict, list))
+    }
+
+
+def rank_id(info: dict) -> int | None:
+    """``rank_id`` of a ``profiler_info*.json``: an int in older releases, a string (``"1"``) in
+    torch_npu 2.7; None when absent or negative (a single card writes -1)."""
+    rank = info.get("rank_id") if isinstance(info, dict) else None
+    if isinstance(rank, str) and rank.strip().lstrip("-").isdigit():
+        rank = int(rank.strip())
+    return rank if isinstance(rank, int) and not isinstance(rank, bool) and rank >= 0 else None
+
+
+#: the file torch_npu (2.5 and later) writes into ASCEND_PROFILER_OUTPUT when the offline parse finished
+PARSE_DONE = "analyse.done"
+
+
+def parse_finished(p: Path) -> bool | None:
+    """True when the rank folder's ``ASCEND_PROFILER_OUTPUT/analyse.done`` says the offline parse
+    finished; None when it is absent (older releases never write it, so absence proves nothing)."""
+    return True if (Path(p) / OUTPUT / PARSE_DONE).is_file() else None
+
+
 def unreadable(p: Path) -> ProfileError:
     """Why a folder of this layout holds no export that an importer can read."""
+    if parse_finished(p):
+        return NotAProfile(
+            f"{p.name}: the offline parse finished ({OUTPUT}/{PARSE_DONE} is there) but {OUTPUT} holds none of its "
+            "result files (they were deleted or not copied)",
+            file=p,
+            fix=f"copy the whole {OUTPUT} folder from the machine that recorded it, or re-run the offline parse "
+            "(torch_npu.profiler.profiler.analyse)",
+        )
     if (p / "FRAMEWORK").is_dir() or any(PROF_RE.match(c.name) for c in p.iterdir()):
         return NotAProfile(
             f"{p.name} holds raw profiler data that was never parsed (no ASCEND_PROFILER_OUTPUT)",

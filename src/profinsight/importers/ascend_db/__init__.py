@@ -25,7 +25,7 @@ from ..base import Importer, RankData, RankSource
 from . import comm, device, host, memory, run_info
 from .reader import Db, connect
 
-VERSION = "3"  # 3: Level0 kernels get their op type from their name
+VERSION = "4"  # 4: versions from profiler_info; unnamed tasks named from the DB (3: Level0 types from names)
 
 _DB_RE = re.compile(r"^ascend_pytorch_profiler(?:_(\d+))?\.db$")
 _INFO_RE = re.compile(r"^profiler_info(?:_(\d+))?\.json$")

@@ -102,6 +102,9 @@ def load_device(db: Db, data: RankData, node_launch: dict[int, int], comm_groups
     if inferred:
         data.diagnostics.append(inferred_type_note(inferred, db.path, data.rank))
     ops = _comm_op_columns(db, comm_groups)
+    unnamed = name_unnamed_tasks(tasks, ops)
+    if unnamed is not None:
+        data.diagnostics.append(unnamed_note(unnamed, db.path, data.rank))
     cols = {k: pa.concat_arrays([tasks[k], ops[k]]) for k in _COLS if k not in ("task_uid", "wait_ns", "step")}
     gids = pa.concat_arrays([task_gids, pa.nulls(len(ops["kind"]), task_gids.type)])
     n = len(cols["kind"])
@@ -131,6 +134,76 @@ def load_device(db: Db, data: RankData, node_launch: dict[int, int], comm_groups
         table = table.append_column(name, values)
     data.tables["device_tasks"] = table
     data.tables["steps"] = steps
+
+
+#: hardware task types that run on a compute unit: a ``TASK`` row of one of these with no
+#: ``COMPUTE_TASK_INFO`` row is a task the DB names no op for (see :func:`name_unnamed_tasks`)
+UNIT_TASK_TYPES = ("AI_CORE", "AI_CPU", "AI_VECTOR_CORE", "KERNEL_AICORE", "KERNEL_AIVEC", "KERNEL_AICPU")
+#: the name such a task gets: the DB records no op for it
+UNKNOWN = "unknown"
+
+
+def name_unnamed_tasks(tasks: dict[str, pa.Array], ops: dict[str, pa.Array]) -> dict | None:
+    """Tasks of a compute-unit type (``AI_CORE``, ``KERNEL_AICORE``, ...) that neither
+    ``COMPUTE_TASK_INFO`` nor ``COMMUNICATION_TASK_INFO`` describes keep kind ``other`` and
+    their hardware type as ``type``, but are named ``unknown``: the DB names no op, and the
+    hardware type as a name made them read as AI Core kernels (db_level1 rank 0 has 9 such
+    ``AI_CORE`` tasks, 4 on the communication stream, the longest 88.75 ms spanning
+    ``hcom_allReduce__210_0_1``).  Where one runs on a stream that carries communication tasks,
+    ``comm_op`` names the collective whose span holds the task's midpoint.  Edits ``tasks`` in
+    place; returns what the diagnostic reports, or None when there is none."""
+    kind = pc.fill_null(tasks["kind"], "")
+    sel = pc.and_(pc.equal(kind, "other"), pc.is_in(pc.fill_null(tasks["type"], ""), pa.array(UNIT_TASK_TYPES)))
+    idx = np.flatnonzero(np.asarray(sel, dtype=bool))
+    if not len(idx):
+        return None
+    n = len(kind)
+    mask = np.zeros(n, bool)
+    mask[idx] = True
+    tasks["name"] = pc.if_else(pa.array(mask), pa.scalar(UNKNOWN), tasks["name"])
+    comm_streams = pc.unique(pc.filter(tasks["stream"], pc.equal(kind, "comm_task"))).to_pylist()
+    on_comm = mask & np.asarray(pc.fill_null(pc.is_in(tasks["stream"], pa.array(comm_streams)), False), bool)
+    dur = _ints(pc.fill_null(tasks["dur_ns"], 0))
+    mid = _ints(pc.fill_null(tasks["start_ns"], 0)) + dur // 2
+    o_start = _ints(pc.fill_null(ops["start_ns"], 0))
+    o_end = o_start + _ints(pc.fill_null(ops["dur_ns"], 0))
+    parent = [None] * n
+    for i in np.flatnonzero(on_comm):
+        hit = np.flatnonzero((o_start <= mid[i]) & (mid[i] <= o_end))
+        if len(hit):
+            parent[i] = ops["name"][int(hit[0])].as_py()
+    tasks["comm_op"] = pc.if_else(pa.array(on_comm), pa.array(parent, pa.string()), tasks["comm_op"])
+    dur = dur[idx]
+    types = pc.value_counts(pc.take(tasks["type"], pa.array(idx))).to_pylist()
+    return {
+        "count": len(idx),
+        "types": {d["values"]: d["counts"] for d in types},
+        "max_ns": int(dur.max()),
+        "on_comm": int(on_comm.sum()),
+        "parents": sorted({p for p in parent if p}),
+    }
+
+
+def unnamed_note(found: dict, file, rank):
+    """The info diagnostic for the tasks :func:`name_unnamed_tasks` named ``unknown``."""
+    from ... import diagnostics as dg
+
+    types = ", ".join(f"{c} {t}" for t, c in sorted(found["types"].items()))
+    comm = (
+        f"; {found['on_comm']} run on a communication stream, during {', '.join(found['parents'])} (comm_op)"
+        if found["on_comm"]
+        else ""
+    )
+    return dg.info(
+        "unnamed-device-tasks",
+        f"{found['count']} device task(s) ({types}; up to {found['max_ns'] / 1e6:.2f} ms) have no op in "
+        f"COMPUTE_TASK_INFO or COMMUNICATION_TASK_INFO: they are named '{UNKNOWN}' with their hardware task type as "
+        f"type and kind 'other', and count as neither compute nor communication{comm}.",
+        file=file,
+        fix="Nothing to re-collect: the profiler wrote no op for them. Their connection_id leads to the CANN_API call "
+        "that launched them (the launches table).",
+        rank=rank,
+    )
 
 
 def wait_ns(start, end) -> np.ndarray:

@@ -15,6 +15,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from ... import diagnostics as dg
+from .. import _torch_npu
 from ..base import RankData
 from .reader import Db
 
@@ -45,7 +46,8 @@ def parse_profiler_info(path: Path | None) -> dict:
         "with_modules": common.get("with_modules"),
         "aic_metrics": exp.get("_aic_metrics"),
         "schedule": json.dumps(common["schedule"], sort_keys=True) if common.get("schedule") is not None else None,
-        "rank_id": cfg.get("rank_id"),
+        "rank_id": _torch_npu.rank_id(cfg),
+        "versions": _torch_npu.versions(cfg),
     }
     extra = {
         "experimental_config": exp,
@@ -79,7 +81,9 @@ def load_run_info(
         env.update(json.loads(meta.get("ENV_VARIABLES") or "{}"))
     except ValueError:
         pass
-    versions = {"db_schema": meta["SCHEMA_VERSION"]} if meta.get("SCHEMA_VERSION") else {}
+    versions = dict(info.get("versions") or {})
+    if meta.get("SCHEMA_VERSION"):
+        versions["db_schema"] = meta["SCHEMA_VERSION"]
     npu = dict(db.rows("SELECT id, name FROM NPU_INFO")) if db.has("NPU_INFO") else {}
     host = db.rows("SELECT hostName FROM HOST_INFO") if db.has("HOST_INFO") else []
     session = db.rows("SELECT startTimeNs, endTimeNs FROM SESSION_TIME_INFO") if db.has("SESSION_TIME_INFO") else []
@@ -90,6 +94,8 @@ def load_run_info(
     user_meta = {k: v for k, v in metadata.items() if k != "ENV_VARIABLES"}
     if user_meta:
         extra["metadata"] = user_meta
+    if _torch_npu.parse_finished(folder):
+        extra["parse_finished"] = True
     row = {
         "device": device,
         "source_format": "ascend_db",

@@ -18,6 +18,7 @@ DuckDB's working set are never in memory together.  Module map:
 - ``_device``: device_tasks (kernel_details + trace, each device activity once, kinds).
 - ``_links``: launches from flows and connection ids.
 - ``_comm``: comm_ops / comm_links.  ``_memory``: the three memory CSVs.
+- ``_summary``: the vendor's step summary, the steps of a partial export without device tasks.
 
 Decisions shared with the DB importer are documented in the module that makes them.
 """
@@ -35,9 +36,9 @@ from .. import _torch_npu
 from .._common import duck, ram_bytes
 from ..base import Importer, RankData, RankSource
 from ..chrome_trace import TraceRead, damage, out_of_memory, read_trace_json
-from . import _comm, _device, _files, _host, _kernels, _links, _memory, _meta, _sql, _trace
+from . import _comm, _device, _files, _host, _kernels, _links, _memory, _meta, _sql, _summary, _trace
 
-VERSION = "4"  # 4: Level0 kernels get their op type from their name (3: ties broken explicitly)
+VERSION = "5"  # 5: partial exports take steps from the vendor summary; versions from profiler_info (4: Level0 types)
 FORMAT = "ascend_text"
 
 #: DuckDB threads for one rank.  One: ranks are imported one per core (``store.loader``), and
@@ -133,10 +134,13 @@ def _load(con, inputs: _files.Inputs, cfg: _meta.Config, folder: Path, out_dir: 
     have_kd = pmu is not None
     have_l2 = have_kd and _kernels.load_l2_cache(con, inputs)
     made = _memory.load_memory(con, inputs)
+    no_tasks = not con.sql("SELECT (SELECT count(*) FROM kd) + (SELECT count(*) FROM hw)").fetchall()[0][0]
+    summary = _summary.load_step_summary(con, inputs) if no_tasks else None
     device = _device_id(con, made)
     _comm.load_comm_json(con, inputs)
     kd_steps = have_kd and con.sql("SELECT count(step) FROM kd").fetchall()[0][0] > 0
     _host.build_steps_table(con, kd_steps)
+    _summary.fill_steps_from_summary(con, inputs, summary)
     _host.build_host_ops(con)
     _host.join_operator_details(con, inputs, quiet=truncated is not None)
     _device.build_device_tasks(con, pmu or [], have_kd, device, have_l2)
@@ -220,12 +224,16 @@ def _has_table(con, name: str) -> bool:
 
 def _device_id(con, made: dict[str, str]) -> int | None:
     """Device from the memory files' ``NPU:{id}``, else kernel_details ``Device_id``, else the
-    low 5 bits of the Ascend Hardware pid (msprof pids end with the device id)."""
+    low 5 bits of the Ascend Hardware pid (msprof pids end with the device id), else the
+    ``Device_id`` of the vendor's step summary.  Never the rank: the two differ (rank 3 of the
+    Qwen3 run is device 5)."""
     dev = _memory.memory_device(con, made)
     if dev is None:
         dev = con.sql("SELECT min(device) FROM kd").fetchall()[0][0]
     if dev is None:
         dev = con.sql("SELECT min(pid) % 32 FROM hw").fetchall()[0][0]
+    if dev is None:  # a partial export: the vendor's step summary names the device
+        dev = _summary.vendor_device(con)
     return None if dev is None else int(dev)
 
 

@@ -28,8 +28,12 @@ L2_CACHE = "l2_cache.csv"
 COMMUNICATION = "communication.json"
 COMM_MATRIX = "communication_matrix.json"
 READ = (TRACE, KERNELS, OPERATORS, MEMORY_RECORD, OPERATOR_MEMORY, MODULE_MEMORY, L2_CACHE, COMMUNICATION, COMM_MATRIX)
-#: files whose presence marks a text export (any one is enough)
-MARKERS = READ + ("step_trace_time.csv", "op_statistic.csv", "api_statistic.csv")
+STEP_TRACE = "step_trace_time.csv"
+#: the vendor's summaries, read only where the files above hold no device task (``_summary``)
+SUMMARIES = (STEP_TRACE, "analysis.db")
+#: files whose presence marks a text export (any one is enough; analysis.db is not one: a DB
+#: export holds it too)
+MARKERS = READ + (STEP_TRACE, "op_statistic.csv", "api_statistic.csv")
 
 
 def rank_folder(path: Path) -> Path | None:
@@ -57,7 +61,7 @@ def info_file(folder: Path) -> Path | None:
 def source_files(folder: Path) -> tuple[Path, ...]:
     """Every file :func:`load_rank` reads, sorted (the cache key is built from them)."""
     files = [p for p in (info_file(folder), folder / "profiler_metadata.json") if p and p.is_file()]
-    files += [folder / OUTPUT / n for n in READ if (folder / OUTPUT / n).is_file()]
+    files += [folder / OUTPUT / n for n in READ + SUMMARIES if (folder / OUTPUT / n).is_file()]
     return tuple(sorted(files))
 
 

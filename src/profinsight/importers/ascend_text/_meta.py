@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
+from .. import _torch_npu
 from . import _files as F
 
 _LEVEL1_FIX = (
@@ -41,6 +42,7 @@ class Config:
     collect_start_ns: int | None = None
     collect_end_ns: int | None = None
     env: dict = field(default_factory=dict)
+    versions: dict = field(default_factory=dict)
     extra: dict = field(default_factory=dict)
     known: bool = False  # profiler_info was found and parsed
     #: (file, field, value) of every field ignored for its type or range
@@ -173,7 +175,10 @@ def _load_json(path: Path, inputs: F.Inputs | None):
 def _apply_info(cfg: Config, info: _Fields) -> None:
     config = info.sub("config")
     common, exp = config.sub("common_config"), config.sub("experimental_config")
-    cfg.rank = info.int("rank_id", 0, MAX_RANK)
+    # a single card writes rank_id -1 (no rank): not damage; torch_npu 2.7 writes it as text
+    single = info.data.get("rank_id") in (-1, "-1")
+    cfg.rank = None if single else info.int("rank_id", 0, MAX_RANK)
+    cfg.versions = _torch_npu.versions(info.data)
     cfg.known = True
     cfg.level = exp.text("_profiler_level")
     cfg.activities = [str(a).split(".")[-1] for a in common.list("activities")]
@@ -212,13 +217,13 @@ def run_info(cfg: Config, folder: Path, device: int | None) -> pa.Table:
         "aic_metrics": cfg.aic_metrics,
         "schedule": json.dumps(cfg.schedule, sort_keys=True) if cfg.schedule is not None else None,
         "env": json.dumps(cfg.env, sort_keys=True),
-        "versions": "{}",
+        "versions": json.dumps(cfg.versions, sort_keys=True),
         "device_name": None,
         "host": None,
         "world_size": _world_size(cfg),
         "collect_start_ns": cfg.collect_start_ns,
         "collect_end_ns": cfg.collect_end_ns,
-        "extra": json.dumps(cfg.extra, sort_keys=True, default=str),
+        "extra": json.dumps(_with_parse_marker(cfg.extra, folder), sort_keys=True, default=str),
     }
     types = {
         "device": pa.int32(),
@@ -231,6 +236,12 @@ def run_info(cfg: Config, folder: Path, device: int | None) -> pa.Table:
         "with_modules": pa.bool_(),
     }
     return pa.table({k: pa.array([v], types.get(k, pa.string())) for k, v in row.items()})
+
+
+def _with_parse_marker(extra: dict, folder: Path) -> dict:
+    """``parse_finished: true`` where ``analyse.done`` says the offline parse finished."""
+    done = _torch_npu.parse_finished(folder)
+    return {**extra, "parse_finished": True} if done else extra
 
 
 def _world_size(cfg: Config) -> int | None:

@@ -67,15 +67,17 @@ def load_step_summary(con, inputs: F.Inputs) -> str | None:
 
 def _db_rows(path) -> list[tuple]:
     """StepTraceTime rows as ``(step, device, figures in ns...)``; empty when absent/unreadable.
-    Opened with ``immutable=1``: nothing is ever written beside the user's file."""
+    Opened so that nothing is ever written beside the user's file (:func:`.._common.open_sqlite_state`)."""
     import re
     import sqlite3
+
+    from .._common import open_sqlite
 
     if not path.is_file():
         return []
     cols = ", ".join(f'"{db}"' for _, db, _ in FIGURES)
     try:
-        con = sqlite3.connect(f"{path.resolve().as_uri()}?immutable=1", uri=True)
+        con = open_sqlite(path)
         try:
             raw = con.execute(f'SELECT step, deviceId, {cols} FROM "StepTraceTime"').fetchall()
         finally:

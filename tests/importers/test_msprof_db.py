@@ -178,7 +178,15 @@ def test_run_info_says_what_the_profile_is(fixtures, data):
 
 def test_diagnostics_say_what_is_missing(data):
     codes = {d.code: d for d in data.diagnostics}
-    assert set(codes) == {"msprof-db-no-host-ops", "no-steps", "msprof-db-no-collectives", "msprof-db-viewer-overlap"}
+    assert set(codes) == {
+        "msprof-db-no-host-ops",
+        "no-steps",
+        "msprof-db-no-collectives",
+        "msprof-db-viewer-overlap",
+        "unnamed-device-tasks",
+    }
+    # the 2 AI_CORE tasks without a compute or communication record are named 'unknown', not AI_CORE
+    assert codes["unnamed-device-tasks"].message.startswith("2 device task(s) (2 AI_CORE;")
     assert "torch_npu.profiler" in codes["msprof-db-no-host-ops"].fix
     assert codes["msprof-db-no-collectives"].message.startswith("8 communication tasks")
     assert all(d.severity == "info" for d in data.diagnostics)

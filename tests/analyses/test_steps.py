@@ -188,8 +188,10 @@ def test_step_breakdown_golden():
         "preparing_us",
         "step_us",
         "host_step_us",
+        "source",
         "label",
     ]
+    assert set(df["source"]) == {"tasks"}
     r = df.set_index(["rank", "step"])
     assert r.loc[(0, 1)].to_dict() == {
         "computing_us": 250.0,
@@ -202,6 +204,7 @@ def test_step_breakdown_golden():
         "preparing_us": 100.0,
         "step_us": 500.0,
         "host_step_us": 1000.0,
+        "source": "tasks",
         "label": "r0 s1",
     }
     empty = r.loc[(0, 2)]
@@ -209,6 +212,52 @@ def test_step_breakdown_golden():
     assert r.loc[(1, 1)][
         ["computing_us", "comm_us", "free_us", "step_us", "preparing_us", "host_step_us"]
     ].tolist() == [50.0, 0.0, 0.0, 50.0, 20.0, 500.0]
+
+
+def test_step_breakdown_takes_the_vendors_figures_where_a_rank_has_no_task():
+    """Rank 2 has no device task but its steps row carries the vendor's figures (a partial export,
+    a cluster summary): its row shows them (ns -> us), marked vendor_summary; a row with tasks
+    keeps the figures derived from them even where the vendor's are there too."""
+    t = golden_tables()
+    steps = t["steps"]
+    vendor = {
+        "vendor_computing_ns": 300_000,
+        "vendor_comm_not_overlapped_ns": 120_000,
+        "vendor_overlapped_ns": 30_000,
+        "vendor_comm_ns": 150_000,
+        "vendor_free_ns": 80_000,
+        "vendor_stage_ns": 490_000,
+        "vendor_bubble_ns": 10_000,
+        "vendor_comm_not_overlapped_exclude_receive_ns": 110_000,
+        "vendor_preparing_ns": 7_000,
+    }
+    t["steps"] = pd.concat([steps, pd.DataFrame([{"rank": 2, "step": 1, **vendor}])], ignore_index=True)
+    for c in vendor:  # the tasks' own row 0/1 carries the same figures: ignored
+        t["steps"].loc[(t["steps"]["rank"] == 0) & (t["steps"]["step"] == 1), c] = vendor[c]
+    p = profile_from_tables(t)
+    r = p.step_breakdown().set_index(["rank", "step"])
+    v = r.loc[(2, 1)]
+    assert v["source"] == "vendor_summary"
+    assert v[
+        [
+            "computing_us",
+            "comm_not_overlapped_us",
+            "overlapped_us",
+            "comm_us",
+            "free_us",
+            "step_us",
+            "bubble_us",
+            "comm_not_overlapped_exclude_receive_us",
+            "preparing_us",
+        ]
+    ].tolist() == [300.0, 120.0, 30.0, 150.0, 80.0, 490.0, 10.0, 110.0, 7.0]
+    assert pd.isna(v["host_step_us"])
+    assert r.loc[(0, 1), "source"] == "tasks" and r.loc[(0, 1), "step_us"] == 500.0
+    assert r.loc[(0, 1), "computing_us"] == 250.0
+    # busy and span follow from the vendor's definitions: the rank views and utilisation see the row
+    u = p.utilization().set_index(["rank", "step"]).loc[(2, 1)]
+    assert u["busy_us"] == 420.0 and u["span_us"] == 500.0
+    assert 2 in set(p.rank_summary()["rank"])
 
 
 def test_step_totals_golden():

@@ -15,6 +15,7 @@ import json
 import shutil
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from profinsight.errors import NotAProfile
@@ -108,9 +109,9 @@ def test_partial_rank_says_the_figures_are_the_vendors(qwen, rank):
 
 
 @pytest.mark.parametrize("rank", [0, 2])
-def test_full_rank_has_no_vendor_columns(qwen, rank):
-    steps = qwen[rank].tables["steps"]
-    assert not [c for c in steps.column_names if c.startswith("vendor_")]
+def test_full_rank_has_no_vendor_figures(qwen, rank):
+    steps = qwen[rank].tables["steps"].to_pylist()
+    assert steps and all(row[k] is None for row in steps for k in VENDOR[rank if rank in VENDOR else 1])
     assert "vendor-step-summary" not in {d.code for d in qwen[rank].diagnostics}
 
 
@@ -130,12 +131,44 @@ def test_partial_rank_falls_back_to_analysis_db(fixtures, tmp_path):
     assert note.file.endswith("analysis.db")
 
 
+#: step_trace_time.csv header -> the step_breakdown column it equals
+BREAKDOWN = {
+    "Computing": "computing_us",
+    "Communication(Not Overlapped)": "comm_not_overlapped_us",
+    "Overlapped": "overlapped_us",
+    "Communication": "comm_us",
+    "Free": "free_us",
+    "Stage": "step_us",
+    "Bubble": "bubble_us",
+    "Communication(Not Overlapped and Exclude Receive)": "comm_not_overlapped_exclude_receive_us",
+    "Preparing": "preparing_us",
+}
+
+
 def test_partial_run_step_breakdown_has_every_rank(fixtures):
     import profinsight
 
     p = profinsight.load(fixtures.joinpath(*QWEN))
     b = p.step_breakdown()
     assert list(zip(b["rank"], b["step"])) == [(0, 13), (1, 13), (2, 13), (3, 13)]
+    assert list(b["source"]) == ["tasks", "vendor_summary", "tasks", "vendor_summary"]
+    by_rank = b.set_index("rank")
+    for rank in (1, 3):  # the rank's own step_trace_time.csv, figure by figure (to the ns)
+        (row,) = _csv(qwen_rank(fixtures, rank) / OUT / "step_trace_time.csv")
+        got = by_rank.loc[rank]
+        for vendor, col in BREAKDOWN.items():
+            assert round(float(got[col]) * 1000) == round(float(row[vendor]) * 1000), (rank, col)
+        assert pd.isna(got["host_step_us"])
+    for rank in (0, 2):  # derived from the rank's tasks, as before (the vendor's figures within 0.25 us)
+        (row,) = _csv(qwen_rank(fixtures, rank) / OUT / "step_trace_time.csv")
+        got = by_rank.loc[rank]
+        assert got["step_us"] == pytest.approx(float(row["Stage"]), abs=0.25)
+        assert got["computing_us"] == pytest.approx(float(row["Computing"]), abs=0.25)
+    assert by_rank.loc[0, "step_us"] == pytest.approx(810022.36)
+    # the rank views read the same rows: every rank has its per-step means
+    s = p.rank_summary().set_index("rank")
+    assert list(s.index) == [0, 1, 2, 3]
+    assert s.loc[1, "step_us"] == pytest.approx(809431.75) and s.loc[3, "free_us"] == pytest.approx(147520.2)
     steps = p.table("steps")
     assert steps.loc[steps["rank"] == 3, "vendor_stage_ns"].tolist() == [810150250]
 

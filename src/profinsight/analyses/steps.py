@@ -1,7 +1,9 @@
 """Where the step goes: the vendor's step breakdown and device utilisation.
 
 ``step_breakdown`` reproduces torch_npu's ``step_trace_time.csv`` / ``analysis.db`` ``StepTraceTime``
-from the canonical tables (never by reading those files): per rank and step, compute and
+from the canonical tables (never by reading those files; a rank without device tasks whose
+``steps`` rows carry the vendor's figures, which the importers read from those files, shows
+them, marked ``source = 'vendor_summary'``): per rank and step, compute and
 communication intervals are merged, communication not covered by compute is "not overlapped",
 the gaps inside the step's device span are "free".  ``utilization`` turns the same unions into
 busy / compute / cube / vector ratios and adds time per kernel category and PMU averages;
@@ -20,6 +22,7 @@ import weakref
 import pandas as pd
 
 from ..registry import Chart, analysis
+from ..schema.tables import VENDOR_STEP_FIGURES
 from ._sql import query
 from .categories import CATEGORIES, category_sql
 
@@ -32,10 +35,16 @@ BUBBLE = "(lower(coalesce(name, '')) LIKE 'hcom_receive%' OR lower(coalesce(type
 #: a device task belongs to a step, or to the whole capture (step null) on a rank that marks no
 #: step at all (an inference trace without ProfilerStep)
 IN_STEP = "(step IS NOT NULL OR rank NOT IN (SELECT DISTINCT rank FROM steps))"
-#: the "steps" of the breakdown: the host steps, plus one null step per rank without steps
-STEP_ROWS = """(SELECT rank, step, host_start_ns, host_end_ns FROM steps
+#: the vendor's per-step figures of ``steps`` -> the breakdown column each becomes (ns -> us) for a
+#: (rank, step) without device tasks
+VENDOR_FIGURES = tuple((col, us) for col, us, _ in VENDOR_STEP_FIGURES)
+_VENDOR_COLS = ", ".join(col for col, _ in VENDOR_FIGURES)
+_NO_VENDOR = ", ".join("NULL::BIGINT" for _ in VENDOR_FIGURES)
+#: the "steps" of the breakdown: the host steps (with the vendor's figures where the importer
+#: found them), plus one null step per rank without steps
+STEP_ROWS = f"""(SELECT rank, step, host_start_ns, host_end_ns, {_VENDOR_COLS} FROM steps
     UNION ALL
-    SELECT DISTINCT rank, NULL::BIGINT, NULL::BIGINT, NULL::BIGINT FROM device_tasks
+    SELECT DISTINCT rank, NULL::BIGINT, NULL::BIGINT, NULL::BIGINT, {_NO_VENDOR} FROM device_tasks
     WHERE rank NOT IN (SELECT DISTINCT rank FROM steps))"""
 #: core types that run on the cube unit / the vector unit (Ascend)
 CUBE_CORES = ("AI_CORE", "MIX_AIC")
@@ -106,7 +115,7 @@ def _unions_sql() -> str:
                coalesce(sum(e - s) FILTER (WHERE {COMMUNICATION} AND {BUBBLE}), 0) AS bubble_ns,
                count(*) FILTER (WHERE {COMPUTE} AND core IN ({_in(CUBE_CORES + VECTOR_CORES)})) AS n_ascend_core
         FROM t GROUP BY rank, step)
-    SELECT st.rank, st.step, st.host_start_ns, st.host_end_ns,
+    SELECT st.rank, st.step, st.host_start_ns, st.host_end_ns, {", ".join("st." + c for c, _ in VENDOR_FIGURES)},
            sp.first_ns, sp.last_ns, sp.bubble_ns, sp.n_ascend_core,
            u.compute_ns, u.comm_ns, u.busy_ns, u.cube_ns, u.vector_ns
     FROM {STEP_ROWS} st
@@ -114,25 +123,40 @@ def _unions_sql() -> str:
     LEFT JOIN u ON u.rank = st.rank AND u.step IS NOT DISTINCT FROM st.step"""
 
 
+#: where a breakdown row's figures come from (the ``source`` column)
+FROM_TASKS, FROM_VENDOR = "tasks", "vendor_summary"
+
+
 def _breakdown_sql() -> str:
+    # a (rank, step) without compute/communication tasks whose steps row carries the vendor's
+    # figures takes them (ns -> us); busy and span follow from them by the vendor's own
+    # definitions (busy = Computing + Communication(Not Overlapped), span = Stage + Bubble)
+    vendor = f"(first_ns IS NULL AND coalesce({_VENDOR_COLS}) IS NOT NULL)"
+
+    def pick(tasks: str, from_vendor: str) -> str:
+        return f"CASE WHEN {vendor} THEN {from_vendor} ELSE {tasks} END"
+
+    v = dict((us, f"{col} / 1e3") for col, us in VENDOR_FIGURES)
     return f"""
     WITH x AS ({_unions_sql()})
     SELECT rank, step,
-           compute_ns / 1e3 AS computing_us,
-           (busy_ns - compute_ns) / 1e3 AS comm_not_overlapped_us,
-           (comm_ns - (busy_ns - compute_ns)) / 1e3 AS overlapped_us,
-           comm_ns / 1e3 AS comm_us,
-           (last_ns - first_ns - busy_ns) / 1e3 AS free_us,
-           bubble_ns / 1e3 AS bubble_us,
-           greatest(busy_ns - compute_ns - bubble_ns, 0) / 1e3 AS comm_not_overlapped_exclude_receive_us,
-           (first_ns - host_start_ns) / 1e3 AS preparing_us,
-           (last_ns - first_ns - bubble_ns) / 1e3 AS step_us,
+           {pick("compute_ns / 1e3", v["computing_us"])} AS computing_us,
+           {pick("(busy_ns - compute_ns) / 1e3", v["comm_not_overlapped_us"])} AS comm_not_overlapped_us,
+           {pick("(comm_ns - (busy_ns - compute_ns)) / 1e3", v["overlapped_us"])} AS overlapped_us,
+           {pick("comm_ns / 1e3", v["comm_us"])} AS comm_us,
+           {pick("(last_ns - first_ns - busy_ns) / 1e3", v["free_us"])} AS free_us,
+           {pick("bubble_ns / 1e3", v["bubble_us"])} AS bubble_us,
+           {pick("greatest(busy_ns - compute_ns - bubble_ns, 0) / 1e3", v["comm_not_overlapped_exclude_receive_us"])}
+               AS comm_not_overlapped_exclude_receive_us,
+           {pick("(first_ns - host_start_ns) / 1e3", v["preparing_us"])} AS preparing_us,
+           {pick("(last_ns - first_ns - bubble_ns) / 1e3", v["step_us"])} AS step_us,
            (host_end_ns - host_start_ns) / 1e3 AS host_step_us,
-           busy_ns / 1e3 AS busy_us,
-           (last_ns - first_ns) / 1e3 AS span_us,
+           {pick("busy_ns / 1e3", "(vendor_computing_ns + vendor_comm_not_overlapped_ns) / 1e3")} AS busy_us,
+           {pick("(last_ns - first_ns) / 1e3", "(vendor_stage_ns + coalesce(vendor_bubble_ns, 0)) / 1e3")} AS span_us,
            cube_ns / 1e3 AS cube_busy_us,
            vector_ns / 1e3 AS vector_busy_us,
            n_ascend_core,
+           CASE WHEN {vendor} THEN '{FROM_VENDOR}' ELSE '{FROM_TASKS}' END AS source,
            'r' || rank || ' s' || coalesce(CAST(step AS VARCHAR), '-') AS label
     FROM x ORDER BY rank, step"""
 
@@ -152,6 +176,9 @@ _BREAKDOWN_COLUMNS = {
     "step_us": "device step: last end - first start of the step's compute/communication tasks, minus "
     "bubble_us (vendor Stage)",
     "host_step_us": "host ProfilerStep#N duration (DB STEP_TIME endNs - startNs)",
+    "source": f"where the figures come from: '{FROM_TASKS}' (derived from the rank's device tasks) or "
+    f"'{FROM_VENDOR}' (the vendor's own per-step figures of the steps table's vendor_*_ns columns, for a "
+    "rank without device tasks: a partial export or a cluster summary)",
     "label": "'r<rank> s<step>', the chart label",
 }
 
@@ -173,8 +200,10 @@ def step_breakdown(profile) -> pd.DataFrame:
 
     One row per rank and step, no total row: the steps of a profile are usually few and a mean
     over ranks hides the slow rank.  ``step_us + bubble_us = computing_us +
-    comm_not_overlapped_us + free_us`` holds exactly.  Steps without any compute or
-    communication task keep their row with empty device columns.
+    comm_not_overlapped_us + free_us`` holds exactly for rows derived from tasks.  A step
+    without any compute or communication task takes the vendor's own figures where its ``steps``
+    row carries them (``vendor_*_ns``: a partial export, a cluster summary; ``source`` says
+    ``vendor_summary``), else keeps its row with empty device columns.
     """
     return breakdown(profile)[list(_BREAKDOWN_COLUMNS)].copy()
 

@@ -13,7 +13,8 @@ from .conform import arrow_schema, conform, empty_table
 from .tables import PMU_PREFIX, TABLES, Column, Table
 
 #: part of every cache key: bumped when a declared table gains or changes a column
-#: (2: the run_info capability columns)
-SCHEMA_VERSION = 2
+#: (3: the steps table's vendor_* figures, which DuckDB reads straight from cached Parquet;
+#: 2: the run_info capability columns)
+SCHEMA_VERSION = 3
 
 __all__ = ["TABLES", "Column", "Table", "PMU_PREFIX", "conform", "empty_table", "arrow_schema", "SCHEMA_VERSION"]

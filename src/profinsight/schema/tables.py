@@ -164,10 +164,30 @@ LAUNCHES = Table(
     sort_by=("rank", "task_uid"),
 )
 
+#: the vendor's per-step figures a ``steps`` row may carry: (``steps`` column, the ``step_breakdown``
+#: column it becomes where the rank has no device task, the vendor's column it comes from)
+VENDOR_STEP_FIGURES = (
+    ("vendor_computing_ns", "computing_us", "Computing"),
+    ("vendor_comm_not_overlapped_ns", "comm_not_overlapped_us", "Communication(Not Overlapped)"),
+    ("vendor_overlapped_ns", "overlapped_us", "Overlapped"),
+    ("vendor_comm_ns", "comm_us", "Communication"),
+    ("vendor_free_ns", "free_us", "Free"),
+    ("vendor_stage_ns", "step_us", "Stage"),
+    ("vendor_bubble_ns", "bubble_us", "Bubble"),
+    (
+        "vendor_comm_not_overlapped_exclude_receive_ns",
+        "comm_not_overlapped_exclude_receive_us",
+        "Communication(Not Overlapped and Exclude Receive)",
+    ),
+    ("vendor_preparing_ns", "preparing_us", "Preparing"),
+)
+
 STEPS = Table(
     "steps",
     "One row per rank and step: the host `ProfilerStep#N` range and the device range "
-    "(first to last device task launched inside the host step, ending no earlier than the host step).",
+    "(first to last device task launched inside the host step, ending no earlier than the host step). "
+    "A rank without device tasks (a partial export, a cluster summary) has no ranges but carries the "
+    "vendor's own per-step figures in the `vendor_*` columns.",
     (
         RANK,
         C("step", I64, "", "step number N of `ProfilerStep#N`"),
@@ -175,6 +195,24 @@ STEPS = Table(
         C("host_end_ns", I64, "ns", "host step end"),
         C("device_start_ns", I64, "ns", "first device task of the step; null when none"),
         C("device_end_ns", I64, "ns", "max(last device task end, host step end); null when no task"),
+        C(
+            "vendor_device",
+            I64,
+            "",
+            "`Device_id` of the vendor's step summary (the NPU the rank ran on, not the rank); "
+            "null where the rank's own tasks are the source",
+        ),
+        *(
+            C(
+                col,
+                I64,
+                "ns",
+                f"the vendor's own {vendor} of the step, from step_trace_time.csv / StepTraceTime / the cluster "
+                f"step trace (`step_breakdown.{us}` of a rank without device tasks); null where the rank's own "
+                "tasks are the source",
+            )
+            for col, us, vendor in VENDOR_STEP_FIGURES
+        ),
     ),
     sort_by=("rank", "step"),
 )

@@ -4,8 +4,8 @@ and ``cluster_analysis.db``.  One summary holds every rank of a job in one table
 of its own: one rank source per rank, all pointing at the same files with the rank in their
 options, and ``load_rank`` keeps that rank's rows (:mod:`._read` reads, :mod:`._tables` builds).
 
-What a rank gets: ``steps`` and ``device_tasks`` that carry the vendor's step figures (see
-:mod:`._tables` for how they are laid out so that ``step_breakdown`` returns them), ``comm_ops``
+What a rank gets: ``steps`` rows that carry the vendor's step figures in their ``vendor_*_ns``
+columns (``step_breakdown`` shows them, marked ``source = 'vendor_summary'``), ``comm_ops``
 from the per-rank communication records and ``comm_links`` from the matrix, for the ranks and
 steps the files cover.  There are no kernels, operators, memory or timeline of the ranks:
 a diagnostic says so, and where to get them.
@@ -20,7 +20,7 @@ from ..base import Importer, RankData, RankSource, Recognised
 from . import _read as R
 from . import _tables as T
 
-VERSION = "1"
+VERSION = "2"  # 2: the step figures in steps.vendor_*_ns, no device_tasks drawn from them
 FORMAT = "cluster"
 EXPORT_KIND = "cluster_summary"
 
@@ -94,11 +94,10 @@ def _diagnostics(path: Path, rank: int, s: R.Summary) -> list[dg.Diagnostic]:
             dg.info(
                 "cluster-vendor-figures",
                 f"the step figures of rank {rank} (step {steps}) are msprof-analyze's own, from {where.name}: "
-                "Computing, Communication(Not Overlapped), Overlapped, Communication, Stage and Bubble as written, "
-                "Free as Stage + Bubble - Computing - Communication(Not Overlapped) (within 0.12 us of the written "
-                "Free, which the vendor rounds). Each step is drawn as one block per figure, placed before the "
-                "first recorded communication op; a cluster summary holds no kernels, operators, memory or "
-                "per-task times",
+                "Computing, Communication(Not Overlapped), Overlapped, Communication, Free, Stage and Bubble as "
+                "written (the steps table's vendor_* columns; the step breakdown shows them as source "
+                "vendor_summary). A cluster summary holds no kernels, operators, memory or per-task times: "
+                "the kernel, operator and timeline views stay empty for this rank",
                 file=where,
                 fix="load the per-rank profiles that msprof-analyze read (the *_ascend_pt folders) for kernels, "
                 "operators and the timeline",

@@ -1,22 +1,11 @@
 """One rank's canonical tables from a cluster :class:`~._read.Summary`.
 
-The step figures.  A cluster summary has no tasks, only the vendor's per-rank figures; the step
-views compute their figures from ``device_tasks`` intervals (``analyses.steps``).  So each rank's
-step becomes a few blocks whose unions *are* the figures (integer ns, rounded from the us written):
-
-    [ Computing (kernel) ........ ][ Free gap ][ Communication (not overlapped) ][ Bubble ]
-              [ Communication (overlapped) ]
-
-- a ``kernel`` block of length Computing, a ``communication`` block over its last Overlapped ns,
-- the gap: Free = Stage + Bubble - Computing - Communication(Not Overlapped) (the written Free
-  differs by at most 0.12 us in the fixture: the vendor rounds Stage to its timestamps' resolution),
-- a ``communication`` block of Communication(Not Overlapped) - Bubble, then the Bubble as an
-  ``hcom_receive`` block (the breakdown's Bubble is the receive ops' time).
-
-Then computing, communication not overlapped, overlapped, communication, bubble and step (=
-Stage) come out exactly as written.  Every rank's step k starts at the same instant; the steps are
-laid end to end and end where the first recorded communication op starts, so that no block
-overlaps a real op (the collectives' overlap with compute stays 0, as it must: it is unknown).
+The step figures.  A cluster summary has no tasks, only the vendor's per-rank figures: each
+rank-step row of the step trace becomes a ``steps`` row with no host or device range and the
+figures in the ``vendor_*_ns`` columns (integer ns, rounded once from the us written), which
+``step_breakdown`` shows for a rank without device tasks (``source = 'vendor_summary'``).
+Nothing is invented: ``device_tasks`` stays empty, so no view shows a kernel that was never
+recorded.  The cluster step trace has no Preparing: ``vendor_preparing_ns`` stays null.
 """
 
 from __future__ import annotations
@@ -30,15 +19,22 @@ import pyarrow as pa
 from ._read import Summary
 
 TRANSPORTS = ("hccs", "rdma", "pcie", "sdma", "sio")
-KERNEL = "Computing (cluster summary)"
-COMM = "Communication (cluster summary)"
-BUBBLE = "hcom_receive Bubble (cluster summary)"
-SUMMARY_TYPE = "cluster_summary"
 _TYPE_IN_NAME = re.compile(r"^(hcom_[A-Za-z0-9]+_)")
+#: the summary's figure (``_read.FIGURES`` key) -> the ``steps`` column that holds it
+STEP_FIGURES = (
+    ("computing", "vendor_computing_ns"),
+    ("cno", "vendor_comm_not_overlapped_ns"),
+    ("overlapped", "vendor_overlapped_ns"),
+    ("communication", "vendor_comm_ns"),
+    ("free", "vendor_free_ns"),
+    ("stage", "vendor_stage_ns"),
+    ("bubble", "vendor_bubble_ns"),
+    ("cno_excl", "vendor_comm_not_overlapped_exclude_receive_ns"),
+)
 
 
-def ns(us) -> int:
-    return 0 if us is None else int(round(float(us) * 1000))
+def ns(us) -> int | None:
+    return None if us is None else int(round(float(us) * 1000))
 
 
 def _ms_ns(ms) -> int | None:
@@ -49,87 +45,22 @@ def _mb_bytes(mb) -> int | None:
     return None if mb is None or mb == "" else int(round(float(mb) * 1_000_000))
 
 
-# -- the step blocks ------------------------------------------------------------------------
-def blocks(row: dict) -> tuple[list[tuple], int]:
-    """``(kind, name, type, offset_ns, dur_ns)`` blocks of one rank-step row, and its span."""
-    c, cno, o, b = ns(row["computing"]), ns(row["cno"]), ns(row["overlapped"]), ns(row["bubble"])
-    stage = ns(row["stage"]) if row["stage"] is not None else c + cno + ns(row["free"]) - b
-    o = min(o, c)
-    x = max(cno - b, 0)
-    free = max(stage + b - c - cno, 0)
-    segs: list[tuple[int, list[tuple]]] = []  # (length, blocks relative to the segment start)
-    if c > 0:
-        segs.append(
-            (
-                c,
-                [("kernel", KERNEL, SUMMARY_TYPE, 0, c)]
-                + ([("communication", COMM, SUMMARY_TYPE, c - o, o)] if o else []),
-            )
-        )
-    if x > 0:
-        segs.append((x, [("communication", COMM, SUMMARY_TYPE, 0, x)]))
-    if b > 0:
-        segs.append((b, [("communication", BUBBLE, "hcom_receive", 0, b)]))
-    if free and len(segs) == 1:  # the gap needs a block on each side: split the only segment
-        length, parts = segs[0]
-        head = length // 2
-        first = [(k, n, t, off, min(d, head - off)) for k, n, t, off, d in parts if off < head]
-        second = [
-            (k, n, t, max(off - head, 0), off + d - max(off, head)) for k, n, t, off, d in parts if off + d > head
-        ]
-        segs = [(head, first), (length - head, second)]
-    out, at = [], 0
-    for i, (length, parts) in enumerate(segs):
-        out += [(k, n, t, at + off, d) for k, n, t, off, d in parts if d > 0]
-        at += length + (free if i == 0 else 0)
-    return out, at
-
-
-def _origins(s: Summary) -> dict:
-    """Start of each step (the same on every rank): end to end, ending where the first
-    recorded communication op starts (0 when none has a start)."""
-    spans: dict = {}
-    for r in s.ranks:
-        spans[r["step"]] = max(spans.get(r["step"], 0), blocks(r)[1])
-    starts = [ns(o["start_us"]) for o in s.ops if o.get("start_us")]
-    total = sum(spans.values())
-    at = (min(starts) - total) if starts else 0
-    out = {}
-    for step in sorted(spans, key=lambda v: (v is None, v or 0)):
-        out[step] = at
-        at += spans[step]
-    return out
+def _steps(s: Summary, rank: int) -> pa.Table:
+    """The rank's steps with the vendor's figures (a row without a step number has no step to
+    hang them on and is left out)."""
+    rows = sorted((r for r in s.ranks if r["rank"] == rank and r["step"] is not None), key=lambda r: r["step"])
+    cols = {"step": [r["step"] for r in rows]}
+    for key, col in STEP_FIGURES:
+        cols[col] = [ns(r[key]) for r in rows]
+    return pa.table({k: pa.array(v, pa.int64()) for k, v in cols.items()})
 
 
 def build(s: Summary, rank: int) -> dict[str, pa.Table]:
-    origins = _origins(s)
-    tasks = {k: [] for k in ("task_uid", "kind", "name", "type", "start_ns", "dur_ns", "step")}
-    steps = {k: [] for k in ("step", "device_start_ns", "device_end_ns")}
-    for row in sorted((r for r in s.ranks if r["rank"] == rank), key=lambda r: (r["step"] is None, r["step"] or 0)):
-        parts, span = blocks(row)
-        t0 = origins[row["step"]]
-        for kind, name, typ, off, dur in parts:
-            tasks["task_uid"].append(len(tasks["task_uid"]))
-            tasks["kind"].append(kind)
-            tasks["name"].append(name)
-            tasks["type"].append(typ)
-            tasks["start_ns"].append(t0 + off)
-            tasks["dur_ns"].append(dur)
-            tasks["step"].append(row["step"])
-        if row["step"] is not None:
-            steps["step"].append(row["step"])
-            steps["device_start_ns"].append(t0)
-            steps["device_end_ns"].append(t0 + span)
-    strings = {"kind", "name", "type"}
-    out = {
-        "device_tasks": pa.table(
-            {k: pa.array(v, pa.string() if k in strings else pa.int64()) for k, v in tasks.items()}
-        ),
-        "steps": pa.table({k: pa.array(v, pa.int64()) for k, v in steps.items()}),
+    return {
+        "steps": _steps(s, rank),
         "comm_ops": _comm_ops(s, rank),
         "comm_links": _comm_links(s, rank),
     }
-    return out
 
 
 def _comm_ops(s: Summary, rank: int) -> pa.Table:

@@ -90,3 +90,15 @@ def test_cli_ranks_two_ranks(fixtures, capsys):
 
     d = json.loads(capsys.readouterr().out)
     assert d["ranks"] == [0, 1] and len(d["summary"]) == 2 and "too few" in d["verdict"]
+
+
+def test_a_component_some_ranks_do_not_record_calls_no_rank_slow(fixtures):
+    """On the Qwen3 run, ranks 1 and 3 carry the vendor's step figures (preparing included)
+    while ranks 0 and 2 record no preparing: a median of two values calls nobody slow, and a
+    rank without the figure is never named ("0.00 ms in preparing")."""
+    p = profinsight.load(fixtures / "ascend_llm" / "qwen3_level2_4rank")
+    sb = p.step_breakdown()
+    assert sorted(sb["source"]) == ["tasks", "tasks", "vendor_summary", "vendor_summary"]
+    assert sb["preparing_us"].notna().sum() == 2
+    assert len(p.slow_ranks()) == 0
+    assert "slow_rank" not in set(p.advise()["rule"][lambda r: p.advise()["severity"] != "not_applicable"])

@@ -153,11 +153,13 @@ def slow_ranks(profile, threshold=3.0, min_share=0.02) -> pd.DataFrame:
     out = []
     for comp in COMPONENTS:
         vals = s[comp]
-        if vals.isna().all():
+        if vals.notna().sum() < 3:  # a median of fewer than three ranks calls no rank slow
             continue
         med = float(vals.median())
         scale = _scale(vals.dropna(), floor)
         for _, row in s.iterrows():
+            if pd.isna(row[comp]):  # the rank does not record this component (vendor step figures)
+                continue
             dev = float(row[comp]) - med
             mads = dev / scale
             if mads < threshold or dev < min_share * med_step:

@@ -8,6 +8,7 @@ import importlib
 import json
 import os
 import shutil
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -102,3 +103,9 @@ def playwright_or_skip():
     sync_playwright = require("playwright.sync_api").sync_playwright
     require_chromium()
     return sync_playwright
+
+
+def read_only_sqlite(path) -> sqlite3.Connection:
+    """A fixture DB opened the way the importers open it: ``immutable=1``, which writes nothing
+    beside it (``mode=ro`` creates ``-shm``/``-wal`` next to a WAL-mode DB, inside the fixtures)."""
+    return sqlite3.connect(f"{Path(path).resolve().as_uri()}?immutable=1", uri=True)

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from _support import read_only_sqlite
 
 import profinsight
 from profinsight.testing import profile_from_tables
@@ -255,12 +256,7 @@ def test_overlap_matches_step_trace_time(loaded, fixtures, rank):
 
 
 def _sqlite(path: Path) -> sqlite3.Connection:
-    try:
-        con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-        con.execute("SELECT count(*) FROM sqlite_master").fetchone()
-        return con
-    except sqlite3.OperationalError:
-        return sqlite3.connect(f"file:{path}?immutable=1", uri=True)
+    return read_only_sqlite(path)
 
 
 @pytest.mark.parametrize("rank", [0, 1])

@@ -7,12 +7,12 @@ from __future__ import annotations
 import collections
 import csv
 import json
-import sqlite3
 from decimal import Decimal
 from pathlib import Path
 
 import pandas as pd
 import pytest
+from _support import read_only_sqlite
 
 import profinsight
 from profinsight import ProfileError
@@ -438,12 +438,7 @@ def test_db_summary_equals_task_join_compute_task_info(fixtures):
             / "ASCEND_PROFILER_OUTPUT"
             / f"ascend_pytorch_profiler_{rank}.db"
         )
-        uri = db.resolve().as_uri()
-        try:
-            con = sqlite3.connect(f"{uri}?mode=ro", uri=True)
-            con.execute("SELECT count(*) FROM sqlite_master").fetchone()
-        except sqlite3.Error:
-            con = sqlite3.connect(f"{uri}?immutable=1", uri=True)
+        con = read_only_sqlite(db)
         n, total_ns = con.execute(
             "SELECT count(*), sum(t.endNs - t.startNs) FROM TASK t "
             "JOIN COMPUTE_TASK_INFO c ON c.globalTaskId = t.globalTaskId"

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import csv
 import math
-import sqlite3
 
 import pandas as pd
 import pytest
+from _support import read_only_sqlite
 
 import profinsight
 from profinsight.testing import profile_from_tables
@@ -71,12 +71,7 @@ def rank_dir(fixtures, name, rank):
 
 
 def connect_ro(path):
-    try:
-        con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-        con.execute("SELECT count(*) FROM sqlite_master").fetchall()
-        return con
-    except sqlite3.Error:
-        return sqlite3.connect(f"file:{path}?immutable=1", uri=True)
+    return read_only_sqlite(path)
 
 
 # --- golden ---------------------------------------------------------------------------------

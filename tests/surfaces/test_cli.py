@@ -120,3 +120,18 @@ def test_analyze_markdown_leads_with_the_failure(tmp_path, capsys):
     assert main(["analyze", str(_failed_import(tmp_path)), "--format", "md", "-o", str(out)]) == 1
     text = out.read_text(encoding="utf-8")
     assert text.startswith("# Import failed") and "trace-invalid" in text and "No rule fired" not in text
+
+
+def test_view_list_names_every_analysis_and_its_parameters(capsys):
+    """``view --help`` points at ``view --list``: it must work, and list each registered analysis
+    with the parameters the registry declares (the same names the options take)."""
+    from profinsight.registry import all_analyses
+
+    assert main(["view", "--list"]) == 0
+    out = capsys.readouterr().out
+    for name, a in all_analyses().items():
+        assert f"{name:20} {a.title}" in out
+        for prm in a.params:
+            assert f"--{prm.name.replace('_', '-')} {prm.type.__name__}" in out
+    assert main(["view"]) == 2
+    assert "view --list" in capsys.readouterr().err

@@ -11,7 +11,8 @@ FORMATS = ["table", "json", "csv", "html", "md"]
 
 
 def add_arguments(p) -> None:
-    p.add_argument("analysis", metavar="ANALYSIS", help="analysis name (profinsight view --list)")
+    p.add_argument("analysis", metavar="ANALYSIS", nargs="?", help="analysis name (profinsight view --list lists them)")
+    p.add_argument("--list", action="store_true", help="list every registered analysis with its parameters and exit")
     add_paths(p)
     p.add_argument("--format", choices=FORMATS, help="output format (default: table)")
     p.add_argument("-o", "--output", metavar="FILE", help="write to FILE (format from its extension)")
@@ -28,10 +29,20 @@ def add_arguments(p) -> None:
 def run(args) -> int:
     from ..registry import all_analyses, get
 
-    if args.analysis in ("list", "--list"):
+    if args.list or args.analysis in ("list", "--list"):
         for name, a in sorted(all_analyses().items()):
             print(f"{name:20} {a.title}")
+            if args.list:  # the long form: parameters too, as the registry declares them
+                for prm in a.params:
+                    choices = f" {{{', '.join(map(str, prm.choices))}}}" if prm.choices else ""
+                    print(
+                        f"{'':22}--{prm.name.replace('_', '-')} {prm.type.__name__}{choices} (default {prm.default!r})"
+                    )
         return 0
+    if args.analysis is None:
+        raise ProfileError(
+            "no analysis named", fix="profinsight view --list shows them; then: profinsight view NAME PATH"
+        )
     a = get(args.analysis)
     params = _params(a, args)
     prof = load_profile(args)

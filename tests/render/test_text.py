@@ -32,6 +32,7 @@ def test_analyze_and_report_speak_of_profiles_without_steps(fixtures, rel, tmp_p
         assert f"{a['title']}: {a['recoverable_us'] / 1e3:,.2f} ms\n" in md + "\n"
     assert main(["analyze", path]) == 0
     out = capsys.readouterr().out
+    assert out.startswith("profinsight analyze: guided report")  # the command's own name, not "report"
     assert all(a["title"] in out for a in rep["actions"])
     assert main(["report", path, "-o", str(tmp_path / "r.html")]) == 0
     page = (tmp_path / "r.html").read_text()

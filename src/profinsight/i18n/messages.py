@@ -7,6 +7,7 @@ MESSAGES: dict[str, dict[str, str]] = {
     "en": {
         # report sections and labels
         "report.title": "profinsight report",
+        "analyze.title": "profinsight analyze: guided report",
         "section.operators": "1. Operator summary (top by device time)",
         "section.gaps": "2. Timeline: step breakdown and idle gaps",
         "section.utilization": "3. Utilisation",
@@ -168,6 +169,7 @@ MESSAGES: dict[str, dict[str, str]] = {
     },
     "zh": {
         "report.title": "profinsight 性能分析报告",
+        "analyze.title": "profinsight analyze：引导式分析",
         "section.operators": "1. 算子汇总（按设备耗时排序）",
         "section.gaps": "2. 时间线：迭代拆解与空闲间隙",
         "section.utilization": "3. 利用率",

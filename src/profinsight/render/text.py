@@ -33,7 +33,7 @@ def render_terminal(rep: dict, console) -> None:
     lang = rep["lang"]
     p = rep["profile"]
     console.print(
-        f"[bold]{t('report.title', lang)}[/bold]  {p['path']}  ({p['format']} {p.get('level') or ''}, "
+        f"[bold]{t('analyze.title', lang)}[/bold]  {p['path']}  ({p['format']} {p.get('level') or ''}, "
         f"ranks {', '.join(map(str, p['ranks']))}, steps {', '.join(map(str, p['steps'])) or '-'})"
     )
     for key, parts in SECTIONS:
@@ -75,7 +75,7 @@ def render_terminal(rep: dict, console) -> None:
 def markdown(rep: dict) -> str:
 
     lang = rep["lang"]
-    out = [f"# {t('report.title', lang)}", "", f"`{rep['profile']['path']}`", ""]
+    out = [f"# {t('analyze.title', lang)}", "", f"`{rep['profile']['path']}`", ""]
     for key, parts in SECTIONS:
         out += [f"## {t(key, lang)}", ""]
         for part in parts:

@@ -365,3 +365,18 @@ def test_notebook_display_lists_not_applicable_rules_in_a_footer():
     table, footer = html.split("profinsight-footer")
     assert "Rules not applicable to this profile: format_conversion" in footer and "collective_bandwidth" in footer
     assert "not_applicable" not in table  # the table shows the findings only
+
+
+def test_dataloader_share_is_of_the_host_step_when_no_device_step(fixtures):
+    """rank_non_gpu records no device step: 71 us of DataLoader in a 75,473 us host step is
+    0.094% of it (it said 7100000000000.0% of a step of 0), so the rule stays silent; asked to
+    fire at any share, it names the host step as its denominator."""
+    import profinsight
+
+    p = profinsight.load(fixtures / "kineto" / "rank_non_gpu.json.gz")
+    fired = p.advise()
+    assert "dataloader" not in set(fired[fired["severity"] != "not_applicable"]["rule"])
+    a = p.advise(thresholds={"dataloader.min_share_of_step": 0.0})
+    row = a[a["rule"] == "dataloader"].iloc[0]
+    assert row["recoverable_us"] == 71.0
+    assert "0.07 ms per step (0.1% of the host step" in row["message"]

@@ -120,6 +120,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         # dataloader
         "dataloader.title": "Slow data loader",
         "dataloader.message": "The training thread waits {ms:.2f} ms per step ({share:.1%}) for the DataLoader while the device is idle.",
+        "dataloader.message.host": "The training thread waits {ms:.2f} ms per step ({share:.1%} of the host step; the profile records no device step) for the DataLoader while the device is idle.",
         "dataloader.change": "DataLoader(num_workers>0, pin_memory=True, persistent_workers=True, prefetch_factor=4); cache decoded data; move augmentation to the device.",
         # memory_pressure
         "memory_pressure.title": "Device memory pressure",
@@ -272,6 +273,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "tiny_kernels.change.gpu": "下发更少、更大的 kernel：torch.compile、CUDA graphs、融合优化器（foreach=True / fused=True）、增大 batch。",
         "dataloader.title": "数据加载慢",
         "dataloader.message": "训练线程每步等待 DataLoader {ms:.2f} ms（{share:.1%}），期间设备空闲。",
+        "dataloader.message.host": "训练线程每步等待 DataLoader {ms:.2f} ms（占主机侧迭代的 {share:.1%}；profile 未记录设备侧迭代），期间设备空闲。",
         "dataloader.change": "DataLoader(num_workers>0, pin_memory=True, persistent_workers=True, prefetch_factor=4)；缓存解码后的数据；把数据增强放到设备上。",
         "memory_pressure.title": "设备内存压力",
         "memory_pressure.message.capacity": "预留内存峰值 {reserved_gib:.2f} GiB，容量 {capacity_gib:.2f} GiB：接近上限（已分配 {allocated_gib:.2f} GiB）。",

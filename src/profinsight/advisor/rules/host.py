@@ -157,13 +157,22 @@ def tiny_kernels(ctx: Context, th: dict):
 @rule("dataloader", severity="medium", category="data_host", thresholds={"min_share_of_step": 0.05})
 def dataloader(ctx: Context, th: dict):
     """The training thread waits for the DataLoader while the device is idle.  Recoverable: the
-    device-idle part of data loading."""
+    device-idle part of data loading, at most the step.  The share is of the device step, or of
+    the host step (``ProfilerStep#``) where the profile records no device step — never of a step
+    that is not there."""
     d = ctx.view("dataloader")
     if not len(d):
         return None
     idle = col_sum(d, "device_idle_during_us")
     per = idle / max(len(d), 1)
-    share = per / max(ctx.step_us, 1e-9)
+    step, variant = ctx.step_us, None
+    if step <= 0 and "host_step_us" in d.columns:
+        host = pd.to_numeric(d["host_step_us"], errors="coerce")
+        step, variant = (float(host.mean()), "host") if host.notna().any() else (0.0, None)
+    if step <= 0:
+        return None  # no step of any kind: a share of nothing says nothing
+    per = min(per, step)
+    share = per / step
     if share < th["min_share_of_step"]:
         return None
     values = {"ms": per / 1e3, "share": share}
@@ -171,7 +180,7 @@ def dataloader(ctx: Context, th: dict):
         values,
         {"per_rank_step": d.drop(columns=["label"], errors="ignore").to_dict(orient="records")},
         per,
-        None,
+        variant,
         by_share(share, 0.2, 0.05),
     )
 

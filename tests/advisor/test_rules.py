@@ -300,3 +300,31 @@ def test_lang_default_from_locale(monkeypatch):
     assert default_lang() == "zh" and t("section.verdict") == "结论"
     monkeypatch.setenv("LC_ALL", "C.UTF-8")
     assert default_lang() == "en"
+
+
+def test_idle_gaps_never_claim_more_than_the_steps_free_time():
+    """A gap between two steps belongs to neither step's device span: the steps' free time is
+    100 us in all (step 1: 300 us with 100 us free; step 2: 200 us, none free), so the 1,000 us
+    gap between them plus the 100 us inside step 1 recover at most 50 us per step (it said
+    550 us, 220% of the step, on a scaled profile)."""
+    tasks = [k(0, 100, name="A"), k(200, 100, name="B"), k(1300, 100, name="C"), k(1400, 100, name="D")]
+    for task, s in zip(tasks, [1, 1, 2, 2]):
+        task["step"] = s
+    steps = pd.DataFrame(
+        [
+            dict(rank=0, step=1, host_start_ns=0, host_end_ns=1300 * US, device_start_ns=0, device_end_ns=300 * US),
+            dict(
+                rank=0,
+                step=2,
+                host_start_ns=1300 * US,
+                host_end_ns=1500 * US,
+                device_start_ns=1300 * US,
+                device_end_ns=1500 * US,
+            ),
+        ]
+    )
+    p = profile_from_tables({"device_tasks": pd.DataFrame(tasks), "steps": steps}, fmt="ascend_text")
+    assert sorted(p.idle_gaps(min_us=50)["dur_us"]) == [100.0, 1000.0]
+    f = fired(p, "idle_gaps")
+    assert f["recoverable_us"] == pytest.approx(50.0)
+    assert f["share_of_step_ratio"] == pytest.approx(50.0 / 250.0)

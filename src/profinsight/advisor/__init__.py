@@ -69,6 +69,8 @@ def evaluate(
         if hit is None:
             continue
         rec = None if hit.recoverable_us is None else round(float(hit.recoverable_us), 3)
+        if rec is not None and step_us > 0:
+            rec = min(rec, round(step_us, 3))  # no change recovers more than the whole step
         # where the viewer shows the finding: every finding gets a time window on the timeline
         if isinstance(hit.evidence, dict) and "window" not in hit.evidence:
             hit.evidence["window"] = ctx.evidence_window(hit.evidence)

@@ -57,7 +57,9 @@ def idle_gaps(ctx: Context, th: dict):
     """The device sits idle in long gaps for a notable share of the step (low utilisation).  The
     gaps are split by what the host did: loading data (data-starved) or dispatching / Python /
     nothing (launch or host bound); synchronisation gaps are the ``stream_sync`` rule.
-    Recoverable: the gap time of the dominant class."""
+    Recoverable: the gap time of the dominant class.  The device cannot idle longer than its
+    free time: where the gaps that start in the steps add up to more (a gap runs on past its
+    step's last task into the next), both classes are scaled down to the steps' free time."""
     g = ctx.view("idle_gaps", min_us=float(th["min_gap_us"]))
     if not len(g):
         return None
@@ -65,6 +67,9 @@ def idle_gaps(ctx: Context, th: dict):
     data = split.get("data_loading", 0.0)
     host = sum(split.get(k, 0.0) for k in HOST_BOUND)
     total = data + host
+    free = col_sum(ctx.steps, "free_us")
+    if 0 < free < total:
+        data, host, total = data * free / total, host * free / total, free
     share = ctx.per_step(total) / max(ctx.step_us, 1e-9)
     if share < th["min_share_of_step"]:
         return None

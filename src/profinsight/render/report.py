@@ -43,12 +43,18 @@ WIDTH, LABEL_W = 1100, 150
 LANE_KINDS = ("device", "communication")
 
 
-def _cell(v, col: str) -> str:
+def cell_text(v, col: str = "") -> str:
+    """One figure of a report section as text, the same in every form of the report: ratios as
+    percentages, other floats with one decimal."""
     if v is None:
         return ""
     if isinstance(v, float):
         return f"{v:.1%}" if col.endswith("_ratio") else f"{v:,.1f}"
-    return html.escape(str(v))
+    return str(v)
+
+
+def _cell(v, col: str) -> str:
+    return html.escape(cell_text(v, col))
 
 
 def table_html(rows: list[dict]) -> str:

@@ -6,20 +6,12 @@ draw the same data (:func:`profinsight.advisor.guided_report`) in the same secti
 from __future__ import annotations
 
 from ..i18n import t
-from .report import SECTIONS, recoverable_words
-
-
-def _fmt(v, col: str = "") -> str:
-    if v is None:
-        return ""
-    if isinstance(v, float):
-        return f"{v:.1%}" if col.endswith("_ratio") else f"{v:,.1f}"
-    return str(v)
+from .report import SECTIONS, cell_text, recoverable_words
 
 
 def _rows(rows: list[dict]):
     cols = list(rows[0]) if rows else []
-    return cols, [[_fmt(r.get(c), c) for c in cols] for r in rows]
+    return cols, [[cell_text(r.get(c), c) for c in cols] for r in rows]
 
 
 SEV_STYLE = {"high": "bold red", "medium": "yellow", "low": "cyan", "info": "dim"}

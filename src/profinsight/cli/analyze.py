@@ -9,10 +9,7 @@ always carries every diagnostic."""
 
 from __future__ import annotations
 
-from rich.markup import escape
-
 from .. import diagnostics as dg
-from ..render.text import markdown, render_terminal
 from .common import add_output, add_paths, dumps, emit, load_profile, make_console, output_format
 
 HELP = "guided report: findings, verdict and actions ranked by recoverable time"
@@ -27,7 +24,10 @@ def add_arguments(p) -> None:
 
 
 def run(args) -> int:
+    from rich.markup import escape
+
     from ..advisor import guided_report
+    from ..render.text import markdown, render_terminal
 
     prof = load_profile(args)
     errors = [d for d in prof.diagnostics if d.severity == "error"]

@@ -7,11 +7,13 @@ import argparse
 import json
 import sys
 from pathlib import Path
-
-from rich.console import Console
+from typing import TYPE_CHECKING
 
 from ..errors import ProfileError
 from ..samples import sample_path
+
+if TYPE_CHECKING:  # rich costs ~80 ms to import: only commands that print pay for it
+    from rich.console import Console
 
 OUTPUT_SUFFIXES = {".json": "json", ".csv": "csv", ".html": "html", ".md": "md", ".txt": "table"}
 
@@ -58,6 +60,8 @@ def paths(args) -> list[str]:
 
 def load_profile(args):
     """Load the run named on the command line, with a progress bar on a terminal."""
+    from rich.console import Console
+
     from ..api import load
 
     ps = paths(args)
@@ -98,5 +102,7 @@ def dumps(data) -> str:
 def make_console(args, width: int = 110) -> Console:
     """A console that prints to the terminal, or records silently when -o FILE is given."""
     import io
+
+    from rich.console import Console
 
     return Console(record=True, width=width, highlight=False, file=io.StringIO() if args.output else None)

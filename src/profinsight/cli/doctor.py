@@ -4,8 +4,6 @@ Exit 0 when there are no errors, 1 when there are, 2 when the input cannot be re
 
 from __future__ import annotations
 
-from rich.markup import escape
-
 from .. import diagnostics as dg
 from ..errors import MixedRuns
 from .common import add_output, add_paths, dumps, emit, load_profile, make_console, output_format
@@ -42,6 +40,8 @@ def _print(diags, args) -> None:
     if output_format(args, FORMATS) == "json":
         emit(dumps([d.to_dict() for d in diags]), args)
         return
+    from rich.markup import escape
+
     console = make_console(args, 110)
     if not diags:
         console.print("[green]no problems found[/green]")

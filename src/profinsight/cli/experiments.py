@@ -4,8 +4,6 @@ profinsight.register): name, when, path and headline metrics.  PATH is the exper
 
 from __future__ import annotations
 
-from rich.table import Table
-
 from .common import add_output, dumps, emit, make_console, output_format
 
 HELP = "list registered experiments (name, time, path, headline metrics)"
@@ -36,6 +34,8 @@ def run(args) -> int:
 
         emit(experiments(args.folder).to_csv(index=False), args)
         return 0
+    from rich.table import Table
+
     console = make_console(args, 160)
     if not rows:
         console.print(f"no experiments registered in {registry.experiments_folder(args.folder)}")

@@ -6,7 +6,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import ProfileError
-from ..schema import TABLES
 from .common import add_paths, load_profile
 
 HELP = "write the canonical tables as Parquet or CSV files"
@@ -21,6 +20,8 @@ def add_arguments(p) -> None:
 
 
 def run(args) -> int:
+    from ..schema import TABLES
+
     names = list(TABLES) if not args.tables else [t.strip() for t in args.tables.split(",") if t.strip()]
     unknown = [n for n in names if n not in TABLES]
     if unknown:

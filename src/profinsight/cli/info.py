@@ -3,8 +3,6 @@ findings in short."""
 
 from __future__ import annotations
 
-from rich.table import Table
-
 from .common import add_output, add_paths, dumps, emit, load_profile, make_console, output_format
 
 HELP = "what was loaded (ranks, steps, tables, diagnostics)"
@@ -31,6 +29,8 @@ def run(args) -> int:
         f"   steps [bold]{', '.join(map(str, s['steps'])) or 'none'}[/bold]"
         + (f"   device [bold]{', '.join(s['device_names'])}[/bold]" if s["device_names"] else "")
     )
+    from rich.table import Table
+
     t = Table("table", "rows", title=None, box=None)
     for name, n in s["tables"].items():
         t.add_row(name, f"{n:,}" if n else "[dim]0[/dim]")

@@ -4,7 +4,6 @@ profile(s); only these are readable."""
 
 from __future__ import annotations
 
-import asyncio
 import sys
 
 from ..errors import ProfileError
@@ -24,6 +23,8 @@ def add_arguments(p) -> None:
 
 
 def run(args) -> int:
+    import asyncio
+
     from tornado.httpserver import HTTPServer
     from tornado.netutil import bind_sockets
 

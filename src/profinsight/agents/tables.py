@@ -6,6 +6,7 @@ digit), so what an agent reads equals what ``p.op_summary()`` holds in a noteboo
 from __future__ import annotations
 
 import math
+from decimal import Decimal
 from typing import Any
 
 #: rows of a table an answer holds unless the caller asks for fewer or more
@@ -62,6 +63,8 @@ def plain(v, items: int = MAX_ITEMS):
         )
     if isinstance(v, float):
         return None if math.isnan(v) or math.isinf(v) else v
+    if isinstance(v, Decimal):  # DuckDB sums integers as HUGEINT: exact, and whole
+        return int(v) if v == v.to_integral_value() else float(v)
     if isinstance(v, dict):
         return {str(k): plain(x, items) for k, x in v.items()}
     if isinstance(v, list | tuple):

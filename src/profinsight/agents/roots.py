@@ -75,6 +75,8 @@ class Roots:
         """``(public id, store, store id)`` of the one run ``path`` names (not loaded yet)."""
         k, rid = self.locate(path)
         store = self.stores[k]
+        if rid in store.ids():  # served already: its run was checked when it was first opened
+            return self.public_id(k, rid), store, rid
         try:
             rid = store.open_relative(rid)
         except UnknownTable as exc:

@@ -97,3 +97,29 @@ def test_doc_lists_every_tool():
     page = (REPO / "docs" / "agents.md").read_text(encoding="utf-8")
     assert BEGIN in page and END in page
     assert page == render(page), "docs/agents.md is stale: run python -m profinsight.agents.docs"
+
+
+def test_compare_and_ranks_equal_the_facade(session, root, tmp_path):
+    import profinsight
+
+    other = tmp_path / "second"
+    shutil.copytree(sample_path(), other / SAMPLE)
+    s = make_session([root, other])
+    got = s.compare(SAMPLE, [str(other / SAMPLE)], max_rows=1000)
+    p, q = s.roots.profile(SAMPLE)[1], s.roots.profile(str(other / SAMPLE))[1]
+    want = profinsight.compare(p, q, names=[SAMPLE, f"2:{SAMPLE}"]).to_dict()
+    assert [r["name"] for r in got["runs"]] == [SAMPLE, f"2:{SAMPLE}"]
+    assert got["steps"] == want["steps"] and got["verdicts"] == want["verdicts"]
+    assert got["summary"] == want["summary"]
+    ranks = s.ranks(SAMPLE)
+    assert ranks["ranks"] == [0] and ranks["verdict"] == profinsight.ranks_report(p).verdict()
+    assert ranks["summary"] == profinsight.ranks_report(p).to_dict()["summary"]
+
+
+def test_help_does_not_import_the_sdk():
+    import subprocess
+    import sys
+
+    code = "import sys; from profinsight.cli import build_parser; build_parser(); print('mcp' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"

@@ -89,7 +89,13 @@ def sdk_function(tool: Tool, session: Session):
 
 def build(session: Session):
     """The ``MCPServer`` for ``session``: every tool of the catalogue, the resources, the prompt."""
-    from mcp.server.mcpserver import MCPServer
+    try:
+        from mcp.server.mcpserver import MCPServer
+    except ImportError:
+        raise ProfileError(
+            "profinsight mcp needs the MCP SDK (the Python package `mcp` 2.x), which is not installed",
+            fix="pip install 'profinsight[mcp]'",
+        ) from None
     from mcp.server.mcpserver.resources import FunctionResource
     from mcp_types import ToolAnnotations
 

@@ -25,10 +25,16 @@ def test_refused_paths(session, bad):
     assert err.value.fix
 
 
-def test_ids_relative_to_roots(root, tmp_path):
-    other = tmp_path / "second"
+@pytest.fixture(scope="module")
+def two(root, tmp_path_factory):
+    """A session over two roots, the second holding another copy of the sample under runs/."""
+    other = tmp_path_factory.mktemp("second")
     shutil.copytree(sample_path(), other / "runs" / SAMPLE)
-    s = make_session([root, other])
+    return make_session([root, other]), other
+
+
+def test_ids_relative_to_roots(two):
+    s, other = two
     assert s.load(SAMPLE)["profile_id"] == SAMPLE
     assert s.load(str(other / "runs" / SAMPLE))["profile_id"] == f"2:runs/{SAMPLE}"
     assert s.load(f"2:runs/{SAMPLE}")["ranks"] == [0]  # the id load gave is a path for every tool
@@ -99,16 +105,14 @@ def test_doc_lists_every_tool():
     assert page == render(page), "docs/agents.md is stale: run python -m profinsight.agents.docs"
 
 
-def test_compare_and_ranks_equal_the_facade(session, root, tmp_path):
+def test_compare_and_ranks_equal_the_facade(two):
     import profinsight
 
-    other = tmp_path / "second"
-    shutil.copytree(sample_path(), other / SAMPLE)
-    s = make_session([root, other])
-    got = s.compare(SAMPLE, [str(other / SAMPLE)], max_rows=1000)
-    p, q = s.roots.profile(SAMPLE)[1], s.roots.profile(str(other / SAMPLE))[1]
-    want = profinsight.compare(p, q, names=[SAMPLE, f"2:{SAMPLE}"]).to_dict()
-    assert [r["name"] for r in got["runs"]] == [SAMPLE, f"2:{SAMPLE}"]
+    s, other = two
+    got = s.compare(SAMPLE, [str(other / "runs" / SAMPLE)], max_rows=1000)
+    p, q = s.roots.profile(SAMPLE)[1], s.roots.profile(f"2:runs/{SAMPLE}")[1]
+    want = profinsight.compare(p, q, names=[SAMPLE, f"2:runs/{SAMPLE}"]).to_dict()
+    assert [r["name"] for r in got["runs"]] == [SAMPLE, f"2:runs/{SAMPLE}"]
     assert got["steps"] == want["steps"] and got["verdicts"] == want["verdicts"]
     assert got["summary"] == want["summary"]
     ranks = s.ranks(SAMPLE)

@@ -4,6 +4,7 @@ parameters as the JSON schema, answering through the SDK — with no MCP code of
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -15,6 +16,7 @@ from profinsight.registry import Param, all_analyses, analysis
 pytest.importorskip("mcp")
 
 SAMPLE = "rank0_ascend_pt"
+REPO = Path(__file__).resolve().parents[2]
 
 
 def test_one_tool_per_registered_analysis():
@@ -93,3 +95,35 @@ def test_engine_errors_are_tool_errors(session):
     assert hidden.is_error and "is not a profile under the folders" in hidden.content[0].text
     for r in (bad_rank, hidden):
         assert "Traceback" not in r.content[0].text
+
+
+def test_resources_read(session):
+    import anyio
+    from mcp import Client
+
+    from profinsight.agents.server import build
+
+    async def run():
+        async with Client(build(session)) as client:
+            return [
+                (await client.read_resource(u)).contents[0].text
+                for u in (
+                    "profinsight://glossary",
+                    "profinsight://analyses/op_summary",
+                    "profinsight://docs/views/op_summary",
+                )
+            ]
+
+    glossary, op, page = anyio.run(run)
+    assert "share_of_step_ratio" in glossary and "## `device_tasks`" in glossary
+    assert op.startswith("# op_summary: ") and "| `by` | str | 'name' | name, type, name_shape, core |" in op
+    assert page == (REPO / "docs" / "views" / "op_summary.md").read_text(encoding="utf-8")
+
+
+def test_lang_at_start_words_the_findings(root):
+    from profinsight.agents import make_session
+
+    zh = make_session([root], lang="zh").analysis("advise", SAMPLE, {}, 1)
+    en = make_session([root], lang="en").analysis("advise", SAMPLE, {}, 1)
+    assert zh["findings"][0]["rule"] == en["findings"][0]["rule"]
+    assert zh["findings"][0]["title"] != en["findings"][0]["title"]

@@ -58,6 +58,8 @@ class Session:
         from ..registry import get
 
         a = get(name)
+        if self.lang and "lang" in {x.name for x in a.params} and params.get("lang") is None:
+            params = {**params, "lang": self.lang}  # --lang at start: the words of findings
         pid, p = self.roots.profile(path)
         df = a.run(p, **params)
         if name == "advise":

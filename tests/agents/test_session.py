@@ -127,3 +127,12 @@ def test_help_does_not_import_the_sdk():
     code = "import sys; from profinsight.cli import build_parser; build_parser(); print('mcp' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_doctor_env_reports_the_sdk():
+    from importlib.metadata import version
+
+    from profinsight.cli.env_checks import environment_extra_checks
+
+    got = [d for d in environment_extra_checks() if d.code.startswith("mcp")]
+    assert [(d.code, d.message.split(":")[0]) for d in got] == [("mcp", f"mcp {version('mcp')}")]

@@ -17,7 +17,11 @@ def add_arguments(p) -> None:
         metavar="FOLDER",
         help="a folder whose profiles may be read (repeatable; default: the working directory)",
     )
-    p.add_argument("--sample", action="store_true", help="also serve the bundled real sample (as a root)")
+    p.add_argument(
+        "--sample",
+        action="store_true",
+        help="serve the bundled real sample (its folder as a root; with no --root, the only one)",
+    )
     p.add_argument("--prefer", choices=["db", "text"], help="export to read when a folder has both")
     p.add_argument("--viewer-url", metavar="URL", help="the URL `profinsight serve` printed, for viewer_link")
     p.add_argument("--jupyter-url", metavar="URL", help="a JupyterLab URL (with its token), for viewer_link")

@@ -69,7 +69,8 @@ class Session:
     def _findings(self, pid: str, p, df, max_rows) -> dict:
         rows = df.to_dict("records")
         fired = [r for r in rows if r["severity"] != "not_applicable"]
-        fired.sort(key=lambda r: -(r["recoverable_us"] if _num(r["recoverable_us"]) else 0.0))
+        # most recoverable time first; findings without a figure after them, in the advisor's order
+        fired.sort(key=lambda r: (0, -float(r["recoverable_us"])) if _num(r["recoverable_us"]) else (1, 0.0))
         n = row_limit(max_rows)
         out = []
         for r in fired[:n]:

@@ -37,6 +37,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("render",),
     ("collection",),
     ("server",),
+    ("agents",),
     ("cli",),
     ("jupyter",),
 ]

@@ -5,7 +5,7 @@
  * notebook side of `Profile.show()`.  The analysis MIME renderer is a separate mime extension
  * (`mime.ts`).
  */
-import { ILayoutRestorer, JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
+import { ILayoutRestorer, IRouter, JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
 import { ICommandPalette, InputDialog, IThemeManager, MainAreaWidget, showErrorMessage, WidgetTracker } from '@jupyterlab/apputils';
 import { IFileBrowserFactory } from '@jupyterlab/filebrowser';
 import { ILauncher } from '@jupyterlab/launcher';
@@ -16,6 +16,8 @@ import { LabLabels } from './lab/labels';
 import { showRendererFactory } from './lab/show';
 import { ProfilesSidebar } from './lab/sidebar';
 import { LabApi } from './lab/transport';
+import { parseAddress } from './app/viewer';
+import type { ViewState } from './app/views/types';
 import { createViewerTab, ViewerPanel } from './lab/viewer';
 
 export { jupyterTransport } from './lab/transport';
@@ -29,6 +31,7 @@ export namespace CommandIDs {
   export const openPick = 'profinsight:open-pick';
   export const showProfiles = 'profinsight:show-profiles';
   export const refresh = 'profinsight:refresh';
+  export const openLink = 'profinsight:open-link';
 }
 
 /** What a file-browser entry can be a profile of: a folder, or a Kineto trace file. */
@@ -46,7 +49,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
   id: PLUGIN_ID,
   description: 'profinsight: profiles sidebar and viewer tabs for PyTorch profiles (Ascend NPU, GPU)',
   autoStart: true,
-  optional: [ILayoutRestorer, ICommandPalette, ILauncher, IFileBrowserFactory, ISettingRegistry, IThemeManager, IRenderMimeRegistry],
+  optional: [ILayoutRestorer, ICommandPalette, ILauncher, IFileBrowserFactory, ISettingRegistry, IThemeManager, IRenderMimeRegistry, IRouter],
   activate: (
     app: JupyterFrontEnd,
     restorer: ILayoutRestorer | null,
@@ -55,7 +58,8 @@ const plugin: JupyterFrontEndPlugin<void> = {
     browsers: IFileBrowserFactory | null,
     registry: ISettingRegistry | null,
     themes: IThemeManager | null,
-    rendermime: IRenderMimeRegistry | null
+    rendermime: IRenderMimeRegistry | null,
+    router: IRouter | null
   ) => {
     const api = new LabApi();
     const labels = new LabLabels(api);
@@ -63,16 +67,16 @@ const plugin: JupyterFrontEndPlugin<void> = {
     const tracker = new WidgetTracker<MainAreaWidget<ViewerPanel>>({ namespace: 'profinsight' });
     const isLight = () => (themes && themes.theme ? themes.isLight(themes.theme) : document.body.dataset.jpThemeLight !== 'false');
 
-    const openViewer = (id: string, view?: string): MainAreaWidget<ViewerPanel> => {
+    const openViewer = (id: string, view?: string, state?: ViewState): MainAreaWidget<ViewerPanel> => {
       const existing = tracker.find(w => w.content.profileId === id);
       if (existing) {
         if (view) {
-          existing.content.viewer.show(view);
+          existing.content.viewer.show(view, state);
         }
         app.shell.activateById(existing.id);
         return existing;
       }
-      const w = createViewerTab(id, view || settings.defaultView);
+      const w = createViewerTab(id, view || settings.defaultView, state);
       w.content.setTheme(isLight());
       void tracker.add(w);
       app.shell.add(w, 'main');
@@ -133,6 +137,20 @@ const plugin: JupyterFrontEndPlugin<void> = {
         return openViewer(id, args.view ? String(args.view) : undefined);
       }
     });
+    // `lab?profinsight=<id>/<view>?<state>` (the links `profinsight mcp` hands out): open that tab there
+    app.commands.addCommand(CommandIDs.openLink, {
+      label: 'Open a profinsight link',
+      execute: args => {
+        const search = String((args as { search?: unknown }).search ?? '');
+        const value = new URLSearchParams(search).get('profinsight');
+        const at = value ? parseAddress(value) : null;
+        if (at && at.id) {
+          const id = at.id;
+          void app.restored.then(() => openViewer(id, at.view, at.state));
+        }
+      }
+    });
+    router?.register({ command: CommandIDs.openLink, pattern: /[?&]profinsight=/ });
     app.commands.addCommand(CommandIDs.openPath, {
       label: 'Open path in profinsight',
       execute: args => openPath(String(args.path ?? ''))

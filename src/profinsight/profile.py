@@ -107,14 +107,20 @@ class Profile:
             except duckdb.Error:
                 pass  # in a Jupyter kernel without ipywidgets DuckDB refuses the SET; its bar is off there
             for name in TABLES:
-                files = [r.parquet_path / f"{name}.parquet" for r in self._ranks if r.parquet_path]
-                if len(files) == len(self._ranks) and files:
+                files = self.parquet_files(name)
+                if files:
                     lst = ", ".join("'" + str(f).replace("'", "''") + "'" for f in files)
                     con.execute(f"CREATE VIEW {name} AS SELECT * FROM read_parquet([{lst}], union_by_name=true)")
                 else:
                     con.register(name, self.arrow(name))
             self._con = con
         return self._con
+
+    def parquet_files(self, name: str) -> list[Path] | None:
+        """The cached Parquet files that hold table ``name`` (one per rank), or None when some
+        rank is held in memory only (then SQL reads the Arrow table)."""
+        files = [r.parquet_path / f"{name}.parquet" for r in self._ranks if r.parquet_path]
+        return files if files and len(files) == len(self._ranks) else None
 
     def run_info(self) -> pd.DataFrame:
         return self.table("run_info")

@@ -343,3 +343,29 @@ def test_notebook_renders_analysis_and_show_opens_viewer(page, lab):
     shot(page, "notebook_dark")
     set_theme(page, "JupyterLab Light")
     assert not [e for e in page.errors if "profinsight" in e.lower()], page.errors
+
+
+def test_agent_link_opens_the_viewer_at_the_finding(page, lab):
+    """The JupyterLab link ``profinsight mcp``'s viewer_link hands out (``lab?profinsight=<id>/timeline?
+    rank&start_ns&end_ns``) opens the viewer tab of that profile zoomed to the finding's window."""
+    from profinsight.agents import make_session
+
+    session = make_session([lab["root"]], jupyter_url=f"{lab['base']}/lab?token={TOKEN}")
+    finding = session.analysis("advise", RUN, {"lang": "en"}, 50)["findings"][0]
+    w = finding["evidence"]["window"]
+    url = finding["viewer"]["jupyterlab"]
+    # the state is `<id>/timeline?...` with the id's own "/" escaped, then escaped whole as a query value
+    assert url.startswith(f"{lab['base']}/lab?token={TOKEN}&profinsight=runs%252Ftext_level1%2Ftimeline%3Frank%3D")
+    page.goto(url)
+    page.wait_for_selector("#jupyterlab-splash", state="detached")
+    v = viewer_tab(page, RUN)
+    v.locator(".pi-pane-timeline [data-state='ready']").first.wait_for(timeout=120_000)
+    page.wait_for_function("() => window.profinsightTimeline && window.profinsightTimeline.idle()", timeout=60_000)
+    origin = int(page.evaluate("() => window.profinsightTimeline.origin()"))
+    shown = page.evaluate("() => window.profinsightTimeline.visibleWindow()")
+    span = w["end_ns"] - w["start_ns"]
+    assert shown["start_ns"] == pytest.approx(w["start_ns"] - origin - 0.1 * span, abs=2)
+    assert shown["end_ns"] == pytest.approx(w["end_ns"] - origin + 0.1 * span, abs=2)
+    page.wait_for_timeout(800)
+    shot(page, "agent_link_timeline")
+    assert not [e for e in page.errors if "profinsight" in e.lower()], page.errors

@@ -20,6 +20,54 @@ export interface ViewerOptions {
   useHash?: boolean;
   /** Hide the profile picker (a JupyterLab tab shows one profile). */
   fixedProfile?: boolean;
+  /** The state handed to the first view (a link's timeline window). */
+  state?: ViewState;
+}
+
+/** What an address names: `#<profile id>/<view>` and, for the timeline, the state after `?`
+ *  (`rank`, `step`, `start_ns` / `end_ns` as absolute profile ns, `query`: the timeline's
+ *  navigation contract).  Links made outside the page (`profinsight mcp`'s viewer_link, the
+ *  JupyterLab `?profinsight=` route) carry exactly this. */
+export function parseAddress(hash: string): { id?: string; view?: string; state?: ViewState } {
+  const raw = hash.startsWith('#') ? hash.slice(1) : hash;
+  const cut = raw.indexOf('?');
+  const path = cut < 0 ? raw : raw.slice(0, cut);
+  const decode = (x: string | undefined) => {
+    try {
+      return x ? decodeURIComponent(x) : undefined;
+    } catch {
+      return undefined;
+    }
+  };
+  const [id, view] = path.split('/').map(decode);
+  if (cut < 0 || view !== 'timeline') {
+    return { id, view };
+  }
+  const q = new URLSearchParams(raw.slice(cut + 1));
+  const state: ViewState = {};
+  const int = (k: string) => {
+    const v = q.get(k);
+    return v !== null && /^-?\d+$/.test(v) ? v : null;
+  };
+  const rank = int('rank');
+  const step = int('step');
+  const start = int('start_ns');
+  const end = int('end_ns');
+  if (rank !== null) {
+    state.rank = Number(rank);
+  }
+  if (step !== null) {
+    state.step = Number(step);
+  }
+  if (start !== null && end !== null) {
+    state.start_ns = start; // strings: epoch ns exceed 2^53
+    state.end_ns = end;
+  }
+  const query = q.get('query');
+  if (query) {
+    state.query = query;
+  }
+  return { id, view, state };
 }
 
 interface Pane {
@@ -62,10 +110,12 @@ export class Viewer {
     await this.setLang(lang, false);
     let id = this.options.profileId;
     let view = this.options.view;
+    let state = this.options.state;
     if (this.options.useHash && location.hash.length > 1) {
-      const [hid, hview] = location.hash.slice(1).split('/').map(decodeURIComponent);
-      id = hid || id;
-      view = hview || view;
+      const at = parseAddress(location.hash);
+      id = at.id || id;
+      view = at.view || view;
+      state = at.state || state;
     }
     if (!this.options.fixedProfile) {
       try {
@@ -83,7 +133,7 @@ export class Viewer {
       this.body.appendChild(h('div', { class: 'pi-empty' }, this.t('ui.no_profiles')));
       return;
     }
-    await this.open(id, view || 'overview');
+    await this.open(id, view || 'overview', state);
   }
 
   async setLang(lang: Lang, rerender = true): Promise<void> {
@@ -99,7 +149,7 @@ export class Viewer {
   }
 
   /** Opens profile `id`: shows load progress while the server imports it, then `view`. */
-  async open(id: string, view = 'overview'): Promise<void> {
+  async open(id: string, view = 'overview', state?: ViewState): Promise<void> {
     this.disposeViews();
     this.profile = null;
     this.renderHeader(id);
@@ -134,7 +184,7 @@ export class Viewer {
     }
     this.renderHeader(id);
     clear(this.body);
-    this.show(view);
+    this.show(view, state);
   }
 
   /** Shows view `id` (creating it on first visit) and hands it `state`. */

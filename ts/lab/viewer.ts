@@ -9,6 +9,7 @@ import { MainAreaWidget } from '@jupyterlab/apputils';
 import { Message } from '@lumino/messaging';
 import { Widget } from '@lumino/widgets';
 import { Viewer } from '../app/viewer';
+import type { ViewState } from '../app/views/types';
 import { profinsightIcon } from './icon';
 import { jupyterTransport } from './transport';
 
@@ -17,12 +18,13 @@ export class ViewerPanel extends Widget {
 
   constructor(
     readonly profileId: string,
-    view?: string
+    view?: string,
+    state?: ViewState
   ) {
     super();
     this.addClass('jp-ProfinsightViewer');
     this.node.setAttribute('data-profile-id', profileId);
-    this.viewer = new Viewer(this.node, jupyterTransport(), { profileId, fixedProfile: true, view });
+    this.viewer = new Viewer(this.node, jupyterTransport(), { profileId, fixedProfile: true, view, state });
     void this.viewer.start();
   }
 
@@ -56,8 +58,8 @@ export class ViewerPanel extends Widget {
 }
 
 /** A main-area tab for profile `id`: label = its last path part, caption = the whole id. */
-export function createViewerTab(id: string, view?: string): MainAreaWidget<ViewerPanel> {
-  const content = new ViewerPanel(id, view);
+export function createViewerTab(id: string, view?: string, state?: ViewState): MainAreaWidget<ViewerPanel> {
+  const content = new ViewerPanel(id, view, state);
   const w = new MainAreaWidget({ content });
   w.id = `profinsight-viewer-${encodeURIComponent(id)}`;
   w.addClass('jp-ProfinsightViewerTab');

@@ -12,7 +12,7 @@ import sys
 
 from .._version import __version__
 from ..errors import ProfileError
-from . import analyze, check, compare, doctor, experiments, export, info, ranks, record, report, serve, view
+from . import analyze, check, compare, doctor, experiments, export, info, mcp, ranks, record, report, serve, view
 
 COMMANDS = {
     "info": info,
@@ -27,6 +27,7 @@ COMMANDS = {
     "report": report,
     "serve": serve,
     "record": record,
+    "mcp": mcp,
 }
 
 

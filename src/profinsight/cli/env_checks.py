@@ -46,7 +46,27 @@ PROFILING_ENV = {
 
 
 def environment_extra_checks() -> list[dg.Diagnostic]:
-    return jupyter_checks() + framework_checks() + env_var_checks()
+    return jupyter_checks() + mcp_checks() + framework_checks() + env_var_checks()
+
+
+def mcp_checks() -> list[dg.Diagnostic]:
+    """Whether ``profinsight mcp`` can start: the MCP SDK (2.x) is installed (not imported)."""
+    v = _version("mcp")
+    if v is None:
+        return [
+            dg.info(
+                "mcp-absent",
+                "the MCP SDK is not installed: `profinsight mcp` (tools for coding agents) cannot start",
+                fix="pip install 'profinsight[mcp]'",
+            )
+        ]
+    if not v.startswith("2."):
+        return [
+            dg.warning(
+                "mcp-version", f"mcp {v} is installed; profinsight mcp needs 2.x", fix="pip install 'mcp>=2.3,<3'"
+            )
+        ]
+    return [dg.info("mcp", f"mcp {v}: `profinsight mcp` can serve coding agents")]
 
 
 def _version(dist: str) -> str | None:

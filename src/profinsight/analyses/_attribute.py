@@ -11,8 +11,11 @@ The chain, from the canonical tables only (every format fills them the same way)
    queue is first in, first out: the k-th Dequeue of a process pairs with its k-th Enqueue
    (used only where the two counts agree).
 3. **backward**: a point inside an autograd node (an op with a sequence number and a forward
-   thread, ``ConvolutionBackward0``) moves to the forward op of the same sequence number (the
-   earliest one: ``aten::conv2d``), and the task is in phase ``backward``.
+   thread id other than 0, ``ConvolutionBackward0``; Kineto writes 0 on forward ops) moves to
+   the forward op of the same sequence number, and the task is in phase ``backward``.  Ops that
+   create no autograd node carry the number the next node will get, so the op that created
+   node S is the **last** forward op numbered S (an op inside ``aten::convolution``, not the
+   data-loading ``aten::to`` that saw the same number earlier).
 4. the innermost ``nn.Module: Name_i`` slice on that thread running at that time is the
    task's module; the innermost other Python frame (``file.py(line): func``) its source line.
 
@@ -188,14 +191,14 @@ def _through_autograd(profile, codes: _Codes, group: np.ndarray, at: np.ndarray)
     bw = query(
         profile,
         """
-    WITH f AS (SELECT rank, sequence, arg_min(thread, (start_ns, op_id)) AS thread,
-                      min(start_ns) AS start_ns
-               FROM host_ops WHERE category = 'op' AND sequence IS NOT NULL AND fwd_thread IS NULL
+    WITH f AS (SELECT rank, sequence, arg_max(thread, (start_ns, op_id)) AS thread,
+                      max(start_ns) AS start_ns
+               FROM host_ops WHERE category = 'op' AND sequence IS NOT NULL AND coalesce(fwd_thread, 0) = 0
                GROUP BY ALL)
     SELECT b.rank, b.thread, b.start_ns, b.start_ns + b.dur_ns AS end_ns,
            f.thread AS to_thread, f.start_ns AS to_ns
     FROM host_ops b LEFT JOIN f ON f.rank = b.rank AND f.sequence = b.sequence
-    WHERE b.category = 'op' AND b.sequence IS NOT NULL AND b.fwd_thread IS NOT NULL""",
+    WHERE b.category = 'op' AND b.sequence IS NOT NULL AND coalesce(b.fwd_thread, 0) <> 0""",
     )
     phase = np.full(len(at), "", dtype=object)
     lost = np.zeros(len(at), bool)

@@ -44,7 +44,7 @@ _PARAMS = (
     "module_time",
     title="Device time by nn.Module",
     params=_PARAMS,
-    chart=Chart("bar", "path", ("self_us",), title="Device self time by module (us)"),
+    chart=Chart("bar", "module", ("self_us",), title="Device self time by module (us)"),
     columns={
         "path": "module names from the outermost down, joined by `/`; `(unattributed)` for the rest",
         "module": "the innermost module name (`Conv2d_0`)",

@@ -62,8 +62,16 @@ class Attribution:
     frame_names: np.ndarray
 
 
-def attribute(profile, rank=None, step=None) -> Attribution:
-    tasks = _launch_points(profile, scope(rank, step, "t"))
+#: frames of the Python runtime, torch and the profiler: ``user_only`` skips them, so a line of
+#: the model (``torchvision/models/alexnet.py:47``, ``model.py:12``) is the innermost frame
+LIBRARY_FRAMES = r"^(<|torch/|torch_npu/|multiprocessing/|threading\.py|runpy\.py|typing\.py|.*site-packages/torch/)"
+
+
+def attribute(profile, rank=None, step=None, kernel_type=None, user_only=False) -> Attribution:
+    cond = scope(rank, step, "t")
+    if kernel_type is not None:
+        cond += " AND t.type = " + _quote(kernel_type)
+    tasks = _launch_points(profile, cond)
     codes = _Codes()
     group = codes(tasks["rank"], tasks["thread"])
     at = tasks["at_ns"].to_numpy("int64", na_value=0)
@@ -78,19 +86,26 @@ def attribute(profile, rank=None, step=None) -> Attribution:
     )
     is_mod = py["name"].astype(str).str.startswith(_MODULE).to_numpy(bool)
     modules, module_names = _nest(py[is_mod], codes, strip=len(_MODULE))
-    frames, frame_names = _nest(py[~is_mod], codes, strip=0)
+    code = ~is_mod
+    if user_only:
+        code &= ~py["name"].astype(str).str.match(LIBRARY_FRAMES).to_numpy(bool)
+    frames, frame_names = _nest(py[code], codes, strip=0)
 
     follow = linked & ~lost
     mod = np.where(follow, modules.innermost(group, at), -1)
     frm = np.where(follow, frames.innermost(group, at), -1)
     has_mod = _ranks_with(tasks["rank"], py[is_mod]["rank"])
-    has_py = _ranks_with(tasks["rank"], py[~is_mod]["rank"])
-    out = tasks[["rank", "task_uid", "kind", "name", "dur_ns"]].copy()
+    has_py = _ranks_with(tasks["rank"], py[code]["rank"])
+    out = tasks[["rank", "task_uid", "kind", "name", "start_ns", "dur_ns"]].copy()
     out["phase"] = np.where(phase == "backward", "backward", np.where(mod >= 0, "forward", "other"))
     out["module_reason"] = _reasons(mod, has_mod, linked, lost, "no_frames", "outside")
     out["frame_reason"] = _reasons(frm, has_py, linked, lost, "no_python", "outside_code")
     out["module_pos"], out["frame_pos"] = mod, frm
     return Attribution(out, modules, module_names, frames, frame_names)
+
+
+def _quote(text: str) -> str:
+    return "'" + str(text).replace("'", "''") + "'"
 
 
 def _reasons(pos, has_frames, linked, lost, none_key, outside_key) -> np.ndarray:
@@ -135,7 +150,7 @@ def _launch_points(profile, cond: str) -> pd.DataFrame:
     return query(
         profile,
         f"""
-    WITH t AS (SELECT rank, task_uid, kind, name, dur_ns FROM device_tasks t
+    WITH t AS (SELECT rank, task_uid, kind, name, start_ns, dur_ns FROM device_tasks t
                WHERE kind IN ({kinds}) AND {cond}),
     lh AS (SELECT l.rank, l.task_uid,
                   arg_min(o.op_id, (l.link <> 'torch_to_npu', o.dur_ns, o.op_id)) AS op_id

@@ -32,11 +32,16 @@ _COMMON = {
     "compute makes rows add up to more than 1)",
     "top_kernels": "the three task names with the most inclusive time, with their share of the row",
     "reason": "(unattributed) rows: why the tasks could not be followed to a module / frame",
+    "start_ns": "start of the row's first task, epoch ns (with end_ns: the range to show on the timeline)",
+    "end_ns": "end of the row's last task, epoch ns",
+    "longest_rank": "rank of the row's longest task",
+    "longest_task_uid": "`device_tasks.task_uid` of the row's longest task (to select it on the timeline)",
 }
 
 _PARAMS = (
     Param("rank", int, None, help="only rank R"),
     Param("step", int, None, help="only step N"),
+    Param("kernel_type", str, None, help="only device tasks of this op type (TransData)"),
 )
 
 
@@ -53,14 +58,14 @@ _PARAMS = (
         **_COMMON,
     },
 )
-def module_time(profile, rank=None, step=None) -> pd.DataFrame:
+def module_time(profile, rank=None, step=None, kernel_type=None) -> pd.DataFrame:
     """Device time of every compute, communication, memcpy and memset task, attributed to the
     ``nn.Module`` frames enclosing the host op that launched it: a tree by module path with
     self and inclusive time, split by phase (backward kernels go to the forward module that
     created them, through the autograd sequence number).  Needs a profile collected with
     ``with_stack=True`` (or ``with_modules=True``); what cannot be followed is shown as
     ``(unattributed)`` with the reason, so the rows' ``self_us`` sum to the device total."""
-    att = attribute(profile, rank, step)
+    att = attribute(profile, rank, step, kernel_type)
     paths = _module_paths(att)
     rows = _tree(att, "module_pos", "module_reason", paths)
     seg = rows["path"].str.rsplit("/", n=1)
@@ -74,7 +79,15 @@ def module_time(profile, rank=None, step=None) -> pd.DataFrame:
 @analysis(
     "code_time",
     title="Device time by source line",
-    params=_PARAMS,
+    params=(
+        *_PARAMS,
+        Param(
+            "user_only",
+            bool,
+            False,
+            help="skip frames of Python, torch and the profiler: the innermost model line gets self",
+        ),
+    ),
     chart=Chart("bar", "frame", ("inclusive_us",), title="Device time by source line (us)"),
     columns={
         "frame": "`file:line function` of the Python frame; `(unattributed)` for the rest",
@@ -84,13 +97,13 @@ def module_time(profile, rank=None, step=None) -> pd.DataFrame:
         **_COMMON,
     },
 )
-def code_time(profile, rank=None, step=None) -> pd.DataFrame:
+def code_time(profile, rank=None, step=None, kernel_type=None, user_only=False) -> pd.DataFrame:
     """Device time by Python source line: for every task, the Python frames recorded around
     the host op that launched it (backward tasks: around their forward op).  ``self_us`` goes
     to the innermost frame, ``inclusive_us`` to every frame on the stack (once per task, even
     under recursion).  Needs ``with_stack=True``; without it all time is ``(unattributed)``
     and the reason says how to collect it."""
-    att = attribute(profile, rank, step)
+    att = attribute(profile, rank, step, kernel_type, user_only)
     rows = _tree(att, "frame_pos", "frame_reason", att.frame_names)
     parts = rows["frame"].str.extract(_FRAME) if len(rows) else pd.DataFrame(columns=["file", "line", "function"])
     known = parts["file"].notna() & (rows["frame"] != UNATTRIBUTED)
@@ -122,6 +135,7 @@ def _tree(att: Attribution, pos_col: str, reason_col: str, labels: np.ndarray) -
     # weights per (leaf slice, phase, task name): the chain is walked once per leaf, not per task
     leaf = hit.groupby([pos_col, "phase", "name"], sort=False).agg(ns=("dur_ns", "sum"), n=("dur_ns", "size"))
     leaf = leaf.reset_index()
+    span = _spans(hit, [pos_col, "phase"])
     leaves = leaf[pos_col].unique()
     pairs = [(leaves[r], labels[p]) for r, p in nest.ancestors(leaves)]
     chain = pd.DataFrame(
@@ -134,7 +148,8 @@ def _tree(att: Attribution, pos_col: str, reason_col: str, labels: np.ndarray) -
     own = leaf.assign(**{key: labels[leaf[pos_col].to_numpy("int64")]}).groupby([key, "phase"], sort=False)
     own = own.agg(self_ns=("ns", "sum"), self_n=("n", "sum"))
     top = _top_kernels(leaf.merge(chain, on=pos_col), key)
-    rows = inc.join(own, how="left").join(top, how="left").reset_index()
+    spans = _merge_spans(span.merge(chain, on=pos_col), [key, "phase"])
+    rows = inc.join(own, how="left").join(top, how="left").join(spans, how="left").reset_index()
     rows["reason"] = None
     lost = t[t[pos_col] < 0].groupby(["phase", reason_col], sort=False)
     lost = lost.agg(ns=("dur_ns", "sum"), n=("dur_ns", "size")).reset_index().rename(columns={reason_col: "reason"})
@@ -142,9 +157,40 @@ def _tree(att: Attribution, pos_col: str, reason_col: str, labels: np.ndarray) -
         t[t[pos_col] < 0].assign(**{key: UNATTRIBUTED, "ns": t["dur_ns"], "n": 1}), key, by=("phase", reason_col)
     )
     lost = lost.merge(lost_top.reset_index().rename(columns={reason_col: "reason"}), on=["phase", "reason"], how="left")
+    lost_span = _spans(t[t[pos_col] < 0], ["phase", reason_col]).rename(columns={reason_col: "reason"})
+    lost = lost.merge(lost_span, on=["phase", "reason"], how="left")
     lost = lost.assign(**{key: UNATTRIBUTED, "self_ns": lost["ns"], "self_n": lost["n"]})
     rows = pd.concat([rows, lost], ignore_index=True) if len(lost) else rows
     return _columns(rows, key)
+
+
+def _spans(tasks: pd.DataFrame, by: list) -> pd.DataFrame:
+    """Per group: first start, last end, and the longest task (rank, task_uid, dur)."""
+    if tasks.empty:
+        return pd.DataFrame(columns=[*by, "start_ns", "end_ns", "long_ns", "longest_rank", "longest_task_uid"])
+    t = tasks.assign(end_ns=tasks["start_ns"] + tasks["dur_ns"])
+    g = t.groupby(by, sort=False)
+    out = g.agg(start_ns=("start_ns", "min"), end_ns=("end_ns", "max"))
+    longest = t.loc[g["dur_ns"].idxmax().to_numpy()].set_index(by)
+    out["long_ns"] = longest["dur_ns"]
+    out["longest_rank"] = longest["rank"]
+    out["longest_task_uid"] = longest["task_uid"]
+    return out.reset_index()
+
+
+def _merge_spans(spans: pd.DataFrame, by: list) -> pd.DataFrame:
+    """Spans of the leaves under each row: their union range and their longest task."""
+    if spans.empty:
+        return pd.DataFrame(
+            {c: pd.Series(dtype="int64") for c in ("start_ns", "end_ns", "longest_rank", "longest_task_uid")},
+            index=pd.MultiIndex.from_arrays([[]] * len(by), names=by),
+        )
+    g = spans.groupby(by, sort=False)
+    out = g.agg(start_ns=("start_ns", "min"), end_ns=("end_ns", "max"))
+    longest = spans.loc[g["long_ns"].idxmax().to_numpy()].set_index(by)
+    out["longest_rank"] = longest["longest_rank"]
+    out["longest_task_uid"] = longest["longest_task_uid"]
+    return out
 
 
 def _top_kernels(weighted: pd.DataFrame, key: str, by: tuple = ("phase",)) -> pd.DataFrame:
@@ -176,6 +222,8 @@ def _columns(rows: pd.DataFrame, key: str) -> pd.DataFrame:
             "reason": rows["reason"] if len(rows) else pd.Series(dtype=object),
         }
     )
+    for c in ("start_ns", "end_ns", "longest_rank", "longest_task_uid"):
+        out[c] = rows[c].astype("Int64") if len(rows) else pd.Series(dtype="Int64")
     lost = (out[key] == UNATTRIBUTED).astype(int)
     order = out["phase"].map(_PHASES).fillna(3)
     out = out.assign(_l=lost, _o=order).sort_values(["_o", "_l", key, "reason"], na_position="first", kind="stable")

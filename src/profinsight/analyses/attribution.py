@@ -16,6 +16,7 @@ import pandas as pd
 
 from ..registry import Chart, Param, analysis
 from ._attribute import Attribution, attribute
+from ._sql import query, scope
 
 UNATTRIBUTED = "(unattributed)"
 _PHASES = {"forward": 0, "backward": 1, "other": 2}
@@ -241,3 +242,38 @@ def _finish(profile, rows: pd.DataFrame, rank, step) -> pd.DataFrame:
     pos = rows.columns.get_loc("self_kernels") + 1
     rows.insert(pos, "share_of_step_ratio", share.astype("float64"))
     return rows
+
+
+def module_steps(profile, rank=None) -> pd.DataFrame:
+    """Per (rank, step, path, phase): the inclusive device time (us) of each module in each step
+    (``(unattributed)`` rows included), the per-step series that run comparisons and layer
+    folding need.  Not a registered analysis: ``module_time(step=N)`` gives one step's tree."""
+    att = attribute(profile, rank)
+    t = att.tasks.merge(_task_steps(profile, rank), on=["rank", "task_uid"], how="left", validate="one_to_one").assign(
+        step=lambda d: d["step"].astype("Int64").fillna(-1)
+    )
+    paths = _module_paths(att)
+    hit = t[t["module_pos"] >= 0]
+    leaf = hit.groupby(["rank", "step", "module_pos", "phase"], sort=False)["dur_ns"].sum().reset_index()
+    leaves = leaf["module_pos"].unique()
+    pairs = list(att.modules.ancestors(leaves))
+    chain = pd.DataFrame(
+        {
+            "module_pos": np.concatenate([leaves[r] for r, _ in pairs]) if pairs else np.zeros(0, np.int64),
+            "path": np.concatenate([paths[p] for _, p in pairs]) if pairs else np.zeros(0, object),
+        }
+    )
+    inc = leaf.merge(chain, on="module_pos").groupby(["rank", "step", "path", "phase"], sort=False)["dur_ns"].sum()
+    lost = t[t["module_pos"] < 0].assign(path=UNATTRIBUTED).groupby(["rank", "step", "path", "phase"], sort=False)
+    out = pd.concat([inc, lost["dur_ns"].sum()]).rename("inclusive_ns").reset_index()
+    out["inclusive_us"] = out.pop("inclusive_ns").astype("float64") / 1e3
+    out["step"] = out["step"].astype("Int64").replace(-1, pd.NA)
+    return out.astype({"path": object, "phase": object})
+
+
+def _task_steps(profile, rank) -> pd.DataFrame:
+    from ._attribute import KINDS
+
+    kinds = ", ".join(f"'{k}'" for k in KINDS)
+    cond = scope(rank)
+    return query(profile, f"SELECT rank, task_uid, step FROM device_tasks WHERE kind IN ({kinds}) AND {cond}")

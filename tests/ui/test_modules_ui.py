@@ -106,3 +106,33 @@ def test_source_lines_copy_file_line(base, browser, prof, shot):
         shot(page, "view_modules_lines")
     finally:
         context.close()
+
+
+def test_compare_by_module_with_folding(serve, page, fixtures, shot):
+    a_path, b_path = fixtures / "ascend_pt" / "text_level0", fixtures / "ascend_pt" / "text_level1"
+    base = serve(a_path, b_path)
+    cmp = profinsight.compare(a_path, b_path, names=["text_level0", "text_level1"])
+    ref = cmp.modules()
+    page.goto(f"{base}/#text_level0/compare")
+    page.wait_for_selector(".pi-pane-compare .pi-cmp-modules tbody tr", timeout=120_000)
+    assert page.input_value(".pi-cmp-other") == "text_level1"
+    key = page.eval_on_selector_all(".pi-cmp-modules thead th", "ths => ths.map(th => th.dataset.key)")
+    first = page.eval_on_selector(".pi-cmp-modules tbody tr", "tr => Array.from(tr.children).map(td => td.textContent)")
+    row = dict(zip(key, first))
+    top = ref.iloc[0]
+    assert (row["path"], row["phase"], row["status"]) == (top["path"], top["phase"], top["status"])
+    assert page.locator(".pi-cmp-modules tbody tr").count() == min(len(ref), 200)
+    page.check(".pi-cmp-fold")
+    folded = cmp.modules(fold_layers=True)
+    page.wait_for_function(
+        "n => document.querySelectorAll('.pi-cmp-modules tbody tr').length === n", arg=min(len(folded), 200)
+    )
+    paths = page.eval_on_selector_all(
+        ".pi-cmp-modules tbody tr", f"trs => trs.map(tr => tr.children[{key.index('path')}].textContent)"
+    )
+    conv = "DistributedDataParallel_0/AlexNet_0/Sequential_*/Conv2d_*"
+    assert conv in paths and "DistributedDataParallel_0/AlexNet_0/Sequential_0/Conv2d_1" not in paths
+    fkeys = page.eval_on_selector_all(".pi-cmp-modules thead th", "ths => ths.map(th => th.dataset.key)")
+    assert {"n_layers", "slowest_layer", "layer_spread_ratio"} <= set(fkeys)
+    shot(page, "view_compare_modules")
+    assert page.errors == []

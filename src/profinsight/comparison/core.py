@@ -413,7 +413,8 @@ class Comparison:
 
     # --- output ----------------------------------------------------------------------
     def to_dict(self) -> dict:
-        """Plain JSON-able data: runs, steps, waterfalls per pair, op changes, summary."""
+        """Plain JSON-able data: runs, steps, waterfalls per pair, op changes, module changes
+        (as they are and with layers folded), summary."""
 
         def rec(df):
             return json.loads(df.to_json(orient="records", default_handler=str))
@@ -428,6 +429,8 @@ class Comparison:
             "waterfalls": {lab: rec(g) for lab, g in wf.groupby("pair", sort=False)},
             "op_changes": {"type": rec(self.op_changes("type")), "name": rec(self.op_changes("name"))},
             "ops_by_type": rec(self.ops("type")),
+            "modules": rec(self.modules()),
+            "modules_folded": rec(self.modules(fold_layers=True)),
             "summary": rec(self.summary()),
             "verdicts": self.verdicts(),
         }

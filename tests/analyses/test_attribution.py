@@ -349,3 +349,20 @@ def test_level1_text_exact_rows(profiles, fixtures):
     assert m.loc[("(unattributed)", "other"), "self_us"] == pytest.approx(110014.272)
     step_us = 136581.009  # step_trace_time.csv Stage of step 50
     assert m.loc[(conv0, "forward"), "share_of_step_ratio"] == pytest.approx(401.248 / step_us)
+
+
+def test_kineto_trace_without_python_frames(fixtures):
+    p = profinsight.load(fixtures / "kineto" / "gpu_alexnet.json.gz")
+    m = p.module_time()
+    kinds = "('kernel', 'communication', 'memcpy', 'memset')"
+    total = p.sql(f"select sum(dur_ns) / 1e3 as us, count(*) as n from device_tasks where kind in {kinds}")
+    assert m["self_us"].sum() == pytest.approx(float(total["us"][0]))
+    assert set(m["path"]) == {"(unattributed)"} and set(m["reason"]) == {REASONS["no_frames"]}
+    assert m["self_kernels"].sum() == int(total["n"][0]) == 98  # 79 kernels, 16 memcpy, 3 memset
+
+
+def test_notebook_display_is_a_collapsible_tree(profiles):
+    m = profiles[("text_level1", 0)].module_time()
+    html = m._repr_html_()
+    assert html.count("<details") >= 10 and "<b>Conv2d_0</b> 401.248 us incl, 401.248 us self" in html
+    assert "(unattributed): 110.014 ms (63 tasks) — launched outside any nn.Module" in html

@@ -152,13 +152,15 @@ def _launch_points(profile, cond: str) -> pd.DataFrame:
         f"""
     WITH t AS (SELECT rank, task_uid, kind, name, start_ns, dur_ns FROM device_tasks t
                WHERE kind IN ({kinds}) AND {cond}),
-    lh AS (SELECT l.rank, l.task_uid,
-                  arg_min(o.op_id, (l.link <> 'torch_to_npu', o.dur_ns, o.op_id)) AS op_id
+    lh AS (SELECT l.rank, l.task_uid, o.op_id
            FROM launches l JOIN host_ops o ON o.rank = l.rank AND o.op_id = l.host_op_id
-           WHERE o.thread IS NOT NULL GROUP BY ALL),
-    la AS (SELECT l.rank, l.task_uid, arg_min(a.call_id, (a.dur_ns, a.call_id)) AS call_id
+           WHERE o.thread IS NOT NULL
+           QUALIFY row_number() OVER (PARTITION BY l.rank, l.task_uid
+                                      ORDER BY l.link <> 'torch_to_npu', o.dur_ns, o.op_id) = 1),
+    la AS (SELECT l.rank, l.task_uid, a.call_id
            FROM launches l JOIN api_calls a ON a.rank = l.rank AND a.call_id = l.api_call_id
-           WHERE a.thread IS NOT NULL GROUP BY ALL)
+           WHERE a.thread IS NOT NULL
+           QUALIFY row_number() OVER (PARTITION BY l.rank, l.task_uid ORDER BY a.dur_ns, a.call_id) = 1)
     SELECT t.*, coalesce(o.thread, a.thread) AS thread, coalesce(o.start_ns, a.start_ns) AS at_ns,
            (o.op_id IS NOT NULL OR a.call_id IS NOT NULL) AS linked
     FROM t LEFT JOIN lh ON lh.rank = t.rank AND lh.task_uid = t.task_uid

@@ -64,14 +64,13 @@ class Nesting:
         guess = np.arange(n, dtype=np.int64) - 1
         if n:
             guess[np.r_[True, self.group[1:] != self.group[:-1]]] = -1  # first of its group
-        me = np.arange(n, dtype=np.int64)
-        while True:
-            live = guess >= 0
-            bad = np.zeros(n, bool)
-            bad[live] = ~self._contains(guess[live], me[live])
-            if not bad.any():
-                return guess
-            guess[bad] = guess[guess[bad]]
+        todo = np.flatnonzero(guess >= 0)  # only slices whose guess is still unchecked
+        while len(todo):
+            bad = ~self._contains(guess[todo], todo)
+            todo = todo[bad]
+            guess[todo] = guess[guess[todo]]
+            todo = todo[guess[todo] >= 0]
+        return guess
 
     def _depths(self) -> np.ndarray:
         depth = np.zeros(len(self.order), np.int64)
@@ -93,13 +92,12 @@ class Nesting:
         keyed = self.group * span + s
         at = np.searchsorted(keyed, group * span + p, side="right") - 1
         at[(at >= 0) & (self.group[np.maximum(at, 0)] != group)] = -1
-        while True:
-            live = at >= 0
-            stale = np.zeros(len(at), bool)
-            stale[live] = self.end[at[live]] < t[live]
-            if not stale.any():
-                return at
-            at[stale] = self.parent[at[stale]]
+        todo = np.flatnonzero(at >= 0)
+        while len(todo):
+            todo = todo[self.end[at[todo]] < t[todo]]  # ended before t: try the parent
+            at[todo] = self.parent[at[todo]]
+            todo = todo[at[todo] >= 0]
+        return at
 
     def ancestors(self, at: np.ndarray):
         """Yield (row, position) pairs, one per slice on the chain from ``at`` up to its root

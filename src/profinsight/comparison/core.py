@@ -289,6 +289,15 @@ class Comparison:
             out.append(df)
         return pd.concat(out, ignore_index=True)
 
+    def modules(self, pair=None, fold_layers: bool = False, min_change_us: float = 0.5, min_change_ratio: float = 0.01):
+        """Per ``nn.Module`` path and phase, for each pair: device time per rank-step, the change,
+        its noise band (the runs' own step-to-step spread) and status; ``fold_layers`` folds
+        repeated layers (``Layer_0..N``) into one row with the per-layer spread.  See
+        :mod:`.modules`."""
+        from .modules import module_changes
+
+        return module_changes(self, pair, fold_layers, min_change_us, min_change_ratio)
+
     def op_changes(self, by: str = "type", pair=None) -> pd.DataFrame:
         """Counts and total / average deltas of the ops per status (added, removed, faster,
         slower, unchanged) for each pair."""
@@ -404,7 +413,8 @@ class Comparison:
 
     # --- output ----------------------------------------------------------------------
     def to_dict(self) -> dict:
-        """Plain JSON-able data: runs, steps, waterfalls per pair, op changes, summary."""
+        """Plain JSON-able data: runs, steps, waterfalls per pair, op changes, module changes
+        (as they are and with layers folded), summary."""
 
         def rec(df):
             return json.loads(df.to_json(orient="records", default_handler=str))
@@ -419,6 +429,8 @@ class Comparison:
             "waterfalls": {lab: rec(g) for lab, g in wf.groupby("pair", sort=False)},
             "op_changes": {"type": rec(self.op_changes("type")), "name": rec(self.op_changes("name"))},
             "ops_by_type": rec(self.ops("type")),
+            "modules": rec(self.modules()),
+            "modules_folded": rec(self.modules(fold_layers=True)),
             "summary": rec(self.summary()),
             "verdicts": self.verdicts(),
         }

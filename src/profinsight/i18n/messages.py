@@ -84,6 +84,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         # format_conversion
         "format_conversion.title": "Tensor layout conversions (TransData)",
         "format_conversion.message": "Layout conversions take {share_compute:.1%} of compute ({top_type} alone {top_share:.1%}), {ms:.2f} ms per step, but only {share_step:.1%} of the step. Launched by: {host_ops}.",
+        "format_conversion.message.located": "Layout conversions take {share_compute:.1%} of compute ({top_type} alone {top_share:.1%}), {ms:.2f} ms per step, but only {share_step:.1%} of the step. Launched by: {host_ops}. {where_share:.0%} of the {top_type} time is under {where_module} ({where_phase}), model line {where_line}.",
         "format_conversion.change": "Keep tensors in the NPU's private formats instead of converting around every convolution: torch.npu.config.allow_internal_format = True, cast conv weights once with torch_npu.npu_format_cast(weight, 4) (FRACTAL_Z) and activations with npu_format_cast(x, 3) (NC1HWC0); avoid permute/transpose round trips between convolutions.",
         # ai_cpu
         "ai_cpu.title": "Operators running on the AI CPU",
@@ -244,6 +245,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "communication_overlap.change.waiting_missing": "对缺失的 rank（{missing}）或同时对所有 rank 采集 profile，比较迭代时间和等待比例找出拖慢者；检查其主机（数据加载、CPU 绑核、其他任务）。之后再改善掩盖（DDP bucket_cap_mb、gradient_as_bucket_view=True）。",
         "format_conversion.title": "张量格式转换（TransData）",
         "format_conversion.message": "格式转换占计算的 {share_compute:.1%}（其中 {top_type} 占 {top_share:.1%}），每步 {ms:.2f} ms，但只占迭代的 {share_step:.1%}。由以下算子触发：{host_ops}。",
+        "format_conversion.message.located": "格式转换占计算的 {share_compute:.1%}（其中 {top_type} 占 {top_share:.1%}），每步 {ms:.2f} ms，但只占迭代的 {share_step:.1%}。由以下算子触发：{host_ops}。{top_type} 时间的 {where_share:.0%} 位于 {where_module}（{where_phase}），模型代码行 {where_line}。",
         "format_conversion.change": "让张量保持 NPU 私有格式，而不是在每个卷积前后转换：torch.npu.config.allow_internal_format = True，用 torch_npu.npu_format_cast(weight, 4)（FRACTAL_Z）一次性转换卷积权重，激活用 npu_format_cast(x, 3)（NC1HWC0）；避免卷积之间的 permute/transpose 往返。",
         "ai_cpu.title": "运行在 AI CPU 上的算子",
         "ai_cpu.message": "AI CPU 算子占计算的 {share:.1%}（每步 {ms:.2f} ms）：{ops}。",

@@ -13,6 +13,7 @@ import json
 import pandas as pd
 
 from .svg import render_svg
+from .tree import is_tree, tree_html
 
 __all__ = ["MIME", "payload", "profile_bundle", "profile_html", "render_html", "render_svg", "result_bundle"]
 
@@ -61,6 +62,9 @@ def render_html(df: pd.DataFrame, analysis=None, params: dict | None = None) -> 
     table = _short_cells(shown).to_html(
         index=False, border=0, na_rep="", float_format=lambda v: f"{v:,.3f}", classes="profinsight-table", max_cols=40
     )
+    if is_tree(df):  # module_time: the tree, collapsible, with the table folded under it
+        table = f"{tree_html(df)}<details><summary>table</summary>{table}{more}</details>"
+        more = ""
     return f"<div class='profinsight-result'>{head}{svg}{table}{more}{footer}</div>"
 
 

@@ -10,6 +10,7 @@ import { fmtDeltaUs, fmtPct, fmtUs, isNum, tr } from '../widgets/format';
 import { cards, empty, errorBox, fill, section } from '../widgets/parts';
 import { columnsFor, DataTable } from '../widgets/table';
 import type { View, ViewContext } from './types';
+import { modulesSection } from './compare_modules';
 
 const STATUSES = ['added', 'removed', 'slower', 'faster', 'unchanged'];
 
@@ -217,5 +218,6 @@ function render(ctx: ViewContext, d: any, charts: Chart[]): Node[] {
   }
   drawOps();
   out.push(section(t('ui.compare.ops'), ops.length ? [chips, tableBox] : [empty(t('ui.compare.no_ops'))]));
+  out.push(modulesSection(d, s.pair, t));
   return out;
 }

@@ -4,6 +4,7 @@ import * as analyses from './analyses';
 import * as communication from './communication';
 import * as compare from './compare';
 import * as memory from './memory';
+import * as modules from './modules';
 import * as operators from './operators';
 import * as overview from './overview';
 import * as ranks from './ranks';
@@ -13,6 +14,7 @@ export const VIEWS: ViewSpec[] = [
   { id: 'overview', label: 'ui.view.overview', create: overview.create },
   { id: 'operators', label: 'ui.view.operators', create: operators.create },
   { id: 'timeline', label: 'ui.view.timeline', create: timeline.create },
+  { id: 'modules', label: 'ui.view.modules', create: modules.create },
   { id: 'memory', label: 'ui.view.memory', create: memory.create },
   { id: 'communication', label: 'ui.view.communication', create: communication.create },
   { id: 'ranks', label: 'ui.view.ranks', create: ranks.create },

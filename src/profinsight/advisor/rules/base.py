@@ -199,3 +199,29 @@ class Context:
                 if v not in (None, ""):
                     out.setdefault(k, {})[int(r["rank"])] = str(v)
         return out
+
+
+def where_in_code(ctx: Context, kernel_type: str) -> dict | None:
+    """Where the device time of tasks of ``kernel_type`` sits in the model, from ``module_time``
+    and ``code_time(user_only=True)``: the module group with the most of it (the last two path
+    names, instance numbers folded: ``Sequential_0/Conv2d_*``), its phase and share, and the
+    model source line (``file:line``) with the most of it in that phase.  None when the profile
+    has no module frames for those tasks."""
+    m = ctx.view("module_time", kernel_type=kernel_type)
+    if not len(m):
+        return None
+    total = float(m["self_us"].sum())
+    named = m[(m["path"] != "(unattributed)") & (m["self_us"] > 0)]
+    if total <= 0 or not len(named):
+        return None
+    tail = named["path"].str.split("/").str[-2:].str.join("/")
+    folded = tail.str.replace(r"_\d+(?=/|$)", "_*", regex=True)
+    groups = named.assign(group=folded).groupby(["group", "phase"], sort=False)["self_us"].sum()
+    (group, phase), us = groups.idxmax(), float(groups.max())
+    c = ctx.view("code_time", kernel_type=kernel_type, user_only=True)
+    lines = c[(c["phase"] == phase) & (c["frame"] != "(unattributed)") & (c["self_us"] > 0) & c["line"].notna()]
+    line = None
+    if len(lines):
+        best = lines.loc[lines["self_us"].idxmax()]
+        line = f"{best['file']}:{int(best['line'])}"
+    return {"module": group, "phase": phase, "share": us / total, "line": line}

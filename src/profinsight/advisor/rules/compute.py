@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from .base import Context, Hit, by_share, col_sum, num, r3, rule
+from .base import Context, Hit, by_share, col_sum, num, r3, rule, where_in_code
 
 
 # --- compute ---------------------------------------------------------------------------------
@@ -65,7 +65,13 @@ def format_conversion(ctx: Context, th: dict):
         "ms": recoverable / 1e3,
         "host_ops": ", ".join(host_ops[:4]) or "-",
     }
-    return Hit(values, evidence, recoverable, None, by_share(share_s, 0.2, 0.05))
+    where = where_in_code(ctx, top_type)
+    if where is None:
+        return Hit(values, evidence, recoverable, None, by_share(share_s, 0.2, 0.05))
+    evidence["where"] = {**where, "share": round(where["share"], 6), "kernel_type": top_type}
+    values.update(where_module=where["module"], where_phase=where["phase"], where_share=where["share"])
+    values["where_line"] = where["line"] or "-"
+    return Hit(values, evidence, recoverable, "located", by_share(share_s, 0.2, 0.05))
 
 
 @rule("ai_cpu", severity="medium", category="compute", thresholds={"min_share_of_compute": 0.05}, ascend_only=True)

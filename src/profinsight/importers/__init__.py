@@ -47,8 +47,13 @@ def importer(fmt: str):
 
 
 def load_rank(source: RankSource) -> RankData:
-    """Import one rank with the importer of its format; tables conformed to the schema."""
-    return importer(source.format).load_rank(source).finish()
+    """Import one rank with the importer of its format; tables conformed to the schema, and the
+    checks every rank gets (:mod:`.checks`) added to its diagnostics."""
+    from .checks import rank_checks
+
+    data = importer(source.format).load_rank(source).finish()
+    data.diagnostics.extend(rank_checks(data))
+    return data
 
 
 def __getattr__(name: str):

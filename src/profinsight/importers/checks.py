@@ -144,7 +144,7 @@ def _untested(infos: dict[int, dict], root) -> list[dg.Diagnostic]:
             versions = json.loads(row.get("versions") or "{}")
         except ValueError:
             continue
-        for key, value in (versions.items() if isinstance(versions, dict) else ()):
+        for key, value in versions.items() if isinstance(versions, dict) else ():
             if key in TESTED_VERSIONS:
                 found.setdefault((key, str(value)), []).append(rank)
     out = []

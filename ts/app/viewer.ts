@@ -9,6 +9,7 @@ import { append, clear, h } from './dom';
 import { defaultLang, Lang, Messages, saveLang } from './i18n';
 import { VIEWS } from './views';
 import type { View, ViewContext, ViewSpec, ViewState } from './views/types';
+import { diagnosticsBanner } from './widgets/diagnosticsBanner';
 import { errorBox } from './widgets/parts';
 
 export interface ViewerOptions {
@@ -39,6 +40,7 @@ export class Viewer {
   private readonly header: HTMLElement;
   private readonly body: HTMLElement;
   private disposed = false;
+  private banner: HTMLElement | null = null;
 
   constructor(
     readonly host: HTMLElement,
@@ -94,6 +96,7 @@ export class Viewer {
       const view = this.current || 'overview';
       this.disposeViews();
       this.renderHeader();
+      this.renderBanner();
       this.show(view);
     }
   }
@@ -102,6 +105,7 @@ export class Viewer {
   async open(id: string, view = 'overview'): Promise<void> {
     this.disposeViews();
     this.profile = null;
+    this.renderBanner();
     this.renderHeader(id);
     clear(this.body);
     const progress = h('div', { class: 'pi-loading', 'data-state': 'loading' });
@@ -133,8 +137,18 @@ export class Viewer {
       return this.fail(new ApiError(this.profile.error.error, 400, this.profile.error.fix));
     }
     this.renderHeader(id);
+    this.renderBanner();
     clear(this.body);
     this.show(view);
+  }
+
+  /** The open profile's load diagnostics as a banner between the header and the views. */
+  private renderBanner(): void {
+    this.banner?.remove();
+    this.banner = this.profile ? diagnosticsBanner(this.profile.id, this.profile.diagnostics || [], this.t) : null;
+    if (this.banner) {
+      this.root.insertBefore(this.banner, this.body);
+    }
   }
 
   /** Shows view `id` (creating it on first visit) and hands it `state`. */

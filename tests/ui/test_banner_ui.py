@@ -24,6 +24,10 @@ def test_banner_shows_the_load_diagnostics(serve, page, fixtures, shot):
     page.select_option(".pi-lang", "zh")
     page.wait_for_selector(".pi-banner-head strong:text('加载时发现的问题')")
     assert page.inner_text(".pi-banner-counts") == "6 条提示"
+    page.click(".pi-banner-more")
+    # the diagnostics' own words follow the language (from the catalogue, via ?lang=zh)
+    zh = page.inner_text(".pi-banner-item[data-code='pmu-not-collected']")
+    assert "没有 AI Core PMU 指标" in zh and "采集时设置 experimental_config=" in zh
     page.select_option(".pi-lang", "en")
     page.wait_for_selector(".pi-banner-head strong:text('What the load found')")
     page.click(".pi-banner-close")

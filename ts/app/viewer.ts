@@ -94,6 +94,11 @@ export class Viewer {
     this.root.setAttribute('lang', lang === 'zh' ? 'zh-CN' : 'en');
     if (rerender && this.profile) {
       const view = this.current || 'overview';
+      try {
+        this.profile = await this.api.profile(this.profile.id, lang); // the diagnostics in the new language
+      } catch {
+        /* keep the words already shown */
+      }
       this.disposeViews();
       this.renderHeader();
       this.renderBanner();
@@ -127,7 +132,7 @@ export class Viewer {
     };
     void poll();
     try {
-      this.profile = await this.api.profile(id);
+      this.profile = await this.api.profile(id, this.msgs?.lang);
     } catch (e) {
       return this.fail(e);
     } finally {

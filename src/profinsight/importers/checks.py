@@ -138,17 +138,17 @@ def _release(v: str) -> tuple[int, ...]:
 
 
 def _untested(infos: dict[int, dict], root) -> list[dg.Diagnostic]:
-    found: dict[tuple[str, str], list[int]] = {}
-    for rank, row in sorted(infos.items()):
+    found: set[tuple[str, str]] = set()
+    for row in infos.values():
         try:
             versions = json.loads(row.get("versions") or "{}")
         except ValueError:
             continue
         for key, value in versions.items() if isinstance(versions, dict) else ():
             if key in TESTED_VERSIONS:
-                found.setdefault((key, str(value)), []).append(rank)
+                found.add((key, str(value)))
     out = []
-    for (key, value), ranks in sorted(found.items()):
+    for key, value in sorted(found):
         name, low, high = TESTED_VERSIONS[key]
         have = _release(value)
         if not have or _release(low) <= have <= _release(high):

@@ -293,6 +293,20 @@ def test_a_truncated_trace_says_the_collection_did_not_finish(fixtures, tmp_path
     assert "trace_view.json is cut short" in d.message and "nohup" in d.fix
 
 
+def test_raw_data_without_analyse_done_says_the_parse_did_not_finish(fixtures, tmp_path):
+    assert not by_code(profinsight.load(fixtures / QWEN / "rank_0_ascend_pt"), "collection-unfinished")
+    rank = rank_copy(fixtures, QWEN + "/rank_0_ascend_pt", tmp_path / "raw", "rank_0_ascend_pt")
+    (rank / "FRAMEWORK").mkdir()
+    (d,) = by_code(profinsight.load(rank), "collection-unfinished")
+    assert matches_catalogue(d) == "diag.collection-unfinished#3"
+    assert f"The offline parse did not finish: {rank} holds the raw data" in d.message and "2.7.1" in d.message
+    assert d.fix.startswith("parse again outside the notebook: nohup python -c") and f"analyse('{rank}')" in d.fix
+    done = rank_copy(fixtures, QWEN + "/rank_0_ascend_pt", tmp_path / "done", "rank_0_ascend_pt")
+    (done / "FRAMEWORK").mkdir()
+    (done / "ASCEND_PROFILER_OUTPUT" / "analyse.done").write_text("")
+    assert not by_code(profinsight.load(done), "collection-unfinished")
+
+
 def test_finished_collections_are_silent(fixtures):
     for sub in ("text_level0", "text_level1", "db_level0", "db_level1"):
         assert not by_code(profinsight.load(fixtures / "ascend_pt" / sub), "collection-unfinished")

@@ -84,6 +84,11 @@ DIAG: dict[str, dict[str, str]] = {
         "diag.collection-unfinished#2.fix": "run long collections outside the notebook, where a lost kernel or "
         f"session cannot stop them: {_NOHUP}; let the profiler stop (prof.stop() or the end of its with block) "
         "before the process ends",
+        "diag.collection-unfinished#3": "The offline parse did not finish: {folder} holds the raw data but "
+        "ASCEND_PROFILER_OUTPUT has no analyse.done (torch_npu {version} writes it when the parse ends). What the "
+        "parse wrote is loaded; its other files may be missing or incomplete.",
+        "diag.collection-unfinished#3.fix": 'parse again outside the notebook: nohup python -c "from '
+        "torch_npu.profiler.profiler import analyse; analyse('{folder}')\" > analyse.log 2>&1 &",
         # ASCEND_GLOBAL_EVENT_ENABLE
         "diag.global-event-enabled": "ASCEND_GLOBAL_EVENT_ENABLE={value}: CANN records every event, which slows the "
         "job and lengthens every step of a profile taken now",
@@ -142,6 +147,10 @@ DIAG: dict[str, dict[str, str]] = {
         "diag.collection-unfinished#2": "采集没有正常结束：{file} 被截断（写入被中断）。已加载截断前写出的数据；之后的部分缺失。",
         "diag.collection-unfinished#2.fix": "在 notebook 之外运行长时间采集，这样 kernel 或会话丢失不会中断它："
         f"{_NOHUP}；并在进程结束前让 profiler 停止（prof.stop() 或 with 块结束）",
+        "diag.collection-unfinished#3": "离线解析没有完成：{folder} 中有原始数据，但 ASCEND_PROFILER_OUTPUT 中没有 analyse.done"
+        "（torch_npu {version} 在解析结束时写出它）。已加载解析写出的数据；其他文件可能缺失或不完整。",
+        "diag.collection-unfinished#3.fix": '在 notebook 之外重新解析：nohup python -c "from '
+        "torch_npu.profiler.profiler import analyse; analyse('{folder}')\" > analyse.log 2>&1 &",
         "diag.global-event-enabled": "ASCEND_GLOBAL_EVENT_ENABLE={value}：CANN 记录全部事件，作业变慢，此时采集的 profile 中每个 step 都会变长",
         "diag.global-event-enabled.fix": "采集时 unset ASCEND_GLOBAL_EVENT_ENABLE（或 export ASCEND_GLOBAL_EVENT_ENABLE=0）",
         "diag.global-event-recorded": "该作业运行时 ASCEND_GLOBAL_EVENT_ENABLE={value}（profiler_metadata.json 的 ENV_VARIABLES）："

@@ -52,7 +52,10 @@ def load_rank(source: RankSource) -> RankData:
     from .checks import rank_checks
 
     data = importer(source.format).load_rank(source).finish()
-    data.diagnostics.extend(rank_checks(data))
+    try:
+        data.diagnostics.extend(rank_checks(data))
+    except Exception:  # noqa: BLE001 - a check that fails never costs the user the rank's tables
+        pass
     return data
 
 

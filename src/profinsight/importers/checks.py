@@ -86,8 +86,10 @@ def _unfinished(data: RankData, row: dict) -> list[dg.Diagnostic]:
         name = Path(cut[0].file).name if cut[0].file else "the trace"
         m, fix = msg("collection-unfinished", 2, file=name)
         return [dg.warning("collection-unfinished", m, file=cut[0].file, fix=fix, rank=data.rank)]
-    if row.get("source_format") not in TORCH_NPU or not row.get("profiler_level") or row.get("collect_end_ns"):
+    if row.get("source_format") not in TORCH_NPU or not row.get("profiler_level"):
         return []
+    if row.get("collect_end_ns"):
+        return _parse_unfinished(data, row)
     if any(d.code == "meta-field-invalid" and "end_info" in d.message for d in data.diagnostics):
         return []  # end_info is there but damaged: said already
     folder = Path(row["path"]) if row.get("path") else None
@@ -96,6 +98,35 @@ def _unfinished(data: RankData, row: dict) -> list[dg.Diagnostic]:
         return []
     m, fix = msg("collection-unfinished", file=infos[0].name)
     return [dg.warning("collection-unfinished", m, file=infos[0], fix=fix, rank=data.rank)]
+
+
+#: the first torch_npu release that writes ASCEND_PROFILER_OUTPUT/analyse.done
+PARSE_DONE_SINCE = (2, 5)
+
+
+def _parse_unfinished(data: RankData, row: dict) -> list[dg.Diagnostic]:
+    """Raw data beside a parse output without ``analyse.done``, from a release that writes it."""
+    from ._torch_npu import PROF_RE
+
+    try:
+        versions = json.loads(row.get("versions") or "{}")
+        extra = json.loads(row.get("extra") or "{}")
+    except ValueError:
+        return []
+    version = str(versions.get("torch_npu_version", "")) if isinstance(versions, dict) else ""
+    if not version or _release(version) < PARSE_DONE_SINCE or (isinstance(extra, dict) and extra.get("parse_finished")):
+        return []
+    folder = Path(row["path"]) if row.get("path") else None
+    try:
+        raw = folder is not None and (
+            (folder / "FRAMEWORK").is_dir() or any(PROF_RE.match(c.name) for c in folder.iterdir())
+        )
+    except OSError:
+        raw = False
+    if not raw:
+        return []  # a copy of the outputs alone: absence of analyse.done proves nothing
+    m, fix = msg("collection-unfinished", 3, folder=folder, version=version)
+    return [dg.warning("collection-unfinished", m, file=folder, fix=fix, rank=data.rank)]
 
 
 def _recorded_env(row: dict) -> list[dg.Diagnostic]:

@@ -151,10 +151,11 @@ def run_diagnostics(run: Run, ranks: list[LoadedRank]) -> list[dg.Diagnostic]:
                 fix="collect with torch.distributed initialised so each rank writes its id",
             )
         )
-    versions, worlds = {}, set()
+    versions, worlds, infos = {}, set(), {}
     for r in ranks:
         info = r.read("run_info").to_pylist()
         for row in info:
+            infos[r.rank] = row
             try:
                 versions[r.rank] = json.loads(row.get("versions") or "{}")
             except ValueError:
@@ -183,7 +184,19 @@ def run_diagnostics(run: Run, ranks: list[LoadedRank]) -> list[dg.Diagnostic]:
                     fix="load the folder that holds every rank's profile to compare ranks",
                 )
             )
-    return out
+    return out + _capture_checks(run, ranks, infos)
+
+
+def _capture_checks(run: Run, ranks: list[LoadedRank], infos: dict) -> list[dg.Diagnostic]:
+    """A capture larger than needed, versions outside the tested range (importers/checks.py)."""
+    from .importers.checks import run_checks
+
+    steps = set()
+    for r in ranks:
+        if r.row_count("steps"):
+            steps.update(r.read("steps").column("step").to_pylist())
+    tasks = sum(r.row_count("device_tasks") for r in ranks)
+    return run_checks(infos, len(steps), tasks, run.root)
 
 
 def ranks_report(

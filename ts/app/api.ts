@@ -118,8 +118,9 @@ export class Api {
   profiles(load = false): Promise<ProfilesAnswer> {
     return this.call('api/profiles', { load: load ? 1 : 0 });
   }
-  profile(id: string): Promise<ProfileInfo> {
-    return this.call(`api/profiles/${enc(id)}`);
+  /** The profile's description; `lang` gives its diagnostics' words in that language. */
+  profile(id: string, lang?: string): Promise<ProfileInfo> {
+    return this.call(`api/profiles/${enc(id)}`, lang ? { lang } : undefined);
   }
   status(id: string): Promise<LoadStatus> {
     return this.call(`api/profiles/${enc(id)}/status`);

@@ -9,6 +9,7 @@ import { append, clear, h } from './dom';
 import { defaultLang, Lang, Messages, saveLang } from './i18n';
 import { VIEWS } from './views';
 import type { View, ViewContext, ViewSpec, ViewState } from './views/types';
+import { diagnosticsBanner } from './widgets/diagnosticsBanner';
 import { errorBox } from './widgets/parts';
 
 export interface ViewerOptions {
@@ -87,6 +88,7 @@ export class Viewer {
   private readonly header: HTMLElement;
   private readonly body: HTMLElement;
   private disposed = false;
+  private banner: HTMLElement | null = null;
 
   constructor(
     readonly host: HTMLElement,
@@ -142,8 +144,14 @@ export class Viewer {
     this.root.setAttribute('lang', lang === 'zh' ? 'zh-CN' : 'en');
     if (rerender && this.profile) {
       const view = this.current || 'overview';
+      try {
+        this.profile = await this.api.profile(this.profile.id, lang); // the diagnostics in the new language
+      } catch {
+        /* keep the words already shown */
+      }
       this.disposeViews();
       this.renderHeader();
+      this.renderBanner();
       this.show(view);
     }
   }
@@ -152,6 +160,7 @@ export class Viewer {
   async open(id: string, view = 'overview', state?: ViewState): Promise<void> {
     this.disposeViews();
     this.profile = null;
+    this.renderBanner();
     this.renderHeader(id);
     clear(this.body);
     const progress = h('div', { class: 'pi-loading', 'data-state': 'loading' });
@@ -173,7 +182,7 @@ export class Viewer {
     };
     void poll();
     try {
-      this.profile = await this.api.profile(id);
+      this.profile = await this.api.profile(id, this.msgs?.lang);
     } catch (e) {
       return this.fail(e);
     } finally {
@@ -183,8 +192,18 @@ export class Viewer {
       return this.fail(new ApiError(this.profile.error.error, 400, this.profile.error.fix));
     }
     this.renderHeader(id);
+    this.renderBanner();
     clear(this.body);
     this.show(view, state);
+  }
+
+  /** The open profile's load diagnostics as a banner between the header and the views. */
+  private renderBanner(): void {
+    this.banner?.remove();
+    this.banner = this.profile ? diagnosticsBanner(this.profile.id, this.profile.diagnostics || [], this.t) : null;
+    if (this.banner) {
+      this.root.insertBefore(this.banner, this.body);
+    }
   }
 
   /** Shows view `id` (creating it on first visit) and hands it `state`. */

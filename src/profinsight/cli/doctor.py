@@ -17,6 +17,7 @@ def add_arguments(p) -> None:
     add_paths(p)
     add_output(p, FORMATS)
     p.add_argument("--env", action="store_true", help="check the installation instead of a profile (no PATH)")
+    p.add_argument("--lang", choices=["en", "zh"], help="language of the messages (default: from the locale)")
 
 
 def run(args) -> int:
@@ -36,7 +37,23 @@ def run(args) -> int:
     return 1 if dg.worst(diags) == "error" else 0
 
 
+def _localized(diags, lang: str | None) -> list[dg.Diagnostic]:
+    """The diagnostics with message and fix in ``lang`` where the catalogue knows their shape."""
+    from dataclasses import replace
+
+    from ..i18n import resolve_lang
+    from ..i18n.diagnostics import localize
+
+    lang = resolve_lang(lang)
+    out = []
+    for d in diags:
+        message, fix = localize(d.code, d.message, d.fix, lang)
+        out.append(replace(d, message=message, fix=fix))
+    return out
+
+
 def _print(diags, args) -> None:
+    diags = _localized(diags, getattr(args, "lang", None))
     if output_format(args, FORMATS) == "json":
         emit(dumps([d.to_dict() for d in diags]), args)
         return

@@ -40,6 +40,7 @@ PROFILING_ENV = {
     "TASK_QUEUE_ENABLE": "torch_npu task queue (0 disables the launch queue: host-bound steps)",
     "PYTORCH_NPU_ALLOC_CONF": "NPU caching allocator settings: changes the memory curves",
     "PYTORCH_CUDA_ALLOC_CONF": "CUDA caching allocator settings: changes the memory curves",
+    "ASCEND_GLOBAL_EVENT_ENABLE": "CANN event logging: on, it records every event and slows the job",
     "KINETO_LOG_LEVEL": "Kineto's log level",
     "PROFINSIGHT_CACHE": "where profinsight caches imported profiles ('off' disables the cache)",
 }
@@ -297,6 +298,8 @@ def env_var_checks() -> list[dg.Diagnostic]:
                     "verbose-logging", f"{name}={value}: {what}", fix=f"export {name}=3 (errors only) while profiling"
                 )
             )
+        elif name == "ASCEND_GLOBAL_EVENT_ENABLE" and value.strip() not in ("", "0"):
+            out.append(_global_event(value.strip()))
         elif name == "TASK_QUEUE_ENABLE" and value.strip() == "0":
             out.append(
                 dg.warning(
@@ -308,3 +311,10 @@ def env_var_checks() -> list[dg.Diagnostic]:
         else:
             out.append(dg.info("env", f"{name}={value}: {what}"))
     return out
+
+
+def _global_event(value: str) -> dg.Diagnostic:
+    from ..i18n import t
+
+    key = "diag.global-event-enabled"
+    return dg.warning("global-event-enabled", t(key, "en", value=value), fix=t(key + ".fix", "en", value=value))

@@ -321,3 +321,9 @@ from .ui import UI as _UI  # noqa: E402
 
 for _lang, _table in _UI.items():
     MESSAGES[_lang].update(_table)
+
+# the diagnostics of the troubleshooting table, in the same catalogue
+from .diagnostics import DIAG as _DIAG  # noqa: E402
+
+for _lang, _table in _DIAG.items():
+    MESSAGES[_lang].update(_table)

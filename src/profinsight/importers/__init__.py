@@ -47,8 +47,16 @@ def importer(fmt: str):
 
 
 def load_rank(source: RankSource) -> RankData:
-    """Import one rank with the importer of its format; tables conformed to the schema."""
-    return importer(source.format).load_rank(source).finish()
+    """Import one rank with the importer of its format; tables conformed to the schema, and the
+    checks every rank gets (:mod:`.checks`) added to its diagnostics."""
+    from .checks import rank_checks
+
+    data = importer(source.format).load_rank(source).finish()
+    try:
+        data.diagnostics.extend(rank_checks(data))
+    except Exception:  # noqa: BLE001 - a check that fails never costs the user the rank's tables
+        pass
+    return data
 
 
 def __getattr__(name: str):

@@ -122,9 +122,14 @@ class RunsHandler(ApiHandler):
 
 
 class ProfileHandler(ApiHandler):
+    """One profile's description; ``?lang=zh`` gives the diagnostics' words in that language."""
+
     async def get(self, pid):
+        from ..i18n import resolve_lang
+
+        lang = resolve_lang(self.get_query_argument("lang", "en"))
         await self.engine(self.store.entry, pid)
-        self.send_json(await self.engine(self.store.describe, pid))
+        self.send_json(await self.engine(self.store.describe, pid, True, lang))
 
 
 class StatusHandler(ApiHandler):

@@ -131,10 +131,11 @@ class ProfileStore:
             "elapsed_s": round(end - e.started, 3) if e.started is not None else 0.0,
         }
 
-    def describe(self, pid: str, load: bool = True) -> dict:
+    def describe(self, pid: str, load: bool = True, lang: str = "en") -> dict:
         """What the profiles route lists for ``pid``: id, path, format, level, ranks, steps,
-        diagnostics (loading the profile if needed).  ``load=False`` never starts a load: a
-        profile not loaded yet is described from discovery alone (``loaded: False``)."""
+        diagnostics (loading the profile if needed; their message and fix in ``lang`` where the
+        catalogue knows them).  ``load=False`` never starts a load: a profile not loaded yet is
+        described from discovery alone (``loaded: False``)."""
         e = self.entry(pid)
         out = {
             "id": pid,
@@ -159,7 +160,7 @@ class ProfileStore:
             steps=p.steps,
             loaded=True,
             tables=p.row_counts(),
-            diagnostics=[d.to_dict() for d in p.diagnostics],
+            diagnostics=[_localized(d, lang) for d in p.diagnostics],
         )
         return out
 
@@ -408,3 +409,11 @@ class ProfileStore:
 
 
 __all__ = ["ROOT_ID", "SCAN_MAX_DIRS", "SCAN_SKIP", "Entry", "ProfileStore"]
+
+
+def _localized(d: dg.Diagnostic, lang: str) -> dict:
+    from ..i18n.diagnostics import localize
+
+    out = d.to_dict()
+    out["message"], out["fix"] = localize(d.code, d.message, d.fix, lang)
+    return out

@@ -1,0 +1,190 @@
+"""Checks every rank gets after its import, whatever its format: what the troubleshooting table
+(docs/troubleshooting.md) asks the load to say about one rank.
+
+- the AI Core PMU metrics are all empty: not collected (``aic_metrics`` unset or Level0), or set
+  but unreadable (no permission to the hardware counters);
+- the collection did not finish (``profiler_info`` without ``end_info``, a trace cut short);
+- the run was recorded with ``ASCEND_GLOBAL_EVENT_ENABLE`` on (``profiler_metadata.json``).
+
+The words come from the message catalogue (:mod:`profinsight.i18n.diagnostics`)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from .. import diagnostics as dg
+from ..i18n import t
+from .base import RankData
+
+#: PMU columns of the AI Core metric sets (``pmu_aic_*``, ``pmu_aiv_*``, ``pmu_cube_*``); the L2
+#: cache ratios are a separate switch (``l2_cache``) and do not count
+PMU_METRIC_PREFIXES = ("pmu_aic_", "pmu_aiv_", "pmu_cube_")
+#: ``aic_metrics`` values that record no PMU metric
+NO_METRICS = (None, "", "ACL_AICORE_NONE", "None")
+#: profiler levels that record no PMU metric whatever ``aic_metrics`` says
+NO_PMU_LEVELS = ("Level_none", "Level0")
+#: the torch_npu formats whose run_info comes from profiler_info_*.json
+TORCH_NPU = ("ascend_text", "ascend_db")
+
+
+def msg(code: str, variant: int = 1, **values) -> tuple[str, str]:
+    """The English message and fix of ``code`` from the catalogue."""
+    key = f"diag.{code}" + ("" if variant == 1 else f"#{variant}")
+    return t(key, "en", **values), t(key + ".fix", "en", **values)
+
+
+def rank_checks(data: RankData) -> list[dg.Diagnostic]:
+    info = data.tables["run_info"].to_pylist()
+    if not info:
+        return []
+    row = info[0]
+    return _pmu(data, row) + _unfinished(data, row) + _recorded_env(row)
+
+
+def _pmu(data: RankData, row: dict) -> list[dg.Diagnostic]:
+    if row.get("device_family") != "npu":
+        return []
+    dt = data.tables["device_tasks"]
+    if not dt.num_rows:
+        return []
+    import pyarrow.compute as pc
+
+    kernels = dt.filter(pc.equal(dt["kind"], "kernel"))
+    n = kernels.num_rows
+    cols = [c for c in kernels.column_names if c.startswith(PMU_METRIC_PREFIXES)]
+    if not n or any(kernels[c].null_count < n for c in cols):
+        return []
+    aic, level = row.get("aic_metrics"), row.get("profiler_level")
+    if row.get("source_format") not in TORCH_NPU and aic is None and level is None:
+        return []  # nothing records how it was collected: no cause can be named
+    folder = row.get("path")
+    if aic in NO_METRICS or level in NO_PMU_LEVELS:
+        m, fix = msg("pmu-not-collected", level=level or "(level unknown)", aic_metrics=aic or "(not set)")
+        return [dg.info("pmu-not-collected", m, file=folder, fix=fix, rank=data.rank)]
+    m, fix = msg("pmu-empty", aic_metrics=aic, level=level or "(level unknown)", kernels=n, user=_owner(folder))
+    return [dg.warning("pmu-empty", m, file=folder, fix=fix, rank=data.rank)]
+
+
+def _owner(path) -> str:
+    """The user who owns ``path`` (the one the profiler ran as), or ``?`` where unknown."""
+    try:
+        import pwd
+
+        uid = Path(path).stat().st_uid
+        try:
+            return pwd.getpwuid(uid).pw_name
+        except KeyError:
+            return f"uid {uid}"
+    except (ImportError, OSError, TypeError):
+        return "?"
+
+
+def _unfinished(data: RankData, row: dict) -> list[dg.Diagnostic]:
+    cut = [d for d in data.diagnostics if d.code == "trace-truncated"]
+    if cut:
+        name = Path(cut[0].file).name if cut[0].file else "the trace"
+        m, fix = msg("collection-unfinished", 2, file=name)
+        return [dg.warning("collection-unfinished", m, file=cut[0].file, fix=fix, rank=data.rank)]
+    if row.get("source_format") not in TORCH_NPU or not row.get("profiler_level"):
+        return []
+    if row.get("collect_end_ns"):
+        return _parse_unfinished(data, row)
+    if any(d.code == "meta-field-invalid" and "end_info" in d.message for d in data.diagnostics):
+        return []  # end_info is there but damaged: said already
+    folder = Path(row["path"]) if row.get("path") else None
+    infos = sorted(folder.glob("profiler_info*.json")) if folder and folder.is_dir() else []
+    if not infos:
+        return []
+    m, fix = msg("collection-unfinished", file=infos[0].name)
+    return [dg.warning("collection-unfinished", m, file=infos[0], fix=fix, rank=data.rank)]
+
+
+#: the first torch_npu release that writes ASCEND_PROFILER_OUTPUT/analyse.done
+PARSE_DONE_SINCE = (2, 5)
+
+
+def _parse_unfinished(data: RankData, row: dict) -> list[dg.Diagnostic]:
+    """Raw data beside a parse output without ``analyse.done``, from a release that writes it."""
+    from ._torch_npu import PROF_RE
+
+    try:
+        versions = json.loads(row.get("versions") or "{}")
+        extra = json.loads(row.get("extra") or "{}")
+    except ValueError:
+        return []
+    version = str(versions.get("torch_npu_version", "")) if isinstance(versions, dict) else ""
+    if not version or _release(version) < PARSE_DONE_SINCE or (isinstance(extra, dict) and extra.get("parse_finished")):
+        return []
+    folder = Path(row["path"]) if row.get("path") else None
+    try:
+        raw = folder is not None and (
+            (folder / "FRAMEWORK").is_dir() or any(PROF_RE.match(c.name) for c in folder.iterdir())
+        )
+    except OSError:
+        raw = False
+    if not raw:
+        return []  # a copy of the outputs alone: absence of analyse.done proves nothing
+    m, fix = msg("collection-unfinished", 3, folder=folder, version=version)
+    return [dg.warning("collection-unfinished", m, file=folder, fix=fix, rank=data.rank)]
+
+
+def _recorded_env(row: dict) -> list[dg.Diagnostic]:
+    try:
+        env = json.loads(row.get("env") or "{}")
+    except ValueError:
+        return []
+    value = str(env.get("ASCEND_GLOBAL_EVENT_ENABLE", "") if isinstance(env, dict) else "").strip()
+    if value in ("", "0") or value.lower() == "false":
+        return []
+    m, fix = msg("global-event-recorded", value=value)
+    meta = Path(row["path"]) / "profiler_metadata.json" if row.get("path") else None
+    return [dg.warning("global-event-recorded", m, file=meta, fix=fix)]
+
+
+# --- checks across the ranks of one run -------------------------------------------------------
+#: more profiled steps than this is a capture larger than needed (as the advisor's profile_quality)
+MAX_STEPS = 5
+#: the releases profinsight is tested with, by run_info.versions key: (name, oldest, newest)
+TESTED_VERSIONS = {
+    "torch_npu_version": ("torch_npu", "2.1", "2.7"),
+    "cann_version": ("CANN", "8.0", "8.3"),
+}
+
+
+def run_checks(infos: dict[int, dict], steps: int, tasks: int, root) -> list[dg.Diagnostic]:
+    """``infos``: each rank's run_info row; ``steps``: the run's distinct profiled steps; ``tasks``:
+    its device tasks over all ranks."""
+    out = []
+    if steps > MAX_STEPS:
+        m, fix = msg("capture-large", steps=steps, tasks=f"{tasks:,}")
+        out.append(dg.info("capture-large", m, file=root, fix=fix))
+    return out + _untested(infos, root)
+
+
+def _release(v: str) -> tuple[int, ...]:
+    import re
+
+    return tuple(int(x) for x in re.findall(r"\d+", v)[:2])
+
+
+def _untested(infos: dict[int, dict], root) -> list[dg.Diagnostic]:
+    found: set[tuple[str, str]] = set()
+    for row in infos.values():
+        try:
+            versions = json.loads(row.get("versions") or "{}")
+        except ValueError:
+            continue
+        for key, value in versions.items() if isinstance(versions, dict) else ():
+            if key in TESTED_VERSIONS:
+                found.add((key, str(value)))
+    out = []
+    for key, value in sorted(found):
+        name, low, high = TESTED_VERSIONS[key]
+        have = _release(value)
+        if not have or _release(low) <= have <= _release(high):
+            continue
+        side = "older" if have < _release(low) else "newer"
+        m, fix = msg("version-untested", name=name, version=value, side=side, low=low, high=high)
+        out.append(dg.info("version-untested", m, file=root, fix=fix))
+    return out

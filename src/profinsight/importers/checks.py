@@ -17,6 +17,9 @@ from .. import diagnostics as dg
 from ..i18n import t
 from .base import RankData
 
+#: bump when a check is added or changed: it is part of the cache key, so ranks imported before the
+#: change are imported again and get the new diagnostics instead of the ones cached with them
+CHECKS_VERSION = 1
 #: PMU columns of the AI Core metric sets (``pmu_aic_*``, ``pmu_aiv_*``, ``pmu_cube_*``); the L2
 #: cache ratios are a separate switch (``l2_cache``) and do not count
 PMU_METRIC_PREFIXES = ("pmu_aic_", "pmu_aiv_", "pmu_cube_")

@@ -27,6 +27,7 @@ import pyarrow.parquet as pq
 from .._version import __version__
 from ..diagnostics import Diagnostic
 from ..importers import RankData, RankSource, importer
+from ..importers.checks import CHECKS_VERSION
 from ..schema import SCHEMA_VERSION, TABLES
 
 _OFF = {"off", "0", "none", "false", "no"}
@@ -50,6 +51,7 @@ def cache_key(source: RankSource) -> str:
     h = hashlib.sha256()
     mod = importer(source.format)
     h.update(f"{source.format}|{getattr(mod, 'VERSION', '0')}|{SCHEMA_VERSION}|{__version__}".encode())
+    h.update(f"|checks {CHECKS_VERSION}".encode())  # the diagnostics every rank gets are cached with it
     h.update(repr(sorted(source.options)).encode())
     for f in sorted(source.files):
         try:

@@ -6,8 +6,8 @@
 """
 
 from .index import TimelineIndex, index_of, nesting_depth
-from .ranges import gaps, range_stats, self_times
 from .queries import check_window, counter_columns, counters, details, flows, search, slice_columns, slices, tracks
+from .ranges import gaps, range_stats, self_times
 
 __all__ = [
     "tracks",

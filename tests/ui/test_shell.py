@@ -17,7 +17,17 @@ def test_shell_lists_profiles_and_switches_language(serve, page, fixtures, shot)
     assert options == ["rank0_ascend_pt", "gpu_alexnet.json.gz"]
     assert page.inner_text(".pi-profile-info") == "ascend_text Level1 · 1 rank(s), 1 step(s)"
     tabs = page.eval_on_selector_all(".pi-tab", "ts => ts.map(t => t.textContent)")
-    assert tabs == ["Overview", "Operators", "Timeline", "Memory", "Communication", "Ranks", "Compare", "Analyses"]
+    assert tabs == [
+        "Overview",
+        "Operators",
+        "AI Core",
+        "Timeline",
+        "Memory",
+        "Communication",
+        "Ranks",
+        "Compare",
+        "Analyses",
+    ]
     page.select_option(".pi-lang", "zh")
     page.wait_for_selector(".pi-tab[data-view='timeline']:text('时间线')")
     shot(page, "shell_zh")

@@ -7,6 +7,7 @@
 import { Api, ApiError, LoadStatus, ProfileInfo, Transport } from './api';
 import { append, clear, h } from './dom';
 import { defaultLang, Lang, Messages, saveLang } from './i18n';
+import { buildHash, parseHash } from './link';
 import { VIEWS } from './views';
 import type { View, ViewContext, ViewSpec, ViewState } from './views/types';
 import { errorBox } from './widgets/parts';
@@ -16,7 +17,8 @@ export interface ViewerOptions {
   profileId?: string;
   /** First view (default `overview`). */
   view?: string;
-  /** Keep `#profile/view` in the page address (standalone page only). */
+  /** Keep `#profile/view?state` in the page address (standalone page only; ./link.ts): views
+   * and their state are history entries, so Back/Forward and edited or shared links work. */
   useHash?: boolean;
   /** Hide the profile picker (a JupyterLab tab shows one profile). */
   fixedProfile?: boolean;
@@ -39,6 +41,10 @@ export class Viewer {
   private readonly header: HTMLElement;
   private readonly body: HTMLElement;
   private disposed = false;
+  /** the last state each view reported (ctx.setState), what its link carries */
+  private states = new Map<string, ViewState>();
+  private lastHash = '';
+  private readonly onHash = () => this.followHash();
 
   constructor(
     readonly host: HTMLElement,
@@ -62,10 +68,15 @@ export class Viewer {
     await this.setLang(lang, false);
     let id = this.options.profileId;
     let view = this.options.view;
-    if (this.options.useHash && location.hash.length > 1) {
-      const [hid, hview] = location.hash.slice(1).split('/').map(decodeURIComponent);
-      id = hid || id;
-      view = hview || view;
+    let state: ViewState | undefined;
+    if (this.options.useHash) {
+      window.addEventListener('hashchange', this.onHash);
+      const link = parseHash(location.hash);
+      if (link) {
+        id = link.profile || id;
+        view = link.view || view;
+        state = link.state;
+      }
     }
     if (!this.options.fixedProfile) {
       try {
@@ -83,7 +94,48 @@ export class Viewer {
       this.body.appendChild(h('div', { class: 'pi-empty' }, this.t('ui.no_profiles')));
       return;
     }
-    await this.open(id, view || 'overview');
+    await this.open(id, view || 'overview', state);
+  }
+
+  /** The address changed (Back/Forward, an edited or pasted link): show what it names. */
+  private followHash(): void {
+    if (location.hash === this.lastHash) {
+      return;
+    }
+    const link = parseHash(location.hash);
+    if (!link) {
+      return;
+    }
+    this.lastHash = location.hash;
+    if (!this.profile || link.profile !== this.profile.id) {
+      void this.open(link.profile, link.view, link.state);
+    } else {
+      this.show(link.view, link.state, 'none');
+    }
+  }
+
+  /** Writes the current view's link: a new history entry (`push`) or in place (`replace`). */
+  private writeHash(how: 'push' | 'replace' | 'none'): void {
+    if (!this.options.useHash || !this.profile || !this.current || how === 'none') {
+      return;
+    }
+    const own = this.states.get(this.current);
+    const here = parseHash(location.hash);
+    if (!own && here && here.profile === this.profile.id && here.view === this.current) {
+      this.lastHash = location.hash; // a view that keeps its own details in the address (Analyses)
+      return;
+    }
+    const hash = buildHash(this.profile.id, this.current, own || {});
+    if (hash === location.hash) {
+      this.lastHash = hash;
+      return;
+    }
+    if (how === 'push') {
+      history.pushState(null, '', hash);
+    } else {
+      history.replaceState(null, '', hash);
+    }
+    this.lastHash = hash;
   }
 
   async setLang(lang: Lang, rerender = true): Promise<void> {
@@ -94,13 +146,14 @@ export class Viewer {
       const view = this.current || 'overview';
       this.disposeViews();
       this.renderHeader();
-      this.show(view);
+      this.show(view, this.states.get(view), 'none');
     }
   }
 
   /** Opens profile `id`: shows load progress while the server imports it, then `view`. */
-  async open(id: string, view = 'overview'): Promise<void> {
+  async open(id: string, view = 'overview', state?: ViewState): Promise<void> {
     this.disposeViews();
+    this.states.clear();
     this.profile = null;
     this.renderHeader(id);
     clear(this.body);
@@ -134,11 +187,11 @@ export class Viewer {
     }
     this.renderHeader(id);
     clear(this.body);
-    this.show(view);
+    this.show(view, state, 'replace');
   }
 
   /** Shows view `id` (creating it on first visit) and hands it `state`. */
-  show(id: string, state?: ViewState): void {
+  show(id: string, state?: ViewState, history: 'push' | 'replace' | 'none' = 'push'): void {
     if (!this.profile) {
       return;
     }
@@ -158,7 +211,7 @@ export class Viewer {
       this.panes.set(spec.id, pane);
       const view = spec.create();
       pane.view = view;
-      const ctx = this.context();
+      const ctx = this.context(spec.id);
       Promise.resolve(view.mount(el, ctx))
         .then(() => view.show?.(state))
         .catch(e => this.paneError(el, e));
@@ -170,24 +223,32 @@ export class Viewer {
     for (const tab of Array.from(this.header.querySelectorAll('.pi-tab'))) {
       tab.classList.toggle('pi-active', tab.getAttribute('data-view') === spec.id);
     }
-    if (this.options.useHash && this.profile) {
-      history.replaceState(null, '', `#${encodeURIComponent(this.profile.id)}/${spec.id}`);
+    if (state) {
+      this.states.set(spec.id, { ...state, exact: undefined });
     }
+    this.writeHash(history);
   }
 
   dispose(): void {
     this.disposed = true;
+    window.removeEventListener('hashchange', this.onHash);
     this.disposeViews();
     this.root.remove();
   }
 
-  private context(): ViewContext {
+  private context(spec: string): ViewContext {
     return {
       api: this.api,
       profile: this.profile!,
       t: this.t,
       lang: this.msgs ? this.msgs.lang : 'en',
-      navigate: (view, state) => this.show(view, state)
+      navigate: (view, state) => this.show(view, state),
+      setState: state => {
+        this.states.set(spec, state);
+        if (this.current === spec) {
+          this.writeHash('replace');
+        }
+      }
     };
   }
 

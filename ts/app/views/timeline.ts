@@ -324,10 +324,16 @@ class TimelineView implements View {
         this.vp.scrollTo(row.y);
       }
     }
+    if (typeof state.lanes === 'string') {
+      this.setFilter(state.lanes);
+    }
     if (state.start_ns !== undefined && state.end_ns !== undefined) {
       const a = relative(state.start_ns, this.data.origin);
       const b = relative(state.end_ns, this.data.origin);
-      this.vp.setWindow(a, Math.max(b, a + MIN_SPAN), 0.1);
+      this.vp.setWindow(a, Math.max(b, a + MIN_SPAN), state.exact ? 0 : 0.1);
+    }
+    if (state.range) {
+      this.setRange(relative(state.range.start_ns, this.data.origin), relative(state.range.end_ns, this.data.origin), true);
     }
     if (state.select && state.select.kind) {
       void this.selectById(
@@ -427,6 +433,29 @@ class TimelineView implements View {
     return out;
   }
 
+  private reportTimer = 0;
+
+  /** Tells the host what the view shows (window, selection, range, lane filter) for its link. */
+  private report(): void {
+    if (!this.ctx?.setState || !this.tree || this.reportTimer) {
+      return;
+    }
+    this.reportTimer = window.setTimeout(() => {
+      this.reportTimer = 0;
+      if (!this.visible) {
+        return;
+      }
+      const abs = (ns: number) => (BigInt(this.data.origin) + BigInt(Math.round(ns))).toString();
+      this.ctx.setState?.({
+        start_ns: abs(this.vp.start),
+        end_ns: abs(this.vp.end),
+        select: this.selected ? { kind: this.selected.kind, rank: this.selected.rank, id: this.selected.id } : undefined,
+        range: this.range ? { start_ns: abs(this.range.start), end_ns: abs(this.range.end) } : undefined,
+        lanes: this.filter || undefined
+      });
+    }, 250);
+  }
+
   private changed(): void {
     const span = this.vp.end - this.vp.start;
     this.windowLabel.textContent = this.ctx ? this.ctx.t('ui.timeline.window', { span: tickLabel(span, span / 100) }) : '';
@@ -435,6 +464,7 @@ class TimelineView implements View {
   }
 
   private schedule(): void {
+    this.report();
     if (!this.raf) {
       this.raf = requestAnimationFrame(() => {
         this.raf = 0;

@@ -273,8 +273,10 @@ def test_navigation_from_another_view(base, page, prof, shot):
         [a, b, task],
     )
     page.wait_for_selector(".pi-tl", state="visible")
-    assert page.evaluate("location.hash") == "#rank0_ascend_pt/timeline"
+    assert page.evaluate("location.hash").split("?")[0] == "#rank0_ascend_pt/timeline"
     _settle(page)
+    # the address carries the selection, so the link reopens it
+    page.wait_for_function(f"() => location.hash.includes('sel=device_task%3A0%3A{task}')")
     origin = int(_hook(page, "origin()"))
     w = _hook(page, "visibleWindow()")
     span = int(b) - int(a)

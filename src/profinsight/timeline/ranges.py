@@ -61,20 +61,21 @@ def self_times(start: np.ndarray, dur: np.ndarray, depth: np.ndarray) -> np.ndar
     durations of its direct children.  A row's parent is the last row one level up that comes
     before it in track order (nesting_depth's definition of depth)."""
     n = len(start)
+    top = int(depth.max()) if n else 0
+    if top == 0:
+        return dur.astype(np.int64, copy=True)  # one level: nothing nests
     child = np.zeros(n, np.float64)
-    if n:
-        end = start + dur
-        pos = np.arange(n)
-        for d in range(1, int(depth.max()) + 1 if n else 1):
-            up = pos[depth == d - 1]
-            me = pos[depth == d]
-            if not len(up) or not len(me):
-                continue
-            j = np.searchsorted(up, me, "left") - 1
+    end = start + dur
+    up = np.flatnonzero(depth == 0)
+    for d in range(1, top + 1):
+        me_all = np.flatnonzero(depth == d)
+        if len(up) and len(me_all):
+            j = np.searchsorted(up, me_all, "left") - 1
             ok = j >= 0
-            par, me = up[j[ok]], me[ok]
+            par, me = up[j[ok]], me_all[ok]
             part = np.clip(np.minimum(end[me], end[par]) - np.maximum(start[me], start[par]), 0, None)
             child += np.bincount(par, weights=part, minlength=n)
+        up = me_all
     return np.maximum(dur - child, 0).astype(np.int64)
 
 
@@ -108,7 +109,7 @@ def range_stats(profile, start_ns: int, end_ns: int, track_ids=None) -> dict:
             st, du, nm, sf = wst[inside], wdu[inside], wnm[inside], sf[inside]
         else:
             sf = self_times(st, du, dp)
-        frames.append(pd.DataFrame({"name": idx.names_of[t][nm], "dur": du, "self": sf}))
+        frames.append((idx.names_of[t], nm, du, sf))
     names = _by_name(frames)
     return {
         "start_ns": int(start_ns),
@@ -121,22 +122,68 @@ def range_stats(profile, start_ns: int, end_ns: int, track_ids=None) -> dict:
     }
 
 
-def _by_name(frames: list[pd.DataFrame]) -> pd.DataFrame:
+def _by_name(frames: list) -> pd.DataFrame:
+    """Per-name sums over (names dictionary, name codes, durations, self times) parts: counted per
+    code with bincount (a rank's tracks share one dictionary), then merged by name text."""
     cols = ["name", "count", "total_ns", "self_ns", "avg_ns", "min_ns", "max_ns"]
-    if not frames:
+    per_dict: dict[int, tuple] = {}
+    for names, codes, dur, self_ in frames:
+        per_dict.setdefault(id(names), (names, []))[1].append((codes, dur, self_))
+    parts = []
+    for names, chunks in per_dict.values():
+        codes = np.concatenate([c[0] for c in chunks]).astype(np.int64)
+        dur = np.concatenate([c[1] for c in chunks]).astype(np.int64)
+        self_ = np.concatenate([c[2] for c in chunks]).astype(np.int64)
+        n = len(names)
+        count = np.bincount(codes, minlength=n)
+        used = np.flatnonzero(count)
+        lo = np.full(n, np.iinfo(np.int64).max, np.int64)
+        hi = np.full(n, np.iinfo(np.int64).min, np.int64)
+        np.minimum.at(lo, codes, dur)
+        np.maximum.at(hi, codes, dur)
+        parts.append(
+            pd.DataFrame(
+                {
+                    "name": names[used],
+                    "count": count[used],
+                    "total_ns": _int_sums(codes, dur, n)[used],
+                    "self_ns": _int_sums(codes, self_, n)[used],
+                    "min_ns": lo[used],
+                    "max_ns": hi[used],
+                }
+            )
+        )
+    if not parts:
         return pd.DataFrame(columns=cols)
-    df = pd.concat(frames, ignore_index=True)
-    g = df.groupby("name", sort=False).agg(
-        count=("dur", "size"),
-        total_ns=("dur", "sum"),
-        self_ns=("self", "sum"),
-        min_ns=("dur", "min"),
-        max_ns=("dur", "max"),
+    df = pd.concat(parts, ignore_index=True)
+    if len(parts) > 1:
+        df = df.groupby("name", sort=False, as_index=False).agg(
+            count=("count", "sum"),
+            total_ns=("total_ns", "sum"),
+            self_ns=("self_ns", "sum"),
+            min_ns=("min_ns", "min"),
+            max_ns=("max_ns", "max"),
+        )
+    df["avg_ns"] = df["total_ns"] / df["count"]
+    df = df.sort_values(["total_ns", "name"], ascending=[False, True], kind="stable")
+    return df[cols].astype(
+        {"count": "int64", "total_ns": "int64", "self_ns": "int64", "min_ns": "int64", "max_ns": "int64"}
     )
-    g["avg_ns"] = g["total_ns"] / g["count"]
-    g = g.reset_index().sort_values(["total_ns", "name"], ascending=[False, True], kind="stable")
-    out = g[cols].astype({"count": "int64", "total_ns": "int64", "self_ns": "int64", "min_ns": "int64"})
-    return out.astype({"max_ns": "int64", "avg_ns": "float64"})
+
+
+def _int_sums(codes: np.ndarray, values: np.ndarray, n: int) -> np.ndarray:
+    """Exact integer sums per code.  bincount sums in float64, which is exact while every partial
+    sum stays below 2^53 ns (104 days): checked on the total of the non-negative values; longer
+    totals take the sort-based path."""
+    if not len(values) or (values.min() >= 0 and int(values.sum()) < 2**53):
+        return np.bincount(codes, weights=values, minlength=n).astype(np.int64)
+    order = np.argsort(codes, kind="stable") if len(codes) > 0 else codes
+    out = np.zeros(n, np.int64)
+    if len(codes):
+        sc = codes[order]
+        starts = np.flatnonzero(np.r_[True, sc[1:] != sc[:-1]])
+        out[sc[starts]] = np.add.reduceat(values[order], starts)
+    return out
 
 
 def gaps(profile, start_ns: int, end_ns: int, width_px: int) -> dict:

@@ -212,3 +212,22 @@ def test_collective_drawn_once_and_gaps_by_window(base, page, prof):
     n_api = prof.sql("select count(*) n from api_calls where name like '%hcom_allReduce%'")["n"][0]
     assert _hook(page, "hits()")["total"] == n_comm + n_trace + n_host + n_api
     assert page.errors == []
+
+
+def test_details_are_formatted_with_the_raw_value_kept(base, page, prof):
+    _open(page, base)
+    k = prof.sql("select task_uid, pmu_aic_mac_ratio, wait_ns from device_tasks where name = 'Conv2D1'")
+    uid = int(k["task_uid"][0])
+    page.evaluate(
+        f"() => window.profinsightTimeline.navigate('timeline', {{select: {{kind: 'device_task', rank: 0, id: {uid}}}}})"
+    )
+    page.wait_for_selector(".pi-tl-args dd")
+    terms = page.locator(".pi-tl-args dt").all_inner_texts()
+    dds = page.locator(".pi-tl-args dd")
+    mac = dds.nth(terms.index("pmu_aic_mac_ratio"))
+    assert mac.inner_text() == f"{float(k['pmu_aic_mac_ratio'][0]) * 100:.2f}%" == "51.90%"
+    assert float(mac.get_attribute("data-raw")) == pytest.approx(0.519)
+    if "wait_ns" in terms and k["wait_ns"][0] is not None:
+        w = dds.nth(terms.index("wait_ns"))
+        assert w.inner_text() == fmt_duration(int(k["wait_ns"][0]))
+    assert page.errors == []

@@ -220,16 +220,21 @@ export function tickStep(pxNs: number, minPx = 90): number {
   return p * 10;
 }
 
-/** A tick label in the unit of the step: `12.5 ms`, `300 us`, `1.2 s`, `40 ns`. */
-export function tickLabel(ns: number, step: number): string {
+/**
+ * A tick label: `164 ms`, `171.8 ms`, `300 us`, `1.2 s`, `40 ns`.  The unit follows the size of
+ * `scale` (the ruler passes the largest time it shows, so one ruler keeps one unit; default: the
+ * value itself), with as many decimals as the step needs — "171.8 ms", never "171800 us".
+ */
+export function tickLabel(ns: number, step: number, scale: number = Math.abs(ns)): string {
   const units: [number, string][] = [
     [1e9, 's'],
     [1e6, 'ms'],
     [1e3, 'us'],
     [1, 'ns']
   ];
+  const size = Math.max(Math.abs(scale), step);
   for (const [div, u] of units) {
-    if (step >= div || div === 1) {
+    if (size >= div || div === 1) {
       const decimals = Math.max(0, Math.min(6, Math.ceil(-Math.log10(step / div) - 1e-9)));
       return `${(ns / div).toFixed(decimals)} ${u}`;
     }

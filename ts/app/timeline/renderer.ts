@@ -505,7 +505,7 @@ function drawRuler(ctx: CanvasRenderingContext2D, s: Scene, pxNs: number, xOf: (
     ctx.moveTo(x, RULER_H - 8);
     ctx.lineTo(x, RULER_H);
     ctx.stroke();
-    ctx.fillText(tickLabel(v, step), x + 3, RULER_H / 2 - 2);
+    ctx.fillText(tickLabel(v, step, Math.max(Math.abs(s.start), Math.abs(s.end))), x + 3, RULER_H / 2 - 2);
   }
   ctx.fillStyle = colors.bg2;
   ctx.fillRect(0, 0, GUTTER_W - 1, RULER_H - 1);

@@ -648,7 +648,8 @@ class TimelineView implements View {
         this.zoomToMark(other);
         void this.select(other);
       },
-      onClose: () => this.clearSelection()
+      onClose: () => this.clearSelection(),
+      origin: this.data.origin
     });
     this.schedule();
   }

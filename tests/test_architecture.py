@@ -224,7 +224,7 @@ def test_the_checker_sees_local_imports_and_import_module(tmp_path):
 
 #: bottom to top, by path below ts/ (the first matching prefix wins)
 TS_LAYERS: list[tuple[str, ...]] = [
-    ("app/generated/", "app/i18n", "app/dom"),  # wire types generated from schema/wire.py; labels; DOM helpers
+    ("app/generated/", "app/i18n", "app/dom", "app/link"),  # wire types from schema/wire.py; labels; DOM helpers; links
     ("app/api",),  # the one door to the server
     ("app/widgets/", "app/timeline/"),  # shared components; the timeline's data, viewport, details, canvas
     ("app/views/",),  # one module per view (+ views/types: what a view is and gets)

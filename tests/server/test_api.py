@@ -210,7 +210,9 @@ def test_tracks_route(server):
         )["m"][0]
     )
     units = {u["name"]: u for u in tree["ranks"][0]["units"]}
-    assert len(units["Ascend Hardware"]["tracks"]) == 5
+    # streams 0, 2, 3, 4 (the stream-less all-reduces are drawn on their group), HCCL on 8 planes
+    assert len(units["Ascend Hardware"]["tracks"]) == 4
+    assert [t["name"] for t in units["HCCL"]["tracks"]] == [f"Plane {i}" for i in range(8)]
     assert all(t["start_ns"] >= 0 for u in units.values() for t in u["tracks"] if t["kind"] == "slice")
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pyarrow as pa
 import pytest
 
@@ -31,16 +32,23 @@ def _tracks(p, kind=None, unit_kind=None):
 def test_track_tree_matches_tables(prof):
     tree = tl.tracks(prof)
     assert [r["rank"] for r in tree["ranks"]] == [0]
-    streams = prof.sql("select distinct coalesce(cast(stream as varchar), 'none') s from device_tasks")["s"]
+    # the 4 all-reduce rows of kernel_details (no stream) are drawn once, on their group's track,
+    # and the 296 HCCL tasks on their 8 planes, not stacked on stream 4
+    streams = prof.sql("select distinct cast(stream as varchar) s from device_tasks where stream is not null")["s"]
     device = _tracks(prof, unit_kind="device")
     assert sorted(t["id"] for t in device) == sorted(f"r0/stream/{s}" for s in streams)
-    assert len(device) == 5
-    assert sum(t["rows"] for t in device) == 539
+    assert len(device) == 4
+    assert sum(t["rows"] for t in device) == 539 - 4 - 296
+    hccl = [t for r in tree["ranks"] for u in r["units"] if u["name"] == "HCCL" for t in u["tracks"]]
+    assert [t["name"] for t in hccl] == [f"Plane {i}" for i in range(8)]
+    planes = prof.sql("select plane_id, count(*) n from device_tasks where kind = 'comm_task' group by 1 order by 1")
+    assert [t["rows"] for t in hccl] == planes["n"].tolist() == [16] + [40] * 7
+    assert [t["id"] for t in hccl] == [f"r0/hccl/{i}" for i in range(8)]
     host = _tracks(prof, unit_kind="host")
     assert sum(t["rows"] for t in host) == 2460 and len(host) == 3
     assert sum(t["rows"] for t in _tracks(prof, unit_kind="api")) == 707
     assert sum(t["rows"] for t in _tracks(prof, unit_kind="slices")) == 382
-    assert len(_tracks(prof, unit_kind="communication")) == 1
+    assert len(_tracks(prof, unit_kind="communication")) == 1 + 8
     assert sum(t["rows"] for t in _tracks(prof, unit_kind="counter")) == 4431
     units = [u["name"] for u in tree["ranks"][0]["units"]]
     assert units[:4] == ["Python", "CANN", "Ascend Hardware", "Communication"]
@@ -125,10 +133,24 @@ def test_flows_both_directions(prof):
     op, n = int(link["host_op_id"][0]), int(link["n"][0])
     f = tl.flows(prof, "host_op", 0, op)
     assert f["selection"]["id"] == op
-    uids = prof.sql(f"select distinct task_uid from launches where host_op_id = {op}")["task_uid"]
-    assert n > 0 and sorted({x["to"]["id"] for x in f["flows"]}) == sorted(int(u) for u in uids)
-    task = f["flows"][0]["to"]
-    assert task["track"].startswith("r0/stream/")
+    uids = prof.sql(
+        f"""select distinct l.task_uid from launches l join device_tasks d using (rank, task_uid)
+        where l.host_op_id = {op} and not (d.kind = 'communication' and d.stream is null)"""
+    )["task_uid"]
+    tasks = [x["to"] for x in f["flows"] if x["to"]["kind"] == "device_task"]
+    assert n > 0 and sorted({t["id"] for t in tasks}) == sorted(int(u) for u in uids)
+    # the launched all-reduce is drawn on its group's track: its arrow ends there, and back
+    comm = [x["to"] for x in f["flows"] if x["to"]["kind"] == "comm_op"]
+    launched = prof.sql(
+        f"""select count(distinct l.task_uid) n from launches l join device_tasks d using (rank, task_uid)
+        where l.host_op_id = {op} and d.kind = 'communication'"""
+    )["n"][0]
+    assert len(comm) == launched == 1 and comm[0]["track"].startswith("r0/comm/")
+    assert comm[0]["name"].startswith("hcom_allReduce")
+    up = tl.flows(prof, "comm_op", 0, comm[0]["id"])
+    assert any(x["from"]["kind"] == "host_op" and x["from"]["id"] == op for x in up["flows"])
+    task = tasks[0]
+    assert task["track"].startswith(("r0/stream/", "r0/hccl/"))
     back = tl.flows(prof, "device_task", 0, task["id"])
     assert any(x["from"]["kind"] == "host_op" and x["from"]["id"] == op for x in back["flows"])
     with pytest.raises(UnknownTable):
@@ -392,3 +414,85 @@ def test_search_view_is_lazy_and_reads_the_parquet(prof):
     assert "read_parquet" in sql and "slices.parquet" in sql
     n = prof.connection().sql(f"select count(*) from {name}").fetchall()[0][0]
     assert n == sum(t["rows"] for t in idx.tracks if t["kind"] == "slice")
+
+
+# --- range statistics and idle gaps by window (timeline/ranges.py) ------------------------------
+def _window_sql(prof, a, b, tracks=None):
+    where = f"start_ns < {b} AND (start_ns + dur_ns > {a} OR start_ns >= {a})"
+    if tracks:
+        where += " AND track IN (" + ", ".join(f"'{t}'" for t in tracks) + ")"
+    table = tl.index_of(prof).slice_table()
+    return (
+        prof.connection()
+        .sql(
+            f"SELECT name, count(*) n, sum(dur_ns) total, min(dur_ns) lo, max(dur_ns) hi FROM {table} WHERE {where} "
+            "GROUP BY name"
+        )
+        .df()
+    )
+
+
+def test_range_stats_equal_sql_over_the_window(prof):
+    tree = tl.tracks(prof)
+    s, e = tree["start_ns"], tree["end_ns"]
+    a, b = s + (e - s) // 3, s + 2 * (e - s) // 3
+    st = tl.range_stats(prof, a, b)
+    want = _window_sql(prof, a, b)
+    assert st["count"] == int(want["n"].sum()) and st["total_ns"] == int(want["total"].sum())
+    assert st["names_total"] == len(want)
+    got = {r["name"]: r for r in st["names"]}
+    for w in want.itertuples():
+        r = got[w.name]
+        assert (r["count"], r["total_ns"], r["min_ns"], r["max_ns"]) == (w.n, w.total, w.lo, w.hi)
+        assert r["avg_ns"] == pytest.approx(w.total / w.n) and 0 <= r["self_ns"] <= r["total_ns"]
+    totals = [r["total_ns"] for r in st["names"]]
+    assert totals == sorted(totals, reverse=True)
+    # one stream: the compute kernels have no children, so self equals total
+    ids = ["r0/stream/2"]
+    one = tl.range_stats(prof, a, b, ids)
+    w = _window_sql(prof, a, b, ids)
+    assert one["tracks"] == 1 and one["count"] == int(w["n"].sum()) > 0
+    assert all(r["self_ns"] == r["total_ns"] for r in one["names"])
+    with pytest.raises(ProfileError):
+        tl.range_stats(prof, b, a)
+    with pytest.raises(ProfileError):
+        tl.range_stats(prof, a, b, ["r0/nope"])
+
+
+def test_range_self_time_of_nested_slices():
+    import numpy as np
+
+    # a [0, 100) holding b [10, 40) (holding c [12, 20)) and d [50, 60); e [200, 210) alone
+    start = np.array([0, 10, 12, 50, 200], np.int64)
+    dur = np.array([100, 30, 8, 10, 10], np.int64)
+    depth = np.array([0, 1, 2, 1, 0], np.int32)
+    assert tl.self_times(start, dur, depth).tolist() == [100 - 30 - 10, 30 - 8, 8, 10, 10]
+
+
+def test_range_stats_self_time_on_the_host_thread(prof):
+    # on a properly nested thread the self times add up to its level-0 slices (8 levels here)
+    tid = "r0/thread/3096504.3105075"
+    tree = tl.tracks(prof)
+    st = tl.range_stats(prof, tree["start_ns"], tree["end_ns"] + 1, [tid])
+    table = tl.index_of(prof).slice_table()
+    top = prof.connection().sql(f"SELECT sum(dur_ns) FROM {table} WHERE track = '{tid}' AND depth = 0").fetchall()[0][0]
+    assert st["count"] == 650
+    assert sum(r["self_ns"] for r in st["names"]) == int(top) == 7403750
+
+
+def test_gaps_by_window(prof):
+    gaps = prof.idle_gaps()
+    tree = tl.tracks(prof)
+    s, e = tree["start_ns"], tree["end_ns"]
+    whole = tl.gaps(prof, s, e + 1, 2000)
+    assert whole["total"] == whole["shown"] == len(gaps) == sum(len(g["start_ns"]) for g in whole["ranks"].values())
+    a, b = s + (e - s) // 2, e
+    part = tl.gaps(prof, a, b, 2000)
+    inside = gaps[(gaps["start_ns"].astype("int64") < b) & (gaps["end_ns"].astype("int64") > a)]
+    assert part["total"] == len(inside) < len(gaps)
+    # at most 2 x width gaps travel, the longest ones
+    few = tl.gaps(prof, s, e + 1, 10)
+    assert few["total"] == len(gaps) and few["shown"] == 20
+    lens = sorted((gaps["end_ns"] - gaps["start_ns"]).astype("int64").tolist(), reverse=True)
+    got = sorted((np.subtract(g["end_ns"], g["start_ns"]).tolist() for g in few["ranks"].values()), key=len)[0]
+    assert sorted(got, reverse=True) == lens[:20]

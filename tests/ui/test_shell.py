@@ -20,6 +20,7 @@ def test_shell_lists_profiles_and_switches_language(serve, page, fixtures, shot)
     assert tabs == [
         "Overview",
         "Operators",
+        "AI Core",
         "Timeline",
         "Modules",
         "Memory",

@@ -12,6 +12,7 @@ import type {
   CountersAnswer,
   DetailsAnswer,
   FlowsAnswer,
+  GapsAnswer,
   Json,
   LoadStatus,
   MessagesAnswer,
@@ -19,6 +20,7 @@ import type {
   ProfilesAnswer,
   SearchAnswer,
   SlicesAnswer,
+  StatsAnswer,
   TablePage,
   TrackTree
 } from './generated/wire';
@@ -43,6 +45,8 @@ export interface TimelineAnswers {
   flows: FlowsAnswer;
   search: SearchAnswer;
   details: DetailsAnswer;
+  stats: StatsAnswer;
+  gaps: GapsAnswer;
 }
 
 /** `GET api/compare`: the JSON form of `profinsight compare --format json`. */

@@ -7,6 +7,7 @@
 import { Api, ApiError, LoadStatus, ProfileInfo, Transport } from './api';
 import { append, clear, h } from './dom';
 import { defaultLang, Lang, Messages, saveLang } from './i18n';
+import { buildHash, parseHash } from './link';
 import { VIEWS } from './views';
 import type { View, ViewContext, ViewSpec, ViewState } from './views/types';
 import { diagnosticsBanner } from './widgets/diagnosticsBanner';
@@ -17,7 +18,8 @@ export interface ViewerOptions {
   profileId?: string;
   /** First view (default `overview`). */
   view?: string;
-  /** Keep `#profile/view` in the page address (standalone page only). */
+  /** Keep `#profile/view?state` in the page address (standalone page only; ./link.ts): views
+   * and their state are history entries, so Back/Forward and edited or shared links work. */
   useHash?: boolean;
   /** Hide the profile picker (a JupyterLab tab shows one profile). */
   fixedProfile?: boolean;
@@ -25,50 +27,11 @@ export interface ViewerOptions {
   state?: ViewState;
 }
 
-/** What an address names: `#<profile id>/<view>` and, for the timeline, the state after `?`
- *  (`rank`, `step`, `start_ns` / `end_ns` as absolute profile ns, `query`: the timeline's
- *  navigation contract).  Links made outside the page (`profinsight mcp`'s viewer_link, the
- *  JupyterLab `?profinsight=` route) carry exactly this. */
+/** What an address names (`#<profile id>/<view>?<state>`, the link format of ./link.ts), as the
+ *  JupyterLab `?profinsight=` route and `profinsight mcp`'s viewer_link hand it over. */
 export function parseAddress(hash: string): { id?: string; view?: string; state?: ViewState } {
-  const raw = hash.startsWith('#') ? hash.slice(1) : hash;
-  const cut = raw.indexOf('?');
-  const path = cut < 0 ? raw : raw.slice(0, cut);
-  const decode = (x: string | undefined) => {
-    try {
-      return x ? decodeURIComponent(x) : undefined;
-    } catch {
-      return undefined;
-    }
-  };
-  const [id, view] = path.split('/').map(decode);
-  if (cut < 0 || view !== 'timeline') {
-    return { id, view };
-  }
-  const q = new URLSearchParams(raw.slice(cut + 1));
-  const state: ViewState = {};
-  const int = (k: string) => {
-    const v = q.get(k);
-    return v !== null && /^-?\d+$/.test(v) ? v : null;
-  };
-  const rank = int('rank');
-  const step = int('step');
-  const start = int('start_ns');
-  const end = int('end_ns');
-  if (rank !== null) {
-    state.rank = Number(rank);
-  }
-  if (step !== null) {
-    state.step = Number(step);
-  }
-  if (start !== null && end !== null) {
-    state.start_ns = start; // strings: epoch ns exceed 2^53
-    state.end_ns = end;
-  }
-  const query = q.get('query');
-  if (query) {
-    state.query = query;
-  }
-  return { id, view, state };
+  const link = parseHash(hash);
+  return link ? { id: link.profile, view: link.view, state: link.state } : {};
 }
 
 interface Pane {
@@ -89,6 +52,10 @@ export class Viewer {
   private readonly body: HTMLElement;
   private disposed = false;
   private banner: HTMLElement | null = null;
+  /** the last state each view reported (ctx.setState), what its link carries */
+  private states = new Map<string, ViewState>();
+  private lastHash = '';
+  private readonly onHash = () => this.followHash();
 
   constructor(
     readonly host: HTMLElement,
@@ -113,11 +80,14 @@ export class Viewer {
     let id = this.options.profileId;
     let view = this.options.view;
     let state = this.options.state;
-    if (this.options.useHash && location.hash.length > 1) {
-      const at = parseAddress(location.hash);
-      id = at.id || id;
-      view = at.view || view;
-      state = at.state || state;
+    if (this.options.useHash) {
+      window.addEventListener('hashchange', this.onHash);
+      const link = parseHash(location.hash);
+      if (link) {
+        id = link.profile || id;
+        view = link.view || view;
+        state = Object.keys(link.state).length ? link.state : state;
+      }
     }
     if (!this.options.fixedProfile) {
       try {
@@ -138,6 +108,47 @@ export class Viewer {
     await this.open(id, view || 'overview', state);
   }
 
+  /** The address changed (Back/Forward, an edited or pasted link): show what it names. */
+  private followHash(): void {
+    if (location.hash === this.lastHash) {
+      return;
+    }
+    const link = parseHash(location.hash);
+    if (!link) {
+      return;
+    }
+    this.lastHash = location.hash;
+    if (!this.profile || link.profile !== this.profile.id) {
+      void this.open(link.profile, link.view, link.state);
+    } else {
+      this.show(link.view, link.state, 'none');
+    }
+  }
+
+  /** Writes the current view's link: a new history entry (`push`) or in place (`replace`). */
+  private writeHash(how: 'push' | 'replace' | 'none'): void {
+    if (!this.options.useHash || !this.profile || !this.current || how === 'none') {
+      return;
+    }
+    const own = this.states.get(this.current);
+    const here = parseHash(location.hash);
+    if (!own && here && here.profile === this.profile.id && here.view === this.current) {
+      this.lastHash = location.hash; // a view that keeps its own details in the address (Analyses)
+      return;
+    }
+    const hash = buildHash(this.profile.id, this.current, own || {});
+    if (hash === location.hash) {
+      this.lastHash = hash;
+      return;
+    }
+    if (how === 'push') {
+      history.pushState(null, '', hash);
+    } else {
+      history.replaceState(null, '', hash);
+    }
+    this.lastHash = hash;
+  }
+
   async setLang(lang: Lang, rerender = true): Promise<void> {
     this.msgs = await Messages.load(this.api, lang);
     saveLang(lang);
@@ -152,13 +163,14 @@ export class Viewer {
       this.disposeViews();
       this.renderHeader();
       this.renderBanner();
-      this.show(view);
+      this.show(view, this.states.get(view), 'none');
     }
   }
 
   /** Opens profile `id`: shows load progress while the server imports it, then `view`. */
   async open(id: string, view = 'overview', state?: ViewState): Promise<void> {
     this.disposeViews();
+    this.states.clear();
     this.profile = null;
     this.renderBanner();
     this.renderHeader(id);
@@ -194,7 +206,7 @@ export class Viewer {
     this.renderHeader(id);
     this.renderBanner();
     clear(this.body);
-    this.show(view, state);
+    this.show(view, state, 'replace');
   }
 
   /** The open profile's load diagnostics as a banner between the header and the views. */
@@ -207,7 +219,7 @@ export class Viewer {
   }
 
   /** Shows view `id` (creating it on first visit) and hands it `state`. */
-  show(id: string, state?: ViewState): void {
+  show(id: string, state?: ViewState, history: 'push' | 'replace' | 'none' = 'push'): void {
     if (!this.profile) {
       return;
     }
@@ -227,7 +239,7 @@ export class Viewer {
       this.panes.set(spec.id, pane);
       const view = spec.create();
       pane.view = view;
-      const ctx = this.context();
+      const ctx = this.context(spec.id);
       Promise.resolve(view.mount(el, ctx))
         .then(() => view.show?.(state))
         .catch(e => this.paneError(el, e));
@@ -239,24 +251,32 @@ export class Viewer {
     for (const tab of Array.from(this.header.querySelectorAll('.pi-tab'))) {
       tab.classList.toggle('pi-active', tab.getAttribute('data-view') === spec.id);
     }
-    if (this.options.useHash && this.profile) {
-      history.replaceState(null, '', `#${encodeURIComponent(this.profile.id)}/${spec.id}`);
+    if (state) {
+      this.states.set(spec.id, { ...state, exact: undefined });
     }
+    this.writeHash(history);
   }
 
   dispose(): void {
     this.disposed = true;
+    window.removeEventListener('hashchange', this.onHash);
     this.disposeViews();
     this.root.remove();
   }
 
-  private context(): ViewContext {
+  private context(spec: string): ViewContext {
     return {
       api: this.api,
       profile: this.profile!,
       t: this.t,
       lang: this.msgs ? this.msgs.lang : 'en',
-      navigate: (view, state) => this.show(view, state)
+      navigate: (view, state) => this.show(view, state),
+      setState: state => {
+        this.states.set(spec, state);
+        if (this.current === spec) {
+          this.writeHash('replace');
+        }
+      }
     };
   }
 

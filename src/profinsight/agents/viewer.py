@@ -1,13 +1,12 @@
 """Links that open the viewer at a profile, a view and a time window.
 
-The viewer keeps its state in the page address as ``#<profile id>/<view>``; the query after
-the view is the state the view is handed (the timeline's navigation contract, ts/app/views/
-timeline.ts): ``rank``, and ``start_ns`` / ``end_ns`` as ABSOLUTE profile ns (strings in the
-page: Ascend epoch ns exceed 2^53).  So a finding's evidence window — absolute ns, as the
+The viewer keeps its state in the page address as ``#<profile id>/<view>?<state>`` (the link
+format of ts/app/link.ts, documented in docs/viewer.md): ``rank``, and ``start`` / ``end`` as
+ABSOLUTE profile ns (decimal strings in the page: Ascend epoch ns exceed 2^53).  So a finding's evidence window — absolute ns, as the
 advisor writes it — goes into the link unchanged:
 
 - standalone (``profinsight serve``, its URL given with ``--viewer-url``):
-  ``http://127.0.0.1:8765/?token=T#rank0_ascend_pt/timeline?rank=0&start_ns=...&end_ns=...``
+  ``http://127.0.0.1:8765/?token=T#rank0_ascend_pt/timeline?start=...&end=...&rank=0``
 - JupyterLab (``--jupyter-url``): ``http://localhost:8888/lab?token=T&profinsight=<the same
   state, URL-encoded>``; the extension's router opens the viewer tab at that state.
 
@@ -25,7 +24,18 @@ from urllib.parse import quote, urlencode, urlsplit, urlunsplit
 from ..errors import ProfileError, UnknownTable
 from ..server.store import ProfileStore
 
-VIEWS = ("overview", "operators", "timeline", "memory", "communication", "ranks", "compare", "analyses")
+VIEWS = (
+    "overview",
+    "operators",
+    "aicore",
+    "timeline",
+    "modules",
+    "memory",
+    "communication",
+    "ranks",
+    "compare",
+    "analyses",
+)
 
 
 @dataclass(frozen=True)
@@ -41,14 +51,17 @@ class ViewerTargets:
 
 
 def state(pid: str, view: str, window: dict | None) -> str:
-    """``<id>/<view>[?rank=..&start_ns=..&end_ns=..]``: the address state the viewer reads."""
+    """``<id>/<view>[?start=..&end=..&rank=..]``: the address state the viewer reads."""
     if view not in VIEWS:
         raise ProfileError(f"no view named {view!r}", fix=f"views: {', '.join(VIEWS)}")
     out = f"{quote(pid, safe='')}/{view}"
     if window:
-        q = {k: window[k] for k in ("rank", "start_ns", "end_ns") if window.get(k) is not None}
+        keys = {"start_ns": "start", "end_ns": "end", "rank": "rank"}  # link.ts's names
+        q = {name: str(int(window[k])) for k, name in keys.items() if window.get(k) is not None}
+        if "start" in q and "end" not in q or "end" in q and "start" not in q:
+            q.pop("start", None), q.pop("end", None)  # a window needs both ends
         if q:
-            out += "?" + urlencode({k: str(int(v)) for k, v in q.items()})
+            out += "?" + urlencode(q)
     return out
 
 

@@ -5,6 +5,6 @@ Importing this package registers every one-profile analysis (the rank analyses i
 analysis and the CLI a ``view`` form.
 """
 
-from . import attribution, communication, gaps, memory, operators, ranks, steps  # noqa: F401 - registers the analyses
+from . import aicore, attribution, communication, gaps, memory, operators, ranks, steps  # noqa: F401 - registers the analyses
 
-__all__ = ["operators", "steps", "gaps", "memory", "communication", "ranks", "attribution"]
+__all__ = ["operators", "steps", "aicore", "gaps", "memory", "communication", "ranks", "attribution"]

@@ -337,6 +337,52 @@ class DetailsAnswer(TypedDict):
     row: dict[str, Json]
 
 
+class NameStats(TypedDict):
+    """One name's slices in a range: count, summed whole durations, self time, avg, min, max (ns)."""
+
+    name: str
+    count: int
+    total_ns: int
+    self_ns: int
+    avg_ns: float
+    min_ns: int
+    max_ns: int
+
+
+class StatsAnswer(TypedDict):
+    """``GET .../timeline/stats``: the slices that overlap [start_ns, end_ns) on ``tracks`` tracks,
+    by name (longest total first; ``names_total`` counts every name, at most 500 are listed)."""
+
+    origin_ns: str
+    start_ns: int
+    end_ns: int
+    tracks: int
+    count: int
+    total_ns: int
+    names_total: int
+    names: list[NameStats]
+
+
+class RankGaps(TypedDict):
+    """One rank's idle gaps in a window (parallel columns)."""
+
+    start_ns: list[int]
+    end_ns: list[int]
+    host_activity: list[str]
+
+
+class GapsAnswer(TypedDict):
+    """``GET .../timeline/gaps``: the device idle gaps overlapping the window, per rank id; at most
+    2 x width of them (the longest), ``total`` counts all."""
+
+    origin_ns: str
+    start_ns: int
+    end_ns: int
+    total: int
+    shown: int
+    ranks: dict[str, RankGaps]
+
+
 #: what the generated TypeScript file declares, in this order
 WIRE_TYPES: tuple[Any, ...] = (
     ChartSpec,
@@ -365,6 +411,10 @@ WIRE_TYPES: tuple[Any, ...] = (
     FlowsAnswer,
     SearchAnswer,
     DetailsAnswer,
+    NameStats,
+    StatsAnswer,
+    RankGaps,
+    GapsAnswer,
 )
 
 #: named aliases: an annotation equal to one of these is written as its name

@@ -357,6 +357,29 @@ class DetailsHandler(TimelineHandler):
         self.send_json({"origin_ns": str(origin), **out})
 
 
+class StatsHandler(TimelineHandler):
+    """``?start=&end=[&tracks=ID,...]``: per-name statistics of the slices in a range (relative ns)."""
+
+    async def get(self, pid):
+        profile, origin = await self.profile_and_origin(pid)
+        s, e = origin + self.int_arg("start"), origin + self.int_arg("end")
+        out = await self.engine(timeline.range_stats, profile, s, e, self.list_arg("tracks"))
+        out.update(origin_ns=str(origin), start_ns=s - origin, end_ns=e - origin)
+        self.send_json(out)
+
+
+class GapsHandler(TimelineHandler):
+    """``?start=&end=&width=``: the device idle gaps of a window (relative ns)."""
+
+    async def get(self, pid):
+        profile, origin, s, e, _, width = await self.window(pid)
+        out = await self.engine(timeline.gaps, profile, s, e, width)
+        for g in out["ranks"].values():
+            g["start_ns"] = [x - origin for x in g["start_ns"]]
+            g["end_ns"] = [x - origin for x in g["end_ns"]]
+        self.send_json({"origin_ns": str(origin), "start_ns": s - origin, "end_ns": e - origin, **out})
+
+
 def _slices_answer(profile, s, e, ids, width, meta, origin) -> bytes:
     # query and encoding in one engine call: one hop through the engine's queue, not two
     return _slices_json(meta, timeline.slice_columns(profile, s, e, ids, width, True), origin)
@@ -436,6 +459,8 @@ ROUTES = [
     (r"api/profiles/([^/]+)/timeline/flows", FlowsHandler),
     (r"api/profiles/([^/]+)/timeline/search", SearchHandler),
     (r"api/profiles/([^/]+)/timeline/details", DetailsHandler),
+    (r"api/profiles/([^/]+)/timeline/stats", StatsHandler),
+    (r"api/profiles/([^/]+)/timeline/gaps", GapsHandler),
 ]
 
 

@@ -7,6 +7,7 @@
 
 from .index import TimelineIndex, index_of, nesting_depth
 from .queries import check_window, counter_columns, counters, details, flows, search, slice_columns, slices, tracks
+from .ranges import gaps, range_stats, self_times
 
 __all__ = [
     "tracks",
@@ -18,6 +19,9 @@ __all__ = [
     "flows",
     "search",
     "details",
+    "range_stats",
+    "gaps",
+    "self_times",
     "index_of",
     "TimelineIndex",
     "nesting_depth",

@@ -9,10 +9,14 @@ Track ids are URL-safe and stable across loads of the same profile::
     r{rank}/thread/{pid}.{thread}   host_ops        (unit "Python")
     r{rank}/api/{thread}            api_calls       (unit "CANN" / "CUDA API")
     r{rank}/stream/{stream|none}    device_tasks    (unit "Ascend Hardware" / "GPU")
+    r{rank}/hccl/{plane}            device_tasks    (unit "HCCL": a collective's tasks on plane N)
     r{rank}/comm/{hash(group)}      comm_ops        (unit "Communication")
     r{rank}/ts/{hash(proc,thread)}  trace_slices    (unit: the recorded process name)
     r{rank}/ctr/{hash}              counters        (unit: the counter group)
     r{rank}/mem/{hash}              memory_samples  (unit "Memory": allocated/reserved/active)
+
+A collective that is both a device task without a stream and a ``comm_ops`` row (same rank,
+start and duration) is drawn once, on its group's track.
 """
 
 from __future__ import annotations
@@ -52,6 +56,15 @@ def _h(expr: str) -> str:
 _GROUP_HASH = _h("coalesce(\"group\", '')")
 
 
+#: a collective's internal task that the trace puts on an HCCL plane: drawn on that plane's own
+#: track (unit "HCCL", "Plane N"), as the vendor's viewer does, not stacked on its stream
+_PLANE_TASK = "kind = 'comm_task' AND plane_id IS NOT NULL"
+#: a collective recorded both as a device task without a stream and as a comm_ops row (Ascend
+#: kernel_details + communication.json): drawn once, on its group's track
+_DRAWN_AS_COMM_OP = """kind = 'communication' AND stream IS NULL AND EXISTS (SELECT 1 FROM comm_ops c
+    WHERE c.rank = d.rank AND c.start_ns = d.start_ns AND c.dur_ns IS NOT DISTINCT FROM d.dur_ns)"""
+
+
 def _slice_sources(device_unit: str, api_unit: str) -> list[str]:
     return [
         """SELECT rank, 'r' || rank || '/thread/' || coalesce(pid, 0) || '.' || coalesce(thread, 0) AS track,
@@ -65,7 +78,10 @@ def _slice_sources(device_unit: str, api_unit: str) -> list[str]:
         f"""SELECT rank, 'r' || rank || '/stream/' || coalesce(CAST(stream AS VARCHAR), 'none'), 'device_task',
                task_uid, name, start_ns, coalesce(dur_ns, 0), '{device_unit}', 'device',
                coalesce('Stream ' || stream, 'No stream')
-            FROM device_tasks WHERE start_ns IS NOT NULL""",
+            FROM device_tasks d WHERE start_ns IS NOT NULL AND NOT ({_PLANE_TASK}) AND NOT ({_DRAWN_AS_COMM_OP})""",
+        f"""SELECT rank, 'r' || rank || '/hccl/' || plane_id, 'device_task', task_uid, name, start_ns,
+               coalesce(dur_ns, 0), 'HCCL', 'communication', 'Plane ' || plane_id
+            FROM device_tasks d WHERE start_ns IS NOT NULL AND {_PLANE_TASK}""",
         f"""SELECT rank, 'r' || rank || '/comm/' || {_GROUP_HASH}, 'comm_op',
                row_number() OVER (PARTITION BY rank ORDER BY {SYNTHETIC_ORDER["comm_ops"]}) - 1,
                name, start_ns, coalesce(dur_ns, 0), 'Communication', 'communication',
@@ -199,11 +215,16 @@ def _rank_connection(loaded):
     except duckdb.Error:
         pass
     for name in _INPUTS:
+        src = name if name != "device_tasks" else "_device_tasks"
         if loaded.parquet_path is not None:
             f = str(loaded.parquet_path / f"{name}.parquet").replace("'", "''")
-            con.execute(f"CREATE VIEW {name} AS SELECT * FROM read_parquet('{f}')")
+            con.execute(f"CREATE VIEW {src} AS SELECT * FROM read_parquet('{f}')")
         else:
-            con.register(name, conform(name, loaded.read(name)))
+            con.register(src, conform(name, loaded.read(name)))
+    # plane_id (the HCCL plane of a collective's task) is recorded by some exports only
+    cols = {r[0] for r in con.sql("DESCRIBE _device_tasks").fetchall()}
+    extra = "" if "plane_id" in cols else ", CAST(NULL AS BIGINT) AS plane_id"
+    con.execute(f"CREATE VIEW device_tasks AS SELECT *{extra} FROM _device_tasks")
     return con
 
 

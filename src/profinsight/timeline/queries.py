@@ -249,13 +249,20 @@ def flows(profile, kind: str, rank: int, id_: int) -> dict:
     out = []
     if kind in ("host_op", "api_call"):
         col = "host_op_id" if kind == "host_op" else "api_call_id"
+        # a launched collective drawn on its group's track (index.py): the arrow ends there
         rows = _arrow(
             con,
             f"""SELECT DISTINCT s.track, s.source AS kind, s.rank, s.id, s.name, s.start_ns,
                 s.dur_ns, s.depth, l.link FROM launches l JOIN {table} s
                 ON s.source = 'device_task' AND s.rank = l.rank AND s.id = l.task_uid
-                WHERE l.rank = ? AND l.{col} = ? ORDER BY s.start_ns""",
-            [rank, id_],
+                WHERE l.rank = ? AND l.{col} = ?
+                UNION SELECT DISTINCT s.track, s.source, s.rank, s.id, s.name, s.start_ns, s.dur_ns, s.depth,
+                l.link FROM launches l JOIN device_tasks d ON d.rank = l.rank AND d.task_uid = l.task_uid
+                JOIN {table} s ON s.source = 'comm_op' AND s.rank = d.rank AND s.start_ns = d.start_ns
+                AND s.dur_ns = coalesce(d.dur_ns, 0)
+                WHERE l.rank = ? AND l.{col} = ? AND d.kind = 'communication' AND d.stream IS NULL
+                ORDER BY start_ns""",
+            [rank, id_, rank, id_],
         ).to_pylist()
         out = [
             {"from": dict(me), "to": r, "link": r.pop("link")} for r in rows
@@ -268,6 +275,19 @@ def flows(profile, kind: str, rank: int, id_: int) -> dict:
                 ((s.source = 'host_op' AND s.id = l.host_op_id) OR (s.source = 'api_call' AND s.id = l.api_call_id))
                 WHERE l.rank = ? AND l.task_uid = ? ORDER BY s.source, s.start_ns""",
             [rank, id_],
+        ).to_pylist()
+        out = [{"from": r, "to": dict(me), "link": r.pop("link")} for r in rows]
+    elif kind == "comm_op":
+        # the host op / API call that launched the device task this collective was recorded as
+        rows = _arrow(
+            con,
+            f"""SELECT DISTINCT s.track, s.source AS kind, s.rank, s.id, s.name, s.start_ns,
+                s.dur_ns, s.depth, l.link FROM device_tasks d JOIN launches l ON l.rank = d.rank
+                AND l.task_uid = d.task_uid JOIN {table} s ON s.rank = l.rank AND
+                ((s.source = 'host_op' AND s.id = l.host_op_id) OR (s.source = 'api_call' AND s.id = l.api_call_id))
+                WHERE d.rank = ? AND d.kind = 'communication' AND d.stream IS NULL AND d.start_ns = ?
+                AND coalesce(d.dur_ns, 0) = ? ORDER BY s.source, s.start_ns""",
+            [rank, int(me["start_ns"]), int(me["dur_ns"])],
         ).to_pylist()
         out = [{"from": r, "to": dict(me), "link": r.pop("link")} for r in rows]
     return {"selection": me, "flows": out}

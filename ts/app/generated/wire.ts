@@ -248,3 +248,43 @@ export interface DetailsAnswer {
   track: string;
   row: Record<string, Json>;
 }
+
+/** One name's slices in a range: count, summed whole durations, self time, avg, min, max (ns). */
+export interface NameStats {
+  name: string;
+  count: number;
+  total_ns: number;
+  self_ns: number;
+  avg_ns: number;
+  min_ns: number;
+  max_ns: number;
+}
+
+/** `GET .../timeline/stats`: the slices that overlap [start_ns, end_ns) on `tracks` tracks, by name (longest total first; `names_total` counts every name, at most 500 are listed). */
+export interface StatsAnswer {
+  origin_ns: string;
+  start_ns: number;
+  end_ns: number;
+  tracks: number;
+  count: number;
+  total_ns: number;
+  names_total: number;
+  names: NameStats[];
+}
+
+/** One rank's idle gaps in a window (parallel columns). */
+export interface RankGaps {
+  start_ns: number[];
+  end_ns: number[];
+  host_activity: string[];
+}
+
+/** `GET .../timeline/gaps`: the device idle gaps overlapping the window, per rank id; at most 2 x width of them (the longest), `total` counts all. */
+export interface GapsAnswer {
+  origin_ns: string;
+  start_ns: number;
+  end_ns: number;
+  total: number;
+  shown: number;
+  ranks: Record<string, RankGaps>;
+}

@@ -9,8 +9,8 @@
  * window is OVERSCAN x the visible one, so panning and small zooms redraw from memory.
  */
 import type { Api } from '../api';
-import type { CountersAnswer, DetailsAnswer, FlowsAnswer, Json, SearchAnswer, SlicesAnswer } from '../generated/wire';
-import { CounterCols, relative, SliceCols, sliceTracks, TrackTree } from './model';
+import type { CountersAnswer, DetailsAnswer, FlowsAnswer, SearchAnswer, SlicesAnswer, StatsAnswer } from '../generated/wire';
+import { CounterCols, SliceCols, sliceTracks, TrackTree } from './model';
 import type { Mark } from './renderer';
 
 export const OVERSCAN = 2; // fetched window = 2 x visible window: pans of half a screen redraw from memory
@@ -35,11 +35,6 @@ export interface Visible {
 
 /** A details answer, or why there is none. */
 export type DetailsResult = DetailsAnswer | { error: unknown };
-
-/** An absolute time cell: a number, or a string where it exceeds 2^53. */
-function isTime(v: Json | undefined): v is number | string {
-  return typeof v === 'number' || typeof v === 'string';
-}
 
 export class TimelineData {
   /** absolute epoch ns of relative 0 (a string: it exceeds 2^53) */
@@ -69,7 +64,7 @@ export class TimelineData {
 
   /** No window request in flight. */
   idle(): boolean {
-    return !this.inflight.slice && !this.inflight.counter;
+    return !this.inflight.slice && !this.inflight.counter && !this.gapsInflight;
   }
 
   /** Whether the answer in memory covers `ids` over the visible window at about its resolution. */
@@ -131,24 +126,61 @@ export class TimelineData {
     this.arrived();
   }
 
-  /** Device idle gaps per rank (from the `idle_gaps` analysis), relative ns; `done` repaints. */
-  async loadGaps(done: () => void): Promise<void> {
+  /** the window the gaps in memory were asked for, with its resolution and how many it holds */
+  gapsWindow: { start: number; end: number; pxNs: number; total: number; shown: number } | null = null;
+  private gapsInflight = false;
+  private gapsSeq = 0;
+
+  /**
+   * Device idle gaps (the `idle_gaps` analysis) of the visible window and OVERSCAN around it, per
+   * rank, relative ns; asked again when the view leaves that window or zooms in 4x (the server
+   * sends at most 2 x width gaps per window, the longest).  `done` repaints.
+   */
+  async wantGaps(v: Visible, done: () => void): Promise<void> {
+    const pxNs = (v.end - v.start) / v.plotW;
+    const g = this.gapsWindow;
+    const full = g && g.shown === g.total;
+    if (g && v.start >= g.start && v.end <= g.end && (full || pxNs >= g.pxNs / 4)) {
+      return;
+    }
+    if (this.gapsInflight) {
+      return;
+    }
+    const span = v.end - v.start;
+    const start = Math.floor(v.start - span * ((OVERSCAN - 1) / 2));
+    const end = Math.ceil(v.end + span * ((OVERSCAN - 1) / 2)) + 1;
+    const width = Math.min(20000, Math.max(1, Math.round(v.plotW * OVERSCAN)));
+    const seq = ++this.gapsSeq;
+    this.gapsInflight = true;
     try {
-      const r = await this.api.analysis(this.profileId, 'idle_gaps', {});
+      const r = await this.api.timeline(this.profileId, 'gaps', { start, end, width });
+      if (seq !== this.gapsSeq) {
+        return;
+      }
       const gaps = new Map<number, [number, number][]>();
-      for (const row of r.rows) {
-        if (!isTime(row.start_ns) || !isTime(row.end_ns)) {
-          continue;
-        }
-        const list = gaps.get(Number(row.rank ?? 0)) || [];
-        list.push([relative(row.start_ns, this.origin), relative(row.end_ns, this.origin)]);
-        gaps.set(Number(row.rank ?? 0), list);
+      for (const [rank, cols] of Object.entries(r.ranks || {})) {
+        gaps.set(
+          Number(rank),
+          cols.start_ns.map((a, i) => [a, cols.end_ns[i]] as [number, number])
+        );
       }
       this.gaps = gaps;
+      this.gapsWindow = { start, end, pxNs: (end - start) / width, total: r.total, shown: r.shown };
       done();
     } catch {
       /* a profile without device data has no gaps to mark */
+    } finally {
+      this.gapsInflight = false;
     }
+  }
+
+  /** Per-name statistics of the slices overlapping [start, end) (relative ns) on `tracks` (all when empty). */
+  stats(start: number, end: number, tracks: string[]): Promise<StatsAnswer> {
+    const p: Record<string, string | number | string[]> = { start: Math.floor(start), end: Math.ceil(end) };
+    if (tracks.length) {
+      p.tracks = tracks;
+    }
+    return this.api.timeline(this.profileId, 'stats', p);
   }
 
   /** The slice `kind`/`rank`/`id` and its launch arrows (selection times relative ns). */

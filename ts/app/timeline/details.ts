@@ -2,7 +2,8 @@
  * The details panel of a selected slice: where it is (rank, unit, track), when, its launch
  * arrows (each a button that selects the other end) and every column of its source row.
  */
-import { append, clear, fmtDuration, h } from '../dom';
+import { append, clear, fmtBytes, fmtDuration, fmtNumber, h } from '../dom';
+import type { Json } from '../generated/wire';
 import type { DetailsResult } from './data';
 import type { Row } from './model';
 import type { Flow, Mark } from './renderer';
@@ -14,6 +15,44 @@ export interface DetailsOptions {
   /** a launch arrow's other end was clicked */
   onFlow: (other: Mark) => void;
   onClose: () => void;
+  /** absolute epoch ns of relative 0 (a string): absolute times in the row show from it */
+  origin?: string;
+}
+
+/** Columns holding absolute times (epoch ns), shown as time from the profile start. */
+const ABSOLUTE = /(^|_)(start|end|ts|timestamp)(_ns)?$/;
+
+/**
+ * A source-row cell as a person reads it, and its raw value when they differ (shown on hover):
+ * ratios as %, `*_ns` durations in us/ms, absolute times from the profile start, `*_bytes` in
+ * KiB/MiB/GiB; everything else as recorded.
+ */
+export function cellText(key: string, v: Json, origin?: string): { text: string; raw: string | null } {
+  const raw = typeof v === 'object' ? JSON.stringify(v) : String(v);
+  const n = typeof v === 'number' ? v : typeof v === 'string' && /^-?\d+(\.\d+)?$/.test(v) ? Number(v) : null;
+  if (n === null || !Number.isFinite(n)) {
+    return { text: raw, raw: null };
+  }
+  let text: string | null = null;
+  if (key.endsWith('_ratio') || key.endsWith('_rate')) {
+    text = `${(n * 100).toFixed(2)}%`;
+  } else if (ABSOLUTE.test(key) && origin) {
+    try {
+      const rel = Number(BigInt(String(v).split('.')[0]) - BigInt(origin));
+      text = `${fmtDuration(rel)} (from profile start)`;
+    } catch {
+      text = null;
+    }
+  } else if (key.endsWith('_ns')) {
+    text = fmtDuration(n);
+  } else if (key.endsWith('_bytes') || key === 'bytes') {
+    text = fmtBytes(n);
+  } else if (key.endsWith('_us')) {
+    text = fmtDuration(n * 1e3);
+  } else if (Math.abs(n) >= 1e4 && !/(^|_)id$|uid$|_idx$/.test(key)) {
+    text = fmtNumber(n);
+  }
+  return text === null || text === raw ? { text: raw, raw: null } : { text, raw };
 }
 
 /** Columns of the source row shown in the facts above, not again among the arguments. */
@@ -42,8 +81,11 @@ export function renderDetails(el: HTMLElement, m: Mark, det: DetailsResult | nul
     if (SHOWN.has(k) || v === null || v === undefined || v === '') {
       continue;
     }
-    const text = typeof v === 'object' ? JSON.stringify(v) : String(v);
-    append(args, [h('dt', {}, k), h('dd', { class: k === 'call_stack' || k === 'stack' ? 'pi-tl-stack' : '' }, text)]);
+    const c = cellText(k, v, o.origin);
+    append(args, [
+      h('dt', {}, k),
+      h('dd', { class: k === 'call_stack' || k === 'stack' ? 'pi-tl-stack' : '', title: c.raw, 'data-raw': c.raw }, c.text)
+    ]);
   }
   const flowList = h('ul', { class: 'pi-tl-flows' });
   for (const f of flows) {

@@ -50,6 +50,8 @@ export interface Row {
   lanes?: number;
   /** a host/API track deeper than LANE_CAP: its gutter toggles between LANE_CAP and all levels */
   capped?: boolean;
+  /** a track shown in the pinned group at the top */
+  pinned?: boolean;
   y: number;
   h: number;
 }
@@ -88,27 +90,94 @@ export function trackHeight(t: TrackInfo, lanes = t.depth): number {
   return t.kind === 'counter' ? COUNTER_H : Math.max(1, lanes) * SLICE_H + 2 * TRACK_PAD;
 }
 
+/** What the user narrowed the rows to: a lane filter and the pinned tracks. */
+export interface LayoutOptions {
+  /**
+   * Comma-separated alternatives, each matched case-insensitively as a substring of
+   * "Rank N / unit / track"; a track shows when any alternative matches.  Empty: every track.
+   */
+  filter?: string;
+  /** track ids drawn first, in a "Pinned" group above every rank, in pin order */
+  pinned?: string[];
+}
+
+/** Whether the track `path` ("Rank 0 / HCCL / Plane 3") passes `filter`. */
+export function passes(path: string, filter: string | undefined): boolean {
+  const alts = (filter || '')
+    .split(',')
+    .map(a => a.trim().toLowerCase())
+    .filter(a => a);
+  if (!alts.length) {
+    return true;
+  }
+  const p = path.toLowerCase();
+  return alts.some(a => p.includes(a));
+}
+
+export const PINNED_KEY = 'pinned';
+
 /**
  * Rows top to bottom; collapsed ranks/units keep only their header.  Capped tracks (see
- * `cappable`) get LANE_CAP lanes unless their id is in `allLanes`.
+ * `cappable`) get LANE_CAP lanes unless their id is in `allLanes`.  Pinned tracks come first,
+ * under one "Pinned" header, and leave their place below; the filter hides tracks (and units and
+ * ranks left empty), never a pinned one.
  */
 export function layout(
   tree: TrackTree,
   collapsed: Set<string>,
   t: (k: string, v?: Record<string, string | number>) => string,
-  allLanes: Set<string> = new Set()
+  allLanes: Set<string> = new Set(),
+  opts: LayoutOptions = {}
 ): Row[] {
   const rows: Row[] = [];
   let y = 0;
+  const pinned = new Set(opts.pinned || []);
+  const trackRow = (r: number, u: UnitInfo, uk: string, tr: TrackInfo, label: string): Row => {
+    const capped = cappable(tr, u.kind);
+    const lanes = capped && !allLanes.has(tr.id) ? LANE_CAP : Math.max(1, tr.depth);
+    const h = trackHeight(tr, lanes);
+    const row: Row = { key: tr.id, kind: 'track', label, rank: r, unit: u, unitKey: uk, track: tr, y, h, lanes, capped };
+    y += h;
+    return row;
+  };
+  if (pinned.size) {
+    const pc = collapsed.has(PINNED_KEY);
+    rows.push({ key: PINNED_KEY, kind: 'unit', label: t('ui.timeline.pinned', { n: pinned.size }), rank: -1, collapsed: pc, y, h: UNIT_H });
+    y += UNIT_H;
+    const found = new Map<string, Row>();
+    for (const r of tree.ranks) {
+      for (const u of r.units) {
+        for (const tr of u.tracks) {
+          if (pinned.has(tr.id) && !pc) {
+            found.set(tr.id, { key: tr.id, kind: 'track', label: '', rank: r.rank, unit: u, track: tr, y: 0, h: 0 });
+          }
+        }
+      }
+    }
+    for (const id of opts.pinned || []) {
+      const f = found.get(id);
+      if (f && f.unit && f.track) {
+        const row = trackRow(f.rank, f.unit, unitKey(f.rank, f.unit.name), f.track, `R${f.rank} · ${f.unit.name} · ${f.track.name}`);
+        rows.push({ ...row, pinned: true });
+      }
+    }
+  }
   for (const r of tree.ranks) {
+    const rankLabel = t('ui.timeline.rank', { rank: r.rank });
+    const units = r.units
+      .map(u => ({ u, tracks: u.tracks.filter(tr => !pinned.has(tr.id) && passes(`${rankLabel} / ${u.name} / ${tr.name}`, opts.filter)) }))
+      .filter(x => x.tracks.length || !opts.filter);
+    if (!units.length && (opts.filter || pinned.size)) {
+      continue;
+    }
     const rk = rankKey(r.rank);
     const rc = collapsed.has(rk);
-    rows.push({ key: rk, kind: 'rank', label: t('ui.timeline.rank', { rank: r.rank }), rank: r.rank, collapsed: rc, y, h: RANK_H });
+    rows.push({ key: rk, kind: 'rank', label: rankLabel, rank: r.rank, collapsed: rc, y, h: RANK_H });
     y += RANK_H;
     if (rc) {
       continue;
     }
-    for (const u of r.units) {
+    for (const { u, tracks } of units) {
       const uk = unitKey(r.rank, u.name);
       const uc = collapsed.has(uk);
       rows.push({ key: uk, kind: 'unit', label: u.name, rank: r.rank, unit: u, unitKey: uk, collapsed: uc, y, h: UNIT_H });
@@ -116,12 +185,8 @@ export function layout(
       if (uc) {
         continue;
       }
-      for (const tr of u.tracks) {
-        const capped = cappable(tr, u.kind);
-        const lanes = capped && !allLanes.has(tr.id) ? LANE_CAP : Math.max(1, tr.depth);
-        const h = trackHeight(tr, lanes);
-        rows.push({ key: tr.id, kind: 'track', label: tr.name, rank: r.rank, unit: u, unitKey: uk, track: tr, y, h, lanes, capped });
-        y += h;
+      for (const tr of tracks) {
+        rows.push(trackRow(r.rank, u, uk, tr, tr.name));
       }
     }
   }
@@ -155,16 +220,21 @@ export function tickStep(pxNs: number, minPx = 90): number {
   return p * 10;
 }
 
-/** A tick label in the unit of the step: `12.5 ms`, `300 us`, `1.2 s`, `40 ns`. */
-export function tickLabel(ns: number, step: number): string {
+/**
+ * A tick label: `164 ms`, `171.8 ms`, `300 us`, `1.2 s`, `40 ns`.  The unit follows the size of
+ * `scale` (the ruler passes the largest time it shows, so one ruler keeps one unit; default: the
+ * value itself), with as many decimals as the step needs — "171.8 ms", never "171800 us".
+ */
+export function tickLabel(ns: number, step: number, scale: number = Math.abs(ns)): string {
   const units: [number, string][] = [
     [1e9, 's'],
     [1e6, 'ms'],
     [1e3, 'us'],
     [1, 'ns']
   ];
+  const size = Math.max(Math.abs(scale), step);
   for (const [div, u] of units) {
-    if (step >= div || div === 1) {
+    if (size >= div || div === 1) {
       const decimals = Math.max(0, Math.min(6, Math.ceil(-Math.log10(step / div) - 1e-9)));
       return `${(ns / div).toFixed(decimals)} ${u}`;
     }

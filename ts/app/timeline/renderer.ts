@@ -39,6 +39,10 @@ export interface Scene {
   gaps: Map<number, [number, number][]>;
   selected: Mark | null;
   flows: Flow[];
+  /** the drag-selected time range (relative ns), or null */
+  range: { start: number; end: number } | null;
+  /** markers (flags) the user dropped, relative ns */
+  markers: number[];
   /** row of a track (its own, or its collapsed unit/rank header) */
   rowOf: (track: string, rank: number) => Row | null;
   t: (k: string, v?: Record<string, string | number>) => string;
@@ -159,8 +163,10 @@ export function draw(ctx: CanvasRenderingContext2D, s: Scene): FrameInfo {
       ctx.restore();
     }
   }
+  drawRange(ctx, s, xOf);
   ctx.restore();
   drawRuler(ctx, s, pxNs, xOf);
+  drawMarkers(ctx, s, xOf);
   // gutter border
   ctx.strokeStyle = colors.border;
   ctx.beginPath();
@@ -189,6 +195,10 @@ function drawLabel(ctx: CanvasRenderingContext2D, s: Scene, row: Row, top: numbe
     ctx.fillText(clip(ctx, label, GUTTER_W - x - 6), x, mid);
   } else {
     x = 30;
+    // the pin toggle (PIN_W): filled on a pinned track
+    ctx.font = '10px system-ui, sans-serif';
+    ctx.fillStyle = row.pinned ? colors.accent : colors.border;
+    ctx.fillText(row.pinned ? '◆' : '◇', 9, mid);
     ctx.font = '11px system-ui, sans-serif';
     ctx.fillStyle = colors.fg2;
     ctx.fillText(clip(ctx, row.label, GUTTER_W - x - 6), x, mid);
@@ -495,10 +505,69 @@ function drawRuler(ctx: CanvasRenderingContext2D, s: Scene, pxNs: number, xOf: (
     ctx.moveTo(x, RULER_H - 8);
     ctx.lineTo(x, RULER_H);
     ctx.stroke();
-    ctx.fillText(tickLabel(v, step), x + 3, RULER_H / 2 - 2);
+    ctx.fillText(tickLabel(v, step, Math.max(Math.abs(s.start), Math.abs(s.end))), x + 3, RULER_H / 2 - 2);
   }
   ctx.fillStyle = colors.bg2;
   ctx.fillRect(0, 0, GUTTER_W - 1, RULER_H - 1);
   ctx.fillStyle = colors.fg2;
   ctx.fillText(s.t('ui.timeline.ruler'), 6, RULER_H / 2);
+}
+
+/** The drag-selected range: shaded outside, edged inside, over every row. */
+function drawRange(ctx: CanvasRenderingContext2D, s: Scene, xOf: (ns: number) => number): void {
+  if (!s.range) {
+    return;
+  }
+  const x0 = Math.max(GUTTER_W, xOf(s.range.start));
+  const x1 = Math.min(s.width, xOf(s.range.end));
+  ctx.save();
+  ctx.fillStyle = 'rgba(0, 0, 0, 0.12)';
+  if (x0 > GUTTER_W) {
+    ctx.fillRect(GUTTER_W, RULER_H, x0 - GUTTER_W, s.height - RULER_H);
+  }
+  if (x1 < s.width) {
+    ctx.fillRect(Math.max(GUTTER_W, x1), RULER_H, s.width - Math.max(GUTTER_W, x1), s.height - RULER_H);
+  }
+  ctx.strokeStyle = s.colors.accent;
+  ctx.lineWidth = 1;
+  ctx.beginPath();
+  for (const x of [x0, x1]) {
+    if (x >= GUTTER_W && x <= s.width) {
+      ctx.moveTo(Math.round(x) + 0.5, RULER_H);
+      ctx.lineTo(Math.round(x) + 0.5, s.height);
+    }
+  }
+  ctx.stroke();
+  ctx.restore();
+}
+
+/** Markers: a dashed line through the rows and a numbered flag on the ruler. */
+function drawMarkers(ctx: CanvasRenderingContext2D, s: Scene, xOf: (ns: number) => number): void {
+  ctx.save();
+  s.markers.forEach((m, i) => {
+    const x = Math.round(xOf(m)) + 0.5;
+    if (x < GUTTER_W || x > s.width) {
+      return;
+    }
+    ctx.strokeStyle = s.colors.error;
+    ctx.setLineDash([4, 3]);
+    ctx.beginPath();
+    ctx.moveTo(x, RULER_H);
+    ctx.lineTo(x, s.height);
+    ctx.stroke();
+    ctx.setLineDash([]);
+    ctx.fillStyle = s.colors.error;
+    ctx.beginPath();
+    ctx.moveTo(x, 2);
+    ctx.lineTo(x + 14, 2);
+    ctx.lineTo(x + 10, 8);
+    ctx.lineTo(x + 14, 14);
+    ctx.lineTo(x, 14);
+    ctx.closePath();
+    ctx.fill();
+    ctx.fillStyle = '#fff';
+    ctx.font = '9px system-ui, sans-serif';
+    ctx.fillText(String(i + 1), x + 2, 8);
+  });
+  ctx.restore();
 }

@@ -2,16 +2,21 @@
  * Where the timeline looks and how the user moves it: the time window (ns relative to the
  * origin), the vertical scroll, the canvas size, and the mouse/keyboard bindings.
  *
- * - wheel: zoom at the cursor; over the gutter, or with Shift, scroll the rows (Shift over the
- *   plot pans in time)
+ * - wheel: scrolls the rows (a touchpad's sideways swipe, or Shift+wheel, pans in time);
+ *   Ctrl+wheel (or Cmd+wheel, and a touchpad pinch, which browsers send as Ctrl+wheel) zooms at
+ *   the cursor
  * - drag: pan in time and scroll the rows; a press without a move is a click
+ * - drag on the ruler, or Shift+drag anywhere: select a time range (its statistics open)
+ * - hover: the tooltip of the slice under the cursor
  * - keys (when no text field has focus): W/S zoom in/out at the cursor, A/D pan by a fifth of
- *   the window, Escape clears the selection
+ *   the window, M drops a marker at the cursor, Escape clears the selection and the range
  */
 import { firstRowBelow, GUTTER_W, Row, RULER_H, SLICE_H, SliceCols, TRACK_PAD } from './model';
 import type { Mark } from './renderer';
 
 export const MIN_SPAN = 100; // ns
+/** the left part of a track's gutter that pins / unpins it */
+export const PIN_W = 24;
 export const KEY_ZOOM = 1.35;
 const WHEEL_ZOOM = 0.0015;
 
@@ -121,7 +126,8 @@ export type Hit =
   | { kind: 'header'; key: string } // a rank or unit header: collapse / expand
   | { kind: 'lanes'; key: string } // the gutter of a capped track: "show all N levels" / "show 8"
   | { kind: 'miss' } // a slice track, between slices
-  | { kind: 'merged'; start: number; end: number } // a bucket of sub-pixel slices
+  | { kind: 'pin'; key: string } // the pin at the left of a track's gutter: pin / unpin it
+  | { kind: 'merged'; start: number; end: number; name: string; count: number; track: string; rank: number } // a bucket of sub-pixel slices
   | { kind: 'slice'; mark: Mark };
 
 /** The row and slice under canvas point (x, y) in css px. */
@@ -136,6 +142,9 @@ export function hitTest(vp: Viewport, rows: Row[], slices: Map<string, SliceCols
   }
   if (row.kind !== 'track') {
     return { kind: 'header', key: row.key };
+  }
+  if (x < PIN_W) {
+    return { kind: 'pin', key: row.key };
   }
   if (x < GUTTER_W && row.capped) {
     return { kind: 'lanes', key: row.key };
@@ -178,7 +187,15 @@ export function hitTest(vp: Viewport, rows: Row[], slices: Map<string, SliceCols
     return { kind: 'miss' };
   }
   if (d.merged[best] === 1 || d.id[best] < 0 || !d.source) {
-    return { kind: 'merged', start: d.start_ns[best], end: d.start_ns[best] + Math.max(d.dur_ns[best], MIN_SPAN) };
+    return {
+      kind: 'merged',
+      start: d.start_ns[best],
+      end: d.start_ns[best] + Math.max(d.dur_ns[best], MIN_SPAN),
+      name: d.names[d.name[best]],
+      count: d.count[best],
+      track: row.key,
+      rank: row.rank
+    };
   }
   return {
     kind: 'slice',
@@ -202,6 +219,12 @@ export interface InputActions {
   changed(): void;
   click(x: number, y: number): void;
   clearSelection(): void;
+  /** the pointer over the canvas (css px in the canvas, and in the page), or null when it left */
+  hover(at: { x: number; y: number; clientX: number; clientY: number } | null): void;
+  /** a range being dragged (`done` false) or released (`done` true), relative ns */
+  range(start: number, end: number, done: boolean): void;
+  /** drop a marker at a relative time */
+  mark(ns: number): void;
 }
 
 /**
@@ -209,37 +232,58 @@ export interface InputActions {
  * outside the canvas (window and document ones).
  */
 export function bindInput(canvas: HTMLCanvasElement, root: HTMLElement, vp: Viewport, act: InputActions): () => void {
-  let drag: { x: number; y: number; start: number; end: number; scroll: number; moved: boolean } | null = null;
+  let drag: {
+    x: number;
+    y: number;
+    start: number;
+    end: number;
+    scroll: number;
+    moved: boolean;
+    range: boolean;
+    t0: number;
+  } | null = null;
   let mouseX: number | null = null;
 
   const wheel = (e: WheelEvent): void => {
     e.preventDefault();
     const x = e.offsetX;
-    if (x < GUTTER_W || e.shiftKey) {
-      if (e.shiftKey && x >= GUTTER_W) {
-        vp.pan((e.deltaY || e.deltaX) / Math.max(1, vp.width - GUTTER_W));
-      } else {
-        vp.scrollTo(vp.scrollY + e.deltaY);
-        act.changed();
-      }
+    const unit = e.deltaMode === 1 ? 30 : e.deltaMode === 2 ? vp.height : 1;
+    const dy = e.deltaY * unit;
+    const dx = e.deltaX * unit;
+    if ((e.ctrlKey || e.metaKey) && x >= GUTTER_W) {
+      vp.zoom(Math.exp(dy * WHEEL_ZOOM), x);
       return;
     }
-    const dy = e.deltaMode === 1 ? e.deltaY * 30 : e.deltaY;
-    vp.zoom(Math.exp(dy * WHEEL_ZOOM), x);
+    const sideways = e.shiftKey ? dy || dx : Math.abs(dx) > Math.abs(dy) ? dx : 0;
+    if (sideways && x >= GUTTER_W) {
+      vp.pan(sideways / Math.max(1, vp.width - GUTTER_W));
+      return;
+    }
+    vp.scrollTo(vp.scrollY + dy);
+    act.changed();
   };
+
+  const tAt = (x: number) => vp.start + (x - GUTTER_W) * vp.pxNs;
 
   const down = (e: MouseEvent): void => {
     if (e.button !== 0) {
       return;
     }
     root.focus({ preventScroll: true });
-    drag = { x: e.clientX, y: e.clientY, start: vp.start, end: vp.end, scroll: vp.scrollY, moved: false };
+    const rect = canvas.getBoundingClientRect();
+    const x = e.clientX - rect.left;
+    const y = e.clientY - rect.top;
+    const range = x >= GUTTER_W && (e.shiftKey || y < RULER_H);
+    drag = { x: e.clientX, y: e.clientY, start: vp.start, end: vp.end, scroll: vp.scrollY, moved: false, range, t0: tAt(x) };
+    act.hover(null);
   };
 
   const move = (e: MouseEvent): void => {
     const rect = canvas.getBoundingClientRect();
     mouseX = e.clientX - rect.left;
     if (!drag) {
+      const inside = e.target === canvas;
+      act.hover(inside ? { x: mouseX, y: e.clientY - rect.top, clientX: e.clientX, clientY: e.clientY } : null);
       return;
     }
     const dx = e.clientX - drag.x;
@@ -248,6 +292,11 @@ export function bindInput(canvas: HTMLCanvasElement, root: HTMLElement, vp: View
       return;
     }
     drag.moved = true;
+    if (drag.range) {
+      const t = tAt(Math.max(GUTTER_W, Math.min(vp.width, mouseX)));
+      act.range(Math.min(drag.t0, t), Math.max(drag.t0, t), false);
+      return;
+    }
     const pxNs = (drag.end - drag.start) / Math.max(1, vp.width - GUTTER_W);
     vp.start = drag.start - dx * pxNs;
     vp.end = drag.end - dx * pxNs;
@@ -259,10 +308,18 @@ export function bindInput(canvas: HTMLCanvasElement, root: HTMLElement, vp: View
   const up = (e: MouseEvent): void => {
     const d = drag;
     drag = null;
-    if (!d || d.moved) {
+    if (!d) {
       return;
     }
     const rect = canvas.getBoundingClientRect();
+    if (d.range && d.moved) {
+      const t = tAt(Math.max(GUTTER_W, Math.min(vp.width, e.clientX - rect.left)));
+      act.range(Math.min(d.t0, t), Math.max(d.t0, t), true);
+      return;
+    }
+    if (d.moved) {
+      return;
+    }
     act.click(e.clientX - rect.left, e.clientY - rect.top);
   };
 
@@ -291,6 +348,9 @@ export function bindInput(canvas: HTMLCanvasElement, root: HTMLElement, vp: View
       case 'd':
         vp.pan(0.2);
         break;
+      case 'm':
+        act.mark(tAt(anchor ?? GUTTER_W + vp.plotW / 2));
+        break;
       case 'escape':
         act.clearSelection();
         break;
@@ -304,7 +364,10 @@ export function bindInput(canvas: HTMLCanvasElement, root: HTMLElement, vp: View
   canvas.addEventListener('mousedown', down);
   window.addEventListener('mousemove', move);
   window.addEventListener('mouseup', up);
-  canvas.addEventListener('mouseleave', () => (mouseX = null));
+  canvas.addEventListener('mouseleave', () => {
+    mouseX = null;
+    act.hover(null);
+  });
   document.addEventListener('keydown', key);
   return () => {
     document.removeEventListener('keydown', key);

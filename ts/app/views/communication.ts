@@ -1,7 +1,9 @@
 /**
- * Communication: per collective type and rank the time split (transit / wait / sync / idle), the
- * bandwidth by link type, the rank-to-rank matrix (heatmap and numbers), links slower than their
- * transport's median, and every collective with a jump to it on the timeline.
+ * Communication: per collective type and rank the elapsed time in its parts (transit, wait —
+ * synchronisation inside it — and idle: they add up to elapsed), the bandwidth per transport type
+ * (on-chip LOCAL copies left out), the rank-to-rank matrix (heatmap coloured from 0, and numbers),
+ * links slower than their transport's median, and every collective with a jump to it on the
+ * timeline.
  */
 import { append, clear, fmtBytes, h } from '../dom';
 import type { AnalysisPayload } from '../api';
@@ -108,30 +110,59 @@ export function create(): View {
   };
 }
 
+/**
+ * The parts of each row's elapsed time, stacked: transit, wait outside synchronisation,
+ * synchronisation (which the vendor counts inside wait) and idle.  transit + wait + idle =
+ * elapsed (comm_summary's own columns); drawing sync on top of wait, as before, added it twice.
+ */
+export function elapsedParts(rows: Record<string, any>[]): { name: string; values: (number | null)[] }[] {
+  const has = (c: string) => rows.some(r => isNum(r[c]) && r[c] > 0);
+  if (!has('transit_us') && !has('wait_us') && !has('idle_us')) {
+    return [];
+  }
+  const sync = (r: Record<string, any>) => (isNum(r.sync_us) && isNum(r.wait_us) ? Math.min(r.sync_us, r.wait_us) : 0);
+  const parts = [
+    { name: 'transit_us', values: rows.map(r => num(r.transit_us)) },
+    { name: 'wait_other_us', values: rows.map(r => (isNum(r.wait_us) ? r.wait_us - sync(r) : null)) },
+    { name: 'sync_us', values: rows.map(r => (isNum(r.wait_us) ? sync(r) : null)) },
+    { name: 'idle_us', values: rows.map(r => num(r.idle_us)) }
+  ];
+  return parts.filter(p => p.values.some(v => isNum(v) && v > 0));
+}
+
 function splitChart(ctx: ViewContext, p: AnalysisPayload, charts: Chart[]): Node[] {
   const t = ctx.t;
-  const split = ['transit_us', 'wait_us', 'sync_us', 'idle_us'].filter(c => p.rows.some(r => isNum(r[c]) && r[c] > 0));
+  const split = elapsedParts(p.rows);
   // without the vendor's transit / wait split (GPU traces) the elapsed time is what there is
-  const parts = split.length ? split : ['elapse_us'].filter(c => p.rows.some(r => isNum(r[c])));
+  const parts = split.length ? split : [{ name: 'elapse_us', values: p.rows.map(r => num(r.elapse_us)) }].filter(x => x.values.some(isNum));
   const out: Node[] = [];
   if (parts.length) {
-    const c = new Chart(Math.max(120, 50 + p.rows.length * 26));
+    const c = new Chart(Math.max(120, 50 + p.rows.length * 26), 'pi-comm-split');
     charts.push(c);
-    c.set(barOption(p.rows.map(r => String(r.label)), parts.map(k => ({ name: t(`ui.col.${k}`), values: p.rows.map(r => num(r[k])) })), fmtUs, true));
+    const labels = p.rows.map(r => String(r.label));
+    const series = parts.map(k => ({ name: t(`ui.col.${k.name}`), values: k.values }));
+    c.set(barOption(labels, series, fmtUs, true));
+    // the drawn numbers, for readers of the page (tests): labels, series, and elapsed per row
+    c.el.dataset.series = JSON.stringify({ labels, elapsed: p.rows.map(r => num(r.elapse_us)), parts: parts.map(k => ({ key: k.name, values: k.values })) });
+    if (split.length) {
+      out.push(h('p', { class: 'pi-note' }, t('ui.communication.parts_note')));
+    }
     out.push(c.el);
   }
-  out.push(new DataTable({ t, columns: columnsFor(t, p.columns, p.rows, ['label']), rows: p.rows }).el);
+  out.push(new DataTable({ t, columns: columnsFor(t, p.columns, p.rows, ['label', 'bandwidth_gbps']), rows: p.rows }).el);
   return out;
 }
 
 function linkChart(ctx: ViewContext, p: AnalysisPayload, charts: Chart[]): Node {
   const t = ctx.t;
+  // per transport type only: the all-bytes figure (bandwidth_gbps) adds the on-chip LOCAL copies
+  // (the matrix diagonal, ~30x faster than a link) to the links' bytes, and no link reaches it
   const links = LINKS.filter(k => p.rows.some(r => isNum(r[k])));
-  const cols = ['bandwidth_gbps', ...links];
+  const cols = links;
   if (!p.rows.some(r => cols.some(k => isNum(r[k])))) {
     return empty(t('ui.communication.no_bandwidth'));
   }
-  const c = new Chart(Math.max(120, 60 + p.rows.length * 22 * cols.length));
+  const c = new Chart(Math.max(120, 60 + p.rows.length * 22 * cols.length), 'pi-comm-bandwidth');
   charts.push(c);
   c.set(
     barOption(
@@ -140,7 +171,8 @@ function linkChart(ctx: ViewContext, p: AnalysisPayload, charts: Chart[]): Node 
       v => fmtCell('x_gbps', v)
     )
   );
-  return c.el;
+  c.el.dataset.series = JSON.stringify(cols);
+  return h('div', {}, h('p', { class: 'pi-note' }, t('ui.communication.bandwidth_note')), c.el);
 }
 
 function matrixBlock(ctx: ViewContext, p: AnalysisPayload, charts: Chart[]): HTMLElement {
@@ -169,6 +201,7 @@ function matrixBlock(ctx: ViewContext, p: AnalysisPayload, charts: Chart[]): HTM
     const links = cells.filter(c => c.src !== c.dst).map(item);
     const self = cells.filter(c => c.src === c.dst).map(item);
     const vals = links.map(d => d[2]).filter(isNum) as number[];
+    chart.el.dataset.range = JSON.stringify([0, vals.length ? Math.max(...vals) : 1]);
     const label = { show: ranks.length <= 12, formatter: (q: any) => fmt(metric, q.value[2]).replace(' GB/s', ''), color: '#1b1b1f' };
     chart.set({
       animation: false,
@@ -182,7 +215,8 @@ function matrixBlock(ctx: ViewContext, p: AnalysisPayload, charts: Chart[]): HTM
       visualMap: {
         seriesIndex: 0,
         dimension: 2,
-        min: vals.length ? Math.min(...vals) : 0,
+        // anchored at 0: a 3 % spread between links must look like one, not like black vs white
+        min: 0,
         max: vals.length ? Math.max(...vals) : 1,
         calculable: true,
         orient: 'vertical',

@@ -77,6 +77,8 @@ function keyNumbers(
   const total = sum(steps, 'step_us');
   if (step !== null) {
     const worst = steps.reduce((a, b) => (b.step_us > a.step_us ? b : a));
+    // compute first: the share of the step the device computed is the headline, not "busy"
+    items.push({ key: 'computing', label: t('ui.overview.computing'), value: fmtPct(sum(steps, 'computing_us') / total), sub: fmtUs(mean(steps, 'computing_us')) });
     items.push({
       key: 'step',
       label: t('ui.overview.step_time'),
@@ -86,7 +88,6 @@ function keyNumbers(
           ? t('ui.overview.step_sub', { n: steps.length, max: fmtUs(worst.step_us), rank: worst.rank, step: worst.step ?? '-' })
           : t('ui.overview.step_one', { rank: worst.rank, step: worst.step ?? '-' })
     });
-    items.push({ key: 'computing', label: t('ui.overview.computing'), value: fmtPct(sum(steps, 'computing_us') / total), sub: fmtUs(mean(steps, 'computing_us')) });
     items.push({
       key: 'comm',
       label: t('ui.overview.comm'),

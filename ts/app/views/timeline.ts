@@ -34,7 +34,9 @@ import { hideDetails, renderDetails } from '../timeline/details';
 import {
   COLLAPSE_OVER,
   firstRowBelow,
+  GUTTER_W,
   LANE_CAP,
+  passes,
   layout,
   rankKey,
   relative,
@@ -50,6 +52,8 @@ import {
 import { draw, Flow, FrameInfo, Mark, Scene } from '../timeline/renderer';
 import { TimelineSearch } from '../timeline/search';
 import { bindInput, hitTest, KEY_ZOOM, MIN_SPAN, Viewport } from '../timeline/viewport';
+import type { StatsAnswer } from '../generated/wire';
+import { renderMarkers, renderRange, Tooltip } from './timeline_tools';
 import type { View, ViewContext, ViewState } from './types';
 
 /** `window.profinsightTimeline`: the view's state as the UI tests read it. */
@@ -86,6 +90,18 @@ export interface TimelineHooks {
   yOf(track: string, depth?: number): number | null;
   slices(track: string): SliceCols | null;
   idle(): boolean;
+  /** the drag-selected range (relative ns) and its statistics once they arrived */
+  range(): { start_ns: number; end_ns: number } | null;
+  setRange(a: number, b: number): void;
+  stats(): StatsAnswer | null;
+  tooltip(): { name: string; dur_ns: number; count: number; text: string } | null;
+  markers(): number[];
+  addMarker(ns: number): void;
+  pin(track: string): void;
+  pinned(): string[];
+  setFilter(text: string): void;
+  /** the gaps window in memory: how many the server counted there, how many it sent */
+  gapsInfo(): { start_ns: number; end_ns: number; total: number; shown: number } | null;
 }
 
 declare global {
@@ -117,6 +133,15 @@ class TimelineView implements View {
   private collapsed = new Set<string>();
   private allLanes = new Set<string>(); // capped tracks the user opened to all their levels
   private selected: Mark | null = null;
+  private range: { start: number; end: number } | null = null;
+  private rangeStats: StatsAnswer | null = null;
+  private rangeSeq = 0;
+  private markers: number[] = [];
+  private pinned: string[] = [];
+  private filter = '';
+  private tip!: Tooltip;
+  private markerBox!: HTMLElement;
+  private filterBox!: HTMLInputElement;
   private flows: Flow[] = [];
   private search!: TimelineSearch;
   private frameInfo: FrameInfo = { arrows: 0, gaps: 0, slices: 0 };
@@ -146,6 +171,16 @@ class TimelineView implements View {
     });
     this.hitLabel = h('span', { class: 'pi-tl-hits', 'aria-live': 'polite' });
     this.windowLabel = h('span', { class: 'pi-tl-window' });
+    this.filterBox = h('input', {
+      class: 'pi-tl-filter',
+      type: 'search',
+      placeholder: t('ui.timeline.filter'),
+      'aria-label': t('ui.timeline.filter'),
+      title: t('ui.timeline.filter.help')
+    });
+    this.filterBox.addEventListener('input', () => this.setFilter(this.filterBox.value));
+    this.markerBox = h('span', { class: 'pi-tl-markers', hidden: true });
+    this.tip = new Tooltip(t);
     this.canvas = h('canvas', { class: 'pi-tl-canvas' });
     this.spacer = h('div', { class: 'pi-tl-spacer' });
     this.vscroll = h('div', { class: 'pi-tl-vscroll' }, this.spacer);
@@ -173,6 +208,8 @@ class TimelineView implements View {
       btn('pi-tl-prev', '↑', t('ui.timeline.prev'), () => this.search.jump(-1)),
       btn('pi-tl-next', '↓', t('ui.timeline.next'), () => this.search.jump(1)),
       this.hitLabel,
+      this.filterBox,
+      this.markerBox,
       h('span', { class: 'pi-spacer' }),
       btn('pi-tl-zoomin', '+', t('ui.timeline.zoom_in'), () => vp.zoom(1 / KEY_ZOOM)),
       btn('pi-tl-zoomout', '−', t('ui.timeline.zoom_out'), () => vp.zoom(KEY_ZOOM)),
@@ -180,7 +217,7 @@ class TimelineView implements View {
       this.windowLabel,
       h('span', { class: 'pi-tl-help' }, t('ui.timeline.help'))
     );
-    const stage = h('div', { class: 'pi-tl-stage' }, this.canvas, this.vscroll);
+    const stage = h('div', { class: 'pi-tl-stage' }, this.canvas, this.vscroll, this.tip.el);
     this.details = h('aside', { class: 'pi-tl-details', hidden: true });
     append(this.root, [toolbar, h('div', { class: 'pi-tl-main' }, stage, this.details)]);
     el.appendChild(this.root);
@@ -202,7 +239,13 @@ class TimelineView implements View {
       active: () => this.visible && !!this.tree && this.root.offsetParent !== null,
       changed: () => this.changed(),
       click: (x, y) => this.click(x, y),
-      clearSelection: () => this.clearSelection()
+      clearSelection: () => {
+        this.clearSelection();
+        this.clearRange();
+      },
+      hover: at => this.hover(at),
+      range: (a, b, done) => this.setRange(a, b, done),
+      mark: ns => this.addMarker(ns)
     });
     this.resizeObs = new ResizeObserver(() => this.resize());
     this.resizeObs.observe(stage);
@@ -281,10 +324,16 @@ class TimelineView implements View {
         this.vp.scrollTo(row.y);
       }
     }
+    if (typeof state.lanes === 'string') {
+      this.setFilter(state.lanes);
+    }
     if (state.start_ns !== undefined && state.end_ns !== undefined) {
       const a = relative(state.start_ns, this.data.origin);
       const b = relative(state.end_ns, this.data.origin);
-      this.vp.setWindow(a, Math.max(b, a + MIN_SPAN), 0.1);
+      this.vp.setWindow(a, Math.max(b, a + MIN_SPAN), state.exact ? 0 : 0.1);
+    }
+    if (state.range) {
+      this.setRange(relative(state.range.start_ns, this.data.origin), relative(state.range.end_ns, this.data.origin), true);
     }
     if (state.select && state.select.kind) {
       void this.selectById(
@@ -343,7 +392,7 @@ class TimelineView implements View {
     if (!this.tree) {
       return;
     }
-    this.rows = layout(this.tree, this.collapsed, this.ctx.t, this.allLanes);
+    this.rows = layout(this.tree, this.collapsed, this.ctx.t, this.allLanes, { filter: this.filter, pinned: this.pinned });
     this.rowByKey = new Map(this.rows.map(r => [r.key, r]));
     const last = this.rows[this.rows.length - 1];
     this.vp.contentHeight = last ? last.y + last.h : 0;
@@ -384,6 +433,29 @@ class TimelineView implements View {
     return out;
   }
 
+  private reportTimer = 0;
+
+  /** Tells the host what the view shows (window, selection, range, lane filter) for its link. */
+  private report(): void {
+    if (!this.ctx?.setState || !this.tree || this.reportTimer) {
+      return;
+    }
+    this.reportTimer = window.setTimeout(() => {
+      this.reportTimer = 0;
+      if (!this.visible) {
+        return;
+      }
+      const abs = (ns: number) => (BigInt(this.data.origin) + BigInt(Math.round(ns))).toString();
+      this.ctx.setState?.({
+        start_ns: abs(this.vp.start),
+        end_ns: abs(this.vp.end),
+        select: this.selected ? { kind: this.selected.kind, rank: this.selected.rank, id: this.selected.id } : undefined,
+        range: this.range ? { start_ns: abs(this.range.start), end_ns: abs(this.range.end) } : undefined,
+        lanes: this.filter || undefined
+      });
+    }, 250);
+  }
+
   private changed(): void {
     const span = this.vp.end - this.vp.start;
     this.windowLabel.textContent = this.ctx ? this.ctx.t('ui.timeline.window', { span: tickLabel(span, span / 100) }) : '';
@@ -392,6 +464,7 @@ class TimelineView implements View {
   }
 
   private schedule(): void {
+    this.report();
     if (!this.raf) {
       this.raf = requestAnimationFrame(() => {
         this.raf = 0;
@@ -408,6 +481,9 @@ class TimelineView implements View {
     const v = { start: this.vp.start, end: this.vp.end, plotW: this.vp.plotW };
     void this.data.want('slice', vis.slice, v);
     void this.data.want('counter', vis.counter, v);
+    if (this.ready) {
+      void this.data.wantGaps(v, () => this.schedule());
+    }
   }
 
   // --- drawing ------------------------------------------------------------------------------
@@ -446,6 +522,8 @@ class TimelineView implements View {
       gaps: d.gaps,
       selected: this.selected,
       flows: this.flows,
+      range: this.range,
+      markers: this.markers,
       rowOf: (track, rank) => this.rowOf(track, rank),
       t: this.ctx.t,
       colors: this.colors
@@ -455,7 +533,7 @@ class TimelineView implements View {
       this.root.setAttribute('data-state', 'ready');
       // idle gaps come from an analysis that can take seconds on a fresh server; the server
       // runs engine calls one at a time, so asking for it only now keeps it off the first paint
-      void d.loadGaps(() => this.schedule());
+      this.maybeFetch();
     }
   }
 
@@ -487,6 +565,9 @@ class TimelineView implements View {
         break;
       case 'lanes':
         this.toggleLanes(hit.key);
+        break;
+      case 'pin':
+        this.pin(hit.key);
         break;
       case 'miss':
         this.clearSelection();
@@ -567,13 +648,133 @@ class TimelineView implements View {
         this.zoomToMark(other);
         void this.select(other);
       },
-      onClose: () => this.clearSelection()
+      onClose: () => this.clearSelection(),
+      origin: this.data.origin
     });
     this.schedule();
   }
 
   private status(msg: string): void {
     this.hitLabel.textContent = msg;
+  }
+
+  // --- tools: tooltip, range, markers, lane filter, pinning --------------------------------------
+  private hover(at: { x: number; y: number; clientX: number; clientY: number } | null): void {
+    if (!at || !this.tree || at.x < GUTTER_W) {
+      this.tip.hide();
+      return;
+    }
+    const hit = hitTest(this.vp, this.rows, this.data.slices?.data, at.x, at.y);
+    const row = hit.kind === 'slice' ? this.rowOf(hit.mark.track, hit.mark.rank) : hit.kind === 'merged' ? this.rowOf(hit.track, hit.rank) : null;
+    const where = row ? `${this.ctx.t('ui.timeline.rank', { rank: row.rank })} · ${row.unit?.name ?? ''} · ${row.track?.name ?? row.label}` : '';
+    if (hit.kind === 'slice') {
+      this.tip.show({ name: hit.mark.name, dur_ns: hit.mark.dur_ns, start_ns: hit.mark.start_ns, track: where, count: 1 }, at.clientX, at.clientY);
+    } else if (hit.kind === 'merged') {
+      this.tip.show({ name: hit.name, dur_ns: hit.end - hit.start, start_ns: hit.start, track: where, count: hit.count }, at.clientX, at.clientY);
+    } else {
+      this.tip.hide();
+    }
+  }
+
+  /** Shows [a, b) as the selected range; once released, asks the server for its statistics. */
+  setRange(a: number, b: number, done = true): void {
+    if (b - a < 1) {
+      return;
+    }
+    this.range = { start: a, end: b };
+    this.tip.hide();
+    this.schedule();
+    if (!done) {
+      return;
+    }
+    this.rangeStats = null;
+    const span = { start: a, end: b };
+    const opts = {
+      t: this.ctx.t,
+      onClose: () => this.clearRange(),
+      onZoom: () => this.vp.setWindow(span.start, span.end),
+      onName: (name: string) => {
+        this.searchBox.value = name;
+        void this.search.run(name, 1);
+      }
+    };
+    renderRange(this.details, null, span, opts);
+    const seq = ++this.rangeSeq;
+    this.data
+      .stats(a, b, this.filteredTracks())
+      .then(r => {
+        if (seq === this.rangeSeq) {
+          this.rangeStats = r;
+          renderRange(this.details, r, span, opts);
+        }
+      })
+      .catch((e: unknown) => {
+        if (seq === this.rangeSeq) {
+          renderRange(this.details, { error: e instanceof Error ? e.message : String(e) }, span, opts);
+        }
+      });
+  }
+
+  private clearRange(): void {
+    if (!this.range) {
+      return;
+    }
+    this.range = null;
+    this.rangeStats = null;
+    this.rangeSeq++;
+    this.details.classList.remove('pi-tl-range-panel');
+    if (!this.selected) {
+      hideDetails(this.details);
+    }
+    this.schedule();
+  }
+
+  /** Slice track ids the lane filter lets through (empty: no filter, every track). */
+  private filteredTracks(): string[] {
+    if (!this.filter.trim() || !this.tree) {
+      return [];
+    }
+    const out: string[] = [];
+    for (const r of this.tree.ranks) {
+      for (const u of r.units) {
+        for (const tr of u.tracks) {
+          const path = `${this.ctx.t('ui.timeline.rank', { rank: r.rank })} / ${u.name} / ${tr.name}`;
+          if (tr.kind === 'slice' && (passes(path, this.filter) || this.pinned.includes(tr.id))) {
+            out.push(tr.id);
+          }
+        }
+      }
+    }
+    return out.length ? out : ['-'];
+  }
+
+  addMarker(ns: number): void {
+    this.markers = [...this.markers, ns].sort((a, b) => a - b);
+    this.showMarkers();
+  }
+
+  private showMarkers(): void {
+    renderMarkers(this.markerBox, this.markers, this.ctx.t, () => {
+      this.markers = [];
+      this.showMarkers();
+    });
+    this.schedule();
+  }
+
+  /** Pins a track to the top group, or unpins it. */
+  pin(track: string): void {
+    this.pinned = this.pinned.includes(track) ? this.pinned.filter(k => k !== track) : [...this.pinned, track];
+    this.relayout();
+    this.vp.scrollTo(this.vp.scrollY);
+  }
+
+  setFilter(text: string): void {
+    this.filter = text;
+    if (this.filterBox.value !== text) {
+      this.filterBox.value = text;
+    }
+    this.relayout();
+    this.vp.scrollTo(0);
   }
 
   // --- test hooks ---------------------------------------------------------------------------
@@ -614,7 +815,23 @@ class TimelineView implements View {
         return r ? RULER_H + r.y - vp.scrollY + TRACK_PAD + depth * SLICE_H + SLICE_H / 2 : null;
       },
       slices: track => self.data.slices?.data.get(track) || null,
-      idle: () => self.data.idle() && self.raf === 0
+      idle: () => self.data.idle() && self.raf === 0,
+      range: () => (self.range ? { start_ns: self.range.start, end_ns: self.range.end } : null),
+      setRange: (a, b) => self.setRange(a, b, true),
+      stats: () => self.rangeStats,
+      tooltip: () =>
+        self.tip.content && !self.tip.el.hidden
+          ? { name: self.tip.content.name, dur_ns: self.tip.content.dur_ns, count: self.tip.content.count, text: self.tip.el.textContent || '' }
+          : null,
+      markers: () => [...self.markers],
+      addMarker: ns => self.addMarker(ns),
+      pin: key => self.pin(key),
+      pinned: () => [...self.pinned],
+      setFilter: text => self.setFilter(text),
+      gapsInfo: () => {
+        const g = self.data.gapsWindow;
+        return g ? { start_ns: g.start, end_ns: g.end, total: g.total, shown: g.shown } : null;
+      }
     };
   }
 }

@@ -6,19 +6,13 @@ import type { Api, ProfileInfo } from '../api';
 import type { Lang } from '../i18n';
 
 /**
- * What `navigate` hands a view.  The timeline reads all of it (its navigation contract is
- * documented in ./timeline.ts); other views ignore what they do not know.  States also come from
- * page scripts (test hooks), so views still check the types at run time.
+ * What `navigate` hands a view (../link.ts declares it: a link carries the same state).  The
+ * timeline reads all of it (its navigation contract is documented in ./timeline.ts); other views
+ * ignore what they do not know.  States also come from page scripts (test hooks) and links, so
+ * views still check the types at run time.
  */
-export interface ViewState {
-  rank?: number;
-  /** absolute profile times in ns; strings where exact values matter (epoch ns exceed 2^53) */
-  start_ns?: number | string;
-  end_ns?: number | string;
-  select?: { kind: string; rank?: number; id: number; name?: string };
-  query?: string;
-  step?: number;
-}
+export type { ViewState } from '../link';
+import type { ViewState } from '../link';
 
 /** What a view gets: the API, the loaded profile, labels, and navigation to another view. */
 export interface ViewContext {
@@ -28,6 +22,11 @@ export interface ViewContext {
   lang: Lang;
   /** Show `view` and hand it `state` (e.g. `{rank, start_ns, end_ns}` for the timeline). */
   navigate: (view: string, state?: ViewState) => void;
+  /**
+   * What the view shows now (its window, selection, filter), for the page address: the host
+   * writes it into the link (../link.ts) without a new history entry.  Optional for hosts.
+   */
+  setState?: (state: ViewState) => void;
 }
 
 /** One page of the viewer.  `show` is called on every visit, with the state navigate passed. */

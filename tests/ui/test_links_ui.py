@@ -1,0 +1,106 @@
+"""Shareable state in a real browser: views, the timeline window, selection, range and lane filter
+live in the page address (ts/app/link.ts); Back/Forward step through views; a link built by hand
+in the documented format opens the same picture; an edited hash is followed."""
+
+from __future__ import annotations
+
+from urllib.parse import parse_qs
+
+import pytest
+
+import profinsight
+
+RANK0 = ("ascend_pt", "text_level1", "rank0_ascend_pt")
+pytestmark = pytest.mark.browser
+
+
+@pytest.fixture(scope="module")
+def base(serve, fixtures):
+    return serve(fixtures.joinpath(*RANK0))
+
+
+@pytest.fixture(scope="module")
+def prof(fixtures, base):
+    return profinsight.load(fixtures.joinpath(*RANK0))
+
+
+def _hook(page, expr):
+    return page.evaluate(f"() => window.profinsightTimeline.{expr}")
+
+
+def _ready(page):
+    page.wait_for_selector(".pi-pane-timeline .pi-tl[data-state='ready']", timeout=30_000)
+    page.wait_for_function("() => window.profinsightTimeline && window.profinsightTimeline.idle()", timeout=20_000)
+
+
+def _query(page):
+    h = page.evaluate("() => location.hash")
+    return h.split("?", 1)[0], {k: v[0] for k, v in parse_qs(h.split("?", 1)[1] if "?" in h else "").items()}
+
+
+def test_back_and_forward_step_through_views(base, page):
+    page.goto(f"{base}/#rank0_ascend_pt/overview")
+    page.wait_for_selector(".pi-pane-overview .pi-card")
+    page.click(".pi-tab[data-view='operators']")
+    page.wait_for_selector(".pi-pane-operators:not([hidden])")
+    page.click(".pi-tab[data-view='timeline']")
+    _ready(page)
+    assert _query(page)[0] == "#rank0_ascend_pt/timeline"
+    page.go_back()
+    page.wait_for_selector(".pi-pane-operators:not([hidden])")
+    assert page.is_hidden(".pi-pane-timeline") and _query(page)[0] == "#rank0_ascend_pt/operators"
+    page.go_back()
+    page.wait_for_selector(".pi-pane-overview:not([hidden])")
+    assert page.url.startswith(base)  # Back stays in the app
+    page.go_forward()
+    page.wait_for_selector(".pi-pane-operators:not([hidden])")
+    # an edited hash is followed
+    page.evaluate("() => { location.hash = '#rank0_ascend_pt/memory'; }")
+    page.wait_for_selector(".pi-pane-memory:not([hidden])")
+    assert page.errors == []
+
+
+def test_timeline_window_and_selection_travel_in_the_link(base, page, prof, shot):
+    page.goto(f"{base}/#rank0_ascend_pt/timeline")
+    _ready(page)
+    origin = int(_hook(page, "origin()"))
+    k = prof.sql(
+        "select task_uid, start_ns, dur_ns, name from device_tasks where stream = 2 order by dur_ns desc limit 1"
+    )
+    s = int(k["start_ns"][0]) - origin
+    page.evaluate(f"() => window.profinsightTimeline.setWindow({s - 50_000}, {s + 450_000})")
+    page.wait_for_function(f"() => location.hash.includes('start={origin + s - 50_000}')")
+    path, q = _query(page)
+    assert path == "#rank0_ascend_pt/timeline"
+    assert (int(q["start"]), int(q["end"])) == (origin + s - 50_000, origin + s + 450_000)
+    link = page.url
+    # the same link in a fresh page opens the same window
+    other = page.context.new_page()
+    other.goto(link)
+    _ready(other)
+    assert _hook(other, "visibleWindow()") == {"start_ns": s - 50_000, "end_ns": s + 450_000}
+    other.close()
+    # a link built by hand in the documented format: window, selection, range, lane filter, search
+    uid = int(k["task_uid"][0])
+    a, b = origin + s - 10_000, origin + s + 200_000
+    hand = (
+        f"{base}/#rank0_ascend_pt/timeline?start={origin + s - 100_000}&end={origin + s + 500_000}"
+        f"&sel=device_task:0:{uid}&range={a}-{b}&lanes=Stream"
+    )
+    third = page.context.new_page()
+    errors = []
+    third.on("pageerror", lambda e: errors.append(str(e)))
+    third.on("console", lambda m: errors.append(m.text) if m.type == "error" and "favicon" not in m.text else None)
+    third.goto(hand)
+    _ready(third)
+    third.wait_for_function("() => window.profinsightTimeline.stats() !== null")
+    assert _hook(third, "visibleWindow()") == {"start_ns": s - 100_000, "end_ns": s + 500_000}
+    sel = _hook(third, "selected()")
+    assert (sel["kind"], sel["id"], sel["name"]) == ("device_task", uid, k["name"][0])
+    assert _hook(third, "range()") == {"start_ns": a - origin, "end_ns": b - origin}
+    assert third.input_value(".pi-tl-filter") == "Stream"
+    assert {r["unit"] for r in _hook(third, "tracks()") if r["kind"] == "track"} == {"Ascend Hardware"}
+    shot(third, "timeline_deep_link")
+    assert errors == []
+    third.close()
+    assert page.errors == []

@@ -1,0 +1,128 @@
+/**
+ * Links into the viewer: the page address (`#...`) that names a profile, a view and what the view
+ * shows, so that a link opens the same picture and Back/Forward step through it.  Anything can
+ * build one (a report, a notebook, another tool) without the viewer's code:
+ *
+ *   #<profile>/<view>[?<key>=<value>&...]        values URL-encoded (URLSearchParams)
+ *
+ *   profile  the profile id (as `GET api/profiles` lists it), URL-encoded
+ *   view     overview | operators | aicore | timeline | memory | communication | ranks | compare | analyses
+ *   start, end   the timeline window: ABSOLUTE profile times in ns, decimal (epoch ns exceed 2^53)
+ *   rank     the rank to expand and scroll to
+ *   sel      the selected slice: <kind>:<rank>:<id> (kind device_task | host_op | api_call | comm_op | trace_slice)
+ *   range    a selected time range: <start ns>-<end ns>, absolute, decimal
+ *   lanes    the timeline's lane filter text
+ *   q        a search to run
+ *   step     a step number
+ *
+ * Example: `#text_level1/timeline?start=1736408883700000000&end=1736408883800000000&q=hcom`.
+ * `start_ns`, `end_ns` and `query` are read as aliases of `start`, `end` and `q`.
+ * Keys a view does not know are ignored; a window without `start`/`end` is the whole profile.
+ */
+
+/** What a view is handed (by a link, by Back/Forward, or by another view's `navigate`). */
+export interface ViewState {
+  rank?: number;
+  /** absolute profile times in ns; strings where exact values matter (epoch ns exceed 2^53) */
+  start_ns?: number | string;
+  end_ns?: number | string;
+  select?: { kind: string; rank?: number; id: number; name?: string };
+  query?: string;
+  step?: number;
+  /** a selected time range, absolute ns */
+  range?: { start_ns: string; end_ns: string };
+  /** the timeline's lane filter */
+  lanes?: string;
+  /** show the window as given (a link), not with the 10 % margin a jump from another view gets */
+  exact?: boolean;
+}
+
+export interface Link {
+  profile: string;
+  view: string;
+  state: ViewState;
+}
+
+const INT = /^-?\d+$/;
+
+/** The link in `hash` (with or without the leading `#`), or null when it names no profile. */
+export function parseHash(hash: string): Link | null {
+  const raw = hash.replace(/^#/, '');
+  if (!raw) {
+    return null;
+  }
+  const q = raw.indexOf('?');
+  const path = q < 0 ? raw : raw.slice(0, q);
+  const [pid, view] = path.split('/').map(s => {
+    try {
+      return decodeURIComponent(s);
+    } catch {
+      return s;
+    }
+  });
+  if (!pid) {
+    return null;
+  }
+  const p = new URLSearchParams(q < 0 ? '' : raw.slice(q + 1));
+  const state: ViewState = {};
+  const start = p.get('start') ?? p.get('start_ns'); // start_ns / end_ns / query: the spelled-out aliases
+  const end = p.get('end') ?? p.get('end_ns');
+  if (start && end && INT.test(start) && INT.test(end)) {
+    state.start_ns = start;
+    state.end_ns = end;
+    state.exact = true;
+  }
+  const rank = p.get('rank');
+  if (rank && INT.test(rank)) {
+    state.rank = Number(rank);
+  }
+  const step = p.get('step');
+  if (step && INT.test(step)) {
+    state.step = Number(step);
+  }
+  const sel = (p.get('sel') || '').split(':');
+  if (sel.length === 3 && sel[0] && INT.test(sel[1]) && INT.test(sel[2])) {
+    state.select = { kind: sel[0], rank: Number(sel[1]), id: Number(sel[2]) };
+  }
+  const range = (p.get('range') || '').match(/^(-?\d+)-(-?\d+)$/);
+  if (range) {
+    state.range = { start_ns: range[1], end_ns: range[2] };
+  }
+  const query = p.get('q') ?? p.get('query');
+  if (query) {
+    state.query = query;
+  }
+  if (p.get('lanes')) {
+    state.lanes = p.get('lanes')!;
+  }
+  return { profile: pid, view: view || 'overview', state };
+}
+
+/** The hash (with `#`) of `profile`, `view` and what of `state` a link carries. */
+export function buildHash(profile: string, view: string, state: ViewState = {}): string {
+  const p = new URLSearchParams();
+  if (state.start_ns !== undefined && state.end_ns !== undefined) {
+    p.set('start', String(state.start_ns));
+    p.set('end', String(state.end_ns));
+  }
+  if (typeof state.rank === 'number') {
+    p.set('rank', String(state.rank));
+  }
+  if (state.select && state.select.kind) {
+    p.set('sel', `${state.select.kind}:${state.select.rank ?? 0}:${state.select.id}`);
+  }
+  if (state.range) {
+    p.set('range', `${state.range.start_ns}-${state.range.end_ns}`);
+  }
+  if (state.lanes) {
+    p.set('lanes', state.lanes);
+  }
+  if (state.query) {
+    p.set('q', state.query);
+  }
+  if (typeof state.step === 'number') {
+    p.set('step', String(state.step));
+  }
+  const qs = p.toString();
+  return `#${encodeURIComponent(profile)}/${view}${qs ? `?${qs}` : ''}`;
+}

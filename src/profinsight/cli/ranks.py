@@ -38,10 +38,16 @@ def run(args) -> int:
         return 0
     from rich.table import Table
 
+    from ..render.ranks import figure_text
+
     console = make_console(args, 150)
+    groups = rep.groups()
     for title, df in (
         ("Ranks (per-step means, us)", rep.summary().drop(columns=["label"])),
         ("Load imbalance", rep.imbalance()),
+        ("Parallel layout (profiler_metadata.json)", rep.layout()),
+        ("Parallel groups (HCCL groups by their ranks)", groups.drop(columns=["evidence", "dimensions"])),
+        ("Pipeline bubble per stage", rep.bubbles()),
         ("Slow links", rep.slow_links().drop(columns=["evidence", "label"])),
     ):
         if df.empty:
@@ -50,7 +56,7 @@ def run(args) -> int:
         for c in df.columns:
             t.add_column(str(c), justify="right")
         for _, r in df.iterrows():
-            t.add_row(*(f"{v:,.1f}" if isinstance(v, float) else str(v) for v in r))
+            t.add_row(*(figure_text(v, str(c)) for c, v in r.items()))
         console.print(t)
     console.print(rep.verdict())
     if args.output:

@@ -10,6 +10,7 @@ import html
 import pandas as pd
 
 from .. import hooks
+from ..analyses.parallel import parallel_groups, parallel_layout, pipeline_bubbles, wait_chain
 from ..analyses.ranks import COMPONENTS, load_imbalance, rank_summary, slow_links, slow_ranks
 
 __all__ = ["COMPONENTS", "RanksReport", "load_imbalance", "rank_summary", "slow_links", "slow_ranks"]
@@ -35,10 +36,29 @@ class RanksReport:
     def slow_links(self, max_ratio: float = 0.5) -> pd.DataFrame:
         return pd.DataFrame(slow_links(self.profile, max_ratio))
 
+    def layout(self) -> pd.DataFrame:
+        """The declared parallel groups (profiler_metadata.json) with the HCCL hashes of each."""
+        return parallel_layout(self.profile)
+
+    def groups(self) -> pd.DataFrame:
+        """One row per HCCL group: its names, slow rank, imbalance (``parallel_groups``)."""
+        return pd.DataFrame(parallel_groups(self.profile, self.min_share))
+
+    def wait_chain(self) -> pd.DataFrame:
+        return pd.DataFrame(wait_chain(self.profile))
+
+    def bubbles(self) -> pd.DataFrame:
+        return pd.DataFrame(pipeline_bubbles(self.profile))
+
     def verdict(self) -> str:
         links = self.slow_links()
         tail = (" Slow links: " + " ".join(links["evidence"])) if not links.empty else ""
-        return self._rank_verdict() + tail
+        return self._rank_verdict() + self._group_verdict() + tail
+
+    def _group_verdict(self) -> str:
+        g = self.groups()
+        g = g[g["slow_rank"].notna()] if not g.empty else g
+        return (" In the parallel groups: " + " ".join(g["evidence"])) if not g.empty else ""
 
     def _rank_verdict(self) -> str:
         n = len(self.profile.ranks)
@@ -61,6 +81,10 @@ class RanksReport:
             "slow_ranks": rec(self.slow_ranks()),
             "imbalance": rec(self.imbalance()),
             "slow_links": rec(self.slow_links()),
+            "layout": rec(self.layout()),
+            "groups": rec(self.groups()),
+            "wait_chain": rec(self.wait_chain()),
+            "pipeline_bubbles": rec(self.bubbles()),
             "verdict": self.verdict(),
         }
 

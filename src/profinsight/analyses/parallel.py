@@ -241,6 +241,8 @@ def parallel_groups(profile, min_share: float = 0.02) -> pd.DataFrame:
         row["evidence"] = _group_words(row)
         rows.append(row)
     out = pd.DataFrame(rows, columns=list(_GROUP_COLS))
+    for col in ("slow_rank", "max_computing_rank"):
+        out[col] = pd.array([None if v is None or v != v else int(v) for v in out[col]], dtype="Int64")
     return out.sort_values(["n_ranks", "ranks", "group"], kind="stable").reset_index(drop=True)
 
 

@@ -8,6 +8,19 @@ from .common import add_paths, dumps, emit, make_console, output_format, paths
 
 HELP = "ranks side by side: slow-rank detection with evidence, load imbalance"
 FORMATS = ["table", "json", "html"]
+_GROUP_COLUMNS = (
+    "group",
+    "ranks",
+    "names",
+    "n_ops",
+    "comm_us",
+    "wait_us",
+    "slow_rank",
+    "waited_for_us",
+    "waited_for_share_of_step_ratio",
+    "computing_spread_us",
+    "imbalance_share_of_step_ratio",
+)
 
 
 def add_arguments(p) -> None:
@@ -46,9 +59,16 @@ def run(args) -> int:
         ("Ranks (per-step means, us)", rep.summary().drop(columns=["label"])),
         ("Load imbalance", rep.imbalance()),
         ("Parallel layout (profiler_metadata.json)", rep.layout()),
-        ("Parallel groups (HCCL groups by their ranks)", groups.drop(columns=["evidence", "dimensions"])),
+        (
+            "Parallel groups (HCCL groups by their ranks)",
+            groups[[c for c in _GROUP_COLUMNS if c in groups.columns]],
+        ),
         ("Pipeline bubble per stage", rep.bubbles()),
-        ("Slow links", rep.slow_links().drop(columns=["evidence", "label"])),
+        ("Slow links (bandwidth-bound transfers, >= 1 MB)", rep.slow_links().drop(columns=["evidence", "label"])),
+        (
+            "Latency-bound transfers (< 1 MB): time per transfer, not a bandwidth",
+            rep.link_latency().drop(columns=["evidence", "label", "op_types"]).head(10),
+        ),
     ):
         if df.empty:
             continue

@@ -10,6 +10,7 @@ import html
 import pandas as pd
 
 from .. import hooks
+from ..analyses.links import link_latency
 from ..analyses.parallel import parallel_groups, parallel_layout, pipeline_bubbles, wait_chain
 from ..analyses.ranks import COMPONENTS, load_imbalance, rank_summary, slow_links, slow_ranks
 
@@ -35,6 +36,10 @@ class RanksReport:
 
     def slow_links(self, max_ratio: float = 0.5) -> pd.DataFrame:
         return pd.DataFrame(slow_links(self.profile, max_ratio))
+
+    def link_latency(self) -> pd.DataFrame:
+        """The links' latency-bound (small) transfers, reported as time per transfer."""
+        return pd.DataFrame(link_latency(self.profile))
 
     def layout(self) -> pd.DataFrame:
         """The declared parallel groups (profiler_metadata.json) with the HCCL hashes of each."""
@@ -81,6 +86,7 @@ class RanksReport:
             "slow_ranks": rec(self.slow_ranks()),
             "imbalance": rec(self.imbalance()),
             "slow_links": rec(self.slow_links()),
+            "link_latency": rec(self.link_latency()),
             "layout": rec(self.layout()),
             "groups": rec(self.groups()),
             "wait_chain": rec(self.wait_chain()),

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import html
 
+import pandas as pd
+
 from ..registry import get
 from .notebook import render_html
 from .styles import page
@@ -18,7 +20,7 @@ from .styles import page
 def figure_text(v, col: str = "") -> str:
     """One figure of a ranks table as text: ratios and shares with four significant digits (a
     2.1% imbalance reads 0.021, never 0.0), other floats with one decimal, empty for a missing one."""
-    if v is None or (isinstance(v, float) and v != v):
+    if v is None or v is pd.NA or (isinstance(v, float) and v != v):
         return "-"
     if isinstance(v, float):
         return f"{v:.4g}" if col.endswith("ratio") or col == "mads" else f"{v:,.1f}"

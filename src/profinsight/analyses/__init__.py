@@ -5,6 +5,6 @@ Importing this package registers every one-profile analysis (the rank analyses i
 analysis and the CLI a ``view`` form.
 """
 
-from . import communication, gaps, links, memory, operators, parallel, ranks, steps  # noqa: F401 - registers the analyses
+from . import communication, gaps, links, memory, operators, parallel, rank_steps, ranks, steps  # noqa: F401 - registers the analyses
 
-__all__ = ["operators", "steps", "gaps", "memory", "communication", "ranks", "parallel", "links"]
+__all__ = ["operators", "steps", "gaps", "memory", "communication", "ranks", "parallel", "links", "rank_steps"]

@@ -24,36 +24,42 @@ class RanksReport:
     def __init__(self, profile, threshold: float = 3.0, min_share: float = 0.02):
         self.profile = profile
         self.threshold, self.min_share = threshold, min_share
+        self._memo: dict = {}  # each table is computed once: the verdict, JSON and HTML reuse them
+
+    def _once(self, key, make) -> pd.DataFrame:
+        if key not in self._memo:
+            self._memo[key] = make()
+        return self._memo[key].copy()
 
     def summary(self) -> pd.DataFrame:
-        return pd.DataFrame(rank_summary(self.profile))
+        return self._once("summary", lambda: pd.DataFrame(rank_summary(self.profile)))
 
     def slow_ranks(self) -> pd.DataFrame:
-        return pd.DataFrame(slow_ranks(self.profile, self.threshold, self.min_share))
+        return self._once("slow_ranks", lambda: pd.DataFrame(slow_ranks(self.profile, self.threshold, self.min_share)))
 
     def imbalance(self) -> pd.DataFrame:
-        return load_imbalance(self.profile)
+        return self._once("imbalance", lambda: load_imbalance(self.profile))
 
     def slow_links(self, max_ratio: float = 0.5) -> pd.DataFrame:
-        return pd.DataFrame(slow_links(self.profile, max_ratio))
+        return self._once(("slow_links", max_ratio), lambda: pd.DataFrame(slow_links(self.profile, max_ratio)))
 
     def link_latency(self) -> pd.DataFrame:
         """The links' latency-bound (small) transfers, reported as time per transfer."""
-        return pd.DataFrame(link_latency(self.profile))
+        return self._once("link_latency", lambda: pd.DataFrame(link_latency(self.profile)))
 
     def layout(self) -> pd.DataFrame:
         """The declared parallel groups (profiler_metadata.json) with the HCCL hashes of each."""
-        return parallel_layout(self.profile)
+        return self._once("layout", lambda: parallel_layout(self.profile))
 
     def groups(self) -> pd.DataFrame:
         """One row per HCCL group: its names, slow rank, imbalance (``parallel_groups``)."""
-        return pd.DataFrame(parallel_groups(self.profile, self.min_share))
+        return self._once("groups", lambda: pd.DataFrame(parallel_groups(self.profile, self.min_share)))
 
     def wait_chain(self) -> pd.DataFrame:
-        return pd.DataFrame(wait_chain(self.profile))
+        return self._once("wait_chain", lambda: pd.DataFrame(wait_chain(self.profile)))
 
     def bubbles(self) -> pd.DataFrame:
-        return pd.DataFrame(pipeline_bubbles(self.profile))
+        return self._once("bubbles", lambda: pd.DataFrame(pipeline_bubbles(self.profile)))
 
     def verdict(self) -> str:
         links = self.slow_links()

@@ -554,6 +554,8 @@ def generate_ascend(
     copies: int | None = None,
     seed: Path = ASCEND_SEED,
     check: bool = True,
+    group_size: int | None = None,
+    slow_us: int = 5000,
 ) -> dict:
     plan = AscendPlan(seed, gap_ms)
     if check:
@@ -594,9 +596,15 @@ def generate_ascend(
         if meta.exists():
             shutil.copyfile(meta, rd / "profiler_metadata.json")
         rank_dirs.append(rd)
+    groups = None
+    if group_size:  # real parallel groups and one slow rank per group (benchmarks/groups.py)
+        import groups as G
+
+        groups = G.apply(rank_dirs, group_size, slow_us)
     steps = [plan.step(s, k) for k in range(n) for s in plan.steps]
     total = sum(f.stat().st_size for f in rank0.rglob("*") if f.is_file())
     return {
+        "groups": groups,
         "format": "ascend_text",
         "seed": str(seed),
         "copies": n,
@@ -777,6 +785,14 @@ def main(argv=None) -> int:
     ap.add_argument("--format", choices=("ascend", "kineto", "both"), default="both")
     ap.add_argument("--ranks", type=int, default=1, help="ranks to write (copies of rank 0 with their own rank id)")
     ap.add_argument("--gap-ms", type=float, default=10.0, help="idle gap between repeated steps")
+    ap.add_argument(
+        "--group-size",
+        type=int,
+        default=None,
+        help="ascend: data-parallel groups of this many ranks (pipeline stages across them), each with its own "
+        "HCCL group and one rank slowed by --slow-us (benchmarks/groups.py)",
+    )
+    ap.add_argument("--slow-us", type=int, default=5000, help="how much longer the slow rank of each group computes")
     ap.add_argument("--copies", type=int, default=None, help="force the number of step copies")
     ap.add_argument("--no-check", action="store_true", help="skip the copy-0-equals-seed self-check")
     ap.add_argument("--json", action="store_true", help="print the summary as JSON")
@@ -789,7 +805,16 @@ def main(argv=None) -> int:
         return 2
     out = {}
     if a.format in ("ascend", "both"):
-        out["ascend"] = generate_ascend(a.target_mb, a.out, a.ranks, a.gap_ms, a.copies, check=not a.no_check)
+        out["ascend"] = generate_ascend(
+            a.target_mb,
+            a.out,
+            a.ranks,
+            a.gap_ms,
+            a.copies,
+            check=not a.no_check,
+            group_size=a.group_size,
+            slow_us=a.slow_us,
+        )
     if a.format in ("kineto", "both"):
         out["kineto"] = generate_kineto(a.target_mb, a.out, a.ranks, a.gap_ms, a.copies, check=not a.no_check)
     (a.out / "generated.json").write_text(json.dumps(out, indent=2))

@@ -5,6 +5,30 @@ Importing this package registers every one-profile analysis (the rank analyses i
 analysis and the CLI a ``view`` form.
 """
 
-from . import aicore, attribution, communication, gaps, memory, operators, ranks, steps  # noqa: F401 - registers the analyses
+from . import (  # noqa: F401 - registers the analyses
+    aicore,
+    attribution,
+    communication,
+    gaps,
+    links,
+    memory,
+    operators,
+    parallel,
+    rank_steps,
+    ranks,
+    steps,
+)
 
-__all__ = ["operators", "steps", "aicore", "gaps", "memory", "communication", "ranks", "attribution"]
+__all__ = [
+    "operators",
+    "steps",
+    "aicore",
+    "gaps",
+    "memory",
+    "communication",
+    "ranks",
+    "parallel",
+    "links",
+    "rank_steps",
+    "attribution",
+]

@@ -18,6 +18,7 @@ from __future__ import annotations
 import pandas as pd
 
 from ..registry import Chart, Param, analysis
+from .links import slow_links  # noqa: F401 - the rank analyses' links half (re-exported)
 from .steps import breakdown
 
 COMPONENTS = ("computing_us", "free_us", "preparing_us")
@@ -201,116 +202,6 @@ def slow_ranks(profile, threshold=3.0, min_share=0.02) -> pd.DataFrame:
             )
     df = pd.DataFrame(out, columns=cols)
     return df.sort_values("deviation_us", ascending=False, kind="stable").reset_index(drop=True)
-
-
-_LINK_COLS = [
-    "src_rank",
-    "dst_rank",
-    "transport",
-    "bandwidth_gbps",
-    "median_gbps",
-    "bandwidth_vs_median_ratio",
-    "n_links",
-    "bytes",
-    "transit_us",
-    "op_types",
-    "steps",
-    "evidence",
-    "label",
-]
-
-
-@analysis(
-    "slow_links",
-    title="Slow links",
-    params=(
-        Param("max_ratio", float, 0.5, help="a link is slow below this fraction of its transport's median bandwidth"),
-        Param("summary", str, "total", help="comm_matrix summary rows to use"),
-    ),
-    chart=Chart("bar", "label", ("bandwidth_vs_median_ratio",), title="Bandwidth / median of the transport"),
-    columns={
-        "src_rank": "source rank",
-        "dst_rank": "destination rank",
-        "transport": "HCCS, RDMA, PCIE, ...",
-        "bandwidth_gbps": "the link's bytes / transit time over the capture (GB/s = bytes/ns)",
-        "median_gbps": "median of that over the links of the same transport",
-        "bandwidth_vs_median_ratio": "bandwidth_gbps / median_gbps",
-        "n_links": "links of the transport",
-        "bytes": "bytes over the link",
-        "transit_us": "transit time over the link",
-        "op_types": "op types that used the link",
-        "steps": "steps where the link is also below max_ratio of that step's median",
-        "evidence": "the finding in words",
-        "label": "'src->dst transport'",
-    },
-)
-def slow_links(profile, max_ratio: float = 0.5, summary: str = "total") -> pd.DataFrame:
-    """Links of the rank-to-rank matrix (``comm_matrix()`` rows) whose bandwidth is far below the
-    median of the links of the **same transport** (a 4 GB/s HCCS link among 20 GB/s ones), with
-    evidence: bandwidth, median, ratio, bytes, transit time, op types and the steps where it holds.
-    Links are aggregated over the capture (Σ bytes / Σ transit); transports with fewer than three
-    links, and links that moved no bytes, are skipped."""
-    from ..analyses.communication import comm_matrix
-
-    m = pd.DataFrame(comm_matrix(profile, summary=summary))
-    if m.empty:
-        return pd.DataFrame(columns=_LINK_COLS)
-    m = m[
-        (m["src_rank"] != m["dst_rank"]) & (m["bytes"].astype("float64") > 0) & (m["transit_us"].astype("float64") > 0)
-    ].copy()
-    m["bytes"] = m["bytes"].astype("float64")
-    m["transit_us"] = m["transit_us"].astype("float64")
-    keys = ["src_rank", "dst_rank", "transport"]
-
-    def per_link(df):
-        g = df.groupby(keys, dropna=False).agg(bytes=("bytes", "sum"), transit_us=("transit_us", "sum")).reset_index()
-        g["bandwidth_gbps"] = g["bytes"] / (g["transit_us"] * 1e3)
-        g["median_gbps"] = g.groupby("transport", dropna=False)["bandwidth_gbps"].transform("median")
-        g["n_links"] = g.groupby("transport", dropna=False)["bandwidth_gbps"].transform("size")
-        return g
-
-    links = per_link(m)
-    slow = links[(links["n_links"] >= 3) & (links["bandwidth_gbps"] < max_ratio * links["median_gbps"])].copy()
-    if slow.empty:
-        return pd.DataFrame(columns=_LINK_COLS)
-    by_step = {}
-    for step, part in m.groupby("step", dropna=True):
-        pl = per_link(part)
-        bad = pl[(pl["n_links"] >= 3) & (pl["bandwidth_gbps"] < max_ratio * pl["median_gbps"])]
-        for k in bad[keys].itertuples(index=False, name=None):
-            by_step.setdefault(k, []).append(int(step))
-    ops = m.groupby(keys, dropna=False)["op_type"].agg(lambda v: ", ".join(sorted(set(map(str, v)))))
-    rows = []
-    for _, r in slow.iterrows():
-        k = (r["src_rank"], r["dst_rank"], r["transport"])
-        steps = by_step.get(k, [])
-        ratio = float(r["bandwidth_gbps"] / r["median_gbps"])
-        words = (
-            f"link {int(r['src_rank'])}->{int(r['dst_rank'])} ({r['transport']}): {r['bandwidth_gbps']:,.2f} GB/s, "
-            f"{ratio:.2f}x the median {r['median_gbps']:,.2f} GB/s of the {int(r['n_links'])} {r['transport']} "
-            f"links; {r['bytes'] / 1e6:,.1f} MB in {r['transit_us']:,.1f} us"
-            + (f", slow in steps {', '.join(map(str, steps))}" if steps else "")
-            + f" ({ops.get(k, '')})."
-        )
-        rows.append(
-            {
-                "src_rank": int(r["src_rank"]),
-                "dst_rank": int(r["dst_rank"]),
-                "transport": r["transport"],
-                "bandwidth_gbps": float(r["bandwidth_gbps"]),
-                "median_gbps": float(r["median_gbps"]),
-                "bandwidth_vs_median_ratio": ratio,
-                "n_links": int(r["n_links"]),
-                "bytes": float(r["bytes"]),
-                "transit_us": float(r["transit_us"]),
-                "op_types": ops.get(k, ""),
-                "steps": ", ".join(map(str, steps)),
-                "evidence": words,
-                "label": f"{int(r['src_rank'])}->{int(r['dst_rank'])} {r['transport']}",
-            }
-        )
-    df = pd.DataFrame(rows, columns=_LINK_COLS)
-    return df.sort_values("bandwidth_vs_median_ratio", kind="stable").reset_index(drop=True)
 
 
 def load_imbalance(profile) -> pd.DataFrame:

@@ -10,6 +10,8 @@ import html
 import pandas as pd
 
 from .. import hooks
+from ..analyses.links import link_latency
+from ..analyses.parallel import parallel_groups, parallel_layout, pipeline_bubbles, wait_chain
 from ..analyses.ranks import COMPONENTS, load_imbalance, rank_summary, slow_links, slow_ranks
 
 __all__ = ["COMPONENTS", "RanksReport", "load_imbalance", "rank_summary", "slow_links", "slow_ranks"]
@@ -22,23 +24,52 @@ class RanksReport:
     def __init__(self, profile, threshold: float = 3.0, min_share: float = 0.02):
         self.profile = profile
         self.threshold, self.min_share = threshold, min_share
+        self._memo: dict = {}  # each table is computed once: the verdict, JSON and HTML reuse them
+
+    def _once(self, key, make) -> pd.DataFrame:
+        if key not in self._memo:
+            self._memo[key] = make()
+        return self._memo[key].copy()
 
     def summary(self) -> pd.DataFrame:
-        return pd.DataFrame(rank_summary(self.profile))
+        return self._once("summary", lambda: pd.DataFrame(rank_summary(self.profile)))
 
     def slow_ranks(self) -> pd.DataFrame:
-        return pd.DataFrame(slow_ranks(self.profile, self.threshold, self.min_share))
+        return self._once("slow_ranks", lambda: pd.DataFrame(slow_ranks(self.profile, self.threshold, self.min_share)))
 
     def imbalance(self) -> pd.DataFrame:
-        return load_imbalance(self.profile)
+        return self._once("imbalance", lambda: load_imbalance(self.profile))
 
     def slow_links(self, max_ratio: float = 0.5) -> pd.DataFrame:
-        return pd.DataFrame(slow_links(self.profile, max_ratio))
+        return self._once(("slow_links", max_ratio), lambda: pd.DataFrame(slow_links(self.profile, max_ratio)))
+
+    def link_latency(self) -> pd.DataFrame:
+        """The links' latency-bound (small) transfers, reported as time per transfer."""
+        return self._once("link_latency", lambda: pd.DataFrame(link_latency(self.profile)))
+
+    def layout(self) -> pd.DataFrame:
+        """The declared parallel groups (profiler_metadata.json) with the HCCL hashes of each."""
+        return self._once("layout", lambda: parallel_layout(self.profile))
+
+    def groups(self) -> pd.DataFrame:
+        """One row per HCCL group: its names, slow rank, imbalance (``parallel_groups``)."""
+        return self._once("groups", lambda: pd.DataFrame(parallel_groups(self.profile, self.min_share)))
+
+    def wait_chain(self) -> pd.DataFrame:
+        return self._once("wait_chain", lambda: pd.DataFrame(wait_chain(self.profile)))
+
+    def bubbles(self) -> pd.DataFrame:
+        return self._once("bubbles", lambda: pd.DataFrame(pipeline_bubbles(self.profile)))
 
     def verdict(self) -> str:
         links = self.slow_links()
         tail = (" Slow links: " + " ".join(links["evidence"])) if not links.empty else ""
-        return self._rank_verdict() + tail
+        return self._rank_verdict() + self._group_verdict() + tail
+
+    def _group_verdict(self) -> str:
+        g = self.groups()
+        g = g[g["slow_rank"].notna()] if not g.empty else g
+        return (" In the parallel groups: " + " ".join(g["evidence"])) if not g.empty else ""
 
     def _rank_verdict(self) -> str:
         n = len(self.profile.ranks)
@@ -61,6 +92,11 @@ class RanksReport:
             "slow_ranks": rec(self.slow_ranks()),
             "imbalance": rec(self.imbalance()),
             "slow_links": rec(self.slow_links()),
+            "link_latency": rec(self.link_latency()),
+            "layout": rec(self.layout()),
+            "groups": rec(self.groups()),
+            "wait_chain": rec(self.wait_chain()),
+            "pipeline_bubbles": rec(self.bubbles()),
             "verdict": self.verdict(),
         }
 

@@ -150,6 +150,11 @@ MESSAGES: dict[str, dict[str, str]] = {
         # slow_rank
         "slow_rank.title": "Slow rank holds the others back",
         "slow_rank.message": "Rank {rank} spends {value_ms:.2f} ms per step in {component}, {dev_ms:.2f} ms above the median over ranks ({median_ms:.2f} ms); its communication wait is {wait_ms:.2f} ms away from the median — the other ranks wait for it. Slow ranks: {ranks}.",
+        "slow_rank.message.group": "Rank {rank} spends {value_ms:.2f} ms per step in {component}, {dev_ms:.2f} ms above the median over ranks ({median_ms:.2f} ms); its communication wait is {wait_ms:.2f} ms away from the median — the other ranks wait for it. It holds back group {group} ({group_names}; ranks {group_ranks}), whose other ranks wait {group_wait_ms:.2f} ms per step for it. Slow ranks: {ranks}.",
+        # group_slow_rank
+        "group_slow_rank.title": "A rank holds back its parallel group",
+        "group_slow_rank.message": "In group {group} ({group_names}; ranks {group_ranks}) the other ranks wait {group_wait_ms:.2f} ms per step for rank {rank} in the group's collectives (it arrives last). Ranks that hold back a group: {ranks_held} ({n} group(s)).",
+        "group_slow_rank.change": "Find what rank {rank} does longer before the group's collectives: in pipeline parallelism an unbalanced stage (move layers between stages, or the embedding / loss off the last stage); in data parallelism uneven batches (sequence-length imbalance: sort / pack by length) or a slow host (CPU binding, data loading, thermal limits: npu-smi info).",
         "slow_rank.change": "Profile the slow rank's host: data loading and CPU binding (CPU_AFFINITY_CONF / numactl), other processes, thermal or frequency limits (npu-smi info), uneven data (sequence-length imbalance: sort / pack by length), and uneven model partitioning in pipeline parallelism.",
         # slow_link
         "slow_link.title": "Slow rank-to-rank link",
@@ -298,6 +303,10 @@ MESSAGES: dict[str, dict[str, str]] = {
         "collective_small_packets.change": "梯度分桶 / 融合：DDP bucket_cap_mb（默认 25）与 gradient_as_bucket_view=True，不要逐参数循环 all_reduce；使用 all_reduce_coalesced / 扁平化缓冲区；Megatron/DeepSpeed 中开启 overlap_grad_reduce 并增大 bucket；昇腾上调大 HCCL_BUFFSIZE。",
         "slow_rank.title": "慢 rank 拖慢其他 rank",
         "slow_rank.message": "rank {rank} 每步 {component} 用时 {value_ms:.2f} ms，比各 rank 中位数（{median_ms:.2f} ms）多 {dev_ms:.2f} ms；其通信等待与中位数相差 {wait_ms:.2f} ms —— 其他 rank 在等它。慢 rank：{ranks}。",
+        "slow_rank.message.group": "rank {rank} 每步 {component} 用时 {value_ms:.2f} ms，比各 rank 中位数（{median_ms:.2f} ms）多 {dev_ms:.2f} ms；其通信等待与中位数相差 {wait_ms:.2f} ms —— 其他 rank 在等它。它拖慢通信组 {group}（{group_names}；rank {group_ranks}），组内其他 rank 每步等它 {group_wait_ms:.2f} ms。慢 rank：{ranks}。",
+        "group_slow_rank.title": "某 rank 拖慢其并行通信组",
+        "group_slow_rank.message": "通信组 {group}（{group_names}；rank {group_ranks}）中，其他 rank 每步在组内集合通信中等待 rank {rank} {group_wait_ms:.2f} ms（它最后到达）。拖慢通信组的 rank：{ranks_held}（共 {n} 个组）。",
+        "group_slow_rank.change": "找出 rank {rank} 在该组集合通信之前多做了什么：流水线并行中是阶段切分不均（在阶段间移动层，或把 embedding / loss 移出最后一个阶段）；数据并行中是批次不均（序列长度不均：按长度排序 / 打包）或主机较慢（CPU 绑核、数据加载、降频：npu-smi info）。",
         "slow_rank.change": "分析慢 rank 所在主机：数据加载与 CPU 绑核（CPU_AFFINITY_CONF / numactl）、其他进程、温度或降频（npu-smi info）、数据不均衡（序列长度不均：按长度排序 / 打包）、流水线并行中模型切分不均。",
         "slow_link.title": "慢的 rank 间链路",
         "slow_link.message": "链路 {src}->{dst}（{transport}）带宽 {gbps:.1f} GB/s，仅为同类 {transport} 链路中位数 {median:.1f} GB/s 的 {ratio:.0%}（共 {n} 条慢链路）；达到中位数每步可节省 {ms:.2f} ms。",

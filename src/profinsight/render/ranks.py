@@ -10,20 +10,35 @@ from __future__ import annotations
 
 import html
 
+import pandas as pd
+
 from ..registry import get
 from .notebook import render_html
 from .styles import page
 
 
+def figure_text(v, col: str = "") -> str:
+    """One figure of a ranks table as text: ratios and shares with four significant digits (a
+    2.1% imbalance reads 0.021, never 0.0), other floats with one decimal, empty for a missing one."""
+    if v is None or v is pd.NA or (isinstance(v, float) and v != v):
+        return "-"
+    if isinstance(v, float):
+        return f"{v:.4g}" if col.endswith("ratio") or col == "mads" else f"{v:,.1f}"
+    return str(v)
+
+
 def ranks_html(rep) -> str:
-    """The verdict, the rank summary, the slow ranks, the imbalance per component and (when
-    there are any) the slow links."""
-    links = rep.slow_links()
+    """The verdict, the rank summary, the slow ranks, the imbalance per component, the parallel
+    groups (where the profile records its layout or its collectives' groups), the pipeline
+    bubble per stage and (when there are any) the slow links."""
+    links, groups, bubbles = rep.slow_links(), rep.groups(), rep.bubbles()
     return (
         f"<div class='profinsight-ranks'><p>{html.escape(rep.verdict())}</p>"
         + render_html(rep.summary(), get("rank_summary"), {})
         + render_html(rep.slow_ranks(), get("slow_ranks"), {})
         + render_html(rep.imbalance(), None, {})
+        + (render_html(groups, get("parallel_groups"), {}) if not groups.empty else "")
+        + (render_html(bubbles, get("pipeline_bubbles"), {}) if not bubbles.empty else "")
         + (render_html(links, get("slow_links"), {}) if not links.empty else "")
         + "</div>"
     )

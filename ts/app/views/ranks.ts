@@ -1,13 +1,15 @@
 /**
  * Ranks side by side: per rank the mean step split into computing / communication not
- * overlapped / free, how far each is from the median, and the slow ranks and slow links the
- * robust statistics find (the hot rank is not always rank 0).
+ * overlapped / free, how far each is from the median, the rank x step heat map grouped by
+ * parallel group (./ranks_heatmap.ts), the parallel groups with the rank each waits for, and the
+ * slow ranks and slow links the robust statistics find (the hot rank is not always rank 0).
  */
 import { h } from '../dom';
 import { barOption, Chart } from '../widgets/chart';
 import { fmtUs, isNum, num, txt } from '../widgets/format';
 import { empty, errorBox, fill, section } from '../widgets/parts';
 import { columnsFor, DataTable } from '../widgets/table';
+import { heatmap } from './ranks_heatmap';
 import type { View, ViewContext } from './types';
 
 const PARTS = ['computing_us', 'comm_not_overlapped_us', 'free_us'];
@@ -22,10 +24,12 @@ export function create(): View {
         t,
         async () => {
           const id = ctx.profile.id;
-          const [sum, slow, links] = await Promise.all([
+          const [sum, slow, links, grid, groups] = await Promise.all([
             ctx.api.analysis(id, 'rank_summary'),
             ctx.api.analysis(id, 'slow_ranks'),
-            ctx.api.analysis(id, 'slow_links')
+            ctx.api.analysis(id, 'slow_links'),
+            ctx.api.analysis(id, 'rank_steps', {}, { limit: 5000 }),
+            ctx.api.analysis(id, 'parallel_groups')
           ]);
           const out: Node[] = [];
           if (ctx.profile.ranks.length < 2) {
@@ -53,6 +57,26 @@ export function create(): View {
               new DataTable({ t, columns: columnsFor(t, sum.columns, sum.rows, ['label']), rows: sum.rows }).el
             )
           );
+          out.push(section(t('ui.ranks.heatmap'), heatmap(t, grid.rows, charts)));
+          if (groups.rows.length) {
+            out.push(
+              section(
+                t('ui.ranks.groups'),
+                h('p', { class: 'pi-note' }, t('ui.ranks.groups_note')),
+                groups.rows
+                  .filter(r => r.slow_rank !== null && r.slow_rank !== undefined)
+                  .map(r =>
+                    h(
+                      'article',
+                      { class: 'pi-finding pi-sev-medium pi-group-slow', 'data-rank': txt(r.slow_rank), 'data-group': txt(r.group) },
+                      h('div', { class: 'pi-finding-head' }, h('span', { class: 'pi-finding-title' }, t('ui.ranks.group_slow', { rank: txt(r.slow_rank), names: String(r.names || '-'), ranks: String(r.ranks) }))),
+                      r.evidence ? h('div', { class: 'pi-note' }, String(r.evidence)) : null
+                    )
+                  ),
+                new DataTable({ t, columns: columnsFor(t, groups.columns, groups.rows, ['evidence', 'dimensions']), rows: groups.rows }).el
+              )
+            );
+          }
           out.push(
             section(
               t('ui.ranks.slow_ranks'),

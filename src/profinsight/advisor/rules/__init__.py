@@ -37,6 +37,7 @@ ORDER = (
     "collective_bandwidth",
     "collective_small_packets",
     "slow_rank",
+    "group_slow_rank",
     "slow_link",
     "memory_churn",
     "python_gc",

@@ -300,12 +300,72 @@ def slow_rank(ctx: Context, th: dict):
         "wait_ms": abs(num(top["comm_wait_vs_median_us"])) / 1e3,
         "ranks": ", ".join(str(r) for r in dict.fromkeys(int(x) for x in sr["rank"])),
     }
+    held = _groups_held_back(ctx, int(top["rank"]), 0.0)
+    if held:
+        values.update(held[0]["values"])
     return Hit(
         values,
-        {"slow_ranks": rows, "loaded_ranks": [int(r) for r in ctx.profile.ranks]},
+        {"slow_ranks": rows, "loaded_ranks": [int(r) for r in ctx.profile.ranks], "groups": [h["row"] for h in held]},
+        recoverable,
+        "group" if held else None,
+        by_share(recoverable / max(ctx.step_us, 1e-9), 0.05, 0.02),
+    )
+
+
+def _groups_held_back(ctx: Context, rank: int | None, min_share: float) -> list[dict]:
+    """The parallel groups (``parallel_groups``) whose peers wait for ``rank`` (any rank where
+    None) at least ``min_share`` of the step, longest wait first: the message values and the
+    evidence row of each."""
+    g = ctx.view("parallel_groups")
+    if not len(g):
+        return []
+    g = g[g["slow_rank"].notna()]
+    if rank is not None:
+        g = g[g["slow_rank"].astype(int) == rank]
+    g = g[pd.to_numeric(g["waited_for_share_of_step_ratio"], errors="coerce") >= min_share]
+    out = []
+    for _, r in g.sort_values("waited_for_us", ascending=False, kind="stable").iterrows():
+        row = {
+            "group": str(r["group"]),
+            "names": str(r["names"]),
+            "ranks": str(r["ranks"]),
+            "slow_rank": int(r["slow_rank"]),
+            "waited_for_us": r3(r["waited_for_us"]),
+            "waited_for_share_of_step_ratio": round(num(r["waited_for_share_of_step_ratio"]), 6),
+            "evidence": str(r["evidence"]),
+        }
+        values = {
+            "group": row["group"],
+            "group_names": row["names"] or "-",
+            "group_ranks": row["ranks"],
+            "group_wait_ms": num(r["waited_for_us"]) / 1e3,
+        }
+        out.append({"row": row, "values": values})
+    return out
+
+
+@rule("group_slow_rank", severity="high", category="communication", thresholds={"min_share": 0.05})
+def group_slow_rank(ctx: Context, th: dict):
+    """With several ranks loaded, a rank its peers of one parallel group (an HCCL group, named by
+    the declared groups of profiler_metadata.json with its ranks) wait for at least ``min_share``
+    of the step per step in the group's collectives (``parallel_groups``: the rank that waits
+    least in each collective arrived last).  Works with two ranks per group, where ``slow_rank``
+    has no median.  Recoverable: that wait per step, at most the step."""
+    if len(ctx.profile.ranks) < 2:
+        return None
+    held = _groups_held_back(ctx, None, float(th["min_share"]))
+    if not held:
+        return None
+    top = held[0]
+    recoverable = min(num(top["row"]["waited_for_us"]), ctx.step_us)
+    values = {"rank": top["row"]["slow_rank"], "n": len(held), **top["values"]}
+    values["ranks_held"] = ", ".join(dict.fromkeys(str(h["row"]["slow_rank"]) for h in held))
+    return Hit(
+        values,
+        {"groups": [h["row"] for h in held]},
         recoverable,
         None,
-        by_share(recoverable / max(ctx.step_us, 1e-9), 0.05, 0.02),
+        by_share(recoverable / max(ctx.step_us, 1e-9), 0.1, 0.05),
     )
 
 

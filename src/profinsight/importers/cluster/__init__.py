@@ -17,10 +17,12 @@ from pathlib import Path
 
 from ... import diagnostics as dg
 from ..base import Importer, RankData, RankSource, Recognised
+from . import _ranks
 from . import _read as R
 from . import _tables as T
+from ._ranks import summary_sources  # noqa: F401 - the facade and the CLI build summary runs with it
 
-VERSION = "2"  # 2: the step figures in steps.vendor_*_ns, no device_tasks drawn from them
+VERSION = "3"  # 3: the summary tier of rank folders (_ranks); 2: the step figures in steps.vendor_*_ns
 FORMAT = "cluster"
 EXPORT_KIND = "cluster_summary"
 
@@ -60,6 +62,8 @@ def load_rank(source: RankSource) -> RankData:
     """The canonical tables of one rank of the summary, plus what the doctor found."""
     path = Path(source.path)
     rank = int(dict(source.options).get("rank", source.rank_hint or 0))
+    if dict(source.options).get("tier") == _ranks.TIER:
+        return _load_rank_summary(path, rank)
     if path.suffix.lower() == ".csv":  # the step trace under another name: its folder is the summary
         summary = R.read_folder(path.parent, path)
     elif path.is_file():
@@ -69,6 +73,37 @@ def load_rank(source: RankSource) -> RankData:
     tables = T.build(summary, rank)
     tables["run_info"] = T.run_info(path, rank, summary, EXPORT_KIND, FORMAT)
     return RankData(rank=rank, tables=tables, diagnostics=_diagnostics(path, rank, summary))
+
+
+def _load_rank_summary(folder: Path, rank: int) -> RankData:
+    """The summary tier of one torch_npu rank folder (:mod:`._ranks`): no trace parsed."""
+    summary = _ranks.read_rank_folder(folder, rank)
+    tables = T.build(summary, rank, sender_only=False)
+    tables["run_info"] = T.run_info(folder, rank, summary, "rank_summary", FORMAT)
+    out = _ranks.output(folder)
+    diags = [
+        dg.warning(
+            "cluster-unreadable",
+            f"{Path(file).name} is unreadable ({why}); the views it feeds stay empty",
+            file=file,
+            fix="re-export the rank: torch_npu.profiler.profiler.analyse(<rank folder>), or restore the file",
+            rank=rank,
+        )
+        for file, why in summary.problems
+    ]
+    diags.append(
+        dg.info(
+            "summary-tier",
+            f"rank {rank} comes from its own summaries ({_ranks.STEP_CSV}, {_ranks.COMM}, {_ranks.MATRIX}): the "
+            "step figures are the vendor's (source vendor_summary), the collectives and links as written; no "
+            "trace was parsed, so kernels, operators, memory and the timeline of this rank are not loaded",
+            file=out / _ranks.STEP_CSV,
+            fix=f"load the rank folder itself (profinsight.load('{folder}')) or run profinsight ranks with "
+            "--tier full for every rank's tasks",
+            rank=rank,
+        )
+    )
+    return RankData(rank=rank, tables=tables, diagnostics=diags)
 
 
 def _diagnostics(path: Path, rank: int, s: R.Summary) -> list[dg.Diagnostic]:

@@ -81,6 +81,8 @@ class Summary:
     groups: dict[str, list] = field(default_factory=dict)
     #: (file, what is wrong) for files that could not be read
     problems: list[tuple[Path, str]] = field(default_factory=list)
+    #: profiler_metadata.json without ENV_VARIABLES (the summary tier of a rank folder)
+    metadata: dict = field(default_factory=dict)
 
 
 # -- recognising ----------------------------------------------------------------------------

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+from decimal import ROUND_HALF_EVEN, Decimal
 from pathlib import Path
 
 import pyarrow as pa
@@ -34,10 +35,14 @@ STEP_FIGURES = (
 
 
 def ns(us) -> int | None:
+    if isinstance(us, Decimal):  # exact, as written (epoch us carry more digits than a float)
+        return int((us * 1000).to_integral_value(ROUND_HALF_EVEN))
     return None if us is None else int(round(float(us) * 1000))
 
 
 def _ms_ns(ms) -> int | None:
+    if isinstance(ms, Decimal):
+        return int((ms * 1_000_000).to_integral_value(ROUND_HALF_EVEN))
     return None if ms is None or ms == "" else int(round(float(ms) * 1_000_000))
 
 
@@ -52,14 +57,18 @@ def _steps(s: Summary, rank: int) -> pa.Table:
     cols = {"step": [r["step"] for r in rows]}
     for key, col in STEP_FIGURES:
         cols[col] = [ns(r[key]) for r in rows]
+    if any("preparing" in r for r in rows):  # a rank's own step trace has Preparing; the cluster one has not
+        cols["vendor_preparing_ns"] = [ns(r.get("preparing")) for r in rows]
     return pa.table({k: pa.array(v, pa.int64()) for k, v in cols.items()})
 
 
-def build(s: Summary, rank: int) -> dict[str, pa.Table]:
+def build(s: Summary, rank: int, sender_only: bool = True) -> dict[str, pa.Table]:
+    """``sender_only``: keep the matrix rows whose source is ``rank`` (a cluster summary holds
+    every rank's links); a rank's own matrix keeps all its rows, as the rank importers do."""
     return {
         "steps": _steps(s, rank),
         "comm_ops": _comm_ops(s, rank),
-        "comm_links": _comm_links(s, rank),
+        "comm_links": _comm_links(s, rank, sender_only),
     }
 
 
@@ -106,8 +115,9 @@ def _comm_ops(s: Summary, rank: int) -> pa.Table:
     return pa.table({k: pa.array(v, pa.string() if k in strings else pa.int64()) for k, v in cols.items()})
 
 
-def _comm_links(s: Summary, rank: int) -> pa.Table:
-    """The matrix rows whose source is ``rank`` (a link belongs to the rank that sends)."""
+def _comm_links(s: Summary, rank: int, sender_only: bool = True) -> pa.Table:
+    """The matrix rows whose source is ``rank`` (a link belongs to the rank that sends), or
+    every row (``sender_only`` False: the rank's own matrix)."""
     keys = (
         "step",
         "category",
@@ -123,7 +133,7 @@ def _comm_links(s: Summary, rank: int) -> pa.Table:
     )
     cols: dict[str, list] = {k: [] for k in keys}
     for link in s.links:
-        if link["src"] != rank:
+        if sender_only and link["src"] != rank:
             continue
         for k, v in (
             ("step", link["step"]),
@@ -147,6 +157,8 @@ def run_info(path: Path, rank: int, s: Summary, export_kind: str, fmt: str) -> p
     ranks = sorted({r["rank"] for r in s.ranks} | {o["rank"] for o in s.ops})
     stages = [{"step": st["step"], "ranks": st["ranks"]} for st in s.stages]
     extra = {"collection": "msprof-analyze cluster", "stages": stages, "groups": s.groups}
+    if s.metadata:  # the summary tier of a rank folder: its profiler_metadata.json (parallel layout)
+        extra = {"collection": "rank summaries", "metadata": s.metadata}
     row = {
         "device": None,
         "source_format": fmt,

@@ -1,0 +1,133 @@
+"""The summary tier: a rank's own summaries, without its traces.
+
+torch_npu writes, beside the traces of every rank (``trace_view.json``, ``kernel_details.csv``),
+the rank's own summaries in ``ASCEND_PROFILER_OUTPUT``: ``step_trace_time.csv`` (the step
+figures), ``communication.json`` (per op: time split, bytes per link type) and
+``communication_matrix.json`` (per link).  They are the same records msprof-analyze's cluster
+summary holds for every rank at once (:mod:`._read`), one rank per folder, nested by step first
+(``{"step<N>": {"p2p" | "collective": {op: record}}}``).  This module reads them into a
+:class:`~._read.Summary` so that the cluster importer's tables (:mod:`._tables`) serve a run of
+rank folders -- the step breakdown, collectives, matrix, slow ranks and links -- in a fraction
+of a second per rank, with no trace parsed.  :func:`summary_sources` turns the rank sources of a
+torch_npu run into sources of this tier.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from decimal import Decimal
+from pathlib import Path
+
+from ..base import RankSource
+from . import _read as R
+
+OUTPUT = "ASCEND_PROFILER_OUTPUT"
+STEP_CSV = "step_trace_time.csv"
+COMM = "communication.json"
+MATRIX = "communication_matrix.json"
+META = "profiler_metadata.json"
+TIER = "rank_summary"
+
+
+def output(folder: Path) -> Path:
+    return Path(folder) / OUTPUT
+
+
+def rank_files(folder: Path) -> tuple[Path, ...]:
+    """The files the summary tier reads for a rank folder (the cache key is built from them)."""
+    out = output(folder)
+    files = [out / n for n in (STEP_CSV, COMM, MATRIX) if (out / n).is_file()]
+    files += [p for p in (Path(folder) / META,) if p.is_file()]
+    files += sorted(Path(folder).glob("profiler_info*.json"))
+    return tuple(files)
+
+
+def summary_sources(sources) -> tuple[RankSource, ...] | None:
+    """Sources of the summary tier for the rank folders of ``sources`` (torch_npu rank folders
+    with ranks), or None where a rank has no ``step_trace_time.csv`` (its summary is not there:
+    the full import is the only way)."""
+    out = []
+    for s in sources:
+        folder = Path(s.path)
+        if s.rank_hint is None or not (output(folder) / STEP_CSV).is_file():
+            return None
+        out.append(
+            RankSource(
+                format="cluster",
+                path=folder,
+                files=rank_files(folder),
+                rank_hint=s.rank_hint,
+                options=(("rank", str(s.rank_hint)), ("tier", TIER)),
+            )
+        )
+    return tuple(out)
+
+
+def read_rank_folder(folder: Path, rank: int) -> R.Summary:
+    """The summaries of one rank folder as a :class:`~._read.Summary` holding that rank."""
+    out = R.Summary()
+    src = output(folder)
+    _step_csv(src / STEP_CSV, rank, out)
+    comm = _exact_json(src / COMM, out.problems)
+    if isinstance(comm, dict):
+        R._comm_json(_by_category(comm, str(rank)), out)
+    matrix = R._json(src / MATRIX, out.problems)
+    if isinstance(matrix, dict):
+        R._matrix_json(_by_category(matrix, None), out)
+    meta = R._json(Path(folder) / META, out.problems)
+    if isinstance(meta, dict):
+        out.metadata = {k: v for k, v in meta.items() if k != "ENV_VARIABLES"}
+    return out
+
+
+def _exact_json(path: Path, problems: list):
+    """A JSON file with its decimals as written (``Decimal``): the op start timestamps are epoch
+    microseconds with two decimals, more digits than a float holds, and the rank importers keep
+    every nanosecond of them."""
+    if not path.is_file():
+        return None
+    try:
+        return json.loads(path.read_bytes(), parse_float=Decimal)
+    except (OSError, ValueError) as exc:
+        problems.append((path, str(exc)))
+        return None
+
+
+def _by_category(data: dict, rank: str | None) -> dict:
+    """``{step: {category: {op: rec}}}`` -> ``{category: {step: {op: {rank: rec}}}}`` (the
+    cluster layout; ``rank`` None keeps the op's value as it is: the matrix's links)."""
+    out: dict = {}
+    for step, cats in data.items():
+        for cat, ops in (cats or {}).items():
+            if not isinstance(ops, dict):
+                continue
+            dst = out.setdefault(cat, {}).setdefault(step, {})
+            for key, rec in ops.items():
+                dst[key] = {rank: rec} if rank is not None else rec
+    return out
+
+
+def _step_csv(path: Path, rank: int, out: R.Summary) -> None:
+    """A rank's ``step_trace_time.csv``: one row per step, the figures of :data:`._read.FIGURES`."""
+    if not path.is_file():
+        return
+    try:
+        with open(path, newline="", encoding="utf-8-sig") as f:
+            rows = list(csv.reader(f))
+    except (OSError, UnicodeDecodeError) as exc:
+        out.problems.append((path, str(exc)))
+        return
+    if not rows:
+        return
+    idx = {h.strip(): i for i, h in enumerate(rows[0])}
+    if "Step" not in idx:
+        out.problems.append((path, "no Step column"))
+        return
+    for row in rows[1:]:
+        row = row + [""] * (len(rows[0]) - len(row))
+        values = [row[idx[c]] if c in idx else None for c, _, _ in R.FIGURES]
+        rec = {"step": R.step_of(row[idx["Step"]]), **{k: R._float(v) for (_, _, k), v in zip(R.FIGURES, values)}}
+        if "Preparing" in idx:
+            rec["preparing"] = R._float(row[idx["Preparing"]])
+        out.ranks.append({"rank": rank, **rec})

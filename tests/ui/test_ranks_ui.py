@@ -1,0 +1,63 @@
+"""The Ranks view's rank x step heat map and parallel groups in a real browser, on the real
+Qwen3 run (TP1 / PP2 / DP2): every cell of the heat map's table equals ``rank_steps`` (formatted
+as the viewer formats it), the ranks are grouped by their data-parallel group, the figure picker
+switches to computing and communication wait, each cell says which tier its figures came from,
+and the groups section names the rank each pipeline group waits for."""
+
+from __future__ import annotations
+
+import pytest
+from _support import fmt_duration
+
+import profinsight
+
+pytestmark = pytest.mark.browser
+RUN = "qwen3_level2_4rank"
+
+
+def fmt_us(us: float) -> str:
+    return fmt_duration(us * 1e3)
+
+
+@pytest.fixture(scope="module")
+def qwen(fixtures):
+    return fixtures / "ascend_llm" / RUN
+
+
+@pytest.fixture(scope="module")
+def base(serve, qwen):
+    return serve(qwen)
+
+
+def grid(page):
+    """{rank: (group, [cell texts], [tiers])} of the heat map's table, in row order."""
+    return page.eval_on_selector(
+        ".pi-pane-ranks .pi-heat-grid",
+        """t => Array.from(t.querySelectorAll('tbody tr')).map(tr => [Number(tr.dataset.rank),
+              tr.children[0].textContent, Array.from(tr.querySelectorAll('td[data-step]')).map(td => td.textContent),
+              Array.from(tr.querySelectorAll('td[data-step]')).map(td => td.dataset.source)])""",
+    )
+
+
+def test_rank_step_heatmap_grouped_by_parallel_group(base, page, qwen, shot):
+    rs = profinsight.load(qwen).rank_steps()
+    page.goto(f"{base}/#{RUN}/ranks")
+    page.wait_for_selector(".pi-pane-ranks .pi-heat-grid tbody tr", timeout=90_000)
+    page.wait_for_timeout(200)
+    rows = grid(page)
+    assert [r[0] for r in rows] == [0, 1, 2, 3]
+    assert [r[1] for r in rows] == ["dp_cp [0, 1]", "dp_cp [0, 1]", "dp, dp_cp [2, 3]", "dp, dp_cp [2, 3]"]
+    by = rs.set_index("rank")
+    for metric in ("step_us", "computing_us", "comm_wait_us"):
+        page.select_option(".pi-pane-ranks .pi-heat-metric", metric)
+        page.wait_for_timeout(100)
+        assert [r[2] for r in grid(page)] == [[fmt_us(by.loc[k, metric])] for k in range(4)]
+    assert [r[3][0] for r in grid(page)] == ["tasks", "vendor_summary", "tasks", "vendor_summary"]
+    assert page.is_visible(".pi-pane-ranks .pi-heat-chart canvas")
+    slow = page.eval_on_selector_all(".pi-pane-ranks .pi-group-slow", "els => els.map(e => e.dataset.rank)")
+    assert sorted(slow) == ["2", "3"]
+    assert "Rank 2 holds back group embd, mp, pp (ranks 0, 2)" in page.inner_text(".pi-pane-ranks")
+    page.select_option(".pi-pane-ranks .pi-heat-metric", "comm_wait_us")
+    page.locator(".pi-pane-ranks .pi-heat-chart").scroll_into_view_if_needed()
+    shot(page, "view_ranks_heatmap")
+    assert page.errors == []

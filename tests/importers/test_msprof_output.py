@@ -141,8 +141,12 @@ def one_device(prof_dir, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def two_devices(prof_dir, tmp_path_factory):
+    return build_two_devices(prof_dir, tmp_path_factory.mktemp("mpo2"))
+
+
+def build_two_devices(prof_dir: Path, root: Path) -> Path:
     """Two devices sharing one sliced timeline, op_summary in two slices, the step trace as CSV."""
-    prof = _bare(prof_dir, tmp_path_factory.mktemp("mpo2"))
+    prof = _bare(prof_dir, root)
     dev1 = prof / "device_1"
     dev1.mkdir()
     for name in ("info.json", "start_info", "end_info"):

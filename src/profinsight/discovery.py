@@ -18,6 +18,7 @@ from . import diagnostics as dg
 from .errors import NotAProfile, ProfileError
 from .importers import Importer, RankSource, Recognised, importers
 from .importers import formats as _formats
+from .importers._looks import describe, looks_like
 
 #: how deep below the given path a walk looks for rank folders and trace files
 MAX_DEPTH = 4
@@ -68,8 +69,34 @@ def discover(path: str | Path, *, prefer: str | None = None) -> list[Run]:
     if not walk.units:
         if walk.problems:
             raise walk.problems[0]
-        raise NotAProfile(f"no profile found in {p}", file=p, fix=_layouts())
+        raise _nothing_found(p)
     return _group(walk.units)
+
+
+#: at most this many entries of a folder are named in the "no profile found" message
+SEEN_MAX = 12
+
+
+def _nothing_found(p: Path) -> NotAProfile:
+    """No importer read ``p``: say what was seen there (what each file looks like) and which
+    layouts would work."""
+    if p.is_file():
+        what, instead = looks_like(p)
+        fix = (f"profinsight reads {instead} instead; " if instead else "") + _layouts()
+        return NotAProfile(f"no profile found in {p}: it looks like {what}", file=p, fix=fix)
+    try:
+        entries = sorted((e for e in p.iterdir() if not e.name.startswith(".")), key=lambda e: e.name)
+    except OSError:
+        entries = []
+    files = [e for e in entries if e.is_file()]
+    folders = [e.name + "/" for e in entries if e.is_dir()]
+    seen = [describe(f) for f in files[:SEEN_MAX]] + folders[: max(0, SEEN_MAX - len(files))]
+    more = len(files) + len(folders) - len(seen)
+    if not seen:
+        said = "it is empty"
+    else:
+        said = "it holds " + "; ".join(seen) + (f"; and {more} more" if more > 0 else "")
+    return NotAProfile(f"no profile found in {p}: {said}", file=p, fix=_layouts())
 
 
 def _layouts() -> str:

@@ -45,10 +45,15 @@ def is_rank_folder(p: Path) -> bool:
 
 
 def _exported_msprof(prof: Path) -> bool:
-    """Whether a ``PROF_*`` folder holds a ``device_<n>/timeline`` that msprof exported."""
+    """Whether a ``PROF_*`` folder holds what msprof exported: a ``device_<n>/timeline``, or
+    current CANN's ``mindstudio_profiler_output/``."""
     try:
         with os.scandir(prof) as it:
-            return any(e.name.startswith("device_") and (Path(e.path) / "timeline").is_dir() for e in it)
+            return any(
+                (e.name.startswith("device_") and (Path(e.path) / "timeline").is_dir())
+                or (e.name == "mindstudio_profiler_output" and e.is_dir())
+                for e in it
+            )
     except OSError:
         return False
 

@@ -22,10 +22,10 @@ from pathlib import Path
 from ... import diagnostics as dg
 from .. import _torch_npu
 from ..base import Importer, RankData, RankSource
-from . import comm, device, host, memory, run_info
+from . import comm, device, host, memory, overlap, run_info
 from .reader import Db, connect
 
-VERSION = "4"  # 4: versions from profiler_info; unnamed tasks named from the DB (3: Level0 types from names)
+VERSION = "5"  # 5: the profiler's OVERLAP_ANALYSIS read; 4: versions from profiler_info; unnamed tasks named from the DB (3: Level0 types from names)
 
 _DB_RE = re.compile(r"^ascend_pytorch_profiler(?:_(\d+))?\.db$")
 _INFO_RE = re.compile(r"^profiler_info(?:_(\d+))?\.json$")
@@ -133,6 +133,7 @@ def _load(source: RankSource, folder: Path, db: Db, immutable: bool, data: RankD
         owned = host.load_host_ops(db, data)
         host.load_launches(data, owned, call_of)
         host.load_trace_slices(db, data)
+        overlap.load_overlap(db, data)
         comm.load_comm_ops(db, adb, data)
         comm.load_comm_links(adb, data)
     finally:

@@ -47,6 +47,10 @@ _NPU_EVENT = re.compile(
 #: CANN's process names in a trace (with the file name as the hint)
 _CANN_PROCESS = re.compile(rb'"name"\s*:\s*"(?:Ascend Hardware|CANN|AscendCL|Overlap Analysis)"')
 _KD_HEADER = ({"Name"}, {"Accelerator Core"}, {"Start Time(us)"})
+#: msprof's op_summary_*.csv: kernel_details.csv before torch_npu renamed its headers (reference 4.3)
+_OP_SUMMARY_HEADER = ({"Op Name"}, {"Task Type"}, {"Task Start Time(us)"})
+#: the kind of a lone op_summary: read as kernel_details (the kernel reader knows both spellings)
+OP_SUMMARY = "op_summary"
 
 
 def _kind(path: Path) -> str | None:
@@ -67,6 +71,8 @@ def _kind(path: Path) -> str | None:
     cols = {c.strip().strip('"') for c in line.split(",")}
     if all(cols & need for need in _KD_HEADER):
         return KERNELS
+    if all(cols & need for need in _OP_SUMMARY_HEADER):
+        return OP_SUMMARY
     return None
 
 
@@ -79,6 +85,8 @@ def _recognise(path: Path) -> Recognised | None:
         return None
     if path.parent.name == _files.OUTPUT and _files.rank_folder(path.parent) is not None:
         return Recognised(problem=_inside_export(path))
+    if kind == OP_SUMMARY and path.parent.name == "mindstudio_profiler_output":
+        return None  # part of an msprof export: the msprof importer reads the folder
     return Recognised(RankSource(format=FORMAT, path=path, files=(path,), options=(("holds", kind),)))
 
 
@@ -96,8 +104,9 @@ IMPORTER = Importer(
     name=FORMAT,
     shape="file",
     recognise=_recognise,
-    doc="a lone torch_npu trace_view.json or kernel_details.csv, outside its *_ascend_pt rank folder",
-    hint=lambda name: name in (TRACE, KERNELS),
+    doc="a lone torch_npu trace_view.json or kernel_details.csv, outside its *_ascend_pt rank folder, or a lone "
+    "msprof op_summary_*.csv",
+    hint=lambda name: name in (TRACE, KERNELS) or name.startswith("op_summary"),
 )
 
 #: what each missing deliverable would have given, for the lone-file warning
@@ -117,13 +126,14 @@ def load_rank(source: RankSource) -> RankData:
     """The tables the lone file holds, read by the text importer, plus what the rest would give."""
     path = Path(source.path)
     kind = dict(source.options).get("holds") or _kind(path) or TRACE
+    as_name = KERNELS if kind == OP_SUMMARY else kind
     with tempfile.TemporaryDirectory(prefix="profinsight-file-") as tmp:
         folder = Path(tmp) / "rank_ascend_pt"
         out = folder / _files.OUTPUT
         out.mkdir(parents=True)
-        _place(path, out / kind)
-        rd = ascend_text.load_rank(RankSource(format=ascend_text.FORMAT, path=folder, files=(out / kind,)))
-        diags = [_renamed(d, str(out / kind), str(path), str(folder)) for d in rd.diagnostics]
+        _place(path, out / as_name)
+        rd = ascend_text.load_rank(RankSource(format=ascend_text.FORMAT, path=folder, files=(out / as_name,)))
+        diags = [_renamed(d, str(out / as_name), str(path), str(folder)) for d in rd.diagnostics]
     kept = [d for d in diags if d.code not in ("missing-file", "no-profiler-info")]
     rd.diagnostics = [_lone_file(path, kind, rd.rank)] + kept
     info = rd.tables.get("run_info")
@@ -152,6 +162,8 @@ def _renamed(d: dg.Diagnostic, linked: str, original: str, folder: str) -> dg.Di
 
 
 def _lone_file(path: Path, kind: str, rank) -> dg.Diagnostic:
+    if kind == OP_SUMMARY:
+        return _lone_op_summary(path, rank)
     missing = [f"{name} ({gives})" for name, gives in _GIVES.items() if name != kind]
     holds = (
         "the timeline tables (host ops, device tasks seen in the trace, launches, API calls, counters)"
@@ -166,6 +178,21 @@ def _lone_file(path: Path, kind: str, rank) -> dg.Diagnostic:
         fix="Load the whole rank folder instead: <name>_ascend_pt/ with profiler_info_<rank>.json and "
         "ASCEND_PROFILER_OUTPUT/ (trace_view.json, kernel_details.csv, step_trace_time.csv, ...), or the "
         "folder that holds every rank folder.",
+        rank=rank,
+    )
+
+
+def _lone_op_summary(path: Path, rank) -> dg.Diagnostic:
+    return dg.warning(
+        "lone-file",
+        f"{path.name} (msprof's op summary) was given alone: loaded device_tasks (kernels with their op types, "
+        "shapes and PMU metrics, and the HCCL ops it lists). Missing, with what each would give: the "
+        "msprof_*.json timeline (the other device tasks, communication tasks, CANN API calls, the timeline); "
+        "step_trace_* (the iterations as steps: op_summary has no step column); info.json.<n> / start_info.<n> "
+        "(the rank, host and clock).",
+        file=path,
+        fix="Load the whole msprof collection instead: PROF_<id>_<time>_<hash>/ with its device_<n>/ folders and "
+        "mindstudio_profiler_output/ (msprof_*.json, op_summary_*.csv, step_trace_*).",
         rank=rank,
     )
 

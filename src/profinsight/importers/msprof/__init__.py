@@ -27,11 +27,15 @@ from ... import diagnostics as dg
 from ...errors import UnsupportedFormat
 from .._common import duck
 from .._steps import earliest_containing
+from ..ascend_text._sql import install as install_text_macros
 from ..base import Importer, RankData, RankSource, Recognised
 from . import _layout as L
+from . import _notes as N
+from . import _output as O
+from . import _summaries as S
 from . import _timeline as T
 
-VERSION = "1"
+VERSION = "2"  # 2: the mindstudio_profiler_output layout (run_info.extra.layout)
 FORMAT = "msprof"
 PROF_RE = L.PROF_RE
 
@@ -43,18 +47,51 @@ _INTERNAL = ("hw_task_type",)
 def _recognise(path: Path) -> Recognised | None:
     if L.is_device_folder(path):
         return _device(path)
+    if path.name == O.OUTPUT:
+        out = O.output_folder(path)
+        prof = path.parent
+        devices = [d for d in L.device_folders(prof) if L.is_device_folder(d)]
+        return _output_ranks(out, devices) if out is not None else None
     if not (PROF_RE.match(path.name) or L.holds_collection(path)):
         return None
     devices = [d for d in L.device_folders(path) if L.is_device_folder(d)]
     if any(L.timeline_files(d) for d in devices):
         return None  # entered: each exported device folder is a rank
+    out = O.output_folder(path)
+    if out is not None:
+        return _output_ranks(out, devices)
     return Recognised(problem=_never_exported(path, devices))
+
+
+def _output_ranks(out: Path, devices: list[Path]) -> Recognised:
+    """The ranks of a ``mindstudio_profiler_output/`` export: one per device of the collection
+    (every device's events are in the same files), or one where no device folder came along."""
+    files = O.flat(O.parts(out, O.TIMELINE, "json"))
+    files += O.flat(O.parts(out, O.STEP_TRACE, "json")) + O.flat(O.parts(out, O.STEP_TRACE, "csv"))
+    files += O.flat(O.parts(out, O.OP_SUMMARY, "csv"))
+    sources = []
+    for d in devices or [None]:
+        own = [] if d is None else [f for f in (L.info_file(d), L.start_file(d), L.end_file(d)) if f is not None]
+        options = (
+            ("layout", "output"),
+            ("device_dir", "" if d is None else str(d)),
+            ("devices", ",".join(str(L.device_number(x)) for x in devices)),
+        )
+        rank = 0 if d is None else L.rank_of(d)
+        sources.append(RankSource(FORMAT, path=out, files=tuple(files + own), rank_hint=rank, options=options))
+    if len(sources) == 1:
+        return Recognised(source=sources[0])
+    return Recognised(sources=tuple(sources))
 
 
 def _device(device: Path) -> Recognised:
     timelines = L.timeline_files(device)
     if not timelines:
         prof = device.parent if L.holds_collection(device.parent) else device
+        out = O.output_folder(prof)
+        if out is not None:  # exported to the collection's output folder: this device of it
+            found = _output_ranks(out, [device])
+            return found
         return Recognised(problem=_never_exported(prof, [device]))
     files = [*timelines, *L.step_trace_files(device)]
     files += [f for f in (L.info_file(device), L.start_file(device), L.end_file(device)) if f is not None]
@@ -64,12 +101,13 @@ def _device(device: Path) -> Recognised:
 
 def _never_exported(prof: Path, devices: list[Path]):
     """Why a collection without ``timeline/`` cannot be read, and the call that fixes it."""
-    if (prof / "mindstudio_profiler_output").is_dir():
+    if (prof / O.OUTPUT).is_dir():
         return UnsupportedFormat(
-            f"{prof.name} is a CANN msprof collection exported to mindstudio_profiler_output/, a layout "
-            "profinsight does not read yet",
+            f"{prof.name} is a CANN msprof collection whose {O.OUTPUT}/ holds no msprof_*.json timeline "
+            "(the export was interrupted, or only summaries were kept)",
             file=prof,
-            fix=f"export the per-device timeline as well: {L.export_command(prof)} (it writes device_<n>/timeline/)",
+            fix=f"export it again: {L.export_command(prof)}; profinsight reads {O.OUTPUT}/msprof_*.json with "
+            "op_summary_*.csv and step_trace_*, or device_<n>/timeline/",
         )
     what = ", ".join(d.name for d in devices) or "no device_<n> folder"
     # UnsupportedFormat, as every recognised input that cannot be read: raw msprof records are a
@@ -86,20 +124,60 @@ def _never_exported(prof: Path, devices: list[Path]):
 
 # -- load -----------------------------------------------------------------------------------
 def load_rank(source: RankSource) -> RankData:
-    """All canonical tables of one device folder, plus what the doctor found."""
-    device_dir = Path(source.path)
-    device = L.device_number(device_dir)
-    rank = source.rank_hint if source.rank_hint is not None else L.rank_of(device_dir)
+    """All canonical tables of one device folder (or of one device of an output folder), plus
+    what the doctor found."""
+    opts = dict(source.options)
+    if opts.get("layout") == "output":
+        return _load(source, _OutputPlan(Path(source.path), opts))
+    return _load(source, _TimelinePlan(Path(source.path)))
+
+
+class _TimelinePlan:
+    """``device_<n>/timeline/``: one file per model and iteration."""
+
+    def __init__(self, device_dir: Path):
+        self.device_dir, self.device = device_dir, L.device_number(device_dir)
+        self.timelines = L.timeline_files(device_dir)
+        self.step_traces = L.step_trace_files(device_dir)
+        self.step_csv: list[Path] = []
+        self.op_summary: list[Path] = []
+        self.split = False
+        self.keep_host = True
+        self.where = device_dir / "timeline"
+        self.layout = "timeline"
+        self.collection = device_dir.parent.name
+
+
+class _OutputPlan:
+    """``mindstudio_profiler_output/``: one timeline (maybe sliced) of every device, with the
+    CSV summaries; the device folder (if it came along) gives the rank, clock and info."""
+
+    def __init__(self, out: Path, opts: dict):
+        self.device_dir = Path(opts["device_dir"]) if opts.get("device_dir") else None
+        devices = [int(d) for d in opts.get("devices", "").split(",") if d]
+        self.device = L.device_number(self.device_dir) if self.device_dir is not None else 0
+        self.timelines = O.parts(out, O.TIMELINE, "json")
+        self.step_traces = O.flat(O.parts(out, O.STEP_TRACE, "json"))
+        self.step_csv = O.flat(O.parts(out, O.STEP_TRACE, "csv"))
+        self.op_summary = O.flat(O.parts(out, O.OP_SUMMARY, "csv"))
+        self.split = len(devices) > 1  # several devices share the files: keep this one's events
+        self.keep_host = not devices or self.device == min(devices)
+        self.where = out
+        self.layout = "output"
+        self.collection = out.parent.name
+
+
+def _load(source: RankSource, plan) -> RankData:
+    device_dir, device = plan.device_dir, plan.device
+    rank = source.rank_hint if source.rank_hint is not None else (L.rank_of(device_dir) if device_dir else 0)
     diags: list[dg.Diagnostic] = []
-    timelines = L.timeline_files(device_dir)
-    step_traces = L.step_trace_files(device_dir)
-    clock = L.clock(device_dir)
-    info = L.read_json(L.info_file(device_dir))
-    off = "0" if clock.offset_ns is None else str(int(clock.offset_ns))
+    clock = L.clock(device_dir) if device_dir is not None else L.Clock(None, None)
+    info = L.read_json(L.info_file(device_dir)) if device_dir is not None else {}
 
     con = duck(threads=1)
     try:
-        reads = T.read_files(con, timelines, step_traces)
+        install_text_macros(con)
+        reads = T.read_files(con, plan.timelines, plan.step_traces)
         for path, read in reads:
             if read.truncated:
                 code = "trace-invalid" if read.events == 0 else "trace-truncated"
@@ -112,9 +190,17 @@ def load_rank(source: RankSource) -> RankData:
                         rank=rank,
                     )
                 )
+        S.load_step_trace_csv(con, plan.step_csv, device if plan.split else None, rank, diags)
+        if plan.split:
+            T.keep_device(con, device, plan.keep_host)
+        clock = _wall_clock(con, clock)
+        off = "0" if clock.offset_ns is None else str(int(clock.offset_ns))
         T.build_work(con)
         seen = T.counts(con)
         T.build_tasks(con, off, device)
+        typed = S.load_op_summary(con, plan.op_summary, device if plan.split else None, rank, diags)
+        if typed[1]:
+            S.apply_op_summary(con)
         steps = con.sql(T.steps_sql(off)).to_arrow_table()
         tasks = con.sql("SELECT * FROM dt").to_arrow_table()
         tasks = _with_steps(tasks, steps)
@@ -125,15 +211,28 @@ def load_rank(source: RankSource) -> RankData:
         con.close()
 
     tasks = tasks.drop_columns([c for c in _INTERNAL if c in tasks.column_names])
-    diags += _diagnostics(device_dir, rank, clock, seen, step_traces)
+    diags += N.diagnostics(plan, rank, clock, seen, typed)
     tables = {
         "device_tasks": tasks,
         "steps": steps,
         "comm_ops": comm,
         "trace_slices": slices,
-        "run_info": _run_info(device_dir, device, info, clock, steps),
+        "run_info": _run_info(plan, info, clock, steps),
     }
     return RankData(rank=rank, tables=tables, diagnostics=diags)
+
+
+def _wall_clock(con, clock: L.Clock) -> L.Clock:
+    """Timestamps already on the wall clock (epoch us, as current CANN writes them) need no
+    conversion; monotonic ones (seconds since boot) take the clock pair's offset."""
+    first = con.sql("SELECT min(mono_ns) FROM ms_x").fetchall()[0][0]
+    if first is not None and first > EPOCH_NS:
+        return L.Clock(0, "epoch", clock.begin_ns, clock.end_ns, clock.drift_ns)
+    return clock
+
+
+#: a timestamp past 2001-09-09 (1e18 ns since the epoch) is on the wall clock, not since boot
+EPOCH_NS = 10**18
 
 
 def _with_steps(tasks: pa.Table, steps: pa.Table) -> pa.Table:
@@ -144,7 +243,8 @@ def _with_steps(tasks: pa.Table, steps: pa.Table) -> pa.Table:
     return tasks.append_column("step", step)
 
 
-def _run_info(device_dir: Path, device: int, info: dict, clock: L.Clock, steps: pa.Table) -> pa.Table:
+def _run_info(plan, info: dict, clock: L.Clock, steps: pa.Table) -> pa.Table:
+    device_dir, device = plan.device_dir, plan.device
     dev_info = next(
         (d for d in info.get("DeviceInfo") or [] if isinstance(d, dict) and d.get("id") == device),
         None,
@@ -152,7 +252,8 @@ def _run_info(device_dir: Path, device: int, info: dict, clock: L.Clock, steps: 
     versions = {k: str(info[k]) for k in ("version", "platform_version") if info.get(k) not in (None, "")}
     versions = {("msprof_info" if k == "version" else k): v for k, v in versions.items()}
     extra = {
-        "collection": device_dir.parent.name,
+        "collection": plan.collection,
+        "layout": plan.layout,
         "devices": info.get("devices"),
         "rank_id": info.get("rank_id"),
         "clock_source": clock.source,
@@ -166,7 +267,7 @@ def _run_info(device_dir: Path, device: int, info: dict, clock: L.Clock, steps: 
     row = {
         "device": device,
         "source_format": FORMAT,
-        "path": str(device_dir),
+        "path": str(device_dir if device_dir is not None else plan.where),
         "activities": "NPU",
         "env": "{}",
         "versions": json.dumps(versions, sort_keys=True),
@@ -192,75 +293,11 @@ def _run_info(device_dir: Path, device: int, info: dict, clock: L.Clock, steps: 
     return pa.table({k: pa.array([v], types.get(k, pa.string())) for k, v in row.items()})
 
 
-def _diagnostics(device_dir: Path, rank: int, clock: L.Clock, seen: dict, step_traces: list[Path]) -> list:
-    out = [
-        dg.info(
-            "msprof-no-host-ops",
-            "an msprof collection records the device and CANN only: no framework (PyTorch / MindSpore) "
-            "operators, Python stacks or memory, so the host-side views (host ops, launch gaps, per-op "
-            "device time, memory) stay empty",
-            file=device_dir,
-            fix="profile with the framework's profiler to get host operators: torch_npu.profiler (PyTorch, "
-            "activities=[CPU, NPU]) or mindspore.Profiler (MindSpore); both run msprof underneath",
-            rank=rank,
-        )
-    ]
-    if clock.offset_ns is None:
-        out.append(
-            dg.warning(
-                "msprof-clock-unconverted",
-                "start_info / end_info are missing or unreadable: timestamps stay on the device's monotonic "
-                "clock (seconds since boot), so they cannot be lined up with other ranks or wall time",
-                file=device_dir,
-                fix="copy the collection with its start_info.<n> / end_info.<n> files",
-                rank=rank,
-            )
-        )
-    if not seen["iters"]:
-        named = step_traces[0].name if step_traces else "step_trace_*.json"
-        out.append(
-            dg.info(
-                "msprof-no-iterations",
-                f"{named}: no iteration is recorded (no step trace: single-op mode, or not exported), so "
-                "there are no steps and the step views show the whole capture",
-                file=device_dir / "timeline",
-                fix="collect a graph-mode model with step trace on (msprof --task-time=on; the default)",
-                rank=rank,
-            )
-        )
-    elif seen["models"] > 1:
-        out.append(
-            dg.warning(
-                "msprof-several-models",
-                f"the step trace holds {seen['models']} models; their iterations share step numbers",
-                file=device_dir / "timeline",
-                fix="compare the models' iterations in the timeline (each model has its own Step Trace lane)",
-                rank=rank,
-            )
-        )
-    others = [
-        d.name
-        for d in L.device_folders(device_dir.parent)
-        if d != device_dir and L.is_device_folder(d) and not L.timeline_files(d)
-    ]
-    if others:
-        prof = device_dir.parent
-        out.append(
-            dg.warning(
-                "msprof-not-exported",
-                f"{', '.join(others)} of {prof.name} hold raw data only (never exported): those ranks are not loaded",
-                file=prof,
-                fix=f"run {L.export_command(prof)}, then load {prof.name} again",
-                rank=rank,
-            )
-        )
-    return out
-
-
 IMPORTER = Importer(
     name=FORMAT,
     shape="folder",
     recognise=_recognise,
-    doc="CANN msprof collection (PROF_*): each exported device_<n>/timeline is a rank",
-    hint=lambda name: bool(PROF_RE.match(name) or re.match(r"^device_\d+$", name)),
+    doc="CANN msprof collection (PROF_*): each exported device_<n>/timeline, or each device of its "
+    "mindstudio_profiler_output/ (msprof_*.json, op_summary_*.csv, step_trace_*; sliced parts joined), is a rank",
+    hint=lambda name: bool(PROF_RE.match(name) or re.match(r"^device_\d+$", name) or name == O.OUTPUT),
 )

@@ -50,7 +50,7 @@ CREATE OR REPLACE TABLE ms_meta (file_no INTEGER, pid VARCHAR, tid VARCHAR, name
 CREATE OR REPLACE TABLE ms_x (file_no INTEGER, idx BIGINT, ph VARCHAR, name VARCHAR, cat VARCHAR,
                               pid VARCHAR, tid VARCHAR, mono_ns BIGINT, dur_ns BIGINT, args JSON);
 CREATE OR REPLACE TABLE ms_iter (file_no INTEGER, idx BIGINT, tid VARCHAR, pid VARCHAR, mono_ns BIGINT,
-                                 dur_ns BIGINT, iteration BIGINT, end_mono_ns BIGINT);
+                                 dur_ns BIGINT, iteration BIGINT, end_mono_ns BIGINT, model BIGINT);
 """
 
 
@@ -63,31 +63,39 @@ def start(con) -> None:
 _ITER_END = MONO_NS.format(x="args->>'$.\"Iteration End\"'")
 
 
-def _take(file_no: int, slices: bool):
+#: event numbers of one slice of a sliced file start here times its position (slices of one file
+#: share its file number, so that its process names, written once, name the events of every slice)
+SLICE_IDX = 1 << 40
+
+
+def _take(file_no: int, slices: bool, first_idx: int = 0):
     def consume(con, view: str) -> None:
-        con.execute(f"""INSERT INTO ms_meta SELECT {file_no}, pid, tid, name, args->>'name' FROM {view}
-                        WHERE ph = 'M' AND name IN ('process_name', 'thread_name')""")
+        con.execute(f"""INSERT INTO ms_meta SELECT {file_no}, pid, tid, name, coalesce(args->>'name', args->>'labels')
+                        FROM {view} WHERE ph = 'M' AND name IN ('process_name', 'thread_name', 'process_labels')""")
         con.execute(f"""INSERT INTO ms_iter
-            SELECT {file_no}, idx, tid, pid, {MONO_NS.format(x="ts")},
+            SELECT {file_no}, idx + {first_idx}, tid, pid, {MONO_NS.format(x="ts")},
                    CAST(round(TRY_CAST(dur AS DOUBLE) * 1000) AS BIGINT),
                    TRY_CAST(args->>'$."Iteration ID"' AS BIGINT),
-                   {_ITER_END}
+                   {_ITER_END}, NULL
             FROM {view} WHERE ph = 'X' AND cat = 'Iteration Time'""")
         if slices:
             con.execute(f"""INSERT INTO ms_x
-                SELECT {file_no}, idx, ph, name, cat, pid, tid, {MONO_NS.format(x="ts")},
+                SELECT {file_no}, idx + {first_idx}, ph, name, cat, pid, tid, {MONO_NS.format(x="ts")},
                        coalesce(CAST(round(TRY_CAST(dur AS DOUBLE) * 1000) AS BIGINT), 0), args
                 FROM {view} WHERE ph IN ('X', 'i', 'I') AND ts IS NOT NULL""")
 
     return consume
 
 
-def read_files(con, timelines: list[Path], step_traces: list[Path]) -> list[tuple[Path, TraceRead]]:
-    """Read every timeline file (all slices) and every step-trace file (iterations only)."""
+def read_files(con, timelines: list[Path | tuple[Path, ...]], step_traces: list[Path]) -> list[tuple[Path, TraceRead]]:
+    """Read every timeline file (all events) and every step-trace file (iterations only).  A
+    timeline given as a tuple is one file cut into slices: its parts are read in order as one."""
     start(con)
     reads = []
-    for no, path in enumerate(timelines):
-        reads.append((path, read_trace_json(con, path, table=f"ms{no}", consume=_take(no, True))))
+    for no, group in enumerate(timelines):
+        for k, path in enumerate(group if isinstance(group, tuple) else (group,)):
+            consume = _take(no, True, k * SLICE_IDX)
+            reads.append((path, read_trace_json(con, path, table=f"ms{no}_{k}", consume=consume)))
     seen: set[bytes] = set()
     for k, path in enumerate(step_traces):
         digest = _digest(path)
@@ -145,11 +153,13 @@ CREATE OR REPLACE TABLE hw_plane AS
     QUALIFY row_number() OVER (PARTITION BY h.file_no, h.idx ORDER BY p.idx) = 1
        AND row_number() OVER (PARTITION BY p.file_no, p.idx ORDER BY h.idx) = 1;
 CREATE OR REPLACE TABLE iters AS
-    SELECT i.iteration, TRY_CAST(regexp_extract(t.tname, 'Model ID:\\s*(\\d+)', 1) AS BIGINT) AS model,
-           i.mono_ns AS start_mono_ns, coalesce(i.end_mono_ns, i.mono_ns + i.dur_ns) AS end_mono_ns
-    FROM ms_iter i LEFT JOIN threads t USING (file_no, pid, tid)
-    WHERE i.iteration IS NOT NULL AND i.mono_ns IS NOT NULL
-    QUALIFY row_number() OVER (PARTITION BY model, i.iteration ORDER BY i.file_no, i.idx) = 1;
+    SELECT iteration, model, start_mono_ns, end_mono_ns FROM (
+        SELECT i.iteration, i.file_no, i.idx,
+               coalesce(i.model, TRY_CAST(regexp_extract(t.tname, 'Model ID:\\s*(\\d+)', 1) AS BIGINT)) AS model,
+               i.mono_ns AS start_mono_ns, coalesce(i.end_mono_ns, i.mono_ns + i.dur_ns) AS end_mono_ns
+        FROM ms_iter i LEFT JOIN threads t USING (file_no, pid, tid)
+        WHERE i.iteration IS NOT NULL AND i.mono_ns IS NOT NULL)
+    QUALIFY row_number() OVER (PARTITION BY model, iteration ORDER BY file_no, idx) = 1;
 """
 
 
@@ -241,3 +251,23 @@ def slices_sql(off: str) -> str:
                ANTI JOIN (SELECT file_no, idx FROM dt_pre) u ON u.file_no = x.file_no AND u.idx = x.idx
                ANTI JOIN (SELECT file_no, plane_idx AS idx FROM hw_plane) q ON q.file_no = x.file_no AND q.idx = x.idx
                ORDER BY start_ns, x.file_no, x.idx"""
+
+
+#: the device bits of a device process's ``pid`` in current CANN's timeline (``pid << 10 |
+#: sort_index << 5 | device``); host processes carry 31 there
+DEVICE_BITS = 31
+
+
+def keep_device(con, device: int, keep_host: bool) -> None:
+    """Drop the events of other devices from a timeline that several devices share: a process
+    labelled ``NPU`` belongs to the device in the low bits of its pid; the host processes (CANN
+    API) are kept for one rank only (``keep_host``), so that no rank counts them twice."""
+    con.execute(f"""CREATE OR REPLACE TABLE npu_procs AS
+        SELECT DISTINCT file_no, pid, TRY_CAST(pid AS BIGINT) & {DEVICE_BITS} AS device FROM ms_meta
+        WHERE name = 'process_labels' AND upper(value) LIKE 'NPU%'""")
+    for table in ("ms_x", "ms_iter"):
+        con.execute(f"""DELETE FROM {table} WHERE EXISTS (SELECT 1 FROM npu_procs n
+            WHERE n.file_no = {table}.file_no AND n.pid = {table}.pid AND n.device IS DISTINCT FROM {int(device)})""")
+    if not keep_host:
+        con.execute("""DELETE FROM ms_x WHERE NOT EXISTS (SELECT 1 FROM npu_procs n
+            WHERE n.file_no = ms_x.file_no AND n.pid = ms_x.pid)""")

@@ -10,9 +10,9 @@ file, adds what only msprof records (``NPU_OP_MEM`` -> memory, :mod:`._memory`) 
 DB cannot show.
 
 How it is opened: ``immutable=1``, or from a temporary copy where a non-empty ``-wal`` lies beside
-it (:mod:`.._cann_db`); no file is ever created beside the user's DB.  ``OVERLAP_ANALYSIS`` is
-never read: where ``status_info`` exists a viewer wrote it, and the overlap views compute their
-figures from ``device_tasks`` in every format.
+it (:mod:`.._cann_db`); no file is ever created beside the user's DB.  ``OVERLAP_ANALYSIS`` is read
+as the torch_npu DB reads it (:mod:`..ascend_db.overlap`): the profiler's into the timeline, a
+viewer's (``status_info`` present) not at all.
 
 Recognised by content (the ``msprof*.db`` name is a hint only): a SQLite file with ``TASK`` and
 ``STRING_IDS`` and without ``PYTORCH_API`` (a torch_npu DB is read with its rank folder).
@@ -28,12 +28,12 @@ import pyarrow as pa
 
 from ... import diagnostics as dg
 from .._cann_db import open_export, table_names
-from ..ascend_db import comm, device, host, memory, run_info
+from ..ascend_db import comm, device, host, memory, overlap, run_info
 from ..ascend_db.reader import Db
 from ..base import Importer, RankData, RankSource, Recognised
 from ._memory import load_op_memory
 
-VERSION = "1"
+VERSION = "2"  # 2: the profiler's OVERLAP_ANALYSIS read into trace_slices
 FORMAT = "msprof_db"
 
 _NAME_RE = re.compile(r"^msprof.*\.db$", re.IGNORECASE)
@@ -116,6 +116,7 @@ def _load(db: Db, data: RankData) -> None:
     memory.load_memory(db, data)
     load_op_memory(db, data)
     memory.load_counters(db, data)
+    overlap.load_overlap(db, data, viewer_code="msprof-db-viewer-overlap")
     run_info.load_run_info(db, data, db.path, {}, {}, data.rank, dev)
     info = data.tables["run_info"]
     data.tables["run_info"] = info.set_column(
@@ -189,16 +190,6 @@ def _diagnose(db: Db, data: RankData) -> None:
                 file=db.path,
                 fix="export the collection again (msprof --export=on --output=<PROF_DIR>); the collectives are written "
                 "by the export, not collected separately",
-                rank=rank,
-            )
-        )
-    if db.has("OVERLAP_ANALYSIS") and db.has("status_info"):
-        out.append(
-            dg.info(
-                "msprof-db-viewer-overlap",
-                "OVERLAP_ANALYSIS was written by a viewer (the DB has its status_info table), not by the "
-                "profiler: it is not read; the overlap figures are computed from the device tasks",
-                file=db.path,
                 rank=rank,
             )
         )

@@ -319,3 +319,9 @@ from .ui import UI as _UI  # noqa: E402
 
 for _lang, _table in _UI.items():
     MESSAGES[_lang].update(_table)
+
+# the compare noise verdict, evidence-gated advisor rules and glossary words, in the same catalogue
+from .verdicts import VERDICTS as _VERDICTS  # noqa: E402
+
+for _lang, _table in _VERDICTS.items():
+    MESSAGES[_lang].update(_table)

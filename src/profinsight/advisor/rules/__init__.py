@@ -24,6 +24,7 @@ ORDER = (
     "format_conversion",
     "ai_cpu",
     "online_compile",
+    "compile_dispatch",
     "compute_bound",
     "idle_gaps",
     "stream_sync",

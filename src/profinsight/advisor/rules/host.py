@@ -5,13 +5,19 @@ documented in docs/advisor.md."""
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from .base import Context, Hit, by_share, col_sum, num, r3, rule
 
 
 @rule(
-    "online_compile", severity="medium", category="data_host", thresholds={"min_share_of_step": 0.02}, ascend_only=True
+    "online_compile",
+    severity="medium",
+    category="data_host",
+    thresholds={"min_share_of_step": 0.02},
+    ascend_only=True,
+    basis="tasks",
 )
 def online_compile(ctx: Context, th: dict):
     """Operators compiled online during the measured steps (``opCompile`` inside
@@ -26,8 +32,8 @@ def online_compile(ctx: Context, th: dict):
     if not len(comp):
         return None
     comp_us = float(pd.to_numeric(comp["dur_ns"], errors="coerce").fillna(0).sum()) / 1e3
-    per = ctx.per_step(comp_us)
-    share = per / max(ctx.step_us, 1e-9)
+    per = ctx.per_task_step(comp_us)
+    share = per / max(ctx.task_step_us, 1e-9)
     if share < th["min_share_of_step"]:
         return None
     dt = ctx.table("device_tasks", ("op_state",))
@@ -44,7 +50,7 @@ def online_compile(ctx: Context, th: dict):
 
 
 # --- host / data ------------------------------------------------------------------------------
-HOST_BOUND = ("launch", "python", "idle")
+HOST_BOUND = ("launch", "python")
 
 
 @rule(
@@ -52,60 +58,192 @@ HOST_BOUND = ("launch", "python", "idle")
     severity="medium",
     category="data_host",
     thresholds={"min_share_of_step": 0.10, "min_gap_us": 50.0, "high_share_of_step": 0.30},
+    basis="tasks",
 )
 def idle_gaps(ctx: Context, th: dict):
     """The device sits idle in long gaps for a notable share of the step (low utilisation).  The
-    gaps are split by what the host did: loading data (data-starved) or dispatching / Python /
-    nothing (launch or host bound); synchronisation gaps are the ``stream_sync`` rule.
-    Recoverable: the gap time of the dominant class.  The device cannot idle longer than its
-    free time: where the gaps that start in the steps add up to more (a gap runs on past its
-    step's last task into the next), both classes are scaled down to the steps' free time."""
+    gaps are split by what the host did: loading data (data-starved), dispatching or Python
+    (launch or host bound), or nothing recorded; synchronisation gaps are the ``stream_sync``
+    rule.  A cause is named only on its evidence: where the gaps' ranks record no host activity
+    at all the finding says the cause is unknown and what to collect (variant ``no_host``); where
+    the host recorded nothing during most of the gap time it says so (``unexplained``) — neither
+    claims a recoverable time.  Recoverable otherwise: the gap time of the dominant class.  The
+    device cannot idle longer than its free time: where the gaps that start in the steps add up to
+    more (a gap runs on past its step's last task into the next), the classes are scaled down to
+    the steps' free time.  Each listed gap names the API call in progress during it."""
     g = ctx.view("idle_gaps", min_us=float(th["min_gap_us"]))
     if not len(g):
         return None
     split = {k: r3(v) for k, v in g.groupby("host_activity")["dur_us"].sum().items()}
     data = split.get("data_loading", 0.0)
     host = sum(split.get(k, 0.0) for k in HOST_BOUND)
-    total = data + host
-    free = col_sum(ctx.steps, "free_us")
+    unexplained = split.get("idle", 0.0)
+    total = data + host + unexplained
+    free = col_sum(ctx.task_steps, "free_us")
     if 0 < free < total:
-        data, host, total = data * free / total, host * free / total, free
-    share = ctx.per_step(total) / max(ctx.step_us, 1e-9)
+        f = free / total
+        data, host, unexplained, total = data * f, host * f, unexplained * f, free
+    share = ctx.per_task_step(total) / max(ctx.task_step_us, 1e-9)
     if share < th["min_share_of_step"]:
         return None
-    variant = "data" if data >= host else "launch"
-    recoverable = ctx.per_step(data if variant == "data" else host)
-    top = [
-        {
-            "rank": int(r["rank"]),
-            "step": None if pd.isna(r["step"]) else int(r["step"]),
-            "start_ns": int(r["start_ns"]),
-            "end_ns": int(r["end_ns"]),
-            "dur_us": r3(r["dur_us"]),
-            "host_activity": str(r["host_activity"]),
-            "host_op": None if pd.isna(r["host_op"]) else str(r["host_op"]),
-            "next_task": None if pd.isna(r["next_task"]) else str(r["next_task"]),
-        }
-        for _, r in g.head(5).iterrows()
-    ]
+    blind = sorted({int(r) for r in g["rank"]} - ctx.host_ranks)
+    if unexplained > max(data, host):
+        variant, recoverable = ("no_host" if blind else "unexplained"), None
+    else:
+        variant = "data" if data >= host else "launch"
+        recoverable = ctx.per_task_step(data if variant == "data" else host)
+    top = [_gap_row(r) for _, r in g.head(5).iterrows()]
     ops = [t["host_op"] for t in top if t["host_op"]]
+    apis = [f"{t['host_api']} ({t['host_api_overlap_us']:,.0f} of {t['dur_us']:,.0f} us)" for t in top if t["host_api"]]
     values = {
         "share": share,
-        "gap_ms": ctx.per_step(total) / 1e3,
-        "data_ms": ctx.per_step(data) / 1e3,
-        "host_ms": ctx.per_step(host) / 1e3,
-        "n": round(len(g) / ctx.n_steps),
+        "gap_ms": ctx.per_task_step(total) / 1e3,
+        "data_ms": ctx.per_task_step(data) / 1e3,
+        "host_ms": ctx.per_task_step(host) / 1e3,
+        "none_ms": ctx.per_task_step(unexplained) / 1e3,
+        "n": round(len(g) / ctx.n_task_steps),
         "ops": ", ".join(dict.fromkeys(ops[:3])) or "-",
+        "apis": "; ".join(apis[:3]) or "-",
+        "ranks": ", ".join(map(str, blind)) or "-",
         "ascend": ctx.is_ascend,
     }
-    if not ctx.is_ascend:
+    if not ctx.is_ascend and variant in ("data", "launch"):
         variant += "_gpu"
     sev = "high" if share >= th["high_share_of_step"] else "medium"
-    return Hit(values, {"split_us": split, "longest_gaps": top, "gaps": int(len(g))}, recoverable, variant, sev)
+    evidence = {"split_us": split, "longest_gaps": top, "gaps": int(len(g)), "ranks_without_host_data": blind}
+    return Hit(values, evidence, recoverable, variant, sev)
+
+
+def _gap_row(r) -> dict:
+    def opt(k):
+        return None if k not in r or pd.isna(r[k]) else str(r[k])
+
+    ov = r["host_api_overlap_us"] if "host_api_overlap_us" in r else None
+    return {
+        "rank": int(r["rank"]),
+        "step": None if pd.isna(r["step"]) else int(r["step"]),
+        "start_ns": int(r["start_ns"]),
+        "end_ns": int(r["end_ns"]),
+        "dur_us": r3(r["dur_us"]),
+        "host_activity": str(r["host_activity"]),
+        "host_op": opt("host_op"),
+        "host_api": opt("host_api"),
+        "host_api_overlap_us": None if ov is None or pd.isna(ov) else r3(ov),
+        "next_task": opt("next_task"),
+    }
+
+
+#: runtime / CANN calls that compile or prepare an operator on the host before it can run
+COMPILE_EXACT = ("aclopCompileAndExecute", "aclopCompile", "opCompile")
+COMPILE_LIKE = "aclnn%GetWorkspaceSize"
 
 
 @rule(
-    "stream_sync", severity="medium", category="data_host", thresholds={"min_share_of_step": 0.05, "min_gap_us": 50.0}
+    "compile_dispatch",
+    severity="medium",
+    category="data_host",
+    thresholds={"min_share_of_step": 0.02, "min_gap_us": 50.0},
+    ascend_only=True,
+    basis="tasks",
+)
+def compile_dispatch(ctx: Context, th: dict):
+    """Operator compilation or preparation on the host sits on the critical path: the device is
+    idle (gaps of at least ``min_gap_us``) while ``aclopCompileAndExecute`` (an operator outside
+    the aclnn binary path, compiled or looked up at run time, ``opCompile`` inside it),
+    ``aclopCompile`` or ``aclnn*GetWorkspaceSize`` runs, for at least ``min_share_of_step`` of the
+    step.  The overlap is measured per call against the union of the rank's idle gaps; nested
+    calls (``opCompile`` inside ``aclopCompileAndExecute``) count once.  Recoverable: that
+    overlap per step (at most the steps' free time).  Needs the CANN API calls (Level1 or
+    above); silent without them, and it cannot tell a compile from an op-cache hit."""
+    api = ctx.table("api_calls", ("rank", "thread", "name", "start_ns", "dur_ns"))
+    if not len(api):
+        return None
+    names = api["name"].fillna("").astype(str)
+    like = names.str.startswith("aclnn") & names.str.endswith("GetWorkspaceSize")
+    calls = api[names.isin(COMPILE_EXACT) | like].dropna(subset=["start_ns", "dur_ns"])
+    if not len(calls):
+        return None
+    g = ctx.view("idle_gaps", min_us=float(th["min_gap_us"]))
+    outer = _outermost(calls)
+    critical = _overlap_with_gaps(outer, g)
+    per = min(ctx.per_task_step(float(critical.sum()) / 1e3), ctx.per_task_step(col_sum(ctx.task_steps, "free_us")))
+    share = per / max(ctx.task_step_us, 1e-9)
+    if share < th["min_share_of_step"]:
+        return None
+    dur = pd.to_numeric(calls["dur_ns"], errors="coerce").fillna(0)
+    by = calls.assign(dur=dur, kind=names[calls.index].where(~like[calls.index], "aclnn*GetWorkspaceSize"))
+    by = by.groupby("kind").agg(calls=("dur", "size"), total_us=("dur", "sum")).sort_values("total_us", ascending=False)
+    calls_ev = {str(k): {"calls": int(v["calls"]), "total_us": r3(v["total_us"] / 1e3)} for k, v in by.iterrows()}
+    outer_us = float(pd.to_numeric(outer["dur_ns"], errors="coerce").fillna(0).sum()) / 1e3
+    worst = g[g["host_api"].isin(list(COMPILE_EXACT)) | g["host_api"].fillna("").str.endswith("GetWorkspaceSize")]
+    longest = _gap_row(worst.iloc[0]) if len(worst) else None
+    top = by.index[0]
+    values = {
+        "calls": round(int(by.loc[top, "calls"]) / ctx.n_task_steps),
+        "api": str(top),
+        "host_ms": ctx.per_task_step(outer_us) / 1e3,
+        "host_share": ctx.per_task_step(outer_us) / max(ctx.task_step_us, 1e-9),
+        "ms": per / 1e3,
+        "share": share,
+        "gap_us": longest["dur_us"] if longest else 0.0,
+        "gap_api": longest["host_api"] if longest else "-",
+        "gap_ov_us": longest["host_api_overlap_us"] if longest else 0.0,
+    }
+    evidence = {
+        "calls": calls_ev,
+        "host_us": r3(outer_us),
+        "critical_us": r3(float(critical.sum()) / 1e3),
+        "longest_gaps": [longest] if longest else [],
+        "share_of_step_ratio": round(share, 6),
+    }
+    return Hit(values, evidence, per, None if longest else "no_gap", by_share(share, 0.1, 0.02))
+
+
+def _outermost(calls: pd.DataFrame) -> pd.DataFrame:
+    """The calls not inside another call of the set on the same rank and thread (vectorised:
+    sorted by start, a call is nested when it ends before the running maximum end of those
+    before it)."""
+    c = calls.assign(s=calls["start_ns"].astype("int64"), e=(calls["start_ns"] + calls["dur_ns"]).astype("int64"))
+    keys = ["rank", "thread"] if "thread" in c.columns else ["rank"]
+    c = c.sort_values([*keys, "s", "e"], ascending=[*([True] * len(keys)), True, False], kind="stable")
+    prev = c.groupby(keys, dropna=False)["e"].transform(lambda x: x.cummax().shift(1))
+    return c[~(prev.notna() & (c["e"] <= prev))]
+
+
+def _overlap_with_gaps(calls: pd.DataFrame, gaps: pd.DataFrame) -> np.ndarray:
+    """Per call (ns) its overlap with the union of its rank's gaps: gaps are disjoint, so with
+    G(t) = gap time before t the overlap of [s, e) is G(e) - G(s) — two searchsorted per rank."""
+    out = np.zeros(len(calls), dtype="float64")
+    if not len(gaps):
+        return out
+    c_rank = calls["rank"].to_numpy("int64")
+    c_s = calls["s"].to_numpy("int64")
+    c_e = calls["e"].to_numpy("int64")
+    for r, part in gaps.groupby("rank"):
+        gs = np.sort(part["start_ns"].to_numpy("int64"))
+        ge = np.sort(part["end_ns"].to_numpy("int64"))
+        cum = np.r_[0, np.cumsum(ge - gs)]
+
+        m = c_rank == int(r)
+        if m.any():
+            out[m] = _gap_time_before(gs, ge, cum, c_e[m]) - _gap_time_before(gs, ge, cum, c_s[m])
+    return out
+
+
+def _gap_time_before(gs, ge, cum, t):
+    """Gap time before each ``t``: whole gaps that started earlier, plus the part of the one it falls in."""
+    i = np.searchsorted(gs, t, side="right")  # gaps starting at or before t
+    j = np.maximum(i - 1, 0)
+    inside = np.clip(t - gs[j], 0, ge[j] - gs[j])
+    return cum[j] + np.where(i > 0, inside, 0)
+
+
+@rule(
+    "stream_sync",
+    severity="medium",
+    category="data_host",
+    thresholds={"min_share_of_step": 0.05, "min_gap_us": 50.0},
+    basis="tasks",
 )
 def stream_sync(ctx: Context, th: dict):
     """The device idles while the host waits for it (``aten::item``, ``.cpu()``, stream or device
@@ -114,8 +252,8 @@ def stream_sync(ctx: Context, th: dict):
     if not len(g):
         return None
     s = g[g["host_activity"] == "synchronization"]
-    per = ctx.per_step(col_sum(s, "dur_us"))
-    share = per / max(ctx.step_us, 1e-9)
+    per = ctx.per_task_step(col_sum(s, "dur_us"))
+    share = per / max(ctx.task_step_us, 1e-9)
     if not len(s) or share < th["min_share_of_step"]:
         return None
     ops = s["host_op"].dropna().astype(str).value_counts().head(5)
@@ -129,7 +267,13 @@ def stream_sync(ctx: Context, th: dict):
     )
 
 
-@rule("tiny_kernels", severity="medium", category="data_host", thresholds={"min_short_ratio": 0.5, "min_kernels": 100})
+@rule(
+    "tiny_kernels",
+    severity="medium",
+    category="data_host",
+    thresholds={"min_short_ratio": 0.5, "min_kernels": 100},
+    basis="tasks",
+)
 def tiny_kernels(ctx: Context, th: dict):
     """Many kernels are shorter than the host call that launches them: the device finishes work
     faster than the host issues it (dispatch bound).  Recoverable: short kernels × median launch
@@ -138,11 +282,11 @@ def tiny_kernels(ctx: Context, th: dict):
     if not len(ls):
         return None
     kernels, short = col_sum(ls, "kernels"), col_sum(ls, "short_kernels")
-    n = max(len(ls), 1)
+    n = max(int((pd.to_numeric(ls["kernels"], errors="coerce").fillna(0) > 0).sum()), 1)  # rank-steps with kernels
     if kernels / n < th["min_kernels"] or short / max(kernels, 1) < th["min_short_ratio"]:
         return None
     launch = float(pd.to_numeric(ls["median_launch_us"], errors="coerce").median())
-    free = col_sum(ctx.steps, "free_us")
+    free = col_sum(ctx.task_steps, "free_us")
     recoverable = min(short * num(launch), free) / n
     values = {
         "short": int(short / n),
@@ -196,6 +340,7 @@ def dataloader(ctx: Context, th: dict):
     severity="medium",
     category="data_host",
     thresholds={"min_share_of_step": 0.02, "min_pause_us": 10000.0},
+    basis="tasks",
 )
 def python_gc(ctx: Context, th: dict):
     """Python's garbage collector stops the training thread: GC pauses recorded in the profile
@@ -212,14 +357,14 @@ def python_gc(ctx: Context, th: dict):
     if not len(gc) or dur.sum() <= 0:
         return None
     total_us = float(dur.sum()) / 1e3
-    per = ctx.per_step(total_us)
-    share = per / max(ctx.step_us, 1e-9)
+    per = ctx.per_task_step(total_us)
+    share = per / max(ctx.task_step_us, 1e-9)
     longest = float(dur.max()) / 1e3
     if share < th["min_share_of_step"] and longest < th["min_pause_us"]:
         return None
-    recoverable = min(per, ctx.per_step(col_sum(ctx.steps, "free_us")))
+    recoverable = min(per, ctx.per_task_step(col_sum(ctx.task_steps, "free_us")))
     values = {
-        "n": round(len(gc) / ctx.n_steps, 1),
+        "n": round(len(gc) / ctx.n_task_steps, 1),
         "ms": per / 1e3,
         "share": share,
         "longest_ms": longest / 1e3,

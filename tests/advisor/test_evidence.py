@@ -165,3 +165,26 @@ def test_recoverable_time_of_a_task_rule_per_task_rank_step():
     f = _by_rule(p)["ai_cpu"]
     assert f["recoverable_us"] == pytest.approx(100.0)  # not 50: rank 1 has no kernels to count
     assert f["share_of_step_ratio"] == pytest.approx(0.1)  # of rank 0's 1,000 us step
+
+
+def test_cpu_run_ahead_splits_host_side_preparing(fixtures):
+    """resnet50_tb_plugin_2021: each host step (6..10) starts while the device still runs the
+    previous step: run-ahead = previous step's device end − host start, from the steps table."""
+    p = profinsight.load(fixtures / "kineto/legacy/resnet50_tb_plugin_2021.json.gz")
+    st = p.table("steps").sort_values("step")
+    ahead = ((st["device_end_ns"].shift(1) - st["host_start_ns"]) / 1e3).iloc[1:].tolist()
+    assert ahead == [7109.0, 14759.0, 13684.0, 15789.0, 8644.0]
+    prep = p.step_breakdown().sort_values("step")["preparing_us"].iloc[1:].tolist()
+    f = _by_rule(p)["cpu_run_ahead"]
+    rows = f["evidence"]["per_rank_step"]
+    assert [r["cpu_run_ahead_us"] for r in rows] == ahead and [r["preparing_us"] for r in rows] == prep
+    assert f["severity"] == "info" and f["recoverable_us"] is None
+    assert f["evidence"]["share_of_preparing_ratio"] == round(sum(ahead) / sum(prep), 6)
+    assert "In 5 of 5 steps" in f["message"] and "healthy, not overhead" in f["message"]
+
+
+def test_cpu_run_ahead_stays_silent(fixtures, level1):
+    # the json_array trace starts every host step after the device finished the previous one
+    p = profinsight.load(fixtures / "kineto/legacy/resnet50_json_array.json.gz")
+    assert "cpu_run_ahead" not in _by_rule(p)
+    assert "cpu_run_ahead" not in _by_rule(level1)  # one step: no previous step to run ahead of

@@ -44,8 +44,8 @@ LABELS = {
     "ai_cpu": "AI CPU",
     "other": "other compute",
     "comm_not_overlapped": "communication not overlapped",
-    "free": "free / idle",
-    "preparing": "host / launch (preparing, outside the step)",
+    "free": "device idle",
+    "preparing": "host-side preparing (outside the step)",
 }
 _STEP_COLS = (
     "step_us",
@@ -436,7 +436,7 @@ class Comparison:
         if not math.isnan(dp) and abs(dp) > 0.01 * max(abs(d_step), 1.0):
             parts.append(
                 f"The first device task starts {abs(dp):,.1f} us {'later' if dp > 0 else 'earlier'} after "
-                f"the host step start (preparing, outside the step)."
+                f"the host step start (host-side preparing, outside the step)."
             )
         if not (math.isnan(a["busy_ratio"]) or math.isnan(b["busy_ratio"])):
             parts.append(

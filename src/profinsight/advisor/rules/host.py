@@ -5,7 +5,6 @@ documented in docs/advisor.md."""
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 
 from .base import Context, Hit, by_share, col_sum, num, r3, rule
@@ -61,7 +60,7 @@ HOST_BOUND = ("launch", "python")
     basis="tasks",
 )
 def idle_gaps(ctx: Context, th: dict):
-    """The device sits idle in long gaps for a notable share of the step (low utilisation).  The
+    """The device sits idle in long gaps for a notable share of the step.  The
     gaps are split by what the host did: loading data (data-starved), dispatching or Python
     (launch or host bound), or nothing recorded; synchronisation gaps are the ``stream_sync``
     rule.  A cause is named only on its evidence: where the gaps' ranks record no host activity
@@ -131,111 +130,6 @@ def _gap_row(r) -> dict:
         "host_api_overlap_us": None if ov is None or pd.isna(ov) else r3(ov),
         "next_task": opt("next_task"),
     }
-
-
-#: runtime / CANN calls that compile or prepare an operator on the host before it can run
-COMPILE_EXACT = ("aclopCompileAndExecute", "aclopCompile", "opCompile")
-COMPILE_LIKE = "aclnn%GetWorkspaceSize"
-
-
-@rule(
-    "compile_dispatch",
-    severity="medium",
-    category="data_host",
-    thresholds={"min_share_of_step": 0.02, "min_gap_us": 50.0},
-    ascend_only=True,
-    basis="tasks",
-)
-def compile_dispatch(ctx: Context, th: dict):
-    """Operator compilation or preparation on the host sits on the critical path: the device is
-    idle (gaps of at least ``min_gap_us``) while ``aclopCompileAndExecute`` (an operator outside
-    the aclnn binary path, compiled or looked up at run time, ``opCompile`` inside it),
-    ``aclopCompile`` or ``aclnn*GetWorkspaceSize`` runs, for at least ``min_share_of_step`` of the
-    step.  The overlap is measured per call against the union of the rank's idle gaps; nested
-    calls (``opCompile`` inside ``aclopCompileAndExecute``) count once.  Recoverable: that
-    overlap per step (at most the steps' free time).  Needs the CANN API calls (Level1 or
-    above); silent without them, and it cannot tell a compile from an op-cache hit."""
-    api = ctx.table("api_calls", ("rank", "thread", "name", "start_ns", "dur_ns"))
-    if not len(api):
-        return None
-    names = api["name"].fillna("").astype(str)
-    like = names.str.startswith("aclnn") & names.str.endswith("GetWorkspaceSize")
-    calls = api[names.isin(COMPILE_EXACT) | like].dropna(subset=["start_ns", "dur_ns"])
-    if not len(calls):
-        return None
-    g = ctx.view("idle_gaps", min_us=float(th["min_gap_us"]))
-    outer = _outermost(calls)
-    critical = _overlap_with_gaps(outer, g)
-    per = min(ctx.per_task_step(float(critical.sum()) / 1e3), ctx.per_task_step(col_sum(ctx.task_steps, "free_us")))
-    share = per / max(ctx.task_step_us, 1e-9)
-    if share < th["min_share_of_step"]:
-        return None
-    dur = pd.to_numeric(calls["dur_ns"], errors="coerce").fillna(0)
-    by = calls.assign(dur=dur, kind=names[calls.index].where(~like[calls.index], "aclnn*GetWorkspaceSize"))
-    by = by.groupby("kind").agg(calls=("dur", "size"), total_us=("dur", "sum")).sort_values("total_us", ascending=False)
-    calls_ev = {str(k): {"calls": int(v["calls"]), "total_us": r3(v["total_us"] / 1e3)} for k, v in by.iterrows()}
-    outer_us = float(pd.to_numeric(outer["dur_ns"], errors="coerce").fillna(0).sum()) / 1e3
-    worst = g[g["host_api"].isin(list(COMPILE_EXACT)) | g["host_api"].fillna("").str.endswith("GetWorkspaceSize")]
-    longest = _gap_row(worst.iloc[0]) if len(worst) else None
-    top = by.index[0]
-    values = {
-        "calls": round(int(by.loc[top, "calls"]) / ctx.n_task_steps),
-        "api": str(top),
-        "host_ms": ctx.per_task_step(outer_us) / 1e3,
-        "host_share": ctx.per_task_step(outer_us) / max(ctx.task_step_us, 1e-9),
-        "ms": per / 1e3,
-        "share": share,
-        "gap_us": longest["dur_us"] if longest else 0.0,
-        "gap_api": longest["host_api"] if longest else "-",
-        "gap_ov_us": longest["host_api_overlap_us"] if longest else 0.0,
-    }
-    evidence = {
-        "calls": calls_ev,
-        "host_us": r3(outer_us),
-        "critical_us": r3(float(critical.sum()) / 1e3),
-        "longest_gaps": [longest] if longest else [],
-        "share_of_step_ratio": round(share, 6),
-    }
-    return Hit(values, evidence, per, None if longest else "no_gap", by_share(share, 0.1, 0.02))
-
-
-def _outermost(calls: pd.DataFrame) -> pd.DataFrame:
-    """The calls not inside another call of the set on the same rank and thread (vectorised:
-    sorted by start, a call is nested when it ends before the running maximum end of those
-    before it)."""
-    c = calls.assign(s=calls["start_ns"].astype("int64"), e=(calls["start_ns"] + calls["dur_ns"]).astype("int64"))
-    keys = ["rank", "thread"] if "thread" in c.columns else ["rank"]
-    c = c.sort_values([*keys, "s", "e"], ascending=[*([True] * len(keys)), True, False], kind="stable")
-    prev = c.groupby(keys, dropna=False)["e"].transform(lambda x: x.cummax().shift(1))
-    return c[~(prev.notna() & (c["e"] <= prev))]
-
-
-def _overlap_with_gaps(calls: pd.DataFrame, gaps: pd.DataFrame) -> np.ndarray:
-    """Per call (ns) its overlap with the union of its rank's gaps: gaps are disjoint, so with
-    G(t) = gap time before t the overlap of [s, e) is G(e) - G(s) — two searchsorted per rank."""
-    out = np.zeros(len(calls), dtype="float64")
-    if not len(gaps):
-        return out
-    c_rank = calls["rank"].to_numpy("int64")
-    c_s = calls["s"].to_numpy("int64")
-    c_e = calls["e"].to_numpy("int64")
-    for r, part in gaps.groupby("rank"):
-        gs = np.sort(part["start_ns"].to_numpy("int64"))
-        ge = np.sort(part["end_ns"].to_numpy("int64"))
-        cum = np.r_[0, np.cumsum(ge - gs)]
-
-        m = c_rank == int(r)
-        if m.any():
-            out[m] = _gap_time_before(gs, ge, cum, c_e[m]) - _gap_time_before(gs, ge, cum, c_s[m])
-    return out
-
-
-def _gap_time_before(gs, ge, cum, t):
-    """Gap time before each ``t``: whole gaps that started earlier, plus the part of the one it falls in."""
-    i = np.searchsorted(gs, t, side="right")  # gaps starting at or before t
-    j = np.maximum(i - 1, 0)
-    inside = np.clip(t - gs[j], 0, ge[j] - gs[j])
-    return cum[j] + np.where(i > 0, inside, 0)
 
 
 @rule(

@@ -195,6 +195,7 @@ def ranks_report(
     scheduler: str | None = None,
     workers: int | None = None,
     prefer: str | None = None,
+    lang: str | None = None,
 ) -> RanksReport:
     """The ranks report of a loaded profile, or of a path loaded with its ranks in parallel —
     local processes (``workers``) or a Dask cluster (``client=`` / ``scheduler=``), through the
@@ -203,7 +204,7 @@ def ranks_report(
 
     if not isinstance(profile, Profile):
         profile = load_parallel(profile, client=client, scheduler=scheduler, workers=workers, prefer=prefer)
-    return RanksReport(profile, threshold, min_share)
+    return RanksReport(profile, threshold, min_share, lang=lang)
 
 
 def compare(

@@ -124,3 +124,19 @@ def test_cli_compare_json_verdicts_and_lang(fixtures, capsys):
     assert v["text"].startswith("resnet50_json_array.json.gz 对比 resnet50_tb_plugin_2021.json.gz：性能回退")
     assert main(["compare", str(a), str(b)]) == 0
     assert "regression: the device step grew by 44,334.3 us" in capsys.readouterr().out.replace("\n", " ")
+
+
+def test_ranks_and_check_speak_the_chosen_language(fixtures, capsys):
+    from profinsight.cli import main
+
+    assert main(["ranks", str(fixtures / "ascend_pt/text_level1"), "--lang", "zh"]) == 0
+    assert "2 个 rank：太少，无法判定慢 rank" in capsys.readouterr().out
+    base, test = fixtures / "kineto/compare_base.json.gz", fixtures / "kineto/compare_test.json.gz"
+    args = ["check", str(test), "--baseline", str(base), "--max-step-regression", "5%"]
+    assert main([*args, "--lang", "zh"]) == 0
+    out = capsys.readouterr().out
+    assert (
+        "平均迭代（step_us）78,559.0 us，基线 137,016.5 us：-42.7%，在 5.0% 的预算内" in out and "所有预算均满足" in out
+    )
+    assert main([*args, "--lang", "en"]) == 0
+    assert "-42.7% within the 5.0% budget" in capsys.readouterr().out

@@ -15,6 +15,7 @@ def add_arguments(p) -> None:
     p.add_argument("--scheduler", metavar="ADDRESS", help="load ranks on this Dask scheduler (tcp://host:8786)")
     p.add_argument("--workers", type=int, help="local processes to load ranks with (default: one per CPU)")
     p.add_argument("--threshold", type=float, default=3.0, help="MADs above the median to call a rank slow")
+    p.add_argument("--lang", choices=["en", "zh"], help="language of the verdict (default: from the locale)")
     p.add_argument("--format", choices=FORMATS, help="output format (default: table)")
     p.add_argument("-o", "--output", metavar="FILE", help="write to FILE (format from its extension)")
 
@@ -26,7 +27,7 @@ def run(args) -> int:
     prof = load_parallel(
         ps[0] if len(ps) == 1 else ps, scheduler=args.scheduler, prefer=args.prefer, workers=args.workers
     )
-    rep = ranks_report(prof, threshold=args.threshold)
+    rep = ranks_report(prof, threshold=args.threshold, lang=getattr(args, "lang", None))
     fmt = output_format(args, FORMATS)
     if fmt == "json":
         emit(dumps(rep.to_dict()), args)

@@ -6,6 +6,19 @@ from __future__ import annotations
 
 VERDICTS: dict[str, dict[str, str]] = {
     "en": {
+        # check: budgets
+        "check.step.ok": "mean step ({src}) {run:,.1f} us vs baseline {base:,.1f} us: {change:+.1%} within the {limit:.1%} budget",
+        "check.step.fail": "mean step ({src}) {run:,.1f} us vs baseline {base:,.1f} us: {change:+.1%} exceeds the {limit:.1%} budget by {excess:.1%} points",
+        "check.op.ok": "{kind} takes {share:.1%} of compute time{seen}: within the {limit:.1%} budget",
+        "check.op.fail": "{kind} takes {share:.1%} of compute time{seen}: exceeds the {limit:.1%} budget by {excess:.1%} points",
+        "check.op.not_found": " (type not found in the run)",
+        "check.ok": "all budgets met",
+        "check.fail": "{n} of {of} budget(s) exceeded",
+        # ranks: the verdict's own sentences
+        "ranks.one": "One rank only: nothing to compare (load the folder that holds every rank).",
+        "ranks.too_few": "{n} ranks: too few to call one slow (a median needs three); compare them side by side.",
+        "ranks.none_stands_out": "{n} ranks: no rank stands out (threshold {threshold:g} MADs).",
+        "ranks.slow_links": "Slow links:",
         # compare: the noise verdict (comparison.noise)
         "compare.basis.device": "device step",
         "compare.basis.host": "host step (ProfilerStep; no device step recorded)",
@@ -40,6 +53,17 @@ VERDICTS: dict[str, dict[str, str]] = {
         "compile_dispatch.change": "Take compilation out of the step: torch_npu.npu.set_compile_mode(jit_compile=False) (prebuilt binary kernels), keep shapes static (pad to a few bucket sizes, drop_last=True) so the op cache hits, warm up with the real shapes before profiling; aclopCompileAndExecute marks an operator outside the aclnn path: a newer CANN / torch_npu may have its aclnn kernel.",
     },
     "zh": {
+        "check.step.ok": "平均迭代（{src}）{run:,.1f} us，基线 {base:,.1f} us：{change:+.1%}，在 {limit:.1%} 的预算内",
+        "check.step.fail": "平均迭代（{src}）{run:,.1f} us，基线 {base:,.1f} us：{change:+.1%}，超出 {limit:.1%} 的预算 {excess:.1%} 个百分点",
+        "check.op.ok": "{kind} 占计算时间的 {share:.1%}{seen}：在 {limit:.1%} 的预算内",
+        "check.op.fail": "{kind} 占计算时间的 {share:.1%}{seen}：超出 {limit:.1%} 的预算 {excess:.1%} 个百分点",
+        "check.op.not_found": "（运行中未找到该类型）",
+        "check.ok": "所有预算均满足",
+        "check.fail": "{of} 项预算中有 {n} 项超出",
+        "ranks.one": "只有一个 rank：无可比较（请加载包含所有 rank 的文件夹）。",
+        "ranks.too_few": "{n} 个 rank：太少，无法判定慢 rank（中位数至少需要三个）；请并排比较它们。",
+        "ranks.none_stands_out": "{n} 个 rank：没有突出的 rank（阈值 {threshold:g} 个 MAD）。",
+        "ranks.slow_links": "慢链路：",
         "compare.basis.device": "设备侧迭代时间",
         "compare.basis.host": "主机侧迭代时间（ProfilerStep；未记录设备侧迭代）",
         "compare.noise.regression": "{to} 对比 {base}：性能回退：{basis}增加 {adelta:,.1f} us（{pct:+.1f}%），超过运行间噪声 ±{noise:,.1f} us（95%，{na} 对 {nb} 步）。",

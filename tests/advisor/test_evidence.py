@@ -188,3 +188,24 @@ def test_cpu_run_ahead_stays_silent(fixtures, level1):
     p = profinsight.load(fixtures / "kineto/legacy/resnet50_json_array.json.gz")
     assert "cpu_run_ahead" not in _by_rule(p)
     assert "cpu_run_ahead" not in _by_rule(level1)  # one step: no previous step to run ahead of
+
+
+def test_timestamp_sanity_on_files_of_two_collections(fixtures, tmp_path, level1):
+    """text_level0's kernel_details.csv beside text_level1's trace_view.json: the kernels end
+    57.3 minutes before the host activity starts.  The host rules step aside."""
+    out = tmp_path / "rank0_ascend_pt" / "ASCEND_PROFILER_OUTPUT"
+    out.mkdir(parents=True)
+    shutil.copy(fixtures / "ascend_pt/text_level0/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/kernel_details.csv", out)
+    shutil.copy(fixtures / L1 / "rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json", out)
+    p = profinsight.load(tmp_path / "rank0_ascend_pt")
+    dt = p.table("device_tasks")
+    k = dt[dt["kind"].isin(["kernel", "communication"])]
+    host_start = min(p.table("host_ops")["start_ns"].min(), p.table("api_calls")["start_ns"].min())
+    apart = (host_start - (k["start_ns"] + k["dur_ns"]).max()) / 1e9
+    findings, notes = evaluate(p, "en")
+    f = {x["rule"]: x for x in findings}["timestamp_sanity"]
+    assert f["evidence"]["per_rank"][0]["apart_s"] == pytest.approx(apart, abs=1e-3) == pytest.approx(3439.689)
+    assert "57.3 minutes before the host activity" in f["message"] and f["severity"] == "high"
+    assert not {"idle_gaps", "stream_sync", "compile_dispatch"} & {x["rule"] for x in findings}
+    assert {"idle_gaps", "stream_sync", "compile_dispatch"} <= {n["rule"] for n in notes}
+    assert "timestamp_sanity" not in _by_rule(level1)

@@ -53,8 +53,16 @@ def evaluate(
     ths = thresholds_for(thresholds)
     ctx = ctx or Context(profile)
     findings, notes = [], []
+    # host and device clocks of different collections: no rule may link host activity to the
+    # device (the timestamp_sanity finding says why); those rules are listed as not applicable
+    skewed = (only is None or "timestamp_sanity" in only) and RULES["timestamp_sanity"].func(
+        ctx, ths["timestamp_sanity"]
+    ) is not None
     for rid, r in RULES.items():
         if only is not None and rid not in only:
+            continue
+        if skewed and r.category == "data_host":
+            notes.append({"rule": rid, "reason": t("not_applicable.timestamps", lang)})
             continue
         if r.ascend_only and not ctx.is_ascend:
             notes.append(

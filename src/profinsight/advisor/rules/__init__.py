@@ -36,6 +36,7 @@ ORDER = (
     "env_log_level",
     "env_alloc_conf",
     "profile_quality",
+    "timestamp_sanity",
     "collective_bandwidth",
     "collective_small_packets",
     "slow_rank",

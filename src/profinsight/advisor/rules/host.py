@@ -147,6 +147,8 @@ def stream_sync(ctx: Context, th: dict):
         return None
     s = g[g["host_activity"] == "synchronization"]
     per = ctx.per_task_step(col_sum(s, "dur_us"))
+    free = ctx.per_task_step(col_sum(ctx.task_steps, "free_us"))
+    per = min(per, free) if free > 0 else per  # the device idles no longer than its free time
     share = per / max(ctx.task_step_us, 1e-9)
     if not len(s) or share < th["min_share_of_step"]:
         return None

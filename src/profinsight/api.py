@@ -208,6 +208,7 @@ def ranks_report(
     scheduler: str | None = None,
     workers: int | None = None,
     prefer: str | None = None,
+    lang: str | None = None,
 ) -> RanksReport:
     """The ranks report of a loaded profile, or of a path loaded with its ranks in parallel —
     local processes (``workers``) or a Dask cluster (``client=`` / ``scheduler=``), through the
@@ -216,7 +217,7 @@ def ranks_report(
 
     if not isinstance(profile, Profile):
         profile = load_parallel(profile, client=client, scheduler=scheduler, workers=workers, prefer=prefer)
-    return RanksReport(profile, threshold, min_share)
+    return RanksReport(profile, threshold, min_share, lang=lang)
 
 
 def compare(
@@ -230,6 +231,7 @@ def compare(
     client=None,
     scheduler: str | None = None,
     workers: int | None = None,
+    lang: str | None = None,
 ) -> Comparison:
     """Compare a baseline run with one or more changed runs (a series: base -> opt1 -> opt2).
 
@@ -242,7 +244,8 @@ def compare(
     ``aliases`` extends the op-name mapping, ``phases`` selects forward / backward / optimizer /
     communication ops).  Paths load with their ranks in parallel: local processes
     (``workers``), or a Dask cluster (``client=`` or ``scheduler="tcp://host:8786"``) — the same
-    function (:func:`load_parallel`) either way.
+    function (:func:`load_parallel`) either way.  ``lang`` (en / zh) chooses the words of the
+    verdicts (default from the locale).
     """
     from .comparison.core import Comparison, default_name, unique_names
 
@@ -270,7 +273,7 @@ def compare(
         from .comparison.framework import FrameworkComparison
 
         return FrameworkComparison(profiles, names, aliases=aliases, phases=phases)
-    return Comparison(profiles, names)
+    return Comparison(profiles, names, lang=lang)
 
 
 def _as_profile(x, prefer, client=None, workers=None):

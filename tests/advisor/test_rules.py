@@ -159,10 +159,20 @@ def test_online_compile():
 # --- idle gaps / stream_sync ---------------------------------------------------------------------
 def test_idle_gaps_host_bound_and_data_starved():
     tasks = busy(5, 100, gap=100)  # 4 gaps of 100 us in a 900 us step
+    # no host data at all: the cause is unknown, and the finding says so (no dispatch claim, no
+    # recoverable time, no TASK_QUEUE_ENABLE)
     f = fired(make(tasks), "idle_gaps")
-    assert f["evidence"]["gaps"] == 4 and f["recoverable_us"] == pytest.approx(400.0)
+    assert f["evidence"]["gaps"] == 4 and f["recoverable_us"] is None
+    assert f["evidence"]["ranks_without_host_data"] == [0]
+    assert "cause unknown: host data missing" in f["message"] and "dispatching" not in f["message"]
+    assert "TASK_QUEUE_ENABLE" not in f["change"] and "ProfilerActivity.CPU" in f["change"]
+    assert f["severity"] == "high"
+    # the host runs Python through the gaps: host bound, recoverable the gap time
+    py = [dict(rank=0, op_id=9, thread=1, category="python", name="train.py(1): step", start_ns=0, dur_ns=900 * US)]
+    f = fired(make(tasks, host=py), "idle_gaps")
+    assert f["recoverable_us"] == pytest.approx(400.0) and f["evidence"]["split_us"] == {"python": 400.0}
     assert f["share_of_step_ratio"] == pytest.approx(400 / 900, abs=1e-6)
-    assert "dispatching" in f["message"] and f["severity"] == "high"
+    assert "dispatching" in f["message"]
     host = [
         dict(
             rank=0,
@@ -323,7 +333,10 @@ def test_idle_gaps_never_claim_more_than_the_steps_free_time():
             ),
         ]
     )
-    p = profile_from_tables({"device_tasks": pd.DataFrame(tasks), "steps": steps}, fmt="ascend_text")
+    host = pd.DataFrame(  # a Python frame through both steps: the gaps are host bound (evidence of a cause)
+        [dict(rank=0, op_id=1, thread=1, category="python", name="train.py(1): loop", start_ns=0, dur_ns=1500 * US)]
+    )
+    p = profile_from_tables({"device_tasks": pd.DataFrame(tasks), "steps": steps, "host_ops": host}, fmt="ascend_text")
     assert sorted(p.idle_gaps(min_us=50)["dur_us"]) == [100.0, 1000.0]
     f = fired(p, "idle_gaps")
     assert f["recoverable_us"] == pytest.approx(50.0)

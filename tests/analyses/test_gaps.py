@@ -122,6 +122,8 @@ def test_idle_gaps_golden():
         "host_activity",
         "host_op",
         "overlap_us",
+        "host_api",
+        "host_api_overlap_us",
         "next_task",
         "label",
     ]

@@ -346,7 +346,7 @@ def test_status_and_messages_routes(server):
     code, en = fetch(server, "/api/messages?lang=en")
     code, zh = fetch(server, "/api/messages?lang=zh")
     assert en["messages"]["ui.view.timeline"] == "Timeline" and zh["messages"]["ui.view.timeline"] == "时间线"
-    assert set(en["messages"]) == set(zh["messages"]) and all(k.startswith("ui.") for k in en["messages"])
+    assert set(en["messages"]) == set(zh["messages"]) and all(k.startswith(("ui.", "term.")) for k in en["messages"])
     code, bad = fetch(server, "/api/messages?lang=xx")
     assert code == 400 and "lang" in bad["fix"]
 

@@ -47,15 +47,22 @@ def evaluate(
     ctx: Context | None = None,
     only: tuple | None = None,
 ):
-    """Run every rule: (findings as dicts sorted by severity then recoverable time, notes on rules
-    not applicable)."""
+    """Run every rule: (findings as dicts sorted by recoverable time, then severity, notes on
+    rules not applicable)."""
     lang = resolve_lang(lang)
     ths = thresholds_for(thresholds)
     ctx = ctx or Context(profile)
     findings, notes = [], []
-    step_us = ctx.step_us
+    # host and device clocks of different collections: no rule may link host activity to the
+    # device (the timestamp_sanity finding says why); those rules are listed as not applicable
+    skewed = (only is None or "timestamp_sanity" in only) and RULES["timestamp_sanity"].func(
+        ctx, ths["timestamp_sanity"]
+    ) is not None
     for rid, r in RULES.items():
         if only is not None and rid not in only:
+            continue
+        if skewed and r.category == "data_host":
+            notes.append({"rule": rid, "reason": t("not_applicable.timestamps", lang)})
             continue
         if r.ascend_only and not ctx.is_ascend:
             notes.append(
@@ -68,6 +75,7 @@ def evaluate(
         hit = r.func(ctx, ths[rid])
         if hit is None:
             continue
+        step_us = ctx.step_of(r.basis)  # the steps this rule's figures are of (rank source)
         rec = None if hit.recoverable_us is None else round(float(hit.recoverable_us), 3)
         if rec is not None and step_us > 0:
             rec = min(rec, round(step_us, 3))  # no change recovers more than the whole step
@@ -87,7 +95,11 @@ def evaluate(
                 "change": _text(f"{rid}.change", hit.variant, lang, hit.values),
             }
         )
-    findings.sort(key=lambda f: (SEVERITIES.index(f["severity"]), -(f["recoverable_us"] or 0.0)))
+    # one order everywhere (findings, Actions, the report): recoverable time first, then severity;
+    # findings whose recoverable time is not estimated follow, by severity
+    findings.sort(
+        key=lambda f: (f["recoverable_us"] is None, -(f["recoverable_us"] or 0.0), SEVERITIES.index(f["severity"]))
+    )
     return findings, notes
 
 

@@ -105,6 +105,10 @@ _GAP_COLUMNS = {
     "overlap x (overlap / its own duration), so a call that ran during the gap beats an op "
     "enclosing the whole forward pass",
     "overlap_us": "overlap of host_op with the gap; null when idle",
+    "host_api": "the runtime / CANN / CUDA API call in progress during the gap (api_calls): the one that "
+    "overlaps it most, the shorter of equals (the innermost); null where the rank records no API calls "
+    "or none overlaps the gap",
+    "host_api_overlap_us": "overlap of host_api with the gap",
     "next_task": "name of the device task that ends the gap",
     "label": "'r<rank> s<step> +<offset> ms', the chart label",
 }
@@ -160,6 +164,9 @@ def idle_gaps(profile, min_us: float = 50.0, top: int | None = None) -> pd.DataF
     gaps.insert(7, "host_activity", pd.array(activity, dtype="string"))
     gaps.insert(8, "host_op", pd.array(host_op, dtype="string"))
     gaps.insert(9, "overlap_us", pd.array(overlap, dtype="Float64"))
+    api, api_ov = _api_in_progress(profile, gaps)
+    gaps.insert(10, "host_api", pd.array(api, dtype="string"))
+    gaps.insert(11, "host_api_overlap_us", pd.array(api_ov, dtype="Float64"))
     df = gaps.sort_values(["dur_us", "rank", "start_ns"], ascending=[False, True, True], kind="stable")
     df = df.reset_index(drop=True)
     if top:
@@ -205,6 +212,36 @@ def _explain_gaps(profile, gaps: pd.DataFrame):
         overlap[rows] = (ov / 1e3).tolist()
         open_[rows] = False
     return activity.tolist(), host_op.tolist(), overlap.tolist()
+
+
+def _api_in_progress(profile, gaps: pd.DataFrame):
+    """Per gap the API call that overlaps it most (the shorter of equal overlaps: the innermost
+    of nested calls) and that overlap in us; None where no call overlaps.  One DuckDB range join."""
+    n = len(gaps)
+    if n == 0:
+        return [], []
+    got = query(
+        profile,
+        """
+        WITH g AS (SELECT unnest($1::BIGINT[]) AS i, unnest($2::INTEGER[]) AS rank,
+                          unnest($3::BIGINT[]) AS gs, unnest($4::BIGINT[]) AS ge),
+        o AS (SELECT g.i, a.name, a.dur_ns, a.call_id,
+                     least(a.start_ns + a.dur_ns, g.ge) - greatest(a.start_ns, g.gs) AS ov
+              FROM g JOIN api_calls a ON a.rank = g.rank
+              WHERE a.start_ns < g.ge AND a.start_ns + a.dur_ns > g.gs AND a.dur_ns > 0)
+        SELECT i, arg_max(name, [ov, -dur_ns, -call_id]) AS name, max(ov) AS ov FROM o GROUP BY i""",
+        [
+            list(range(n)),
+            [int(r) for r in gaps["rank"]],
+            [int(v) for v in gaps["start_ns"]],
+            [int(v) for v in gaps["end_ns"]],
+        ],
+    )
+    name = [None] * n
+    ov: list = [None] * n
+    for i, nm, o in zip(got["i"], got["name"], got["ov"]):
+        name[int(i)], ov[int(i)] = nm, float(o) / 1e3
+    return name, ov
 
 
 def _best_events(profile, python: bool, g_rank, g_s, g_e):

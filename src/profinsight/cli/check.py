@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 
 from ..errors import ProfileError
+from ..i18n import resolve_lang, t
 from .common import add_output, add_paths, dumps, emit, load_profile, output_format
 
 HELP = "exit 1 when RUN exceeds a budget (step regression vs --baseline, op shares)"
@@ -35,6 +36,7 @@ def add_arguments(p) -> None:
         help="allowed share of compute time of an operator type: 'MatMul=0.2' or 'MatMul=20%%' (repeatable)",
     )
     add_output(p, FORMATS)
+    p.add_argument("--lang", choices=["en", "zh"], help="language of the messages (default: from the locale)")
 
 
 def parse_fraction(text: str, what: str) -> float:
@@ -63,8 +65,8 @@ def _load(path_args, prefer):
     return load_profile(ns)
 
 
-def evaluate(run_prof, base_prof, max_step_regression, op_budgets) -> list[dict]:
-    """One result per budget: {budget, limit, value, ok, message}."""
+def evaluate(run_prof, base_prof, max_step_regression, op_budgets, lang: str | None = None) -> list[dict]:
+    """One result per budget: {budget, limit, value, ok, message}; the words in ``lang``."""
     from ..collection.registry import mean_step
 
     results = []
@@ -94,10 +96,15 @@ def evaluate(run_prof, base_prof, max_step_regression, op_budgets) -> list[dict]
                 "run_us": run_step,
                 "baseline_us": base_step,
                 "step_source": run_src,
-                "message": (
-                    f"mean step ({run_src}) {run_step:,.1f} us vs baseline {base_step:,.1f} us: "
-                    f"{change:+.1%} {'within' if ok else 'exceeds'} the {max_step_regression:.1%} budget"
-                    + ("" if ok else f" by {change - max_step_regression:.1%} points")
+                "message": t(
+                    f"check.step.{'ok' if ok else 'fail'}",
+                    lang,
+                    src=run_src,
+                    run=run_step,
+                    base=base_step,
+                    change=change,
+                    limit=max_step_regression,
+                    excess=change - max_step_regression,
                 ),
             }
         )
@@ -105,24 +112,28 @@ def evaluate(run_prof, base_prof, max_step_regression, op_budgets) -> list[dict]
         ops = run_prof.op_summary(by="type")
         shares = {}
         if len(ops):
-            for t, s in zip(ops["type"].astype(str), ops["share_of_compute_ratio"]):
-                shares[t] = shares.get(t, 0.0) + (0.0 if s is None or s != s else float(s))
+            for typ, s in zip(ops["type"].astype(str), ops["share_of_compute_ratio"]):
+                shares[typ] = shares.get(typ, 0.0) + (0.0 if s is None or s != s else float(s))
         lower = {k.lower(): k for k in shares}
         for kind, limit in op_budgets:
             key = kind if kind in shares else lower.get(kind.lower())
             share = shares.get(key, 0.0) if key else 0.0
             ok = share <= limit
-            seen = "" if key else " (type not found in the run)"
+            seen = "" if key else t("check.op.not_found", lang)
             results.append(
                 {
                     "budget": f"op-share:{kind}",
                     "limit": limit,
                     "value": share,
                     "ok": ok,
-                    "message": (
-                        f"{kind} takes {share:.1%} of compute time{seen}: "
-                        f"{'within' if ok else 'exceeds'} the {limit:.1%} budget"
-                        + ("" if ok else f" by {share - limit:.1%} points")
+                    "message": t(
+                        f"check.op.{'ok' if ok else 'fail'}",
+                        lang,
+                        kind=kind,
+                        share=share,
+                        seen=seen,
+                        limit=limit,
+                        excess=share - limit,
                     ),
                 }
             )
@@ -142,12 +153,13 @@ def run(args) -> int:
         raise ProfileError("--max-step-regression needs --baseline BASE")
     prof = load_profile(args)
     base = _load([args.baseline], args.prefer) if args.baseline else None
-    results = evaluate(prof, base, step_limit, op_budgets)
+    lang = resolve_lang(getattr(args, "lang", None))
+    results = evaluate(prof, base, step_limit, op_budgets, lang)
     failed = [r for r in results if not r["ok"]]
     if output_format(args, FORMATS) == "json":
         emit(dumps({"ok": not failed, "results": results}), args)
     else:
         lines = [f"{'FAIL' if not r['ok'] else 'ok  '} {r['budget']}: {r['message']}" for r in results]
-        lines.append(f"{len(failed)} of {len(results)} budget(s) exceeded" if failed else "all budgets met")
+        lines.append(t("check.fail", lang, n=len(failed), of=len(results)) if failed else t("check.ok", lang))
         emit("\n".join(lines), args)
     return 1 if failed else 0

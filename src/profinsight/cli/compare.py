@@ -38,6 +38,7 @@ def add_arguments(p) -> None:
     )
     p.add_argument("--scheduler", metavar="ADDRESS", help="load ranks on this Dask scheduler (tcp://host:8786)")
     p.add_argument("--workers", type=int, help="local processes to load ranks with")
+    p.add_argument("--lang", choices=["en", "zh"], help="language of the verdicts (default: from the locale)")
     p.add_argument("--format", choices=FORMATS, help="output format (default: table)")
     p.add_argument("-o", "--output", metavar="FILE", help="write to FILE (format from its extension)")
 
@@ -65,6 +66,7 @@ def run(args) -> int:
         phases=tuple(getattr(args, "phase", None) or ("forward",)),
         scheduler=getattr(args, "scheduler", None),
         workers=getattr(args, "workers", None),
+        **({"lang": args.lang} if mode == "device" and getattr(args, "lang", None) else {}),
     )
     fmt = output_format(args, FORMATS)
     if mode == "framework":

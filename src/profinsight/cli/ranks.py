@@ -35,6 +35,7 @@ def add_arguments(p) -> None:
         help="summary: every rank from its own summaries (step_trace_time.csv, communication*.json), no trace "
         "parsed; full: every rank's traces imported; auto (default): summary where every rank has its summaries",
     )
+    p.add_argument("--lang", choices=["en", "zh"], help="language of the verdict (default: from the locale)")
     p.add_argument("--format", choices=FORMATS, help="output format (default: table)")
     p.add_argument("-o", "--output", metavar="FILE", help="write to FILE (format from its extension)")
 
@@ -75,7 +76,7 @@ def run(args) -> int:
             prefer=args.prefer,
             workers=args.workers,
         )
-    rep = ranks_report(prof, threshold=args.threshold)
+    rep = ranks_report(prof, threshold=args.threshold, lang=getattr(args, "lang", None))
     fmt = output_format(args, FORMATS)
     if fmt == "json":
         emit(dumps(rep.to_dict()), args)

@@ -3,6 +3,8 @@ The analysis' parameters become options (``--by type``, ``--top 20``)."""
 
 from __future__ import annotations
 
+import argparse
+
 from ..errors import ProfileError
 from .common import add_paths, dumps, emit, load_profile, make_console, output_format
 
@@ -10,12 +12,41 @@ HELP = "run one analysis (op_summary, step_breakdown, ...) and print its table"
 FORMATS = ["table", "json", "csv", "html", "md"]
 
 
+def analyses_help() -> str:
+    """Every registered analysis with its parameters, from the registry (``view --help``)."""
+    from ..registry import all_analyses
+
+    lines = ["analyses (parameters as --NAME VALUE or -p NAME=VALUE):"]
+    for name, a in sorted(all_analyses().items()):
+        lines.append(f"  {name:20} {a.title}")
+        for prm in a.params:
+            choices = f" {{{', '.join(map(str, prm.choices))}}}" if prm.choices else ""
+            lines.append(
+                f"  {'':20}   --{prm.name.replace('_', '-')} {prm.type.__name__}{choices} (default {prm.default!r})"
+            )
+    return "\n".join(lines) + "\n"
+
+
+class _ViewHelp(argparse.HelpFormatter):
+    """The usual help, then the analyses of the registry (read only when help is shown)."""
+
+    def format_help(self) -> str:
+        return super().format_help() + "\n" + analyses_help()
+
+
 def add_arguments(p) -> None:
+    p.formatter_class = _ViewHelp
     p.add_argument("analysis", metavar="ANALYSIS", nargs="?", help="analysis name (profinsight view --list lists them)")
     p.add_argument("--list", action="store_true", help="list every registered analysis with its parameters and exit")
     add_paths(p)
     p.add_argument("--format", choices=FORMATS, help="output format (default: table)")
     p.add_argument("-o", "--output", metavar="FILE", help="write to FILE (format from its extension)")
+    p.add_argument(
+        "--columns",
+        metavar="A,B,...",
+        help="table: show these columns, in this order (default: the key columns and as many as fit the terminal)",
+    )
+    p.add_argument("--lang", choices=["en", "zh"], help="language of the words in the result (advise)")
     p.add_argument(
         "--param",
         "-p",
@@ -45,6 +76,8 @@ def run(args) -> int:
         )
     a = get(args.analysis)
     params = _params(a, args)
+    if getattr(args, "lang", None) and any(p.name == "lang" for p in a.params):
+        params.setdefault("lang", args.lang)
     prof = load_profile(args)
     df = a.run(prof, **params)
     fmt = output_format(args, FORMATS)
@@ -61,6 +94,8 @@ def run(args) -> int:
         emit(f"<!doctype html><meta charset='utf-8'><title>{a.title}</title>" + render_html(plain, a, params), args)
     elif fmt == "md":
         emit(_markdown(plain), args)
+    elif a.name == "advise":
+        _findings(plain, args)
     else:
         _table(plain, a, args)
     return 0
@@ -96,23 +131,68 @@ def _fmt(v) -> str:
     return str(v).replace("|", "/").replace("\n", " ")
 
 
+def terminal_width() -> int:
+    """The terminal's width (``COLUMNS`` or the tty), kept between 80 and 200 characters."""
+    import shutil
+
+    return max(80, min(shutil.get_terminal_size((120, 40)).columns, 200))
+
+
 def _table(df, a, args) -> None:
     from rich.table import Table
 
-    console = make_console(args, 160)
+    from ..render.terminal import layout
+
+    width = terminal_width()
+    cols = [c.strip() for c in args.columns.split(",") if c.strip()] if getattr(args, "columns", None) else None
+    try:
+        lay = layout(df, width, cols)
+    except KeyError as exc:
+        raise ProfileError(
+            f"{a.name} has no column(s) {', '.join(exc.args[0])}", fix=f"columns: {', '.join(map(str, df.columns))}"
+        ) from None
+    console = make_console(args, width)
     t = Table(title=a.title, box=None, header_style="bold")
-    for c in df.columns:
-        t.add_column(
-            str(c),
-            justify="right"
-            if df[c].dtype.kind in "iuf" or str(df[c].dtype) in ("Int64", "Float64", "Int32")
-            else "left",
-            overflow="fold",
-        )
-    for _, r in df.head(200).iterrows():
-        t.add_row(*(_fmt(v) for v in r))
+    for h, al in zip(lay["headers"], lay["align"]):
+        t.add_column(h, justify=al, overflow="ellipsis", no_wrap=True)
+    for row in lay["rows"]:
+        t.add_row(*row)
     console.print(t)
-    if len(df) > 200:
-        console.print(f"[dim]{len(df) - 200:,} more rows (use --format csv)[/dim]")
+    notes = []
+    if lay["transposed"]:
+        notes.append("one line per column (the result has few rows)")
+    if lay["hidden"]:
+        notes.append(f"{len(lay['hidden'])} more column(s): {', '.join(lay['hidden'])} (--columns A,B or --format csv)")
+    if lay["more_rows"]:
+        notes.append(f"{lay['more_rows']:,} more rows (use --format csv)")
+    for n in notes:
+        console.print(f"[dim]{n}[/dim]", overflow="fold")
+    if args.output:
+        emit(console.export_text(), args)
+
+
+def _findings(df, args) -> None:
+    """``view advise``: numbered findings (title, severity, recoverable time, message, change),
+    then the rules that do not apply, in one line each."""
+    import pandas as pd
+
+    console = make_console(args, terminal_width())
+    fired = df[df["severity"] != "not_applicable"]
+    if not len(fired):
+        console.print("No rule fired: nothing stands out against the thresholds.")
+    for i, (_, f) in enumerate(fired.iterrows(), 1):
+        rec = f["recoverable_us"]
+        gain = (
+            f"recoverable {rec / 1e3:,.2f} ms per step ({f['share_of_step_ratio']:.1%} of the step)"
+            if pd.notna(rec) and pd.notna(f["share_of_step_ratio"])
+            else "recoverable time not estimated"
+        )
+        console.print(f"[bold]{i}. {f['title']}[/bold] [{f['severity']}] — {gain}")
+        console.print(f"   {f['message']}", overflow="fold")
+        if f["change"]:
+            console.print(f"   [italic]Change:[/italic] {f['change']}", overflow="fold")
+    na = df[df["severity"] == "not_applicable"]
+    if len(na):
+        console.print(f"[dim]Not applicable: {', '.join(na['rule'])} ({na['message'].iloc[0]})[/dim]", overflow="fold")
     if args.output:
         emit(console.export_text(), args)

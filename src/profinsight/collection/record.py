@@ -128,7 +128,7 @@ def _round(name: str, i: int, folder, lang: str, top: int) -> tuple[dict, object
     return r, profile
 
 
-def _before_after(prev: dict, cur: dict, prev_p, cur_p) -> dict:
+def _before_after(prev: dict, cur: dict, prev_p, cur_p, lang: str | None = None) -> dict:
     out = {"from": prev["name"], "to": cur["name"], "rows": [], "verdict": None, "error": None}
     if prev_p is None or cur_p is None:
         out["error"] = "profile not loaded"
@@ -146,10 +146,14 @@ def _before_after(prev: dict, cur: dict, prev_p, cur_p) -> dict:
         try:
             from ..api import compare
 
-            cmp = compare(prev_p, cur_p, names=[f"{prev['round']}:{prev['name']}", f"{cur['round']}:{cur['name']}"])
+            cmp = compare(
+                prev_p, cur_p, names=[f"{prev['round']}:{prev['name']}", f"{cur['round']}:{cur['name']}"], lang=lang
+            )
             rows_from, rows_to = cmp.stats[0], cmp.stats[1]
-            s = cmp.summary()
-            out["verdict"] = str(s["verdict"].iloc[0]) if len(s) else None
+            # the verdict that knows the runs' noise (regression / improvement / within noise /
+            # inconclusive), then where the step change went
+            out["verdict"] = cmp.verdicts()[0] if cmp.pairs else None
+            out["verdict_kind"] = cmp.noise_verdicts()[0]["kind"] if cmp.pairs else None
         except Exception as exc:  # noqa: BLE001
             out["error"] = str(exc)
             return out
@@ -183,7 +187,7 @@ def build(names, folder=None, lang: str | None = None, top: int = 10) -> dict:
     for i, name in enumerate(names):
         r, p = _round(name, i, folder, lang, top)
         if rounds:
-            r["before_after"] = _before_after(rounds[-1], r, profiles[-1], p)
+            r["before_after"] = _before_after(rounds[-1], r, profiles[-1], p, lang)
         rounds.append(r)
         profiles.append(p)
     return {"lang": lang, "folder": str(registry.experiments_folder(folder)), "rounds": rounds}

@@ -238,6 +238,8 @@ def top_finding(profile) -> str | None:
     if found is None:
         return None
     if hasattr(found, "iloc"):  # a DataFrame
+        if "severity" in found.columns:  # only a finding that fired, never a rule that does not apply
+            found = found[found["severity"] != "not_applicable"]
         if not len(found):
             return None
         row = found.iloc[0].to_dict()

@@ -324,6 +324,7 @@ class Collection:
                 backend=self.backend,
                 git_cwd=None,
                 strict=False,
+                steps=(self.schedule, self.steps_run),
             )
             self._profile = self.record.pop("_profile", None)
         if self.show:
@@ -393,20 +394,57 @@ class Collection:
         )
 
 
+def step_problem(profile, path, schedule: dict, steps_run: int) -> ProfileError | None:
+    """Why a collected profile must not be registered: it records no step (its "step time" would
+    be the whole capture), with the schedule that would have captured one.  None when it has steps."""
+    if len(profile.table("steps")):
+        return None
+    need = total_steps(schedule)
+    if steps_run == 0:
+        fix = "call run.step() once at the end of every training step inside the with block"
+    elif steps_run < need:
+        warm = 1 if steps_run >= 2 else 0
+        fit = {"wait": 0, "warmup": warm, "active": max(steps_run - warm, 1)}
+        fix = (
+            f"the loop ran {steps_run} step(s) but the schedule {schedule} needs {need}: run {need} steps, "
+            f"or collect with steps={fit}, which {steps_run} step(s) complete"
+        )
+    else:
+        fix = "call run.step() at the end of every step (the profiler marks a step only there)"
+    return ProfileError(
+        f"{path} records no step, so it was not registered (its step time would be the capture)", fix=fix
+    )
+
+
 def _register(
-    name, path, *, folder=None, notes=None, tags=(), params=None, backend=None, git_cwd=None, strict: bool = True
+    name,
+    path,
+    *,
+    folder=None,
+    notes=None,
+    tags=(),
+    params=None,
+    backend=None,
+    git_cwd=None,
+    strict: bool = True,
+    steps: tuple | None = None,
 ) -> dict:
+    """Register ``path`` under ``name`` with its headline metrics; ``steps`` = (schedule, steps
+    run) of a collection refuses a profile that records no step (:func:`step_problem`)."""
     from ..api import load
 
-    metrics, prof = None, None
+    metrics, prof, problem = None, None, None
     try:
         prof = load(path)
-        metrics = registry.headline(prof)
+        problem = step_problem(prof, path, *steps) if steps is not None else None
+        metrics = None if problem is not None else registry.headline(prof)
     except ProfileError as exc:
         if strict:
             raise
         metrics = {"metrics_error": f"load: {exc}"}
         warnings.warn(f"profinsight: registered {name!r} without metrics: {path} does not load: {exc}", stacklevel=3)
+    if problem is not None:
+        raise problem
     row = registry.add(
         name,
         path,

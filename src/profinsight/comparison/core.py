@@ -30,6 +30,8 @@ import pandas as pd
 
 from .. import hooks
 from ..analyses.steps import breakdown
+from ..i18n import resolve_lang
+from .noise import comparability, noise_verdict, signature, step_samples
 
 #: compute categories of the waterfall (kernel categories of analyses.categories)
 COMPUTE_COMPONENTS = ("format_conversion", "matmul", "convolution", "vector", "ai_cpu", "other")
@@ -42,8 +44,8 @@ LABELS = {
     "ai_cpu": "AI CPU",
     "other": "other compute",
     "comm_not_overlapped": "communication not overlapped",
-    "free": "free / idle",
-    "preparing": "host / launch (preparing, outside the step)",
+    "free": "device idle",
+    "preparing": "host-side preparing (outside the step)",
 }
 _STEP_COLS = (
     "step_us",
@@ -93,6 +95,7 @@ def run_stats(profile) -> dict:
     rows = rows[rows["span_us"].notna()]
     keys = rows[["rank", "step"]]
     out = {
+        "samples": step_samples(b),
         "n_rank_steps": int(len(rows)),
         "ranks": sorted(int(r) for r in set(rows["rank"].dropna())),
         "steps": sorted(int(s) for s in set(rows["step"].dropna())),
@@ -149,11 +152,13 @@ class Comparison:
     """A series of runs compared with each other: ``steps()``, ``waterfall()``, ``ops()``,
     ``op_changes()``, ``summary()``, ``verdicts()``, ``to_dict()`` and rich display."""
 
-    def __init__(self, profiles, names):
+    def __init__(self, profiles, names, lang: str | None = None):
         self.profiles = list(profiles)
         self.names = list(names)
+        self.lang = resolve_lang(lang)
         self.stats = [run_stats(p) for p in self.profiles]
         self._ops: dict = {}
+        self._signatures: dict = {}
 
     # --- pairs -----------------------------------------------------------------------
     @property
@@ -343,17 +348,51 @@ class Comparison:
         return pd.DataFrame(rows)
 
     def verdicts(self) -> list[str]:
-        return list(self.summary()["verdict"])
+        """Per pair, in words: the noise verdict (regression / improvement / within noise /
+        inconclusive, with the comparability caveats), then where the step change went."""
+        return [
+            f"{v['text']} {_after_head(d)}".rstrip() for v, d in zip(self.noise_verdicts(), self.summary()["verdict"])
+        ]
+
+    def _signature(self, k: int) -> dict:
+        if k not in self._signatures:
+            self._signatures[k] = signature(self.profiles[k])
+        return self._signatures[k]
+
+    def comparability(self, i: int = 0, j: int = 1) -> list[dict]:
+        """Warnings about comparing run ``j`` with run ``i`` (``code``, ``message``, ``blocking``):
+        hardware, world size, ranks, model signature, batch shapes (comparison.noise)."""
+        return comparability(self._signature(i), self._signature(j), self.lang)
+
+    def noise_verdicts(self) -> list[dict]:
+        """Per pair, the step change against run-to-run noise: ``kind`` (regression,
+        improvement, neutral, inconclusive), ``delta_us``, ``noise_us`` (95 %), ``text``,
+        ``comparability`` and the steps each side contributed (comparison.noise)."""
+        out = []
+        for i, j in self.pairs:
+            v = noise_verdict(
+                self.stats[i]["samples"],
+                self.stats[j]["samples"],
+                self.comparability(i, j),
+                (self.names[i], self.names[j]),
+                self.lang,
+            )
+            out.append({"pair": self.pair_label(i, j), "from_run": self.names[i], "to_run": self.names[j], **v})
+        return out
 
     def _verdict(self, i, j, w) -> str:
         a, b = self.stats[i], self.stats[j]
         d_step = b["step_us"] - a["step_us"]
         d_comp = b["computing_us"] - a["computing_us"]
-        pct = 100.0 * d_step / a["step_us"] if a["step_us"] else float("nan")
-        head = (
-            f"{self.names[j]} vs {self.names[i]}: step {a['step_us']:,.1f} us -> {b['step_us']:,.1f} us "
-            f"({d_step:+,.1f} us, {pct:+.1f}%)."
-        )
+        which, sa, sb = "step", a["step_us"], b["step_us"]
+        if math.isnan(sa) or math.isnan(sb):  # no device step on a side: the host step, named so
+            which, sa, sb = "host step", _host_mean(a), _host_mean(b)
+        if math.isnan(sa) or math.isnan(sb):
+            return f"{self.names[j]} vs {self.names[i]}: no step time on both runs."
+        pct = 100.0 * (sb - sa) / sa if sa else float("nan")
+        head = f"{self.names[j]} vs {self.names[i]}: {which} {sa:,.1f} us -> {sb:,.1f} us ({sb - sa:+,.1f} us, {pct:+.1f}%)."
+        if which == "host step":
+            return f"{head} Neither run records a device step: the change cannot be split into compute, communication and free time."
         comp = w[list(COMPUTE_COMPONENTS)]
         top = comp.abs().idxmax() if comp.abs().max() > 0 else None
         parts = [head]
@@ -362,7 +401,14 @@ class Comparison:
             gained = -d_step
             lead = f", mostly {LABELS[top]} ({comp[top]:+,.1f} us)" if top else ""
             share = 100.0 * gained / saved
-            if gained > saved:
+            if gained < 0:
+                # compute fell but the step grew: a negative "gain" of it says nothing
+                parts.append(
+                    f"Compute fell by {saved:,.1f} us{lead}, yet the step grew by {-gained:,.1f} us: "
+                    f"communication not overlapped {w['comm_not_overlapped']:+,.1f} us, free {w['free']:+,.1f} us."
+                )
+                gained = saved  # the sentence above already says where the time went
+            elif gained > saved:
                 # a tiny compute saving next to a large step gain: a percentage like 2922875% says
                 # nothing; the next sentence names where the time came from
                 of_it = f" ({share:.0f}% of it)" if share <= 1000 else ""
@@ -399,7 +445,7 @@ class Comparison:
         if not math.isnan(dp) and abs(dp) > 0.01 * max(abs(d_step), 1.0):
             parts.append(
                 f"The first device task starts {abs(dp):,.1f} us {'later' if dp > 0 else 'earlier'} after "
-                f"the host step start (preparing, outside the step)."
+                f"the host step start (host-side preparing, outside the step)."
             )
         if not (math.isnan(a["busy_ratio"]) or math.isnan(b["busy_ratio"])):
             parts.append(
@@ -432,7 +478,7 @@ class Comparison:
             "modules": rec(self.modules()),
             "modules_folded": rec(self.modules(fold_layers=True)),
             "summary": rec(self.summary()),
-            "verdicts": self.verdicts(),
+            "verdicts": self.noise_verdicts(),
         }
 
     def __repr__(self) -> str:
@@ -451,6 +497,24 @@ class Comparison:
             "text/plain": repr(self),
             "application/vnd.profinsight.comparison+json": self.to_dict(),
         }
+
+
+def _after_head(text: str) -> str:
+    """A pair's verdict without its first sentence (the step change, which the noise verdict states)."""
+    head, sep, rest = text.partition("%). ")
+    return rest if sep else ""
+
+
+def _host_mean(stats: dict) -> float:
+    """Mean host step of a run: its breakdown's, else its step samples' where they are host steps."""
+    if not math.isnan(stats["host_step_us"]):
+        return stats["host_step_us"]
+    sm = stats["samples"]
+    return (
+        float(sum(sm["samples_us"]) / len(sm["samples_us"]))
+        if sm["basis"] == "host" and sm["samples_us"]
+        else float("nan")
+    )
 
 
 def _top_component(w) -> str | None:

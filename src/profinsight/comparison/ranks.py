@@ -13,6 +13,7 @@ from .. import hooks
 from ..analyses.links import link_latency
 from ..analyses.parallel import parallel_groups, parallel_layout, pipeline_bubbles, wait_chain
 from ..analyses.ranks import COMPONENTS, load_imbalance, rank_summary, slow_links, slow_ranks
+from ..i18n import resolve_lang, t
 
 __all__ = ["COMPONENTS", "RanksReport", "load_imbalance", "rank_summary", "slow_links", "slow_ranks"]
 
@@ -21,9 +22,10 @@ class RanksReport:
     """Everything about the ranks of one profile: ``summary()``, ``slow_ranks()``,
     ``imbalance()``, ``verdict()``, ``to_dict()``, rich display."""
 
-    def __init__(self, profile, threshold: float = 3.0, min_share: float = 0.02):
+    def __init__(self, profile, threshold: float = 3.0, min_share: float = 0.02, lang: str | None = None):
         self.profile = profile
         self.threshold, self.min_share = threshold, min_share
+        self.lang = resolve_lang(lang)
         self._memo: dict = {}  # each table is computed once: the verdict, JSON and HTML reuse them
 
     def _once(self, key, make) -> pd.DataFrame:
@@ -63,7 +65,7 @@ class RanksReport:
 
     def verdict(self) -> str:
         links = self.slow_links()
-        tail = (" Slow links: " + " ".join(links["evidence"])) if not links.empty else ""
+        tail = (f" {t('ranks.slow_links', self.lang)} " + " ".join(links["evidence"])) if not links.empty else ""
         return self._rank_verdict() + self._group_verdict() + tail
 
     def _group_verdict(self) -> str:
@@ -74,12 +76,12 @@ class RanksReport:
     def _rank_verdict(self) -> str:
         n = len(self.profile.ranks)
         if n < 2:
-            return "One rank only: nothing to compare (load the folder that holds every rank)."
+            return t("ranks.one", self.lang)
         sr = self.slow_ranks()
         if sr.empty:
             if n < 3:
-                return f"{n} ranks: too few to call one slow (a median needs three); compare them side by side."
-            return f"{n} ranks: no rank stands out (threshold {self.threshold:g} MADs)."
+                return t("ranks.too_few", self.lang, n=n)
+            return t("ranks.none_stands_out", self.lang, n=n, threshold=self.threshold)
         return " ".join(sr["evidence"])
 
     def to_dict(self) -> dict:

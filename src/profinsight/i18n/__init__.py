@@ -45,6 +45,7 @@ def t(key: str, lang: str | None = None, **values) -> str:
 
 
 def ui_messages(lang: str) -> dict[str, str]:
-    """The viewer's labels (``ui.*``) in ``lang``; a key missing there falls back to English."""
+    """The viewer's labels (``ui.*``) and the glossary's terms (``term.<id>``, ``term.<id>.def``:
+    labels and tooltips) in ``lang``; a key missing there falls back to English."""
     lang = resolve_lang(lang)
-    return {k: MESSAGES[lang].get(k) or v for k, v in MESSAGES["en"].items() if k.startswith("ui.")}
+    return {k: MESSAGES[lang].get(k) or v for k, v in MESSAGES["en"].items() if k.startswith(("ui.", "term."))}

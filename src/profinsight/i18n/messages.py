@@ -69,7 +69,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "verdict.compute": "Compute bound",
         "verdict.memory": "Memory bound",
         "verdict.unknown": "Not enough data for a verdict",
-        "verdict.numbers": "Per step (mean over {n} rank-steps, {step_ms:.1f} ms): compute {compute:.1%}, communication not overlapped {comm:.1%}, idle {free:.1%}.",
+        "verdict.numbers": "Per step (mean over {n} rank-steps, {step_ms:.1f} ms): compute {compute:.1%}, communication not overlapped {comm:.1%}, device idle {free:.1%} of the step.",
         "verdict.memory_detail": "Compute kernels are limited by memory movement (MTE2 {mte2:.0%} vs MAC {mac:.0%}).",
         # communication_overlap
         "communication_overlap.title": "Communication not hidden by compute",
@@ -100,7 +100,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "compute_bound.message": "The device is busy {busy:.1%} of the step and computing {compute:.1%}; the top kernels ({kernels}) take {top_share:.1%} of compute.",
         "compute_bound.change": "Tune the top kernels: use fused library kernels (torch_npu.npu_fusion_attention, npu_rms_norm, fused optimizers; flash attention on GPU), mixed precision (bf16/fp16 autocast), shapes aligned to 16; then consider operator tuning (AOE on Ascend).",
         # idle_gaps
-        "idle_gaps.title": "Device idle in long gaps (low utilisation)",
+        "idle_gaps.title": "Device idle in long gaps (idle gaps)",
         "idle_gaps.message.launch": "The device idles {share:.1%} of the step in {n} gaps ({gap_ms:.1f} ms per step) while the host is still dispatching operators (launch / host bound: {host_ms:.1f} ms; data loading {data_ms:.1f} ms). Longest gaps during: {ops}.",
         "idle_gaps.message.data": "The device idles {share:.1%} of the step in {n} gaps ({gap_ms:.1f} ms per step) while the host loads data (data-starved: {data_ms:.1f} ms; dispatch {host_ms:.1f} ms).",
         "idle_gaps.message.launch_gpu": "The device idles {share:.1%} of the capture in {n} gaps ({gap_ms:.1f} ms per step) while the host is dispatching or running Python (launch / host bound: {host_ms:.1f} ms; data loading {data_ms:.1f} ms). Longest gaps during: {ops}.",
@@ -237,7 +237,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "verdict.compute": "计算瓶颈",
         "verdict.memory": "内存瓶颈",
         "verdict.unknown": "数据不足，无法给出结论",
-        "verdict.numbers": "每步（{n} 个 rank-step 的平均，{step_ms:.1f} ms）：计算 {compute:.1%}，未被掩盖的通信 {comm:.1%}，空闲 {free:.1%}。",
+        "verdict.numbers": "每步（{n} 个 rank-step 的平均，{step_ms:.1f} ms）：计算 {compute:.1%}，未被掩盖的通信 {comm:.1%}，设备空闲 {free:.1%}（均占迭代）。",
         "verdict.memory_detail": "计算算子受访存限制（MTE2 {mte2:.0%}，MAC {mac:.0%}）。",
         "communication_overlap.title": "通信未被计算掩盖",
         "communication_overlap.message": "未被计算掩盖的通信占迭代的 {share:.1%}（{step_ms:.1f} ms 中的 {nov_ms:.1f} ms）。改善掩盖最多只能节省尚未掩盖的计算时间：每步 {bound_ms:.2f} ms。",
@@ -262,7 +262,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "compute_bound.title": "计算瓶颈：少数算子占主导",
         "compute_bound.message": "设备在迭代中 {busy:.1%} 的时间忙碌，{compute:.1%} 的时间在计算；头部算子（{kernels}）占计算的 {top_share:.1%}。",
         "compute_bound.change": "优化头部算子：使用融合库算子（torch_npu.npu_fusion_attention、npu_rms_norm、融合优化器；GPU 上用 flash attention）、混合精度（bf16/fp16 autocast）、shape 按 16 对齐；再考虑算子调优（昇腾 AOE）。",
-        "idle_gaps.title": "设备长时间空闲（利用率低）",
+        "idle_gaps.title": "设备长时间空闲（空闲间隙）",
         "idle_gaps.message.launch": "设备在 {n} 个间隙中空闲，占迭代的 {share:.1%}（每步 {gap_ms:.1f} ms），此时主机仍在下发算子（下发 / 主机瓶颈：{host_ms:.1f} ms；数据加载 {data_ms:.1f} ms）。最长间隙期间：{ops}。",
         "idle_gaps.message.data": "设备在 {n} 个间隙中空闲，占迭代的 {share:.1%}（每步 {gap_ms:.1f} ms），此时主机在加载数据（数据饥饿：{data_ms:.1f} ms；下发 {host_ms:.1f} ms）。",
         "idle_gaps.message.launch_gpu": "设备在 {n} 个间隙中空闲，占采集时长的 {share:.1%}（每步 {gap_ms:.1f} ms），此时主机在下发算子或运行 Python（下发 / 主机瓶颈：{host_ms:.1f} ms；数据加载 {data_ms:.1f} ms）。最长间隙期间：{ops}。",
@@ -335,4 +335,16 @@ for _lang, _table in _UI.items():
 from .diagnostics import DIAG as _DIAG  # noqa: E402
 
 for _lang, _table in _DIAG.items():
+    MESSAGES[_lang].update(_table)
+
+# the compare noise verdict, evidence-gated advisor rules and glossary words, in the same catalogue
+from .verdicts import VERDICTS as _VERDICTS  # noqa: E402
+
+for _lang, _table in _VERDICTS.items():
+    MESSAGES[_lang].update(_table)
+
+# the glossary's terms (label and definition per term), in the same catalogue
+from .glossary import messages as _glossary_messages  # noqa: E402
+
+for _lang, _table in _glossary_messages().items():
     MESSAGES[_lang].update(_table)

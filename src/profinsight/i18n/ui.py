@@ -317,8 +317,8 @@ UI: dict[str, dict[str, str]] = {
         "ui.compare.component.ai_cpu": "AI CPU",
         "ui.compare.component.other": "other compute",
         "ui.compare.component.comm_not_overlapped": "communication not overlapped",
-        "ui.compare.component.free": "free / idle",
-        "ui.compare.component.preparing": "host / launch (preparing)",
+        "ui.compare.component.free": "device idle",
+        "ui.compare.component.preparing": "host-side preparing",
         # column labels of the analysis tables (values carry their units)
         "ui.col.name": "Name",
         "ui.col.type": "Type",
@@ -731,8 +731,8 @@ UI: dict[str, dict[str, str]] = {
         "ui.compare.component.ai_cpu": "AI CPU",
         "ui.compare.component.other": "其他计算",
         "ui.compare.component.comm_not_overlapped": "未被掩盖的通信",
-        "ui.compare.component.free": "空闲",
-        "ui.compare.component.preparing": "主机 / 下发（准备阶段）",
+        "ui.compare.component.free": "设备空闲",
+        "ui.compare.component.preparing": "主机侧准备",
         # column labels of the analysis tables (values carry their units)
         "ui.col.name": "名称",
         "ui.col.type": "类型",

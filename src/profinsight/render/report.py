@@ -177,6 +177,15 @@ def _finding_html(f: dict, lang: str) -> str:
     )
 
 
+def glossary_html(lang: str) -> str:
+    """The glossary's terms with their definitions (docs/glossary.md), the page's last section."""
+    from ..i18n.glossary import TERMS
+
+    e = html.escape
+    items = "".join(f"<dt>{e(t(f'term.{k}', lang))}</dt><dd>{e(t(f'term.{k}.def', lang))}</dd>" for k in TERMS)
+    return f"<h2 id='terms'>{e(t('section.terms', lang))}</h2><dl class='terms'>{items}</dl>"
+
+
 def render_html(rep: dict, profile) -> str:
     """The page of the guided report ``rep`` of ``profile`` (the profile only answers the
     timeline excerpt's window query).  Refuses to write a page that names an external URL."""
@@ -210,6 +219,7 @@ def render_html(rep: dict, profile) -> str:
             + "".join(f"<li><code>{e(n['rule'])}</code> {e(n['reason'])}</li>" for n in rep["not_applicable"])
             + "</ul>"
         )
+    parts.append(glossary_html(lang))
     out = page(t("report.title", lang), "".join(parts), lang)
     if "src='http" in out or 'src="http' in out or "href='http" in out or 'href="http' in out:
         raise ProfileError("report would reference an external URL")

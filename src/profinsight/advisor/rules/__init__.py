@@ -16,7 +16,7 @@ severity keep it, so it is part of the output and is fixed here rather than by i
 
 from __future__ import annotations
 
-from . import communication, compute, environment, host, memory, quality  # noqa: F401  (registers the rules)
+from . import communication, compute, dispatch, environment, host, memory, quality  # noqa: F401  (registers the rules)
 from .base import RULES, SEVERITIES, Context, Hit, Rule, by_share, col_sum, num, r3, rule
 
 ORDER = (
@@ -24,16 +24,19 @@ ORDER = (
     "format_conversion",
     "ai_cpu",
     "online_compile",
+    "compile_dispatch",
     "compute_bound",
     "idle_gaps",
     "stream_sync",
     "tiny_kernels",
     "dataloader",
+    "cpu_run_ahead",
     "memory_pressure",
     "env_launch_blocking",
     "env_log_level",
     "env_alloc_conf",
     "profile_quality",
+    "timestamp_sanity",
     "collective_bandwidth",
     "collective_small_packets",
     "slow_rank",

@@ -34,14 +34,26 @@ class Rule:
     category: str
     thresholds: dict = field(default_factory=dict)
     ascend_only: bool = False
+    #: which steps its per-step figures are of: ``"steps"`` (every rank-step of step_breakdown) or
+    #: ``"tasks"`` (only the rank-steps derived from device tasks: the rule reads tasks, gaps or
+    #: host tables, which ranks that carry only the vendor's per-step figures do not have)
+    basis: str = "steps"
 
 
 RULES: dict[str, Rule] = {}
 
 
-def rule(id: str, *, severity: str, category: str, thresholds: dict | None = None, ascend_only: bool = False):
+def rule(
+    id: str,
+    *,
+    severity: str,
+    category: str,
+    thresholds: dict | None = None,
+    ascend_only: bool = False,
+    basis: str = "steps",
+):
     def deco(func):
-        RULES[id] = Rule(id, func, severity, category, dict(thresholds or {}), ascend_only)
+        RULES[id] = Rule(id, func, severity, category, dict(thresholds or {}), ascend_only, basis)
         return func
 
     return deco
@@ -132,6 +144,46 @@ class Context:
 
     def per_step(self, total: float) -> float:
         return total / self.n_steps
+
+    @property
+    def task_steps(self) -> pd.DataFrame:
+        """The rank-steps whose figures come from device tasks (``source = 'tasks'``): the
+        denominator of anything summed over tasks, gaps or host tables.  A rank that carries only
+        the vendor's per-step figures (a partial export) has none of those, so counting its steps
+        would understate every per-step figure.  All steps where no row says where it comes from."""
+        sb = self.steps
+        if not len(sb) or "source" not in sb.columns:
+            return sb
+        t = sb[sb["source"].astype("string").fillna("tasks") == "tasks"]
+        return t if len(t) else sb
+
+    @property
+    def n_task_steps(self) -> int:
+        return max(len(self.task_steps), 1)
+
+    @property
+    def task_step_us(self) -> float:
+        """Mean device step (us) over the rank-steps derived from tasks."""
+        return col_sum(self.task_steps, "step_us") / self.n_task_steps
+
+    def per_task_step(self, total: float) -> float:
+        """A total over tasks / gaps / host tables per task-derived rank-step."""
+        return total / self.n_task_steps
+
+    def step_of(self, basis: str) -> float:
+        """The mean step a rule of ``basis`` (``steps`` | ``tasks``) takes its shares of."""
+        return self.task_step_us if basis == "tasks" else self.step_us
+
+    @property
+    def host_ranks(self) -> set[int]:
+        """Ranks that record any host activity (framework ops or runtime / CANN / CUDA API calls):
+        where a rank has none, no rule can say what its host was doing."""
+        out: set[int] = set()
+        for name in ("host_ops", "api_calls"):
+            t = self.table(name, ("rank",))
+            if len(t):
+                out |= {int(r) for r in pd.unique(t["rank"].dropna())}
+        return out
 
     def step_window(self, rank=None, step=None) -> dict | None:
         """``{rank, step, start_ns, end_ns}`` (absolute ns) of one step on the device, by default

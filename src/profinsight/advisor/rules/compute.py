@@ -17,6 +17,7 @@ from .base import Context, Hit, by_share, col_sum, num, r3, rule, where_in_code
     category="compute",
     thresholds={"min_share_of_compute": 0.05},
     ascend_only=True,
+    basis="tasks",
 )
 def format_conversion(ctx: Context, th: dict):
     """Layout-conversion kernels (TransData, TransposeD, Cast-for-format ...) take a notable share
@@ -47,8 +48,9 @@ def format_conversion(ctx: Context, th: dict):
         for _, r in fc.head(5).iterrows()
     ]
     host_ops = sorted({str(h) for h in fc["host_op"].dropna()} if "host_op" in fc.columns else set())[:8]
-    recoverable = ctx.per_step(total)
-    share_s = col_sum(fc, "share_of_step_ratio")
+    recoverable = ctx.per_task_step(total)
+    # of the steps of the ranks that have kernels (the analysis divides by every rank's step)
+    share_s = recoverable / max(ctx.task_step_us, 1e-9)
     evidence = {
         "by_type": by_type,
         "top_groups": rows,
@@ -74,7 +76,14 @@ def format_conversion(ctx: Context, th: dict):
     return Hit(values, evidence, recoverable, "located", by_share(share_s, 0.2, 0.05))
 
 
-@rule("ai_cpu", severity="medium", category="compute", thresholds={"min_share_of_compute": 0.05}, ascend_only=True)
+@rule(
+    "ai_cpu",
+    severity="medium",
+    category="compute",
+    thresholds={"min_share_of_compute": 0.05},
+    ascend_only=True,
+    basis="tasks",
+)
 def ai_cpu(ctx: Context, th: dict):
     """Operators running on the AI CPU (often int64 / double fallbacks) take a notable share of
     compute.  Recoverable: their device time (upper bound: the AI Core version is not free)."""
@@ -105,14 +114,14 @@ def ai_cpu(ctx: Context, th: dict):
         for o in ops
         if any(("INT64" in d.upper() or "DOUBLE" in d.upper() or "FLOAT64" in d.upper()) for d in o["input_dtypes"])
     )
-    recoverable = ctx.per_step(cpu_ns / 1e3)
+    recoverable = ctx.per_task_step(cpu_ns / 1e3)
     values = {"share": share, "ms": recoverable / 1e3, "ops": ", ".join(o["type"] for o in ops[:4]), "n_wide": wide}
     return Hit(
         values,
         {"ops": ops, "share_of_compute_ratio": round(share, 6)},
         recoverable,
         "dtype" if wide else None,
-        by_share(recoverable / max(ctx.step_us, 1e-9), 0.2, 0.05),
+        by_share(recoverable / max(ctx.task_step_us, 1e-9), 0.2, 0.05),
     )
 
 

@@ -11,7 +11,12 @@ from .base import Context, Hit, by_share, col_sum, num, r3, rule
 
 
 @rule(
-    "online_compile", severity="medium", category="data_host", thresholds={"min_share_of_step": 0.02}, ascend_only=True
+    "online_compile",
+    severity="medium",
+    category="data_host",
+    thresholds={"min_share_of_step": 0.02},
+    ascend_only=True,
+    basis="tasks",
 )
 def online_compile(ctx: Context, th: dict):
     """Operators compiled online during the measured steps (``opCompile`` inside
@@ -26,8 +31,8 @@ def online_compile(ctx: Context, th: dict):
     if not len(comp):
         return None
     comp_us = float(pd.to_numeric(comp["dur_ns"], errors="coerce").fillna(0).sum()) / 1e3
-    per = ctx.per_step(comp_us)
-    share = per / max(ctx.step_us, 1e-9)
+    per = ctx.per_task_step(comp_us)
+    share = per / max(ctx.task_step_us, 1e-9)
     if share < th["min_share_of_step"]:
         return None
     dt = ctx.table("device_tasks", ("op_state",))
@@ -44,7 +49,7 @@ def online_compile(ctx: Context, th: dict):
 
 
 # --- host / data ------------------------------------------------------------------------------
-HOST_BOUND = ("launch", "python", "idle")
+HOST_BOUND = ("launch", "python")
 
 
 @rule(
@@ -52,60 +57,87 @@ HOST_BOUND = ("launch", "python", "idle")
     severity="medium",
     category="data_host",
     thresholds={"min_share_of_step": 0.10, "min_gap_us": 50.0, "high_share_of_step": 0.30},
+    basis="tasks",
 )
 def idle_gaps(ctx: Context, th: dict):
-    """The device sits idle in long gaps for a notable share of the step (low utilisation).  The
-    gaps are split by what the host did: loading data (data-starved) or dispatching / Python /
-    nothing (launch or host bound); synchronisation gaps are the ``stream_sync`` rule.
-    Recoverable: the gap time of the dominant class.  The device cannot idle longer than its
-    free time: where the gaps that start in the steps add up to more (a gap runs on past its
-    step's last task into the next), both classes are scaled down to the steps' free time."""
+    """The device sits idle in long gaps for a notable share of the step.  The
+    gaps are split by what the host did: loading data (data-starved), dispatching or Python
+    (launch or host bound), or nothing recorded; synchronisation gaps are the ``stream_sync``
+    rule.  A cause is named only on its evidence: where the gaps' ranks record no host activity
+    at all the finding says the cause is unknown and what to collect (variant ``no_host``); where
+    the host recorded nothing during most of the gap time it says so (``unexplained``) — neither
+    claims a recoverable time.  Recoverable otherwise: the gap time of the dominant class.  The
+    device cannot idle longer than its free time: where the gaps that start in the steps add up to
+    more (a gap runs on past its step's last task into the next), the classes are scaled down to
+    the steps' free time.  Each listed gap names the API call in progress during it."""
     g = ctx.view("idle_gaps", min_us=float(th["min_gap_us"]))
     if not len(g):
         return None
     split = {k: r3(v) for k, v in g.groupby("host_activity")["dur_us"].sum().items()}
     data = split.get("data_loading", 0.0)
     host = sum(split.get(k, 0.0) for k in HOST_BOUND)
-    total = data + host
-    free = col_sum(ctx.steps, "free_us")
+    unexplained = split.get("idle", 0.0)
+    total = data + host + unexplained
+    free = col_sum(ctx.task_steps, "free_us")
     if 0 < free < total:
-        data, host, total = data * free / total, host * free / total, free
-    share = ctx.per_step(total) / max(ctx.step_us, 1e-9)
+        f = free / total
+        data, host, unexplained, total = data * f, host * f, unexplained * f, free
+    share = ctx.per_task_step(total) / max(ctx.task_step_us, 1e-9)
     if share < th["min_share_of_step"]:
         return None
-    variant = "data" if data >= host else "launch"
-    recoverable = ctx.per_step(data if variant == "data" else host)
-    top = [
-        {
-            "rank": int(r["rank"]),
-            "step": None if pd.isna(r["step"]) else int(r["step"]),
-            "start_ns": int(r["start_ns"]),
-            "end_ns": int(r["end_ns"]),
-            "dur_us": r3(r["dur_us"]),
-            "host_activity": str(r["host_activity"]),
-            "host_op": None if pd.isna(r["host_op"]) else str(r["host_op"]),
-            "next_task": None if pd.isna(r["next_task"]) else str(r["next_task"]),
-        }
-        for _, r in g.head(5).iterrows()
-    ]
+    blind = sorted({int(r) for r in g["rank"]} - ctx.host_ranks)
+    if unexplained > max(data, host):
+        variant, recoverable = ("no_host" if blind else "unexplained"), None
+    else:
+        variant = "data" if data >= host else "launch"
+        recoverable = ctx.per_task_step(data if variant == "data" else host)
+    top = [_gap_row(r) for _, r in g.head(5).iterrows()]
     ops = [t["host_op"] for t in top if t["host_op"]]
+    apis = [f"{t['host_api']} ({t['host_api_overlap_us']:,.0f} of {t['dur_us']:,.0f} us)" for t in top if t["host_api"]]
     values = {
         "share": share,
-        "gap_ms": ctx.per_step(total) / 1e3,
-        "data_ms": ctx.per_step(data) / 1e3,
-        "host_ms": ctx.per_step(host) / 1e3,
-        "n": round(len(g) / ctx.n_steps),
+        "gap_ms": ctx.per_task_step(total) / 1e3,
+        "data_ms": ctx.per_task_step(data) / 1e3,
+        "host_ms": ctx.per_task_step(host) / 1e3,
+        "none_ms": ctx.per_task_step(unexplained) / 1e3,
+        "n": round(len(g) / ctx.n_task_steps),
         "ops": ", ".join(dict.fromkeys(ops[:3])) or "-",
+        "apis": "; ".join(apis[:3]) or "-",
+        "ranks": ", ".join(map(str, blind)) or "-",
         "ascend": ctx.is_ascend,
     }
-    if not ctx.is_ascend:
+    if not ctx.is_ascend and variant in ("data", "launch"):
         variant += "_gpu"
     sev = "high" if share >= th["high_share_of_step"] else "medium"
-    return Hit(values, {"split_us": split, "longest_gaps": top, "gaps": int(len(g))}, recoverable, variant, sev)
+    evidence = {"split_us": split, "longest_gaps": top, "gaps": int(len(g)), "ranks_without_host_data": blind}
+    return Hit(values, evidence, recoverable, variant, sev)
+
+
+def _gap_row(r) -> dict:
+    def opt(k):
+        return None if k not in r or pd.isna(r[k]) else str(r[k])
+
+    ov = r["host_api_overlap_us"] if "host_api_overlap_us" in r else None
+    return {
+        "rank": int(r["rank"]),
+        "step": None if pd.isna(r["step"]) else int(r["step"]),
+        "start_ns": int(r["start_ns"]),
+        "end_ns": int(r["end_ns"]),
+        "dur_us": r3(r["dur_us"]),
+        "host_activity": str(r["host_activity"]),
+        "host_op": opt("host_op"),
+        "host_api": opt("host_api"),
+        "host_api_overlap_us": None if ov is None or pd.isna(ov) else r3(ov),
+        "next_task": opt("next_task"),
+    }
 
 
 @rule(
-    "stream_sync", severity="medium", category="data_host", thresholds={"min_share_of_step": 0.05, "min_gap_us": 50.0}
+    "stream_sync",
+    severity="medium",
+    category="data_host",
+    thresholds={"min_share_of_step": 0.05, "min_gap_us": 50.0},
+    basis="tasks",
 )
 def stream_sync(ctx: Context, th: dict):
     """The device idles while the host waits for it (``aten::item``, ``.cpu()``, stream or device
@@ -114,8 +146,10 @@ def stream_sync(ctx: Context, th: dict):
     if not len(g):
         return None
     s = g[g["host_activity"] == "synchronization"]
-    per = ctx.per_step(col_sum(s, "dur_us"))
-    share = per / max(ctx.step_us, 1e-9)
+    per = ctx.per_task_step(col_sum(s, "dur_us"))
+    free = ctx.per_task_step(col_sum(ctx.task_steps, "free_us"))
+    per = min(per, free) if free > 0 else per  # the device idles no longer than its free time
+    share = per / max(ctx.task_step_us, 1e-9)
     if not len(s) or share < th["min_share_of_step"]:
         return None
     ops = s["host_op"].dropna().astype(str).value_counts().head(5)
@@ -129,7 +163,13 @@ def stream_sync(ctx: Context, th: dict):
     )
 
 
-@rule("tiny_kernels", severity="medium", category="data_host", thresholds={"min_short_ratio": 0.5, "min_kernels": 100})
+@rule(
+    "tiny_kernels",
+    severity="medium",
+    category="data_host",
+    thresholds={"min_short_ratio": 0.5, "min_kernels": 100},
+    basis="tasks",
+)
 def tiny_kernels(ctx: Context, th: dict):
     """Many kernels are shorter than the host call that launches them: the device finishes work
     faster than the host issues it (dispatch bound).  Recoverable: short kernels × median launch
@@ -138,11 +178,11 @@ def tiny_kernels(ctx: Context, th: dict):
     if not len(ls):
         return None
     kernels, short = col_sum(ls, "kernels"), col_sum(ls, "short_kernels")
-    n = max(len(ls), 1)
+    n = max(int((pd.to_numeric(ls["kernels"], errors="coerce").fillna(0) > 0).sum()), 1)  # rank-steps with kernels
     if kernels / n < th["min_kernels"] or short / max(kernels, 1) < th["min_short_ratio"]:
         return None
     launch = float(pd.to_numeric(ls["median_launch_us"], errors="coerce").median())
-    free = col_sum(ctx.steps, "free_us")
+    free = col_sum(ctx.task_steps, "free_us")
     recoverable = min(short * num(launch), free) / n
     values = {
         "short": int(short / n),
@@ -196,6 +236,7 @@ def dataloader(ctx: Context, th: dict):
     severity="medium",
     category="data_host",
     thresholds={"min_share_of_step": 0.02, "min_pause_us": 10000.0},
+    basis="tasks",
 )
 def python_gc(ctx: Context, th: dict):
     """Python's garbage collector stops the training thread: GC pauses recorded in the profile
@@ -212,14 +253,14 @@ def python_gc(ctx: Context, th: dict):
     if not len(gc) or dur.sum() <= 0:
         return None
     total_us = float(dur.sum()) / 1e3
-    per = ctx.per_step(total_us)
-    share = per / max(ctx.step_us, 1e-9)
+    per = ctx.per_task_step(total_us)
+    share = per / max(ctx.task_step_us, 1e-9)
     longest = float(dur.max()) / 1e3
     if share < th["min_share_of_step"] and longest < th["min_pause_us"]:
         return None
-    recoverable = min(per, ctx.per_step(col_sum(ctx.steps, "free_us")))
+    recoverable = min(per, ctx.per_task_step(col_sum(ctx.task_steps, "free_us")))
     values = {
-        "n": round(len(gc) / ctx.n_steps, 1),
+        "n": round(len(gc) / ctx.n_task_steps, 1),
         "ms": per / 1e3,
         "share": share,
         "longest_ms": longest / 1e3,

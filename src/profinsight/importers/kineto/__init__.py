@@ -14,7 +14,6 @@ The flow, and why (details in each module):
 from __future__ import annotations
 
 import re
-import tempfile
 from pathlib import Path
 
 import pyarrow as pa
@@ -22,7 +21,7 @@ import pyarrow.compute as pc
 
 from ... import diagnostics as dx
 from .. import chrome_trace
-from .._common import duck, sql_str
+from .._common import close_duck, duck, sql_str, temp_folder
 from .._steps import assign_steps, build_steps
 from ..base import Importer, RankData, RankSource, Recognised
 from . import _bare, _comm, _links, _runinfo, _sql, _tables
@@ -108,7 +107,7 @@ IMPORTER = Importer(
 def load_rank(source: RankSource) -> RankData:
     """Import one Kineto trace file."""
     path = Path(source.files[0] if source.files else source.path)
-    with tempfile.TemporaryDirectory(prefix="profinsight-kineto-") as tmp:
+    with temp_folder("kineto") as tmp:
         try:
             if chrome_trace.form(path) == "array":
                 ex = _bare.extract_array(path, Path(tmp))
@@ -124,7 +123,7 @@ def load_rank(source: RankSource) -> RankData:
                 return RankData(source.rank_hint, diagnostics=diags)
             return _build(con, *passes, ex, path, source, diags)
         finally:
-            con.close()
+            close_duck(con)
 
 
 def _limit_memory(con, tmp: Path) -> None:

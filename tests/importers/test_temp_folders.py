@@ -20,9 +20,9 @@ import profinsight
 from profinsight.importers import _common, ascend_text, kineto, load_rank
 
 TEXT = ("ascend_pt", "text_level1", "rank0_ascend_pt")
-DB = ("ascend_pt", "db_level1", "rank0_ascend_pt")
 KINETO = ("kineto", "gpu_2rank_rank0.json.gz")
 MSPROF = ("msprof", "prof_timeline_2023")
+MSPROF_DB = ("msprof", "msprof_db", "msprof_0.db")
 
 
 @pytest.fixture
@@ -40,20 +40,20 @@ def left(root: Path) -> list[str]:
 
 
 def with_wal(fixtures: Path, tmp_path: Path) -> Path:
-    """The Level1 rank-0 DB export with a pending change in its -wal (read from a temporary copy)."""
-    dst = tmp_path / "wal" / "rank0_ascend_pt"
-    shutil.copytree(fixtures.joinpath(*DB), dst)
-    db = next((dst / "ASCEND_PROFILER_OUTPUT").glob("ascend_pytorch_profiler_*.db"))
-    con = sqlite3.connect(db)
-    con.execute("PRAGMA journal_mode=WAL")
+    """The msprof DB with a committed change still in its -wal, as a writer leaves the pair (read
+    from a temporary copy of DB and WAL)."""
+    work, user = tmp_path / "work", tmp_path / "user"
+    work.mkdir(), user.mkdir()
+    shutil.copyfile(fixtures.joinpath(*MSPROF_DB), work / "msprof_0.db")
+    con = sqlite3.connect(work / "msprof_0.db")
     con.execute("PRAGMA wal_autocheckpoint=0")
-    con.execute("UPDATE STRING_IDS SET value = value WHERE id = (SELECT min(id) FROM STRING_IDS)")
+    con.execute("UPDATE TASK SET endNs = endNs + 1 WHERE rowid = 1")
     con.commit()
-    shutil.copyfile(db.with_name(db.name + "-wal"), tmp_path / "saved-wal")
-    con.close()  # closing checkpoints and removes the -wal: put it back, as an interrupted writer leaves it
-    shutil.copyfile(tmp_path / "saved-wal", db.with_name(db.name + "-wal"))
-    assert db.with_name(db.name + "-wal").stat().st_size > 0
-    return dst
+    for name in ("msprof_0.db", "msprof_0.db-wal"):
+        shutil.copyfile(work / name, user / name)
+    con.close()
+    assert (user / "msprof_0.db-wal").stat().st_size > 0
+    return user / "msprof_0.db"
 
 
 @pytest.mark.slow

@@ -27,7 +27,9 @@ from ..base import Importer, RankData, RankSource, Recognised
 from . import _bare, _comm, _links, _runinfo, _sql, _tables
 from ._events import load_raw, load_rest
 
-VERSION = "2"  # 2: old (PyTorch 1.8-1.13) category names and bare event arrays
+VERSION = (
+    "3"  # 3: a damaged distributedInfo field is said; 2: old (PyTorch 1.8-1.13) category names and bare event arrays
+)
 
 #: DuckDB's budget for the working tables (it spills to the import's temp folder beyond it)
 MEMORY_LIMIT = "512MB"
@@ -239,6 +241,7 @@ def _build(
         con.unregister(name)
     rank = _rank(meta, source)
     diags += _runinfo.doctor(meta, f, tables["steps"].num_rows, rank, path)
+    diags += _runinfo.invalid_fields(meta, rank, tables["run_info"], path)
     return RankData(rank, tables=tables, diagnostics=diags)
 
 

@@ -29,6 +29,9 @@ MACROS = [
     # float * scale -> rounded int64, or NULL when the result is not finite or beyond int64: one
     # damaged cell (1e400, inf, NaN) becomes NULL instead of failing the cast of its whole column
     "CREATE OR REPLACE MACRO scaled_int(v, scale) AS TRY_CAST(round(v * scale) AS BIGINT)",
+    # the same for a quantity that cannot be negative (a duration, a size): a negative cell is
+    # damage and becomes NULL too -- never a negative duration in a table
+    "CREATE OR REPLACE MACRO scaled_uint(v, scale) AS (CASE WHEN v >= 0 THEN TRY_CAST(round(v * scale) AS BIGINT) END)",
     # text cell -> clean text or NULL ('' and 'N/A' mean "not collected")
     f"CREATE OR REPLACE MACRO clean(x) AS nullif(nullif(trim(CAST(x AS VARCHAR), {_WS}), ''), 'N/A')",
     # exact decimal microseconds text -> integer nanoseconds
@@ -42,20 +45,25 @@ MACROS = [
               + (CASE WHEN starts_with(clean(x), '-') THEN -1 ELSE 1 END)
                 * TRY_CAST(rpad(left(split_part(clean(x), '.', 2), 3), 3, '0') AS BIGINT) AS BIGINT)
        END)""",
-    # duration in (float) microseconds -> integer nanoseconds, rounded
-    "CREATE OR REPLACE MACRO dur_ns(x) AS scaled_int(TRY_CAST(clean(x) AS DOUBLE), 1000)",
+    # a point in time of a file whose clock never runs below zero (the memory CSVs): ``ts_ns``,
+    # NULL for a negative cell
+    "CREATE OR REPLACE MACRO time_ns(x) AS (CASE WHEN starts_with(clean(x), '-') THEN NULL ELSE ts_ns(x) END)",
+    # duration in (float) microseconds -> integer nanoseconds, rounded (negative: NULL)
+    "CREATE OR REPLACE MACRO dur_ns(x) AS scaled_uint(TRY_CAST(clean(x) AS DOUBLE), 1000)",
     # ms (communication.json) -> ns
-    "CREATE OR REPLACE MACRO ms_ns(x) AS scaled_int(TRY_CAST(clean(x) AS DOUBLE), 1000000)",
+    "CREATE OR REPLACE MACRO ms_ns(x) AS scaled_uint(TRY_CAST(clean(x) AS DOUBLE), 1000000)",
     # integer cell or NULL; 4294967295 (2^32-1) is the vendors' 'invalid'
     """CREATE OR REPLACE MACRO int_or_null(x) AS (CASE
          WHEN TRY_CAST(clean(x) AS BIGINT) = 4294967295 THEN NULL
          ELSE TRY_CAST(clean(x) AS BIGINT) END)""",
     "CREATE OR REPLACE MACRO num_or_null(x) AS TRY_CAST(clean(x) AS DOUBLE)",
+    # an integer cell as written (the 2^32-1 sentinel included): what a damage count checks
+    "CREATE OR REPLACE MACRO int_cell(x) AS TRY_CAST(clean(x) AS BIGINT)",
     # binary MB (memory CSVs) -> bytes
-    "CREATE OR REPLACE MACRO mib_bytes(x) AS scaled_int(TRY_CAST(clean(x) AS DOUBLE), 1048576)",
-    "CREATE OR REPLACE MACRO kib_bytes(x) AS scaled_int(TRY_CAST(clean(x) AS DOUBLE), 1024)",
+    "CREATE OR REPLACE MACRO mib_bytes(x) AS scaled_uint(TRY_CAST(clean(x) AS DOUBLE), 1048576)",
+    "CREATE OR REPLACE MACRO kib_bytes(x) AS scaled_uint(TRY_CAST(clean(x) AS DOUBLE), 1024)",
     # decimal MB (communication JSON) -> bytes
-    "CREATE OR REPLACE MACRO mb_bytes(x) AS scaled_int(TRY_CAST(clean(x) AS DOUBLE), 1000000)",
+    "CREATE OR REPLACE MACRO mb_bytes(x) AS scaled_uint(TRY_CAST(clean(x) AS DOUBLE), 1000000)",
 ]
 
 

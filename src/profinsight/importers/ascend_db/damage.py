@@ -125,7 +125,9 @@ def _clean(column: str, declared: str) -> tuple[str, str | None, str]:
     if is_time(column):
         digits = f"(typeof({c}) = 'text' AND {c} <> '' AND {c} NOT GLOB '*[^0-9]*' AND length({c}) <= 19)"
         value = (
-            f"(CASE WHEN typeof({c}) IN ('integer', 'real') AND {c} BETWEEN 0 AND {MAX_TIME_NS} THEN CAST({c} AS INTEGER)"
+            f"(CASE WHEN typeof({c}) = 'integer' AND {c} BETWEEN 0 AND {MAX_TIME_NS} THEN {c}"
+            f" WHEN typeof({c}) = 'real' AND {c} BETWEEN 0 AND {MAX_TIME_NS} AND {c} = CAST({c} AS INTEGER)"
+            f" THEN CAST({c} AS INTEGER)"
             f" WHEN {digits} AND CAST({c} AS INTEGER) BETWEEN 0 AND {MAX_TIME_NS} THEN CAST({c} AS INTEGER) END)"
         )
         return value, f"({c} IS NOT NULL AND {value} IS NULL)", "not a time in ns (negative, beyond 2^62 or no integer)"

@@ -197,6 +197,13 @@ def test_a_huge_kineto_rank_is_ignored(fixtures, tmp_path):
     assert_only_changed(rd, before)
     assert rd.rank is None or 0 <= rd.rank < 2**31
     assert rd.tables["run_info"].column("world_size").to_pylist() == [None]
+    said = sorted(d.message for d in new_diags(rd, before, "meta-field-invalid"))
+    assert said == [
+        f"{path.name}: field 'distributedInfo.{key}' = 1e+30 is not of the expected type or range "
+        "(an integer, 0 .. 2^31 for a rank, 1 .. 2^31 for a world size); ignored."
+        for key in ("rank", "world_size")
+    ]
+    assert not [d for d in before.diagnostics if d.code == "meta-field-invalid"]
 
 
 # --- CSVs of the text export ---------------------------------------------------------------

@@ -410,3 +410,27 @@ def test_advise_findings_carry_a_timeline_window(server):
         ref["communication_overlap"]["window"]["start_ns"],
         ref["communication_overlap"]["window"]["end_ns"],
     ) == step
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "/tables/device_tasks?offset=99999999999999999999999",
+        "/tables/device_tasks?limit=-99999999999999999999999",
+        "/analyses/op_summary?offset=" + "9" * 30,
+        "/timeline/slices?start=0&end=" + "9" * 25 + "&tracks=r0/stream/2",
+        f"/timeline/slices?start=-{2**63}&end=0&tracks=r0/stream/2",
+        "/timeline/slices?start=0&end=1000&width=0&tracks=r0/stream/2",
+        "/timeline/details?kind=device_task&rank=0&id=" + "1" * 400,
+    ],
+)
+def test_numbers_beyond_their_range_are_a_bad_request(server, query):
+    code, err = fetch(server, P + query)
+    assert code == 400 and ("out of range" in err["error"] or "must be an integer" in err["error"]), err
+
+
+def test_search_hits_are_bounded_and_a_nul_in_a_file_name_is_a_bad_request(server):
+    code, s = fetch(server, P + "/timeline/search?q=a&limit=100000000")
+    assert code == 200 and len(s["hits"]) == min(s["total"], 1000) and s["total"] > 1000
+    code, _ = fetch(server, "/static/app.js%00.png", raw=True)
+    assert code == 400

@@ -8,11 +8,15 @@ the decimal text and builds integer nanoseconds exactly, vectorised inside DuckD
 
 from __future__ import annotations
 
+import contextlib
 import os
+import re
 import shutil
 import sqlite3
 import tempfile
+import time
 import weakref
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -25,6 +29,9 @@ MACROS = [
     # float * scale -> rounded int64, or NULL when the result is not finite or beyond int64: one
     # damaged cell (1e400, inf, NaN) becomes NULL instead of failing the cast of its whole column
     "CREATE OR REPLACE MACRO scaled_int(v, scale) AS TRY_CAST(round(v * scale) AS BIGINT)",
+    # the same for a quantity that cannot be negative (a duration, a size): a negative cell is
+    # damage and becomes NULL too -- never a negative duration in a table
+    "CREATE OR REPLACE MACRO scaled_uint(v, scale) AS (CASE WHEN v >= 0 THEN TRY_CAST(round(v * scale) AS BIGINT) END)",
     # text cell -> clean text or NULL ('' and 'N/A' mean "not collected")
     f"CREATE OR REPLACE MACRO clean(x) AS nullif(nullif(trim(CAST(x AS VARCHAR), {_WS}), ''), 'N/A')",
     # exact decimal microseconds text -> integer nanoseconds
@@ -38,20 +45,25 @@ MACROS = [
               + (CASE WHEN starts_with(clean(x), '-') THEN -1 ELSE 1 END)
                 * TRY_CAST(rpad(left(split_part(clean(x), '.', 2), 3), 3, '0') AS BIGINT) AS BIGINT)
        END)""",
-    # duration in (float) microseconds -> integer nanoseconds, rounded
-    "CREATE OR REPLACE MACRO dur_ns(x) AS scaled_int(TRY_CAST(clean(x) AS DOUBLE), 1000)",
+    # a point in time of a file whose clock never runs below zero (the memory CSVs): ``ts_ns``,
+    # NULL for a negative cell
+    "CREATE OR REPLACE MACRO time_ns(x) AS (CASE WHEN starts_with(clean(x), '-') THEN NULL ELSE ts_ns(x) END)",
+    # duration in (float) microseconds -> integer nanoseconds, rounded (negative: NULL)
+    "CREATE OR REPLACE MACRO dur_ns(x) AS scaled_uint(TRY_CAST(clean(x) AS DOUBLE), 1000)",
     # ms (communication.json) -> ns
-    "CREATE OR REPLACE MACRO ms_ns(x) AS scaled_int(TRY_CAST(clean(x) AS DOUBLE), 1000000)",
+    "CREATE OR REPLACE MACRO ms_ns(x) AS scaled_uint(TRY_CAST(clean(x) AS DOUBLE), 1000000)",
     # integer cell or NULL; 4294967295 (2^32-1) is the vendors' 'invalid'
     """CREATE OR REPLACE MACRO int_or_null(x) AS (CASE
          WHEN TRY_CAST(clean(x) AS BIGINT) = 4294967295 THEN NULL
          ELSE TRY_CAST(clean(x) AS BIGINT) END)""",
     "CREATE OR REPLACE MACRO num_or_null(x) AS TRY_CAST(clean(x) AS DOUBLE)",
+    # an integer cell as written (the 2^32-1 sentinel included): what a damage count checks
+    "CREATE OR REPLACE MACRO int_cell(x) AS TRY_CAST(clean(x) AS BIGINT)",
     # binary MB (memory CSVs) -> bytes
-    "CREATE OR REPLACE MACRO mib_bytes(x) AS scaled_int(TRY_CAST(clean(x) AS DOUBLE), 1048576)",
-    "CREATE OR REPLACE MACRO kib_bytes(x) AS scaled_int(TRY_CAST(clean(x) AS DOUBLE), 1024)",
+    "CREATE OR REPLACE MACRO mib_bytes(x) AS scaled_uint(TRY_CAST(clean(x) AS DOUBLE), 1048576)",
+    "CREATE OR REPLACE MACRO kib_bytes(x) AS scaled_uint(TRY_CAST(clean(x) AS DOUBLE), 1024)",
     # decimal MB (communication JSON) -> bytes
-    "CREATE OR REPLACE MACRO mb_bytes(x) AS scaled_int(TRY_CAST(clean(x) AS DOUBLE), 1000000)",
+    "CREATE OR REPLACE MACRO mb_bytes(x) AS scaled_uint(TRY_CAST(clean(x) AS DOUBLE), 1000000)",
 ]
 
 
@@ -73,7 +85,7 @@ def duck(threads: int = 2, memory_limit: int | None = None) -> duckdb.DuckDBPyCo
     if memory_limit is None:
         ram = ram_bytes()
         memory_limit = int(ram * 0.4) if ram else 4 << 30
-    tmp = tempfile.mkdtemp(prefix="profinsight-duck-")
+    tmp = temp_dir("duck")
     import duckdb  # here, not at import: discovery and a warm re-open never need it
 
     con = duckdb.connect(
@@ -86,7 +98,7 @@ def duck(threads: int = 2, memory_limit: int | None = None) -> duckdb.DuckDBPyCo
             "temp_directory": tmp,
         },
     )
-    weakref.finalize(con, shutil.rmtree, tmp, True)
+    _DUCK_TEMP[con] = weakref.finalize(con, shutil.rmtree, tmp, True)
     # DuckDB draws its own progress bar on stderr for long queries: never in a user's terminal.
     # Inside a Jupyter kernel without ipywidgets DuckDB refuses the setting itself (its bar is
     # off there anyway), so a refusal must not stop the import.
@@ -97,6 +109,94 @@ def duck(threads: int = 2, memory_limit: int | None = None) -> duckdb.DuckDBPyCo
     for m in MACROS:
         con.execute(m)
     return con
+
+
+def close_duck(con) -> None:
+    """Close a connection made by :func:`duck` and remove its spill folder now (not when the
+    connection object is collected, which a traceback kept in a notebook can delay for hours)."""
+    try:
+        con.close()
+    finally:
+        done = _DUCK_TEMP.pop(con, None)
+        if done is not None:
+            done()
+
+
+#: duck() connection -> the finaliser that removes its spill folder
+_DUCK_TEMP: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+#: the temporary folders an import makes, by kind: ``profinsight-<kind>-<pid>-<random>``
+TEMP_KINDS = ("duck", "out", "trace", "db", "kineto", "file")
+_TEMP_RE = re.compile(r"^profinsight-(" + "|".join(TEMP_KINDS) + r")-(?:(\d+)-)?[A-Za-z0-9_]+$")
+#: a folder of the old naming (no pid) older than this is from a run that is gone
+LEGACY_STALE_S = 24 * 3600
+_swept: set[str] = set()
+
+
+def temp_dir(kind: str) -> str:
+    """A new private temporary folder ``profinsight-<kind>-<pid>-XXXXXXXX``.  Its maker removes it
+    on every exit path (``finally``); one left by a run that was killed (``kill -9``, power loss)
+    carries a pid that is no longer running, and the first import of the next run in the same
+    temporary directory removes it (:func:`sweep_stale_temp`)."""
+    root = tempfile.gettempdir()
+    if root not in _swept:
+        _swept.add(root)
+        sweep_stale_temp(root)
+    return tempfile.mkdtemp(prefix=f"profinsight-{kind}-{os.getpid()}-")
+
+
+@contextlib.contextmanager
+def temp_folder(kind: str) -> Iterator[str]:
+    """:func:`temp_dir` as a context: the folder is removed on leaving it, however it is left."""
+    tmp = temp_dir(kind)
+    try:
+        yield tmp
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def sweep_stale_temp(root: str | Path | None = None) -> list[str]:
+    """Remove the temporary folders of profinsight runs that are no longer running from ``root``
+    (default: the system temporary directory); the names of those removed.  A folder is stale
+    when the pid in its name runs no process, or, named the old way without a pid, when it was
+    last changed over a day ago.  Folders of live processes (this one included) are kept."""
+    root = Path(root or tempfile.gettempdir())
+    gone = []
+    try:
+        entries = list(os.scandir(root))
+    except OSError:
+        return gone
+    now = time.time()
+    for entry in entries:
+        m = _TEMP_RE.match(entry.name)
+        if m is None:
+            continue
+        try:
+            if not entry.is_dir(follow_symlinks=False) or entry.stat(follow_symlinks=False).st_uid != os.getuid():
+                continue
+            stale = (
+                not _running(int(m.group(2)))
+                if m.group(2)
+                else now - entry.stat(follow_symlinks=False).st_mtime > LEGACY_STALE_S
+            )
+        except (OSError, OverflowError):
+            continue
+        if stale:
+            shutil.rmtree(entry.path, ignore_errors=True)
+            gone.append(entry.name)
+    return gone
+
+
+def _running(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, ValueError):
+        return True
+    return True
 
 
 def sql_str(value: str | Path) -> str:
@@ -133,7 +233,7 @@ def open_sqlite_state(path: str | Path) -> tuple[sqlite3.Connection, bool]:
     except OSError:
         pending = False
     if pending:
-        tmp = tempfile.mkdtemp(prefix="profinsight-db-")
+        tmp = temp_dir("db")
         try:
             copy = Path(tmp) / path.name
             shutil.copyfile(path, copy)

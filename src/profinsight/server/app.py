@@ -104,6 +104,16 @@ class IndexHandler(ApiHandler):
         )
 
 
+class StaticFiles(tornado.web.StaticFileHandler):
+    """The viewer's files; a name with a NUL byte (``app.js%00.png``) is a bad request, not an
+    error of the file system."""
+
+    def parse_url_path(self, url_path: str) -> str:
+        if "\x00" in url_path:
+            raise tornado.web.HTTPError(400, "bad file name")
+        return super().parse_url_path(url_path)
+
+
 def make_app(
     paths=(),
     *,
@@ -121,7 +131,7 @@ def make_app(
     base = "/" + base_url.strip("/") + "/" if base_url.strip("/") else "/"
     handlers = [
         (base, IndexHandler, {"store": store, "base_url": base}),
-        (base + r"static/(.*)", tornado.web.StaticFileHandler, {"path": str(STATIC)}),
+        (base + r"static/(.*)", StaticFiles, {"path": str(STATIC)}),
     ] + make_handlers(store, base)
     return tornado.web.Application(
         handlers,

@@ -32,6 +32,10 @@ MAX_ANALYSIS_ROWS = 5_000
 RESERVED_ARGS = ("token", "_xsrf")
 #: query arguments of the analysis route that page the result instead of reaching the analysis
 PAGING_ARGS = ("offset", "limit")
+#: the largest magnitude of an integer query parameter (times, offsets): 2^62, so sums stay in int64
+INT_ARG_BOUND = 1 << 62
+#: the most hits one timeline search returns
+MAX_SEARCH_HITS = 1000
 
 
 class ApiHandler(tornado.web.RequestHandler):
@@ -85,16 +89,23 @@ class ApiHandler(tornado.web.RequestHandler):
         super().log_exception(typ, value, tb)
 
     # --- query arguments ------------------------------------------------------------
-    def int_arg(self, name: str, default=None) -> int:
+    def int_arg(self, name: str, default=None, lo: int = -INT_ARG_BOUND, hi: int = INT_ARG_BOUND) -> int:
+        """An integer query parameter within ``lo .. hi`` (by default +-2^62, so that no sum of two
+        of them leaves int64), else a 400 that says the range."""
         raw = self.get_query_argument(name, None)
         if raw is None:
             if default is None:
                 raise ProfileError(f"missing query parameter {name!r}", fix=f"add ?{name}=INTEGER")
             return default
         try:
-            return int(raw)
+            value = int(raw) if len(raw) <= 40 else None
         except ValueError:
-            raise ProfileError(f"{name} must be an integer, not {raw!r}") from None
+            value = None
+        if value is None:
+            raise ProfileError(f"{name} must be an integer, not {raw[:40]!r}") from None
+        if not lo <= value <= hi:
+            raise ProfileError(f"{name} = {raw[:40]} is out of range", fix=f"give {name} between {lo} and {hi}")
+        return value
 
     def list_arg(self, name: str) -> list[str]:
         return [t for v in self.get_query_arguments(name) for t in v.split(",") if t]
@@ -259,7 +270,14 @@ class TimelineHandler(ApiHandler):
         """(profile, origin, start_ns, end_ns, tracks, width): start/end are relative to origin_ns."""
         profile, origin = await self.profile_and_origin(pid)
         start, end = self.int_arg("start"), self.int_arg("end")
-        return profile, origin, origin + start, origin + end, self.list_arg("tracks"), self.int_arg("width", 1000)
+        return (
+            profile,
+            origin,
+            origin + start,
+            origin + end,
+            self.list_arg("tracks"),
+            self.int_arg("width", 1000, 1, 100_000),
+        )
 
     def wants_arrow(self) -> bool:
         fmt = self.get_query_argument("format", "json")
@@ -341,7 +359,12 @@ class FlowsHandler(TimelineHandler):
 class SearchHandler(TimelineHandler):
     async def get(self, pid):
         profile, origin = await self.profile_and_origin(pid)
-        out = await self.engine(timeline.search, profile, self.get_query_argument("q", ""), self.int_arg("limit", 100))
+        out = await self.engine(
+            timeline.search,
+            profile,
+            self.get_query_argument("q", ""),
+            min(self.int_arg("limit", 100, 0), MAX_SEARCH_HITS),
+        )
         for hit in out["hits"]:
             _relative(hit, origin)
         self.send_json({"origin_ns": str(origin), **out})

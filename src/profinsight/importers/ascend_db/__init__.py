@@ -22,10 +22,11 @@ from pathlib import Path
 from ... import diagnostics as dg
 from .. import _torch_npu
 from ..base import Importer, RankData, RankSource
-from . import comm, device, host, memory, overlap, run_info
+from . import comm, damage, device, host, memory, overlap, run_info
+from .damage import guarded
 from .reader import Db, connect
 
-VERSION = "5"  # 5: the profiler's OVERLAP_ANALYSIS read; 4: versions from profiler_info; unnamed tasks named from the DB (3: Level0 types from names)
+VERSION = "6"  # 6: damaged values, rows and columns read as null / left out and counted; 5: the profiler's OVERLAP_ANALYSIS read; 4: versions from profiler_info; unnamed tasks named from the DB (3: Level0 types from names)
 
 _DB_RE = re.compile(r"^ascend_pytorch_profiler(?:_(\d+))?\.db$")
 _INFO_RE = re.compile(r"^profiler_info(?:_(\d+))?\.json$")
@@ -125,22 +126,24 @@ def _load(source: RankSource, folder: Path, db: Db, immutable: bool, data: RankD
             )
         )
 
-    adb, adb_tables = _open_analysis(folder / "ASCEND_PROFILER_OUTPUT" / "analysis.db", data, rank)
+    data.diagnostics += damage.diagnostics(db.findings, db.path, rank)
+    adb_path = folder / "ASCEND_PROFILER_OUTPUT" / "analysis.db"
+    adb, adb_tables = _open_analysis(adb_path, data, rank)
     try:
-        groups = comm.group_map(adb)
-        call_of, node_start = host.load_api_calls(db, data)
+        groups = guarded(data, adb_path, "analysis.db's CommAnalyzerTime", comm.group_map, adb) or {}
+        call_of, node_start = guarded(data, db.path, "CANN_API (api_calls)", host.load_api_calls, db, data) or ({}, {})
         device.load_device(db, data, node_start, groups)
-        owned = host.load_host_ops(db, data)
-        host.load_launches(data, owned, call_of)
-        host.load_trace_slices(db, data)
-        overlap.load_overlap(db, data)
-        comm.load_comm_ops(db, adb, data)
-        comm.load_comm_links(adb, data)
+        owned = guarded(data, db.path, "PYTORCH_API (host_ops)", host.load_host_ops, db, data) or {}
+        guarded(data, db.path, "the launch links (launches)", host.load_launches, data, owned, call_of)
+        guarded(data, db.path, "GC_RECORD (trace_slices)", host.load_trace_slices, db, data)
+        guarded(data, db.path, "OVERLAP_ANALYSIS (trace_slices)", overlap.load_overlap, db, data)
+        guarded(data, db.path, "COMMUNICATION_OP (comm_ops)", comm.load_comm_ops, db, adb, data)
+        guarded(data, adb_path, "analysis.db's communication matrix (comm_links)", comm.load_comm_links, adb, data)
     finally:
         if adb is not None:
             adb.close()
-    memory.load_memory(db, data)
-    memory.load_counters(db, data)
+    guarded(data, db.path, "the memory tables", memory.load_memory, db, data)
+    guarded(data, db.path, "the counter tables (counters)", memory.load_counters, db, data)
     run_info.load_run_info(db, data, folder, info, metadata, rank, dev)
     run_info.diagnose(db, data, info, adb_tables, bool(infos), rank)
     return data

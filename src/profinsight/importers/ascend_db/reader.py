@@ -3,7 +3,8 @@
 Why a wrapper: the DB's columns change between schema versions (``blockDim`` became
 ``blockNum``, new optional columns appear), viewers add tables and columns we must ignore, and
 almost every text field is an id into ``STRING_IDS``.  This class answers "is that table/column
-there?" from ``PRAGMA table_info`` once, loads ``STRING_IDS`` and the ``ENUM_*`` tables once into
+there?" from ``PRAGMA table_info`` once, reads damaged tables through cleaned views
+(:mod:`.damage`: a bad value reads as null, a row that cannot be placed in time is left out), loads ``STRING_IDS`` and the ``ENUM_*`` tables once into
 dicts, and hands out whole tables with ``fetchall`` — never a query per row.
 """
 
@@ -13,6 +14,7 @@ import sqlite3
 from pathlib import Path
 
 from .._common import open_sqlite_state
+from .damage import Finding, sanitise
 
 #: the vendors' "invalid / not applicable" value for 32-bit ids (contextId, modelId, dstRank)
 INVALID_U32 = 4294967295
@@ -33,6 +35,8 @@ class Db:
         self.path = path
         names = [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")]
         self._tables = {n.upper(): n for n in names}
+        #: damaged values, rows and columns found (and shadowed by cleaned views) before any read
+        self.findings: list[Finding] = sanitise(con, self._tables)
         self._columns: dict[str, dict[str, str]] = {}
         self._strings: dict[int, str] | None = None
         self._enums: dict[str, dict[int, str]] = {}

@@ -22,7 +22,6 @@ import dataclasses
 import os
 import re
 import shutil
-import tempfile
 from pathlib import Path
 
 import pyarrow as pa
@@ -30,6 +29,7 @@ import pyarrow as pa
 from ... import diagnostics as dg
 from ...errors import NotAProfile
 from .. import ascend_text, chrome_trace
+from .._common import temp_folder
 from ..ascend_text import _files
 from ..base import Importer, RankData, RankSource, Recognised
 
@@ -127,7 +127,7 @@ def load_rank(source: RankSource) -> RankData:
     path = Path(source.path)
     kind = dict(source.options).get("holds") or _kind(path) or TRACE
     as_name = KERNELS if kind == OP_SUMMARY else kind
-    with tempfile.TemporaryDirectory(prefix="profinsight-file-") as tmp:
+    with temp_folder("file") as tmp:
         folder = Path(tmp) / "rank_ascend_pt"
         out = folder / _files.OUTPUT
         out.mkdir(parents=True)

@@ -27,18 +27,17 @@ from __future__ import annotations
 
 import os
 import shutil
-import tempfile
 from pathlib import Path
 
 import pyarrow as pa
 
 from .. import _torch_npu
-from .._common import duck, ram_bytes
+from .._common import close_duck, duck, ram_bytes, temp_dir
 from ..base import Importer, RankData, RankSource
 from ..chrome_trace import TraceRead, damage, out_of_memory, read_trace_json
 from . import _comm, _device, _files, _host, _kernels, _links, _memory, _meta, _sql, _summary, _trace
 
-VERSION = "5"  # 5: partial exports take steps from the vendor summary; versions from profiler_info (4: Level0 types)
+VERSION = "6"  # 6: negative sizes, durations and memory times are damage (null, counted); 5: partial exports take steps from the vendor summary; versions from profiler_info (4: Level0 types)
 FORMAT = "ascend_text"
 
 #: DuckDB threads for one rank.  One: ranks are imported one per core (``store.loader``), and
@@ -78,7 +77,7 @@ def load_rank(source: RankSource) -> RankData:
 
     trace = inputs.path(_files.TRACE)
     trace_bytes = trace.stat().st_size if trace.is_file() else 0
-    out_dir = tempfile.mkdtemp(prefix="profinsight-out-")
+    out_dir = temp_dir("out")
     try:
         con = duck(threads=THREADS, memory_limit=_memory_cap(trace_bytes))
         try:
@@ -89,7 +88,7 @@ def load_rank(source: RankSource) -> RankData:
                 trace if trace.is_file() else folder, trace_bytes or _folder_bytes(folder), exc
             ) from None
         finally:
-            con.close()
+            close_duck(con)
         tables = {name: _mapped(path) for name, path in files.items()}
     finally:
         # a mapped file stays readable after its name is gone; its space is freed with the table

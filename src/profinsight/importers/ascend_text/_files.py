@@ -10,6 +10,7 @@ table, so a damaged file still loads and the doctor says how many rows were drop
 from __future__ import annotations
 
 import dataclasses
+import os
 from pathlib import Path
 
 from ... import diagnostics as dg
@@ -130,10 +131,34 @@ class Inputs:
                 path,
                 "The file was damaged or cut; re-export the profile for complete data.",
             )
+        self._drop_cut_row(con, name, path, table)
         cols = [r[0] for r in con.execute(f"DESCRIBE {table}").fetchall()]
         if not con.sql(f"SELECT count(*) FROM {table}").fetchall()[0][0]:
             self.add("info", "empty-file", f"{name} has a header but no rows.", path)
         return cols
+
+    def _drop_cut_row(self, con, name: str, path: Path, table: str) -> None:
+        """The exports end every CSV with a line break: a file that does not was cut short (an
+        interrupted copy), and its last row may hold half a value (``12.3`` of ``12.345``).  That
+        row is dropped and the cut said; the rows before it are whole."""
+        try:
+            with open(path, "rb") as fh:
+                fh.seek(-1, os.SEEK_END)
+                whole = fh.read(1) in (b"\n", b"\r")
+        except OSError:
+            return
+        if whole:
+            return
+        gone = con.execute(f"DELETE FROM {table} WHERE rowid = (SELECT max(rowid) FROM {table})").fetchall()
+        kept = con.sql(f"SELECT count(*) FROM {table}").fetchall()[0][0]
+        self.add(
+            "warning",
+            "csv-truncated",
+            f"{name} does not end with a line break: it was cut short; its last row "
+            f"({'dropped' if gone and gone[0][0] else 'none'}) may have been incomplete, {kept} row(s) loaded.",
+            path,
+            "The file was cut while it was copied or written; copy or export it again for complete data.",
+        )
 
     def report_unconverted(self, con, name: str, raw: str, cols: list[str], conversions: dict[str, str]) -> None:
         """One warning per column of CSV ``name`` (read into ``raw``) holding cells that its

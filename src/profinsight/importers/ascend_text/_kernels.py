@@ -74,6 +74,7 @@ def _slug(text: str) -> str:
 
 #: value columns whose damaged cells become NULL (and are counted); a damaged start drops the row
 _CONVERSIONS = dict.fromkeys(("Duration(us)", "Task Duration(us)", "Wait Time(us)", "Task Wait Time(us)"), "dur_ns")
+_CONVERSIONS |= dict.fromkeys(("Block Dim", "Block Num", "Mix Block Dim", "Mix Block Num"), "int_cell")
 
 
 def load_kernels(con, inputs: F.Inputs) -> list[str] | None:

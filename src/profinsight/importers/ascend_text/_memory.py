@@ -19,7 +19,7 @@ _DEVICE = "TRY_CAST(regexp_extract({col}, '(\\d+)\\s*$', 1) AS INTEGER)"
 _MR_MB = ("Total Allocated(MB)", "Total Reserved(MB)", "Total Active(MB)")
 _OM_CONVERSIONS = {
     "Size(KB)": "kib_bytes",
-    **dict.fromkeys(("Allocation Time(us)", "Release Time(us)", "Active Release Time(us)"), "ts_ns"),
+    **dict.fromkeys(("Allocation Time(us)", "Release Time(us)", "Active Release Time(us)"), "time_ns"),
     **dict.fromkeys(
         (
             f"{when} Total {what}(MB)"
@@ -57,9 +57,9 @@ def load_memory(con, inputs: F.Inputs) -> dict[str, str]:
         con.execute(f"""CREATE OR REPLACE TABLE memory_blocks AS
             SELECT {_device(cols, "Device Type", "Device")} AS device, clean({p("Name")}) AS name,
                    CASE WHEN clean({p("Name")}) LIKE 'cann::%' THEN 'GE' ELSE 'PTA' END AS component,
-                   kib_bytes({p("Size(KB)")}) AS size_bytes, ts_ns({p("Allocation Time(us)")}) AS alloc_ns,
-                   ts_ns({p("Release Time(us)")}) AS release_ns,
-                   ts_ns({p("Active Release Time(us)")}) AS active_release_ns,
+                   kib_bytes({p("Size(KB)")}) AS size_bytes, time_ns({p("Allocation Time(us)")}) AS alloc_ns,
+                   time_ns({p("Release Time(us)")}) AS release_ns,
+                   time_ns({p("Active Release Time(us)")}) AS active_release_ns,
                    mib_bytes({p("Allocation Total Allocated(MB)")}) AS alloc_total_allocated_bytes,
                    mib_bytes({p("Allocation Total Reserved(MB)")}) AS alloc_total_reserved_bytes,
                    mib_bytes({p("Allocation Total Active(MB)")}) AS alloc_total_active_bytes,
@@ -85,11 +85,12 @@ def load_memory(con, inputs: F.Inputs) -> dict[str, str]:
 
 
 def _drop_untimed(con, inputs: F.Inputs, table: str, col: str, file: str) -> None:
-    """A sample without a time cannot be placed on the curve: drop it and say so."""
-    n = con.sql(f"SELECT count(*) FROM {table} WHERE {col} IS NULL").fetchall()[0][0]
+    """A sample without a time (or with a negative one: no clock of the export runs below zero)
+    cannot be placed on the curve: drop it and say so."""
+    n = con.sql(f"SELECT count(*) FROM {table} WHERE {col} IS NULL OR {col} < 0").fetchall()[0][0]
     if n:
-        con.execute(f"DELETE FROM {table} WHERE {col} IS NULL")
-        inputs.report_dropped(file, n, "their timestamp is empty or not a number")
+        con.execute(f"DELETE FROM {table} WHERE {col} IS NULL OR {col} < 0")
+        inputs.report_dropped(file, n, "their timestamp is empty, negative or not a number")
 
 
 def memory_device(con, made: dict[str, str]) -> int | None:

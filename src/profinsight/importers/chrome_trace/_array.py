@@ -28,14 +28,13 @@ how much was lost.
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ...errors import ProfileError
-from .._common import sql_str
+from .._common import sql_str, temp_dir
 from ._bytes import BOUNDARY as _BOUNDARY
 
 if TYPE_CHECKING:  # DuckDB loads when an import starts, not when this module does
@@ -159,7 +158,7 @@ class _Reader:
         self.consume, self.chunk_bytes = consume, max(int(chunk_bytes), 1)
         self.events = 0
         self.pieces = 0
-        self.tmpdir = tempfile.mkdtemp(prefix="profinsight-trace-")
+        self.tmpdir = temp_dir("trace")
 
     def cleanup(self) -> None:
         for name in os.listdir(self.tmpdir):

@@ -14,7 +14,6 @@ The flow, and why (details in each module):
 from __future__ import annotations
 
 import re
-import tempfile
 from pathlib import Path
 
 import pyarrow as pa
@@ -22,13 +21,15 @@ import pyarrow.compute as pc
 
 from ... import diagnostics as dx
 from .. import chrome_trace
-from .._common import duck, sql_str
+from .._common import close_duck, duck, sql_str, temp_folder
 from .._steps import assign_steps, build_steps
 from ..base import Importer, RankData, RankSource, Recognised
 from . import _bare, _comm, _links, _runinfo, _sql, _tables
 from ._events import load_raw, load_rest
 
-VERSION = "2"  # 2: old (PyTorch 1.8-1.13) category names and bare event arrays
+VERSION = (
+    "3"  # 3: a damaged distributedInfo field is said; 2: old (PyTorch 1.8-1.13) category names and bare event arrays
+)
 
 #: DuckDB's budget for the working tables (it spills to the import's temp folder beyond it)
 MEMORY_LIMIT = "512MB"
@@ -108,7 +109,7 @@ IMPORTER = Importer(
 def load_rank(source: RankSource) -> RankData:
     """Import one Kineto trace file."""
     path = Path(source.files[0] if source.files else source.path)
-    with tempfile.TemporaryDirectory(prefix="profinsight-kineto-") as tmp:
+    with temp_folder("kineto") as tmp:
         try:
             if chrome_trace.form(path) == "array":
                 ex = _bare.extract_array(path, Path(tmp))
@@ -124,7 +125,7 @@ def load_rank(source: RankSource) -> RankData:
                 return RankData(source.rank_hint, diagnostics=diags)
             return _build(con, *passes, ex, path, source, diags)
         finally:
-            con.close()
+            close_duck(con)
 
 
 def _limit_memory(con, tmp: Path) -> None:
@@ -240,6 +241,7 @@ def _build(
         con.unregister(name)
     rank = _rank(meta, source)
     diags += _runinfo.doctor(meta, f, tables["steps"].num_rows, rank, path)
+    diags += _runinfo.invalid_fields(meta, rank, tables["run_info"], path)
     return RankData(rank, tables=tables, diagnostics=diags)
 
 

@@ -134,6 +134,35 @@ def _count(value) -> int | None:
     return value if ok else None
 
 
+def invalid_fields(meta: dict, rank, info: pa.Table, path) -> list:
+    """A ``distributedInfo.rank`` or ``world_size`` that is written but unusable (``10**30``, a
+    negative number, text): ignored, and said -- the rank then comes from the file's place in
+    the run, the world size is unknown."""
+    dist = meta.get("distributedInfo")
+    if not isinstance(dist, dict):
+        return []
+    written = {
+        "rank": (dist.get("rank"), rank is not None and str(rank) == str(dist.get("rank")).strip()),
+        "world_size": (dist.get("world_size"), info.column("world_size")[0].as_py() is not None),
+    }
+    out = []
+    for key, (value, used) in written.items():
+        if value is None or used:
+            continue
+        text = repr(value)
+        shown = text if len(text) <= 40 else text[:37] + "..."
+        out.append(
+            dx.warning(
+                "meta-field-invalid",
+                f"{Path(path).name}: field 'distributedInfo.{key}' = {shown} is not of the expected type or range "
+                "(an integer, 0 .. 2^31 for a rank, 1 .. 2^31 for a world size); ignored.",
+                path,
+                fix="The trace was damaged or edited after it was written: copy or export it again.",
+            )
+        )
+    return out
+
+
 _HANDLER_NAME = re.compile(r"^(?P<host>.+)_\d+\.\d+\.pt\.trace\.json(\.gz)?$")
 
 

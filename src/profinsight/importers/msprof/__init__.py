@@ -25,7 +25,7 @@ import pyarrow as pa
 
 from ... import diagnostics as dg
 from ...errors import UnsupportedFormat
-from .._common import duck
+from .._common import close_duck, duck
 from .._steps import earliest_containing
 from ..ascend_text._sql import install as install_text_macros
 from ..base import Importer, RankData, RankSource, Recognised
@@ -208,7 +208,7 @@ def _load(source: RankSource, plan) -> RankData:
         comm = con.sql(T.comm_ops_sql().replace("FROM dt ", "FROM dt_steps ")).to_arrow_table()
         slices = con.sql(T.slices_sql(off)).to_arrow_table()
     finally:
-        con.close()
+        close_duck(con)
 
     tasks = tasks.drop_columns([c for c in _INTERNAL if c in tasks.column_names])
     diags += N.diagnostics(plan, rank, clock, seen, typed)

@@ -28,12 +28,13 @@ import pyarrow as pa
 
 from ... import diagnostics as dg
 from .._cann_db import open_export, table_names
-from ..ascend_db import comm, device, host, memory, overlap, run_info
+from ..ascend_db import comm, damage, device, host, memory, overlap, run_info
+from ..ascend_db.damage import guarded
 from ..ascend_db.reader import Db
 from ..base import Importer, RankData, RankSource, Recognised
 from ._memory import load_op_memory
 
-VERSION = "2"  # 2: the profiler's OVERLAP_ANALYSIS read into trace_slices
+VERSION = "3"  # 3: damaged values, rows and columns read as null / left out and counted; 2: the profiler's OVERLAP_ANALYSIS read into trace_slices
 FORMAT = "msprof_db"
 
 _NAME_RE = re.compile(r"^msprof.*\.db$", re.IGNORECASE)
@@ -109,14 +110,20 @@ def _load(db: Db, data: RankData) -> None:
     rank, dev = _identity(db)
     if data.rank is None:
         data.rank = rank
-    call_of, node_start = host.load_api_calls(db, data)
+    data.diagnostics += damage.diagnostics(db.findings, db.path, data.rank)
+    call_of, node_start = guarded(data, db.path, "CANN_API (api_calls)", host.load_api_calls, db, data) or ({}, {})
     device.load_device(db, data, node_start, {})
-    host.load_launches(data, {}, call_of)
-    comm.load_comm_ops(db, None, data)
-    memory.load_memory(db, data)
-    load_op_memory(db, data)
-    memory.load_counters(db, data)
-    overlap.load_overlap(db, data, viewer_code="msprof-db-viewer-overlap")
+    guarded(data, db.path, "the launch links (launches)", host.load_launches, data, {}, call_of)
+    guarded(data, db.path, "COMMUNICATION_OP (comm_ops)", comm.load_comm_ops, db, None, data)
+    guarded(data, db.path, "the memory tables", memory.load_memory, db, data)
+    guarded(data, db.path, "NPU_OP_MEM (memory)", load_op_memory, db, data)
+    guarded(data, db.path, "the counter tables (counters)", memory.load_counters, db, data)
+    guarded(
+        data,
+        db.path,
+        "OVERLAP_ANALYSIS (trace_slices)",
+        lambda: overlap.load_overlap(db, data, viewer_code="msprof-db-viewer-overlap"),
+    )
     run_info.load_run_info(db, data, db.path, {}, {}, data.rank, dev)
     info = data.tables["run_info"]
     data.tables["run_info"] = info.set_column(

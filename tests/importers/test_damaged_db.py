@@ -1,0 +1,253 @@
+"""Damaged SQLite exports: a bad value costs that value (a row that cannot be placed in time costs
+that row), never the table or the rank, and every loss is counted in one diagnostic naming the
+file, table and column.  Each damaged DB is a real fixture copied to ``tmp_path`` and changed
+with ``sqlite3``; what is expected is the undamaged load minus exactly the damaged rows/values."""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+import profinsight
+from profinsight.importers import ascend_db, load_rank, msprof_db
+from profinsight.importers.ascend_db import damage
+
+LEVEL0 = ("ascend_pt", "db_level0", "rank0_ascend_pt")
+DB = "ASCEND_PROFILER_OUTPUT/ascend_pytorch_profiler_0.db"
+MSPROF = ("msprof", "msprof_db", "msprof_0.db")
+INT64_MAX = 2**63 - 1
+_BASE: dict = {}
+
+
+def base(fixtures: Path, key=LEVEL0):
+    if key not in _BASE:
+        _BASE[key] = _load(fixtures.joinpath(*key))
+    return _BASE[key]
+
+
+def _load(path: Path):
+    if path.is_file():
+        return load_rank(msprof_db.IMPORTER.recognise(path).source)
+    return load_rank(ascend_db.sniff(path))
+
+
+def copy_rank(fixtures: Path, tmp_path: Path, *sql: str, params=()) -> Path:
+    """The Level0 rank-0 DB export copied to ``tmp_path``, with ``sql`` run on its DB."""
+    dst = tmp_path / "rank0_ascend_pt"
+    shutil.copytree(fixtures.joinpath(*LEVEL0), dst)
+    run(dst / DB, *sql, params=params)
+    return dst
+
+
+def run(db: Path, *sql: str, params=()) -> None:
+    con = sqlite3.connect(db)
+    for i, s in enumerate(sql):
+        con.execute(s, params[i] if i < len(params) else ())
+    con.commit()
+    con.close()
+
+
+def rows_of(db: Path, sql: str) -> list[tuple]:
+    con = sqlite3.connect(f"{db.resolve().as_uri()}?immutable=1", uri=True)
+    try:
+        return con.execute(sql).fetchall()
+    finally:
+        con.close()
+
+
+def new_diags(rd, before, code=None) -> list:
+    old = {(d.code, d.message) for d in before.diagnostics}
+    return [d for d in rd.diagnostics if (d.code, d.message) not in old and (code is None or d.code == code)]
+
+
+def counts(rd) -> dict[str, int]:
+    return {name: t.num_rows for name, t in rd.tables.items()}
+
+
+def tasks(rd, drop: set = frozenset()) -> list[tuple]:
+    """device_tasks as sorted (start, dur, kind, name, stream, task_id) rows, without ``drop``
+    (a set of (start, stream, task_id))."""
+    t = rd.tables["device_tasks"].to_pydict()
+    keys = zip(t["start_ns"], t["dur_ns"], t["kind"], t["name"], t["stream"], t["task_id"])
+    return sorted((k for k in keys if (k[0], k[4], k[5]) not in drop), key=repr)
+
+
+def damaged_tasks(db: Path, where: str) -> set:
+    return {tuple(r) for r in rows_of(db, f"SELECT startNs, streamId, taskId FROM TASK WHERE {where}")}
+
+
+def test_the_undamaged_exports_say_nothing_of_damage(fixtures):
+    for key in (LEVEL0, ("ascend_pt", "db_level1", "rank0_ascend_pt"), MSPROF):
+        assert not [d for d in base(fixtures, key).diagnostics if d.code.startswith("db-")], key
+
+
+def test_task_end_at_int64_max_costs_that_task_and_every_analysis_runs(fixtures, tmp_path):
+    before = base(fixtures)
+    where = (
+        "rowid IN (SELECT rowid FROM TASK WHERE globalTaskId IN (SELECT globalTaskId FROM COMPUTE_TASK_INFO) LIMIT 2)"
+    )
+    folder = copy_rank(fixtures, tmp_path)
+    db = folder / DB
+    gone = damaged_tasks(db, where)
+    run(db, f"UPDATE TASK SET endNs = {INT64_MAX} WHERE {where}")
+    first = rows_of(db, f"SELECT min(rowid) FROM TASK WHERE endNs = {INT64_MAX}")[0][0]
+    rd = _load(folder)
+    (said,) = new_diags(rd, before, damage.ROWS_DROPPED)
+    assert said.message == (
+        f"table TASK: 2 row(s) had no usable time in endNs ({INT64_MAX}); first at rowid {first}: dropped."
+    )
+    assert said.file == str(db) and said.fix == damage.FIX and said.severity == "warning"
+    assert tasks(rd) == tasks(before, gone)
+    want = counts(before)
+    want["device_tasks"] -= 2
+    assert counts(rd)["device_tasks"] == want["device_tasks"]
+    assert counts(rd)["host_ops"] == want["host_ops"] and counts(rd)["memory_samples"] == want["memory_samples"]
+    # the rank loads, and no raw engine error reaches the analyses
+    p = profinsight.load(folder)
+    assert len(p.op_summary()) and len(p.advise())
+    assert int(p.step_breakdown()["step_us"].max()) < 10**9
+
+
+def test_text_and_nan_in_task_times_cost_those_tasks(fixtures, tmp_path):
+    before = base(fixtures)
+    folder = copy_rank(fixtures, tmp_path)
+    db = folder / DB
+    gone = damaged_tasks(db, "rowid IN (10, 11, 12)")
+    run(
+        db,
+        "UPDATE TASK SET startNs = 'abc' WHERE rowid = 10",
+        "UPDATE TASK SET startNs = ? WHERE rowid = 11",
+        "UPDATE TASK SET startNs = -5 WHERE rowid = 12",
+        params=((), (float("nan"),)),
+    )
+    rd = _load(folder)
+    (said,) = new_diags(rd, before, damage.ROWS_DROPPED)
+    assert said.message == "table TASK: 3 row(s) had no usable time in startNs (-5, 'abc'); first at rowid 10: dropped."
+    assert tasks(rd) == tasks(before, gone)
+
+
+def test_swapped_start_and_end_cost_that_row_not_a_negative_duration(fixtures, tmp_path):
+    before = base(fixtures)
+    folder = copy_rank(fixtures, tmp_path)
+    db = folder / DB
+    gone = damaged_tasks(db, "rowid IN (20, 21) AND endNs > startNs")
+    assert len(gone) == 2
+    run(db, "UPDATE TASK SET startNs = endNs, endNs = startNs WHERE rowid IN (20, 21)")
+    rd = _load(folder)
+    (said,) = new_diags(rd, before, damage.ROWS_DROPPED)
+    assert said.message == "table TASK: 2 row(s) had endNs before startNs; first at rowid 20: dropped."
+    assert tasks(rd) == tasks(before, gone)
+    assert min(rd.tables["device_tasks"].column("dur_ns").to_pylist()) >= 0
+
+
+def test_text_in_an_integer_column_of_a_secondary_table_costs_those_values(fixtures, tmp_path):
+    before = base(fixtures)
+    folder = copy_rank(fixtures, tmp_path, "UPDATE MEMORY_RECORD SET totalReserved = 'lots' WHERE rowid <= 3")
+    folder_db = folder / DB
+    rd = _load(folder)
+    assert counts(rd) == counts(before)
+    (said,) = new_diags(rd, before, damage.BAD_VALUES)
+    assert said.message == (
+        "table MEMORY_RECORD, column totalReserved: 3 value(s) not an integer ('lots'); first at rowid 1: "
+        "read as null, their rows kept."
+    )
+    assert said.file == str(folder_db)
+    got, want = (r.tables["memory_samples"].to_pydict() for r in (rd, before))
+    n = len(rows_of(folder_db, "SELECT 1 FROM MEMORY_RECORD"))
+    assert got["reserved_bytes"][3:n] == want["reserved_bytes"][3:n]
+    assert got["reserved_bytes"][:3] == [None] * 3 and None not in want["reserved_bytes"][:3]
+    for col in ("ts_ns", "allocated_bytes", "component"):
+        assert got[col] == want[col]
+    assert tasks(rd) == tasks(before)
+
+
+def test_a_missing_column_in_a_secondary_table_costs_that_column(fixtures, tmp_path):
+    before = base(fixtures)
+    folder = copy_rank(
+        fixtures,
+        tmp_path,
+        "ALTER TABLE NPU_MODULE_MEM DROP COLUMN totalReserved",
+        "ALTER TABLE CANN_API DROP COLUMN globalTid",
+    )
+    rd = _load(folder)
+    assert counts(rd) == counts(before)
+    said = sorted(d.message for d in new_diags(rd, before, damage.COLUMN_MISSING))
+    assert said == [
+        "table CANN_API, column globalTid is missing: read as null (what it holds is unknown for every row).",
+        "table NPU_MODULE_MEM, column totalReserved is missing: read as null (what it holds is unknown for every row).",
+    ]
+    assert set(rd.tables["module_memory"].column("reserved_bytes").to_pylist()) == {None}
+    assert rd.tables["module_memory"].column("ts_ns") == before.tables["module_memory"].column("ts_ns")
+    assert set(rd.tables["api_calls"].column("thread").to_pylist()) == {None}
+    assert rd.tables["api_calls"].column("name") == before.tables["api_calls"].column("name")
+    assert tasks(rd) == tasks(before)
+    assert rd.tables["host_ops"].column("dur_ns") == before.tables["host_ops"].column("dur_ns")
+
+
+def test_half_deleted_string_ids_are_said(fixtures, tmp_path):
+    before = base(fixtures)
+    folder = copy_rank(
+        fixtures, tmp_path, "DELETE FROM STRING_IDS WHERE id IN (SELECT name FROM COMPUTE_TASK_INFO LIMIT 5)"
+    )
+    rd = _load(folder)
+    said = new_diags(rd, before, damage.NAMES_MISSING)
+    assert said and said[0].message.startswith("table COMPUTE_TASK_INFO, column name: ")
+    assert counts(rd)["device_tasks"] == counts(before)["device_tasks"]
+
+
+def test_a_secondary_table_too_damaged_to_read_costs_what_it_fills(fixtures, tmp_path, monkeypatch):
+    from profinsight.importers.ascend_db import memory
+
+    before = base(fixtures)
+    folder = copy_rank(fixtures, tmp_path)
+
+    def broken(db, data):
+        raise sqlite3.DatabaseError("database disk image is malformed")
+
+    monkeypatch.setattr(memory, "load_counters", broken)
+    rd = _load(folder)
+    (said,) = new_diags(rd, before, damage.STEP_FAILED)
+    assert said.severity == "error" and said.message.startswith("the counter tables (counters) could not be read")
+    assert rd.tables.get("counters") is None or rd.tables["counters"].num_rows == 0
+    assert before.tables["counters"].num_rows > 0
+    assert tasks(rd) == tasks(before) and counts(rd)["host_ops"] == counts(before)["host_ops"]
+
+
+def test_an_msprof_db_with_bad_task_values_keeps_the_rest(fixtures, tmp_path):
+    before = base(fixtures, MSPROF)
+    path = tmp_path / "msprof_0.db"
+    shutil.copyfile(fixtures.joinpath(*MSPROF), path)
+    gone = damaged_tasks(path, "rowid IN (1, 2)")
+    run(path, "UPDATE TASK SET endNs = 'x' WHERE rowid = 1", f"UPDATE TASK SET startNs = {INT64_MAX} WHERE rowid = 2")
+    rd = _load(path)
+    said = sorted(d.message for d in new_diags(rd, before, damage.ROWS_DROPPED))
+    assert said == [
+        "table TASK: 1 row(s) had no usable time in endNs ('x'); first at rowid 1: dropped.",
+        f"table TASK: 1 row(s) had no usable time in startNs ({INT64_MAX}); first at rowid 2: dropped.",
+    ]
+    assert tasks(rd) == tasks(before, gone)
+
+
+@pytest.mark.parametrize(
+    ("column", "declared", "value", "bad"),
+    [
+        ("size", "INTEGER", 1.5, True),
+        ("size", "INTEGER", "12x", True),
+        ("size", "INTEGER", 12, False),
+        ("value", "NUMERIC", float("inf"), True),
+        ("value", "NUMERIC", 2.5, False),
+        ("startNs", "TEXT", "1736410576385993410", False),
+        ("startNs", "TEXT", "17364105763859934100", True),
+        ("startNs", "INTEGER", 2**62 + 1, True),
+    ],
+)
+def test_what_counts_as_a_damaged_value(column, declared, value, bad):
+    con = sqlite3.connect(":memory:")
+    con.execute(f'CREATE TABLE t ("{column}" {declared})')
+    con.execute("INSERT INTO t VALUES (?)", (value,))
+    clean, cond, _ = damage._clean(column, declared)
+    assert bool(con.execute(f"SELECT {cond} FROM t").fetchone()[0]) is bad
+    assert (con.execute(f"SELECT {clean} FROM t").fetchone()[0] is None) is bad

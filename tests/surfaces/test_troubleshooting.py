@@ -106,19 +106,34 @@ def test_unparsed_raw_data_names_the_offline_parse_call(tmp_path, capsys):
     (rank / "FRAMEWORK").mkdir(parents=True)
     with pytest.raises(NotAProfile) as exc:
         profinsight.load(rank)
-    assert "never parsed" in str(exc.value)
-    assert f"from torch_npu.profiler.profiler import analyse; analyse('{rank}')" in exc.value.fix
-    assert main(["doctor", str(rank)]) == 2
-    assert "analyse" in capsys.readouterr().err
+    err = exc.value
+    assert template_regex(DIAG["en"]["diag.not-parsed"]).match(err.args[0])
+    assert template_regex(DIAG["en"]["diag.not-parsed.fix"]).match(err.fix)
+    assert f"from torch_npu.profiler.profiler import analyse; analyse('{rank}')" in err.fix
+    assert main(["doctor", str(rank), "--lang", "en"]) == 2
+    assert "never parsed" in capsys.readouterr().err
+    assert main(["doctor", str(rank), "--lang", "zh"]) == 2
+    zh = capsys.readouterr().err
+    assert zh.startswith("profinsight: w_1_ascend_pt 中是从未解析过的 profiler 原始数据（没有 ASCEND_PROFILER_OUTPUT）")
+    assert (
+        f"处理方法: 运行离线解析：python -c \"from torch_npu.profiler.profiler import analyse; analyse('{rank}')\""
+        in zh
+    )
 
 
-def test_msprof_never_exported_names_the_export_call(fixtures, tmp_path):
+def test_msprof_never_exported_names_the_export_call(fixtures, tmp_path, capsys):
     src = next((fixtures / "msprof/prof_timeline_2023").glob("PROF_*"))
     raw = tmp_path / src.name
     shutil.copytree(src, raw, ignore=shutil.ignore_patterns("timeline"))
     with pytest.raises(UnsupportedFormat) as exc:
         profinsight.load(raw)
     assert exc.value.fix.startswith(f"run msprof --export=on --output={raw}")
+    assert template_regex(DIAG["en"]["diag.not-exported"]).match(exc.value.args[0])
+    assert template_regex(DIAG["en"]["diag.not-exported.fix"]).match(exc.value.fix)
+    assert main(["doctor", str(raw), "--lang", "zh"]) == 2
+    zh = capsys.readouterr().err
+    assert zh.startswith(f"profinsight: {raw.name} 是 CANN msprof 采集，其原始数据从未导出（device_")
+    assert f"处理方法: 运行 msprof --export=on --output={raw}（CANN 工具包" in zh
 
 
 # --- 2. viewer slow: a capture larger than needed ------------------------------------------------

@@ -375,3 +375,24 @@ def test_doctor_speaks_chinese(fixtures, capsys):
     pmu = [d for d in out if d["code"] == "pmu-not-collected"]
     assert len(pmu) == 2 and pmu[0]["message"].startswith("没有 AI Core PMU 指标")
     assert pmu[0]["fix"].startswith("采集时设置 experimental_config=")
+
+
+# --- the JupyterLab sidebar's status in the chosen language ---------------------------------------------
+def test_the_sidebar_listing_speaks_the_chosen_language(fixtures, tmp_path):
+    from profinsight.server.store import ProfileStore, localized_listing
+
+    shutil.copytree(fixtures / "ascend_pt/text_level0", tmp_path / "root" / "run")
+    (tmp_path / "root" / "w_1_ascend_pt" / "FRAMEWORK").mkdir(parents=True)
+    store = ProfileStore(root=tmp_path / "root")
+    (run,) = store.runs()["runs"]
+    store.describe(run["id"])  # loaded: the listing's status now holds the load checks
+    listing = store.runs()
+    zh = localized_listing(listing, "zh")
+    pmu = [d for d in zh["runs"][0]["diagnostics"] if d["code"] == "pmu-not-collected"]
+    assert len(pmu) == 2 and pmu[0]["message"].startswith("没有 AI Core PMU 指标")
+    (problem,) = zh["problems"]
+    assert problem["error"] == "w_1_ascend_pt 中是从未解析过的 profiler 原始数据（没有 ASCEND_PROFILER_OUTPUT）"
+    assert problem["fix"].startswith("运行离线解析：")
+    en = [d for d in listing["runs"][0]["diagnostics"] if d["code"] == "pmu-not-collected"]
+    assert en[0]["message"].startswith("No AI Core PMU metrics")  # the kept listing is unchanged
+    assert "lang: this.labels.lang" in (REPO / "ts/lab/sidebar.ts").read_text(encoding="utf-8")

@@ -80,7 +80,7 @@ export class ProfilesSidebar extends Widget {
       if (!this.listing || rescan) {
         this.status.textContent = t('ui.lab.scanning');
       }
-      this.listing = await this.api.runs({ refresh: rescan });
+      this.listing = await this.api.runs({ refresh: rescan, lang: this.labels.lang });
       this.listedAt = Date.now();
       this.render();
       this.node.setAttribute('data-state', 'ready');

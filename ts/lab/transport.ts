@@ -77,8 +77,9 @@ export class LabApi extends Api {
   constructor(transport: Transport = jupyterTransport()) {
     super(transport);
   }
-  runs(params: { refresh?: boolean; under?: string } = {}): Promise<RunListing> {
-    return this.call('api/runs', { refresh: params.refresh ? 1 : undefined, under: params.under });
+  /** The listing; `lang` gives the diagnostics' and problems' words in that language. */
+  runs(params: { refresh?: boolean; under?: string; lang?: string } = {}): Promise<RunListing> {
+    return this.call('api/runs', { refresh: params.refresh ? 1 : undefined, under: params.under, lang: params.lang });
   }
   resolve(path: string): Promise<{ id: string }> {
     return this.call('api/resolve', { path });

@@ -69,6 +69,23 @@ def _extra_params(extra: list[str], parser) -> list[str]:
     return out
 
 
+def _error_text(exc: ProfileError, lang: str | None) -> str:
+    """The error as the user reads it: message, file and fix, in ``lang`` where the catalogue has it."""
+    from ..i18n import MESSAGES, resolve_lang
+    from ..i18n.diagnostics import localize_error
+
+    try:
+        lang = resolve_lang(lang)
+    except ProfileError:
+        lang = "en"
+    if lang == "en":
+        return str(exc)
+    message, fix = localize_error(exc.args[0] if exc.args else "", exc.fix, lang)
+    if exc.file and exc.file not in message:
+        message = f"{message} ({exc.file})"
+    return f"{message}\n{MESSAGES[lang]['ui.fix']}: {fix}" if fix else message
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args, extra = parser.parse_known_args(argv)
@@ -84,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
     except ProfileError as exc:
         if args.debug:
             raise
-        print(f"profinsight: {exc}", file=sys.stderr)
+        print(f"profinsight: {_error_text(exc, getattr(args, 'lang', None))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("profinsight: interrupted", file=sys.stderr)

@@ -23,6 +23,15 @@ DIAG: dict[str, dict[str, str]] = {
         "diag.missing-file": "{name} is missing: {loss}.",
         "diag.msprof-not-exported": "{folders} of {prof} hold raw data only (never exported): those ranks are not loaded",
         "diag.msprof-not-exported.fix": "run {command}, then load {prof} again",
+        # the errors of an input that is not parsed / exported yet (raised, not emitted: ERROR_CODES)
+        "diag.not-parsed": "{name} holds raw profiler data that was never parsed (no ASCEND_PROFILER_OUTPUT)",
+        "diag.not-parsed.fix": 'run the offline parse: python -c "from torch_npu.profiler.profiler import analyse; '
+        "analyse('{path}')\" (it writes ASCEND_PROFILER_OUTPUT)",
+        "diag.not-exported": "{prof} is a CANN msprof collection whose raw data was never exported ({what}: no "
+        "timeline/ folder); once exported it loads as one rank per device with its device tasks (kernels, HCCL "
+        "communication and its tasks), one step per iteration, and the collectives",
+        "diag.not-exported.fix": "run {command} (CANN toolkit; it writes device_<n>/timeline/ and summary/), then "
+        "load the PROF_* folder again",
         # viewer slow: a capture larger than needed
         "diag.capture-large": "The capture holds {steps} profiled steps ({tasks} device tasks): one to three steps show "
         "the same picture, and every extra step makes collecting, parsing and viewing slower.",
@@ -104,6 +113,13 @@ DIAG: dict[str, dict[str, str]] = {
         "diag.missing-file": "{name} 缺失：{loss}。",
         "diag.msprof-not-exported": "{prof} 的 {folders} 只有原始数据（从未导出）：这些 rank 未加载",
         "diag.msprof-not-exported.fix": "运行 {command}，然后重新加载 {prof}",
+        "diag.not-parsed": "{name} 中是从未解析过的 profiler 原始数据（没有 ASCEND_PROFILER_OUTPUT）",
+        "diag.not-parsed.fix": '运行离线解析：python -c "from torch_npu.profiler.profiler import analyse; '
+        "analyse('{path}')\"（它会写出 ASCEND_PROFILER_OUTPUT）",
+        "diag.not-exported": "{prof} 是 CANN msprof 采集，其原始数据从未导出（{what}：没有 timeline/ 目录）；导出后"
+        "按每个设备一个 rank 加载，包含设备任务（kernel、HCCL 通信及其任务）、每次迭代一个 step，以及集合通信",
+        "diag.not-exported.fix": "运行 {command}（CANN 工具包；它会写出 device_<n>/timeline/ 和 summary/），然后重新加载该 "
+        "PROF_* 目录",
         "diag.capture-large": "本次采集包含 {steps} 个被采集的 step（{tasks} 个设备任务）：一到三个 step 已能看出同样的问题，"
         "每多一个 step，采集、解析和查看都更慢。",
         "diag.capture-large.fix": f"少采集几个 step：{_SCHEDULE}（GPU 上用 torch.profiler.schedule），并在每次迭代调用一次 prof.step()",
@@ -198,4 +214,17 @@ def localize(code: str, message: str, fix: str | None, lang: str) -> tuple[str, 
             if fm and key + ".fix" in table:
                 out_fix = table[key + ".fix"].format(**{**values, **fm.groupdict()})
         return table[key].format(**values), out_fix
+    return message, fix
+
+
+#: the catalogue codes of errors that stop a load (their message and fix come from the exception)
+ERROR_CODES = ("not-parsed", "not-exported")
+
+
+def localize_error(message: str, fix: str | None, lang: str) -> tuple[str, str | None]:
+    """An error's ``message`` and ``fix`` in ``lang``, where its shape is in the catalogue."""
+    for code in ERROR_CODES:
+        out = localize(code, message, fix, lang)
+        if out != (message, fix):
+            return out
     return message, fix

@@ -22,7 +22,7 @@ from ..registry import all_analyses
 from ..registry import get as get_analysis
 from ..render.notebook import payload
 from ..schema import TABLES
-from .store import ProfileStore
+from .store import ProfileStore, localized_listing
 from .wire import ARROW_MIME, arrow_stream, dumps
 
 ENGINE = ThreadPoolExecutor(max_workers=1, thread_name_prefix="profinsight-engine")
@@ -122,14 +122,15 @@ class RunsHandler(ApiHandler):
     """The cheap listing (the JupyterLab sidebar): runs as discovery sees them, with a doctor
     status, never importing one.  ``?refresh=1`` scans again; ``?under=REL`` lists only the runs
     under one root-relative folder or file (the file browser's "open" asks this).  It runs on
-    its own thread, not the engine's, so the sidebar answers while a profile is being imported."""
+    its own thread, not the engine's, so the sidebar answers while a profile is being imported.
+    ``?lang=zh`` gives the diagnostics' and problems' words in that language."""
 
     async def get(self):
         refresh = self.get_query_argument("refresh", "0") not in ("0", "", "false")
         under = self.get_query_argument("under", None)
-        self.send_json(
-            await IOLoop.current().run_in_executor(None, lambda: self.store.runs(refresh=refresh, under=under))
-        )
+        lang = "zh" if self.get_query_argument("lang", "en") == "zh" else "en"
+        listing = await IOLoop.current().run_in_executor(None, lambda: self.store.runs(refresh=refresh, under=under))
+        self.send_json(localized_listing(listing, lang))
 
 
 class ProfileHandler(ApiHandler):

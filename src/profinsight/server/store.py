@@ -408,7 +408,28 @@ class ProfileStore:
         }
 
 
-__all__ = ["ROOT_ID", "SCAN_MAX_DIRS", "SCAN_SKIP", "Entry", "ProfileStore"]
+__all__ = ["ROOT_ID", "SCAN_MAX_DIRS", "SCAN_SKIP", "Entry", "ProfileStore", "localized_listing"]
+
+
+def localized_listing(listing: dict, lang: str) -> dict:
+    """A copy of a :meth:`ProfileStore.runs` answer with the runs' diagnostics and the problems'
+    error and fix in ``lang`` where the catalogue has their shape (the kept listing is not changed)."""
+    from ..i18n.diagnostics import localize, localize_error
+
+    if lang == "en":
+        return listing
+    runs = []
+    for run in listing.get("runs", []):
+        diags = []
+        for d in run.get("diagnostics", []):
+            message, fix = localize(d.get("code", ""), d.get("message", ""), d.get("fix"), lang)
+            diags.append({**d, "message": message, "fix": fix})
+        runs.append({**run, "diagnostics": diags})
+    problems = []
+    for p in listing.get("problems", []):
+        error, fix = localize_error(p.get("error", ""), p.get("fix"), lang)
+        problems.append({**p, "error": error, "fix": fix})
+    return {**listing, "runs": runs, "problems": problems}
 
 
 def _localized(d: dg.Diagnostic, lang: str) -> dict:

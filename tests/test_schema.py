@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 import pytest
-from conftest import REPO
+from _support import REPO
 
 from profinsight.schema import TABLES, conform, empty_table
 from profinsight.schema.docs import render

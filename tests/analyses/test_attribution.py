@@ -303,6 +303,24 @@ def test_nesting_matches_brute_force_on_random_call_trees(seed):
         assert got[k] == (max(cand) if cand else -1)
 
 
+def test_innermost_is_exact_when_times_lie_too_far_apart_for_one_key():
+    """Files of two collections can lie hours or years apart; the (thread, time) keys then fall
+    back to the times' ranks and give the same answers as the shifted, near copy."""
+    rng = np.random.default_rng(7)
+    ev = _random_forest(rng)
+    far = 2**61  # groups x span no longer fits in int64
+    start, end = ev[:, 1].copy(), ev[:, 2].copy()
+    start[ev[:, 0] == 3] += far
+    end[ev[:, 0] == 3] += far
+    pts_g = rng.integers(0, 4, 400)
+    pts_t = rng.integers(-5, int(ev[:, 2].max()) + 5, 400)
+    near = Nesting(ev[:, 0], ev[:, 1], ev[:, 2]).innermost(pts_g, pts_t)
+    wide = Nesting(ev[:, 0], start, end)
+    got = wide.innermost(pts_g, np.where(pts_g == 3, pts_t + far, pts_t))
+    assert (got >= 0).sum() > 100
+    assert np.array_equal(got, near)
+
+
 ASCEND = [(kind, rank) for kind in ("text_level1", "db_level1", "text_level0", "db_level0") for rank in (0, 1)]
 
 

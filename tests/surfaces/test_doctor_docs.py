@@ -5,7 +5,7 @@ from __future__ import annotations
 import shutil
 
 import pytest
-from conftest import REPO
+from _support import REPO
 
 import profinsight
 

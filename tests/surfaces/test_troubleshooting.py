@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import REPO
+from _support import REPO
 
 import profinsight
 from profinsight.cli import main

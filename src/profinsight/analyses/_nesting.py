@@ -17,17 +17,20 @@ from __future__ import annotations
 import numpy as np
 
 
-def _keys(group: np.ndarray, times: list[np.ndarray]) -> list[np.ndarray]:
-    """One sortable int64 per (group, time): ``group * span + (time - t0)``; ``group`` holds
-    small non-negative codes.  Raises OverflowError when the product cannot fit (never for one
-    trace: a span of hours is ~1e13 ns)."""
+def _keys(group: np.ndarray, times: list[np.ndarray]) -> tuple[list[np.ndarray], int]:
+    """Times made into sortable int64 offsets so that ``group * span + offset`` orders by (group,
+    time) without overflow.  Offsets from the earliest time when ``groups x span`` fits in int64
+    (one trace: a span of hours is ~1e13 ns); otherwise the times' dense ranks, which keep their
+    order and equalities exactly (files of two collections can lie hours or years apart)."""
     t0 = min((int(t.min()) for t in times if len(t)), default=0)
     t1 = max((int(t.max()) for t in times if len(t)), default=0)
     span = t1 - t0 + 1
     g = int(group.max()) + 1 if len(group) else 1
-    if g * span >= 2**62:
-        raise OverflowError("time span too wide to key by thread")
-    return [t.astype(np.int64) - t0 for t in times], span
+    if g * span < 2**62:
+        return [t.astype(np.int64) - t0 for t in times], span
+    values, inverse = np.unique(np.concatenate([np.asarray(t, np.int64) for t in times]), return_inverse=True)
+    cuts = np.cumsum([len(t) for t in times])[:-1]
+    return [np.asarray(r, np.int64) for r in np.split(inverse, cuts)], len(values)
 
 
 class Nesting:

@@ -14,7 +14,6 @@ torch_npu run into sources of this tier.
 
 from __future__ import annotations
 
-import csv
 import json
 from decimal import Decimal
 from pathlib import Path
@@ -112,12 +111,7 @@ def _step_csv(path: Path, rank: int, out: R.Summary) -> None:
     """A rank's ``step_trace_time.csv``: one row per step, the figures of :data:`._read.FIGURES`."""
     if not path.is_file():
         return
-    try:
-        with open(path, newline="", encoding="utf-8-sig") as f:
-            rows = list(csv.reader(f))
-    except (OSError, UnicodeDecodeError) as exc:
-        out.problems.append((path, str(exc)))
-        return
+    rows = R.csv_rows(path, out)
     if not rows:
         return
     idx = {h.strip(): i for i, h in enumerate(rows[0])}

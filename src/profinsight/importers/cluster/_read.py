@@ -265,13 +265,19 @@ def read_db(path: Path) -> Summary:
     return out
 
 
-def _step_csv(path: Path, out: Summary) -> None:
+def csv_rows(path: Path, out: Summary) -> list[list[str]]:
+    """The rows of a vendor CSV (BOM tolerated); an unreadable file is a problem of ``out`` and
+    gives no rows."""
     try:
         with open(path, newline="", encoding="utf-8-sig") as f:
-            rows = list(csv.reader(f))
+            return list(csv.reader(f))
     except (OSError, UnicodeDecodeError) as exc:
         out.problems.append((path, str(exc)))
-        return
+        return []
+
+
+def _step_csv(path: Path, out: Summary) -> None:
+    rows = csv_rows(path, out)
     if not rows:
         return
     head = [h.strip() for h in rows[0]]

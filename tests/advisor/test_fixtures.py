@@ -92,7 +92,7 @@ def test_cli_analyze_json_and_report_html(fixtures, tmp_path, capsys):
     path = fixtures / "ascend_pt/text_level1"
     assert main(["analyze", str(path), "--format", "json"]) == 0
     data = json.loads(capsys.readouterr().out)
-    assert data["findings"][0]["rule"] == "communication_overlap" and data["actions"]
+    assert data["findings"][0]["rule"] == "idle_gaps" and data["actions"]  # ordered by recoverable time
     out = tmp_path / "report.html"
     assert main(["report", str(path), "-o", str(out), "--lang", "zh"]) == 0
     text = out.read_text(encoding="utf-8")

@@ -81,7 +81,11 @@ def damaged_tasks(db: Path, where: str) -> set:
 
 def test_the_undamaged_exports_say_nothing_of_damage(fixtures):
     for key in (LEVEL0, ("ascend_pt", "db_level1", "rank0_ascend_pt"), MSPROF):
-        assert not [d for d in base(fixtures, key).diagnostics if d.code.startswith("db-")], key
+        # db-viewer-overlap is a note on where OVERLAP_ANALYSIS came from, not damage
+        damage = [
+            d for d in base(fixtures, key).diagnostics if d.code.startswith("db-") and d.code != "db-viewer-overlap"
+        ]
+        assert not damage, key
 
 
 def test_task_end_at_int64_max_costs_that_task_and_every_analysis_runs(fixtures, tmp_path):

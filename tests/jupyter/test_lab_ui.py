@@ -355,7 +355,7 @@ def test_agent_link_opens_the_viewer_at_the_finding(page, lab):
     w = finding["evidence"]["window"]
     url = finding["viewer"]["jupyterlab"]
     # the state is `<id>/timeline?...` with the id's own "/" escaped, then escaped whole as a query value
-    assert url.startswith(f"{lab['base']}/lab?token={TOKEN}&profinsight=runs%252Ftext_level1%2Ftimeline%3Frank%3D")
+    assert url.startswith(f"{lab['base']}/lab?token={TOKEN}&profinsight=runs%252Ftext_level1%2Ftimeline%3Fstart%3D")
     page.goto(url)
     page.wait_for_selector("#jupyterlab-splash", state="detached")
     v = viewer_tab(page, RUN)

@@ -14,13 +14,10 @@ from __future__ import annotations
 
 import html
 
-import pandas as pd
-
 from ..errors import ProfileError
 from ..i18n import t
 from ..registry import Chart
 from .styles import page
-from .svg import render_svg, svg_lanes
 
 #: the report's sections after the findings: (heading key, parts of ``rep["sections"]``), the
 #: order ``analyze`` prints them in
@@ -77,6 +74,10 @@ def chart_html(part: str, rows: list[dict]) -> str:
     if x == "label":
         rows = [dict(r, label=f"r{r.get('rank')} {r.get('type') or r.get('step') or ''}") for r in rows]
     try:
+        import pandas as pd  # the page's charts only: the terminal report imports none of it
+
+        from .svg import render_svg
+
         return render_svg(pd.DataFrame(rows), Chart("stacked" if stacked else "bar", x, tuple(ys)))
     except (KeyError, TypeError, ValueError, IndexError):
         return ""
@@ -143,6 +144,8 @@ def _excerpt_html(profile, rep: dict, lang: str) -> str:
     if window is None:
         return ""
     ex = timeline_excerpt(profile, window)
+    from .svg import svg_lanes
+
     svg = svg_lanes(ex, WIDTH)
     if not svg:
         return ""

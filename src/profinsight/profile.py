@@ -136,6 +136,12 @@ class Profile:
         findings (rule ids and values, never words) this way."""
         return self._results.data(name, params, compute, func)
 
+    def remember_frame(self, name: str, params: dict, compute, func=None) -> pd.DataFrame:
+        """A DataFrame that ``compute()`` derives from this profile (an analysis' building block
+        that is not itself registered), computed once per ``name``, ``params`` and ``func``'s code
+        and cached beside the profile's tables like the registered analyses' results."""
+        return self._results.frame(name, params, compute, func)
+
     def view(self, name: str, **params) -> pd.DataFrame:
         """Run registered analysis ``name`` (same as ``p.<name>(**params)``)."""
         from .registry import get

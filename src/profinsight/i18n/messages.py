@@ -343,6 +343,12 @@ from .verdicts import VERDICTS as _VERDICTS  # noqa: E402
 for _lang, _table in _VERDICTS.items():
     MESSAGES[_lang].update(_table)
 
+# the rank analyses' evidence sentences, in the same catalogue
+from .evidence import EVIDENCE as _EVIDENCE  # noqa: E402
+
+for _lang, _table in _EVIDENCE.items():
+    MESSAGES[_lang].update(_table)
+
 # the glossary's terms (label and definition per term), in the same catalogue
 from .glossary import messages as _glossary_messages  # noqa: E402
 

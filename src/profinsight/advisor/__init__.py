@@ -153,6 +153,9 @@ def guided_report(profile, lang: str | None = None, thresholds: dict | None = No
     core = profile.remember("advisor.report", params, compute) if hasattr(profile, "remember") else compute()
     findings, notes = worded(core, lang)
     actions = sorted([f for f in findings if f["recoverable_us"]], key=lambda f: -f["recoverable_us"])
+    ov = core["overlaps"]
+    pool_of = {r: g for g in ov["groups"] for r in g["rules"]}
+    title = {f["rule"]: f["title"] for f in findings}
     return {
         "profile": core["profile"],
         "lang": lang,
@@ -166,8 +169,68 @@ def guided_report(profile, lang: str | None = None, thresholds: dict | None = No
                 "recoverable_us": f["recoverable_us"],
                 "share_of_step_ratio": f["share_of_step_ratio"],
                 "change": f["change"],
+                "overlaps_with": [r for r in pool_of[f["rule"]]["rules"] if r != f["rule"]],
+                "note": _overlap_note(f["rule"], pool_of[f["rule"]], title, lang),
             }
             for f in actions
         ],
+        "actions_total": _actions_total(ov, title, lang),
         "not_applicable": notes,
+    }
+
+
+def _pool_words(pool: str, lang: str) -> str:
+    return t(f"actions.pool.{pool}", lang)
+
+
+def _overlap_note(rule: str, group: dict, title: dict, lang: str) -> str:
+    """``overlaps with A, B: both take device idle time, do not add them up`` ("" when alone)."""
+    others = [title[r] for r in group["rules"] if r != rule]
+    if not others:
+        return ""
+    return t(
+        "actions.overlap", lang, others=t("actions.join", lang).join(others), pool=_pool_words(group["pool"], lang)
+    )
+
+
+def _actions_total(ov: dict, title: dict, lang: str) -> dict:
+    """What every action together can remove per step, as a range where actions overlap (the
+    largest of each pool .. the pool counted once), never above the mean step."""
+    step = ov["step_us"]
+    low, high = ov["low_us"], ov["total_us"]
+    shared = [g for g in ov["groups"] if len(g["rules"]) > 1]
+    if not ov["groups"]:
+        text = ""
+    elif not shared and low == high:
+        share = t("actions.share", lang, share=high / step) if step > 0 else ""
+        text = t("actions.total", lang, high_ms=high / 1e3, share=share)
+    else:
+        share = t("actions.share_range", lang, low=low / step, high=high / step) if step > 0 else ""
+        pools = "; ".join(
+            t(
+                "actions.pool_once",
+                lang,
+                titles=t("actions.join", lang).join(title[r] for r in g["rules"]),
+                pool=_pool_words(g["pool"], lang),
+                low_ms=g["low_us"] / 1e3,
+                high_ms=g["together_us"] / 1e3,
+            )
+            for g in shared
+        )
+        text = t(
+            "actions.total.capped" if high < ov["sum_us"] else "actions.total.overlap",
+            lang,
+            low_ms=low / 1e3,
+            high_ms=high / 1e3,
+            sum_ms=ov["sum_us"] / 1e3,
+            share=share,
+            pools=pools,
+        )
+    return {
+        "low_us": low,
+        "high_us": high,
+        "sum_us": ov["sum_us"],
+        "share_of_step_low_ratio": round(low / step, 6) if step > 0 else None,
+        "share_of_step_high_ratio": round(high / step, 6) if step > 0 else None,
+        "text": text,
     }

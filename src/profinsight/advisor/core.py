@@ -9,7 +9,7 @@ from __future__ import annotations
 import pandas as pd
 
 from ..errors import ProfileError
-from .rules import RULES, SEVERITIES, Context, col_sum, num
+from .rules import POOLS, RULES, SEVERITIES, Context, col_sum, num
 
 
 def thresholds_for(overrides: dict | None) -> dict[str, dict]:
@@ -124,6 +124,50 @@ def verdict(profile, ctx: Context | None = None) -> dict:
     return {"type": kind, "numbers": numbers, "text_values": text_values, "detail_values": detail}
 
 
+def overlaps(found: dict, ctx: Context) -> dict:
+    """Which actions remove the same time, and how much all of them can remove together.
+
+    Each rule's recoverable time comes out of one part of the mean step (its pool, :data:`POOLS`:
+    device idle, communication not overlapped, compute).  Two actions of one pool overlap — fixing
+    the dispatch and the data loading cannot both remove the same idle time — so a pool counts at
+    most once.  How much its actions share is not measured (the gaps a compile stalls are among the
+    idle gaps), so a pool is given as a range: at least its largest action (``low_us``), at most
+    ``min(Σ its actions, the pool's mean per step)`` (``together_us``); the totals over the pools
+    never exceed the mean step.  Plain data: per pool ``{pool, rules, sum_us, pool_us, low_us,
+    together_us}`` (only pools with an action), ``sum_us`` (the actions added up), ``low_us`` and
+    ``total_us`` (the range of all of them together)."""
+    sb = ctx.steps
+    n = max(len(sb), 1)
+    groups: dict[str, dict] = {}
+    for h in found["hits"]:
+        rec = h["recoverable_us"]
+        if not rec:
+            continue
+        pool = POOLS.get(h["rule"]) or h["rule"]  # no pool: its own, overlapping nothing
+        g = groups.setdefault(pool, {"pool": pool, "rules": [], "sum_us": 0.0, "low_us": 0.0})
+        g["rules"].append(h["rule"])
+        g["sum_us"] += float(rec)
+        g["low_us"] = max(g["low_us"], float(rec))
+    for g in groups.values():
+        size = col_sum(sb, g["pool"]) / n if g["pool"] in sb.columns else 0.0
+        g["pool_us"] = round(size, 3) if size > 0 else None
+        g["together_us"] = round(min(g["sum_us"], size) if size > 0 else g["sum_us"], 3)
+        g["low_us"] = round(min(g["low_us"], g["together_us"]), 3)
+        g["sum_us"] = round(g["sum_us"], 3)
+    step = ctx.step_us
+
+    def capped(v: float) -> float:
+        return round(min(v, step) if step > 0 else v, 3)
+
+    return {
+        "groups": list(groups.values()),
+        "sum_us": round(sum(g["sum_us"] for g in groups.values()), 3),
+        "low_us": capped(sum(g["low_us"] for g in groups.values())),
+        "total_us": capped(sum(g["together_us"] for g in groups.values())),
+        "step_us": round(step, 3),
+    }
+
+
 def report(profile, found: dict, top: int = 10) -> dict:
     """Everything the guided report shows, as plain data without words; ``found`` is what
     :func:`hits` returned for the profile."""
@@ -139,4 +183,5 @@ def report(profile, found: dict, top: int = 10) -> dict:
         "verdict": verdict(profile, ctx),
         "hits": found["hits"],
         "notes": found["notes"],
+        "overlaps": overlaps(found, ctx),
     }

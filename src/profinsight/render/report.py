@@ -207,8 +207,14 @@ def render_html(rep: dict, profile) -> str:
     parts += [_finding_html(f, lang) for f in rep["findings"]]
     parts.append(
         f"<h2 id='actions'>{e(t('section.actions', lang))}</h2><ol>"
-        + "".join(f"<li>{e(a['title'])}: {e(recoverable_words(a, lang))}</li>" for a in rep["actions"])
+        + "".join(
+            f"<li>{e(a['title'])}: {e(recoverable_words(a, lang))}"
+            + (f"<br><span class='dim'>{e(a['note'])}</span>" if a.get("note") else "")
+            + "</li>"
+            for a in rep["actions"]
+        )
         + "</ol>"
+        + (f"<p><b>{e(rep['actions_total']['text'])}</b></p>" if (rep.get("actions_total") or {}).get("text") else "")
     )
     parts.append(_excerpt_html(profile, rep, lang))
     for key, names in SECTIONS:

@@ -40,7 +40,13 @@ def thresholds_for(overrides: dict | None) -> dict[str, dict]:
 
 def _text(key: str, variant: str | None, lang: str, values: dict) -> str:
     k = f"{key}.{variant}" if variant and has(f"{key}.{variant}") else key
-    return t(k, lang, **values)
+    return t(k, lang, **{n: _word(v, lang) for n, v in values.items()})
+
+
+def _word(value, lang: str):
+    """A rule's value, or — given as ``{"$t": key}`` — the catalogue's words for it in ``lang``
+    (rules hold no words: a denominator such as "of the step" is named by its key)."""
+    return t(value["$t"], lang) if isinstance(value, dict) and "$t" in value else value
 
 
 def _hits(profile, thresholds: dict | None, ctx=None, only: tuple | None = None) -> dict:
@@ -97,7 +103,7 @@ def _worded_verdict(v: dict, lang: str) -> dict:
     return {
         "type": v["type"],
         "title": t(f"verdict.{v['type']}", lang),
-        "text": t("verdict.numbers", lang, **v["text_values"]),
+        "text": t("verdict.numbers.capture" if v.get("stepless") else "verdict.numbers", lang, **v["text_values"]),
         "detail": detail,
         "numbers": v["numbers"],
     }

@@ -121,7 +121,8 @@ def verdict(profile, ctx: Context | None = None) -> dict:
         "comm": shares["communication"],
         "free": shares["data_host"],
     }
-    return {"type": kind, "numbers": numbers, "text_values": text_values, "detail_values": detail}
+    stepless = "step" in sb.columns and bool(sb["step"].isna().all())  # the one "step" is the capture
+    return {"type": kind, "numbers": numbers, "text_values": text_values, "detail_values": detail, "stepless": stepless}
 
 
 def overlaps(found: dict, ctx: Context) -> dict:

@@ -18,6 +18,27 @@ def records(df: pd.DataFrame, cols: list[str] | None = None, n: int | None = Non
     return json.loads(df.to_json(orient="records", default_handler=str))
 
 
+def _at_ms(ctx, gaps: pd.DataFrame) -> pd.DataFrame:
+    """The gaps with ``at_ms``: where each starts, in ms from the device start of its step
+    (None where the step or its start is unknown)."""
+    if not len(gaps):
+        return gaps
+    steps = ctx.table("steps")
+    out = gaps.copy()
+    if not len(steps):
+        out["at_ms"] = None
+        return out
+    start = steps["device_start_ns"].where(steps["device_start_ns"].notna(), steps["host_start_ns"])
+    starts = {
+        (int(r), int(s)): v for r, s, v in zip(steps["rank"], steps["step"], start) if pd.notna(s) and pd.notna(v)
+    }
+    out["at_ms"] = [
+        round((int(g) - starts[(int(r), int(s))]) / 1e6, 3) if pd.notna(s) and (int(r), int(s)) in starts else None
+        for r, s, g in zip(out["rank"], out["step"], out["start_ns"])
+    ]
+    return out
+
+
 def sections(ctx, top: int = 10) -> dict:
     ops = ctx.view("op_summary", by="type")
     gaps = ctx.view("idle_gaps", min_us=50.0)
@@ -32,7 +53,10 @@ def sections(ctx, top: int = 10) -> dict:
     mem = ctx.view("memory_peaks", top=1)
     if len(mem):
         mem = mem[(mem["kind"] == "peak_allocated") & mem["component"].isin(["PTA", "GE", "CUDA", "CPU"])].copy()
-        mem["ops"] = mem["ops"].astype("string").str.slice(0, 60)
+        # one unit per table: MiB for both sizes, never raw bytes beside MiB
+        mem["reserved_mib"] = pd.to_numeric(mem["reserved_bytes"], errors="coerce").astype("Float64") / 2**20
+        who = mem["ops"].astype("string")
+        mem["ops"] = who.where(who.str.len() <= 60, who.str.slice(0, 59) + "…")
     return {
         "operators": records(
             ops, ["type", "core", "count", "total_us", "avg_us", "share_of_compute_ratio", "share_of_step_ratio"], top
@@ -42,8 +66,23 @@ def sections(ctx, top: int = 10) -> dict:
             ["rank", "step", "step_us", "computing_us", "comm_not_overlapped_us", "free_us", "preparing_us"],
         ),
         "gaps_by_activity": records(by_act),
+        # start_ns / end_ns locate a gap for links and the report's timeline excerpt; tables a
+        # person reads show at_ms (from the start of its step) instead of epoch nanoseconds
         "gaps": records(
-            gaps, ["rank", "step", "start_ns", "end_ns", "dur_us", "host_activity", "host_op", "next_task"], 5
+            _at_ms(ctx, gaps.head(5)),
+            [
+                "rank",
+                "step",
+                "at_ms",
+                "start_ns",
+                "end_ns",
+                "dur_us",
+                "host_activity",
+                "host_op",
+                "host_api",
+                "next_task",
+            ],
+            5,
         ),
         "utilization": records(
             ctx.view("utilization"),
@@ -58,7 +97,7 @@ def sections(ctx, top: int = 10) -> dict:
                 "pmu_aic_mte2_ratio",
             ],
         ),
-        "memory": records(mem, ["rank", "component", "kind", "allocated_mib", "reserved_bytes", "ops"]),
+        "memory": records(mem, ["rank", "component", "kind", "allocated_mib", "reserved_mib", "ops"]),
         "communication": records(
             ctx.view("comm_summary"),
             [

@@ -59,7 +59,7 @@ def table_html(rows: list[dict]) -> str:
     e = html.escape
     if not rows:
         return "<p class='dim'>-</p>"
-    cols = list(rows[0])
+    cols = [c for c in rows[0] if not c.endswith("_ns")]  # epoch ns locate the row; a person reads at_ms
     head = "".join(f"<th>{e(c)}</th>" for c in cols)
     body = "".join("<tr>" + "".join(f"<td>{_cell(r.get(c), c)}</td>" for c in cols) + "</tr>" for r in rows)
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"

@@ -10,7 +10,8 @@ from .report import SECTIONS, cell_text, recoverable_words
 
 
 def _rows(rows: list[dict]):
-    cols = list(rows[0]) if rows else []
+    # absolute times in ns (*_ns) locate a row for links and the excerpt; no table a person reads shows them
+    cols = [c for c in rows[0] if not c.endswith("_ns")] if rows else []
     return cols, [[cell_text(r.get(c), c) for c in cols] for r in rows]
 
 

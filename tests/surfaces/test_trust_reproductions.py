@@ -76,3 +76,30 @@ def test_findings_and_actions_share_one_order(fixtures, lang):
     estimated = [f["rule"] for f in rep["findings"] if f["recoverable_us"]]
     assert [a["rule"] for a in rep["actions"]] == estimated
     assert estimated == ["idle_gaps", "communication_overlap", "compile_dispatch", "format_conversion"]
+
+
+@pytest.mark.parametrize("view", ["collectives", "comm_summary", "op_summary", "memory_peaks"])
+def test_wide_views_fit_the_terminal_with_units_per_column(fixtures, view):
+    """``view utilization`` squeezed 34 columns into 160 characters (tests/render/test_terminal.py);
+    the other wide views named beside it fit 120 characters too, sizes in MiB / GiB, never bytes."""
+    import pandas as pd
+
+    from profinsight.render.terminal import layout
+
+    df = pd.DataFrame(getattr(profinsight.load(fixtures / "ascend_pt/text_level1"), view)())
+    lay = layout(df, 120)
+    width = sum(max(len(h), *(len(r[i]) for r in lay["rows"])) + 2 for i, h in enumerate(lay["headers"]))
+    assert lay["rows"] and width <= 120
+    shown = lay["headers"] if not lay["transposed"] else [r[0] for r in lay["rows"]]
+    assert not [h for h in shown if h.endswith("bytes")], shown
+
+
+def test_a_run_against_one_of_its_ranks_gives_no_absurd_gain(fixtures):
+    """``compare A A/rank0`` printed "the step gained -553.6 us of it (-3250%)" with no word on
+    the rank sets; it refuses a verdict now and says where the time went without a negative gain."""
+    cmp = profinsight.compare(
+        fixtures / "ascend_pt/text_level1", fixtures / "ascend_pt/text_level1/rank0_ascend_pt", lang="en"
+    )
+    text = cmp.verdicts()[0]
+    assert "not comparable (different rank sets ({0, 1} vs {0})" in text
+    assert "gained -" not in text and "yet the step grew by 2,334.2 us" in text

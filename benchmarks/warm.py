@@ -140,6 +140,9 @@ def bench(size: int, fmt: str, a) -> list[dict]:
         drop_results(cache)
         tables_warm.append(timed(["analyze", target], env, to))
     row("analyze", "tables warm", tables_warm)
+    if a.profile:  # where a second run's time goes when the results are not cached yet
+        drop_results(cache)
+        cprofile(["analyze", target], env, to, a.results / f"tables_warm_analyze_{fmt}_{size}mb.txt")
     timed(["analyze", target], env, to)  # results cached by the run above; this one also fills the bytecode
     row(
         "analyze",
@@ -148,6 +151,8 @@ def bench(size: int, fmt: str, a) -> list[dict]:
         TARGETS.get(("analyze", size)),
         "analyze|tables warm",
     )
+    if a.profile:  # and where it goes once they are
+        cprofile(["analyze", target], env, to, a.results / f"warm_analyze_{fmt}_{size}mb.txt")
     row(
         "analyze --format json",
         "warm",
@@ -180,6 +185,22 @@ def bench(size: int, fmt: str, a) -> list[dict]:
         if size >= 500:
             shutil.rmtree(a.data / f"{size}mb-warm", ignore_errors=True)
     return rows
+
+
+def cprofile(argv: list[str], env: dict, timeout: float, out: Path) -> None:
+    """cProfile of ``profinsight ARGV`` in a fresh process, the 30 costliest calls (cumulative)."""
+    code = (
+        "import cProfile, pstats, io, contextlib\n"
+        "from profinsight.cli import main\n"
+        "pr = cProfile.Profile(); pr.enable()\n"
+        f"with contextlib.redirect_stdout(io.StringIO()): main({argv!r})\n"
+        "pr.disable(); s = io.StringIO(); pstats.Stats(pr, stream=s).sort_stats('cumulative').print_stats(30)\n"
+        "print(s.getvalue())\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=timeout)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(r.stdout + r.stderr)
+    print(f"  cProfile of {' '.join(argv[:1])}: {out}", flush=True)
 
 
 def startup(a) -> list[dict]:

@@ -84,6 +84,27 @@ def test_a_replaced_function_never_reads_the_original_result(fixtures, monkeypat
     assert len(profinsight.load(path).step_breakdown()) == 0
 
 
+def test_a_users_own_analysis_is_kept_in_memory_only(fixtures, monkeypatch):
+    """Code outside profinsight is not covered by the code fingerprint (its helpers may change
+    unseen): its results are never written to disk."""
+    from profinsight import registry
+
+    real = registry.get("step_breakdown")
+    user = registry.Analysis(**{**real.__dict__, "func": _users_steps})
+    monkeypatch.setitem(registry.ANALYSES, "step_breakdown", user)
+    p = profinsight.load(fixtures / "kineto" / "gpu_alexnet.json.gz")
+    p.step_breakdown()
+    p.step_breakdown()
+    assert p._results.stats == {"memory": 1, "disk": 0, "computed": 1, "written": 0}
+
+
+def _users_steps(profile):
+    return pd.DataFrame({"rank": pd.Series([0], dtype="Int64")})
+
+
+_users_steps.__module__ = "my_notebook"
+
+
 def _no_steps(profile):
     return pd.DataFrame({"rank": pd.Series([], dtype="Int64")})
 

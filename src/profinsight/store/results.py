@@ -94,6 +94,13 @@ def function_key(func: Callable) -> str:
     return f"{getattr(func, '__module__', '?')}.{getattr(func, '__qualname__', repr(func))}:{body}"
 
 
+def _engine_code(func: Callable | None) -> bool:
+    """Whether ``func`` is profinsight's own code, which the code fingerprint covers.  An analysis
+    a user registers in a notebook may call helpers whose changes no key can see: its results stay
+    in memory, for this process only."""
+    return func is None or str(getattr(func, "__module__", "")).split(".")[0] == "profinsight"
+
+
 def profile_key(ranks, run=None, notes=()) -> str | None:
     """The key of a loaded profile, from its ranks' cache entries (load order) and the run; None
     when some rank is held in memory only (its tables have no key)."""
@@ -228,7 +235,7 @@ class Results:
             return None, None
         fkey = function_key(func) if func is not None else ""
         mkey = (name, args, fkey)
-        if self.folder is None:
+        if self.folder is None or not _engine_code(func):
             return mkey, None
         digest = hashlib.sha256(f"{name}|{args}|{fkey}".encode()).hexdigest()[:20]
         safe = "".join(c if c.isalnum() or c in "_-" else "_" for c in name)[:40]

@@ -13,6 +13,7 @@ from profinsight import timeline as tl
 
 RANK0 = ("ascend_pt", "text_level1", "rank0_ascend_pt")
 GUTTER = 230
+RULER_H, UNIT_H = 26, 22
 pytestmark = pytest.mark.browser
 
 
@@ -155,13 +156,33 @@ def test_pin_markers_and_wheel(base, page, shot):
     assert _hook(page, "pinned()") == ["r0/hccl/5"]
     top = _hook(page, "tracks()")[:2]
     assert [r["key"] for r in top] == ["pinned", "r0/hccl/5"] and top[1]["label"] == "R0 · HCCL · Plane 5"
-    # plain wheel scrolls the rows and leaves the window alone
+    assert [(r["y"], r["sticky"]) for r in top] == [(RULER_H, True), (RULER_H + UNIT_H, True)]
+    # plain wheel scrolls the rows and leaves the window alone; the pinned rows stay where they are
     w = _hook(page, "visibleWindow()")
     y0 = _hook(page, "tracks()")[3]["y"]
     page.mouse.move(box["x"] + 700, box["y"] + 300)
-    page.mouse.wheel(0, 120)
-    page.wait_for_function(f"() => window.profinsightTimeline.tracks()[3].y < {y0}")
+    page.mouse.wheel(0, 600)
+    page.wait_for_function(f"() => window.profinsightTimeline.tracks()[3].y < {y0} - 300")
     assert _hook(page, "visibleWindow()") == w
+    assert [r["y"] for r in _hook(page, "tracks()")[:2]] == [RULER_H, RULER_H + UNIT_H]
+    _settle(page)
+    # and they still answer the pointer: the tooltip of a pinned slice after the scroll
+    cols = _hook(page, "slices('r0/hccl/5')")
+    i = max(range(len(cols["dur_ns"])), key=lambda j: (cols["merged"][j] == 0, cols["dur_ns"][j]))
+    s, d = cols["start_ns"][i], cols["dur_ns"][i]
+    page.evaluate(f"() => window.profinsightTimeline.setWindow({s - d}, {s + 2 * d})")
+    _settle(page)
+    x = page.evaluate(f"() => window.profinsightTimeline.xOf({s + d / 2})")
+    y = page.evaluate(f"() => window.profinsightTimeline.yOf('r0/hccl/5', {cols['depth'][i]})")
+    assert RULER_H + UNIT_H < y < RULER_H + UNIT_H + top[1]["h"]
+    page.mouse.move(box["x"] + x, box["y"] + y)
+    page.wait_for_selector(".pi-tl-tip:not([hidden])")
+    tip = _hook(page, "tooltip()")
+    assert tip["dur_ns"] == d and "Plane 5" in tip["text"]
+    shot(page, "timeline_pinned_after_scroll")
+    page.mouse.move(box["x"] + 700, box["y"] + 300)
+    page.evaluate(f"() => window.profinsightTimeline.setWindow({w['start_ns']}, {w['end_ns']})")
+    _settle(page)
     # Ctrl+wheel zooms at the cursor
     page.keyboard.down("Control")
     page.mouse.wheel(0, -200)

@@ -12,6 +12,7 @@ import {
   LANE_CAP,
   nameColor,
   Row,
+  rowTop,
   RULER_H,
   SLICE_H,
   SliceCols,
@@ -31,6 +32,8 @@ export interface Scene {
   height: number;
   rows: Row[];
   scrollY: number;
+  /** height of the sticky rows at the top of `rows` (drawn under the ruler, not scrolled) */
+  stickyH: number;
   start: number;
   end: number;
   slices: Map<string, SliceCols>;
@@ -86,11 +89,11 @@ function gapPattern(ctx: CanvasRenderingContext2D): CanvasPattern | null {
 /** y (canvas px, top of the depth lane) of `depth` in a track row. */
 export function laneY(row: Row, depth: number, scrollY: number): number {
   if (row.kind !== 'track') {
-    return RULER_H + row.y - scrollY + row.h / 2 - SLICE_H / 2;
+    return rowTop(row, scrollY) + row.h / 2 - SLICE_H / 2;
   }
   // a level hidden by the lane cap: point at the last lane drawn
   const lane = row.lanes !== undefined ? Math.min(depth, row.lanes - 1) : depth;
-  return RULER_H + row.y - scrollY + TRACK_PAD + lane * SLICE_H;
+  return rowTop(row, scrollY) + TRACK_PAD + lane * SLICE_H;
 }
 
 export function draw(ctx: CanvasRenderingContext2D, s: Scene): FrameInfo {
@@ -105,46 +108,33 @@ export function draw(ctx: CanvasRenderingContext2D, s: Scene): FrameInfo {
   ctx.textBaseline = 'middle';
   ctx.font = '11px system-ui, sans-serif';
 
-  const first = firstRowBelow(s.rows, s.scrollY);
+  // the rows that scroll, clipped below the sticky (pinned) rows, then the sticky rows on top
+  const stickyH = Math.min(s.stickyH, Math.max(0, height - RULER_H));
+  const first = firstRowBelow(s.rows, s.scrollY + stickyH);
   const bottom = s.scrollY + height - RULER_H;
+  ctx.save();
+  ctx.beginPath();
+  ctx.rect(0, RULER_H + stickyH, width, height - RULER_H - stickyH);
+  ctx.clip();
+  for (let i = first; i < s.rows.length && s.rows[i].y < bottom; i++) {
+    drawRow(ctx, s, s.rows[i], RULER_H + s.rows[i].y - s.scrollY, plotW, xOf, pxNs, info);
+  }
+  ctx.restore();
   ctx.save();
   ctx.beginPath();
   ctx.rect(0, RULER_H, width, height - RULER_H);
   ctx.clip();
-  for (let i = first; i < s.rows.length && s.rows[i].y < bottom; i++) {
-    const row = s.rows[i];
-    const top = RULER_H + row.y - s.scrollY;
-    // track area
-    ctx.save();
-    ctx.beginPath();
-    ctx.rect(GUTTER_W, top, plotW, row.h);
-    ctx.clip();
-    if (row.kind === 'track' && row.track) {
-      if (row.unit && row.unit.kind === 'device') {
-        info.gaps += drawGaps(ctx, s, row.rank, top, row.h, xOf);
-      }
-      if (row.track.kind === 'slice') {
-        info.slices += drawSlices(ctx, s, row, top, xOf, pxNs);
-      } else {
-        drawCounter(ctx, s, row, top, xOf);
-      }
-    } else {
-      ctx.fillStyle = row.kind === 'rank' ? colors.bg2 : colors.bg;
-      ctx.fillRect(GUTTER_W, top, plotW, row.h);
-      // idle device time shows on the rank header too, so it jumps out even when scrolled away
-      if (row.kind === 'rank' || (row.kind === 'unit' && row.unit && row.unit.kind === 'device')) {
-        info.gaps += drawGaps(ctx, s, row.rank, top, row.h, xOf);
-      }
+  if (stickyH > 0) {
+    for (let i = 0; i < s.rows.length && s.rows[i].sticky; i++) {
+      drawRow(ctx, s, s.rows[i], RULER_H + s.rows[i].y, plotW, xOf, pxNs, info);
     }
-    ctx.restore();
-    // separator and gutter label
-    ctx.strokeStyle = colors.border;
-    ctx.lineWidth = 1;
+    // the edge the scrolling rows slide under
+    ctx.strokeStyle = colors.accent;
+    ctx.lineWidth = 2;
     ctx.beginPath();
-    ctx.moveTo(0, top + row.h - 0.5);
-    ctx.lineTo(width, top + row.h - 0.5);
+    ctx.moveTo(0, RULER_H + stickyH - 1);
+    ctx.lineTo(width, RULER_H + stickyH - 1);
     ctx.stroke();
-    drawLabel(ctx, s, row, top);
   }
   info.arrows = drawFlows(ctx, s, xOf);
   if (s.selected) {
@@ -174,6 +164,54 @@ export function draw(ctx: CanvasRenderingContext2D, s: Scene): FrameInfo {
   ctx.lineTo(GUTTER_W - 0.5, height);
   ctx.stroke();
   return info;
+}
+
+/** One row (track area, separator, gutter label) with its top at canvas y `top`. */
+function drawRow(
+  ctx: CanvasRenderingContext2D,
+  s: Scene,
+  row: Row,
+  top: number,
+  plotW: number,
+  xOf: (ns: number) => number,
+  pxNs: number,
+  info: FrameInfo
+): void {
+  const { width, colors } = s;
+  ctx.save();
+  ctx.beginPath();
+  ctx.rect(GUTTER_W, top, plotW, row.h);
+  ctx.clip();
+  if (row.kind === 'track' && row.track) {
+    if (row.sticky) {
+      ctx.fillStyle = colors.bg;
+      ctx.fillRect(GUTTER_W, top, plotW, row.h);
+    }
+    if (row.unit && row.unit.kind === 'device') {
+      info.gaps += drawGaps(ctx, s, row.rank, top, row.h, xOf);
+    }
+    if (row.track.kind === 'slice') {
+      info.slices += drawSlices(ctx, s, row, top, xOf, pxNs);
+    } else {
+      drawCounter(ctx, s, row, top, xOf);
+    }
+  } else {
+    ctx.fillStyle = row.kind === 'rank' ? colors.bg2 : colors.bg;
+    ctx.fillRect(GUTTER_W, top, plotW, row.h);
+    // idle device time shows on the rank header too, so it jumps out even when scrolled away
+    if (row.kind === 'rank' || (row.kind === 'unit' && row.unit && row.unit.kind === 'device')) {
+      info.gaps += drawGaps(ctx, s, row.rank, top, row.h, xOf);
+    }
+  }
+  ctx.restore();
+  // separator and gutter label
+  ctx.strokeStyle = colors.border;
+  ctx.lineWidth = 1;
+  ctx.beginPath();
+  ctx.moveTo(0, top + row.h - 0.5);
+  ctx.lineTo(width, top + row.h - 0.5);
+  ctx.stroke();
+  drawLabel(ctx, s, row, top);
 }
 
 function drawLabel(ctx: CanvasRenderingContext2D, s: Scene, row: Row, top: number): void {

@@ -28,6 +28,8 @@ export class Viewport {
   height = 400;
   /** height of all rows (the scrollable content below the ruler) */
   contentHeight = 0;
+  /** height of the sticky (pinned) rows at the top of the layout, drawn without the scroll */
+  stickyH = 0;
   /** the profile's extent: the window never leaves it by more than 10 % */
   private bounds: { start: number; end: number } | null = null;
 
@@ -135,7 +137,8 @@ export function hitTest(vp: Viewport, rows: Row[], slices: Map<string, SliceCols
   if (y < RULER_H) {
     return { kind: 'nothing' };
   }
-  const cy = y - RULER_H + vp.scrollY;
+  // over the sticky rows the layout's y is the screen's; below them the rows scroll
+  const cy = y - RULER_H < vp.stickyH ? y - RULER_H : y - RULER_H + vp.scrollY;
   const row = rows[firstRowBelow(rows, cy)];
   if (!row || row.y > cy) {
     return { kind: 'nothing' };

@@ -41,9 +41,11 @@ import {
   rankKey,
   relative,
   Row,
+  rowTop,
   RULER_H,
   SLICE_H,
   SliceCols,
+  stickPinned,
   tickLabel,
   TRACK_PAD,
   TrackTree,
@@ -74,8 +76,10 @@ export interface TimelineHooks {
     lanes: number | null;
     depth: number | null;
     capped: boolean;
+    /** canvas y of the row's top (css px; pinned rows that stick ignore the scroll) */
     y: number;
     h: number;
+    sticky: boolean;
   }[];
   toggle(key: string): void;
   toggleLanes(key: string): void;
@@ -368,10 +372,12 @@ class TimelineView implements View {
       this.relayout();
     }
     const row = this.rowByKey.get(track);
-    if (row) {
+    if (row && !row.sticky) {
+      // the part of the rows on screen below the sticky (pinned) ones
       const viewH = this.vp.height - RULER_H;
-      if (row.y < this.vp.scrollY || row.y + Math.min(row.h, viewH) > this.vp.scrollY + viewH) {
-        this.vp.scrollTo(row.y - viewH / 3);
+      const top = this.vp.scrollY + this.vp.stickyH;
+      if (row.y < top || row.y + Math.min(row.h, viewH - this.vp.stickyH) > this.vp.scrollY + viewH) {
+        this.vp.scrollTo(row.y - this.vp.stickyH - (viewH - this.vp.stickyH) / 3);
       }
     }
   }
@@ -394,6 +400,7 @@ class TimelineView implements View {
     }
     this.rows = layout(this.tree, this.collapsed, this.ctx.t, this.allLanes, { filter: this.filter, pinned: this.pinned });
     this.rowByKey = new Map(this.rows.map(r => [r.key, r]));
+    this.vp.stickyH = stickPinned(this.rows, this.vp.height - RULER_H);
     const last = this.rows[this.rows.length - 1];
     this.vp.contentHeight = last ? last.y + last.h : 0;
     this.spacer.style.height = `${this.vp.contentHeight + RULER_H}px`;
@@ -415,6 +422,7 @@ class TimelineView implements View {
     this.canvas.style.width = `${w}px`;
     this.canvas.style.height = `${hgt}px`;
     this.g.setTransform(dpr, 0, 0, dpr, 0, 0);
+    this.vp.stickyH = stickPinned(this.rows, hgt - RULER_H);
     this.changed();
   }
 
@@ -424,9 +432,15 @@ class TimelineView implements View {
     const viewH = this.vp.height - RULER_H;
     const top = Math.max(0, this.vp.scrollY - viewH);
     const bottom = this.vp.scrollY + 2 * viewH;
-    for (let i = firstRowBelow(this.rows, top); i < this.rows.length && this.rows[i].y < bottom; i++) {
+    for (let i = 0; i < this.rows.length && this.rows[i].sticky; i++) {
       const tr = this.rows[i].track;
       if (tr) {
+        out[tr.kind].push(tr.id);
+      }
+    }
+    for (let i = firstRowBelow(this.rows, top); i < this.rows.length && this.rows[i].y < bottom; i++) {
+      const tr = this.rows[i].track;
+      if (tr && !this.rows[i].sticky) {
         out[tr.kind].push(tr.id);
       }
     }
@@ -515,6 +529,7 @@ class TimelineView implements View {
       height: this.vp.height,
       rows: this.rows,
       scrollY: this.vp.scrollY,
+      stickyH: this.vp.stickyH,
       start: this.vp.start,
       end: this.vp.end,
       slices: d.slices ? d.slices.data : new Map(),
@@ -799,7 +814,8 @@ class TimelineView implements View {
           lanes: r.lanes ?? null,
           depth: r.track ? r.track.depth : null,
           capped: !!r.capped,
-          y: r.y + RULER_H - vp.scrollY,
+          y: rowTop(r, vp.scrollY),
+          sticky: !!r.sticky,
           h: r.h
         })),
       toggle: key => self.toggle(key),
@@ -812,7 +828,7 @@ class TimelineView implements View {
       xOf: ns => vp.xOf(ns),
       yOf: (track, depth = 0) => {
         const r = self.rowByKey.get(track);
-        return r ? RULER_H + r.y - vp.scrollY + TRACK_PAD + depth * SLICE_H + SLICE_H / 2 : null;
+        return r ? rowTop(r, vp.scrollY) + TRACK_PAD + depth * SLICE_H + SLICE_H / 2 : null;
       },
       slices: track => self.data.slices?.data.get(track) || null,
       idle: () => self.data.idle() && self.raf === 0,

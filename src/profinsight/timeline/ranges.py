@@ -79,12 +79,15 @@ def self_times(start: np.ndarray, dur: np.ndarray, depth: np.ndarray) -> np.ndar
     return np.maximum(dur - child, 0).astype(np.int64)
 
 
-def range_stats(profile, start_ns: int, end_ns: int, track_ids=None) -> dict:
+def range_stats(profile, start_ns: int, end_ns: int, track_ids=None, shift: dict | None = None) -> dict:
     """Per-name statistics of the slices of ``track_ids`` (every slice track when None or empty)
     overlapping [start_ns, end_ns): count, total, self, avg, min, max (ns), longest total first.
 
     Returns ``{start_ns, end_ns, tracks, count, total_ns, names_total, names: [{name, count,
-    total_ns, self_ns, avg_ns, min_ns, max_ns}]}`` (times absolute epoch ns)."""
+    total_ns, self_ns, avg_ns, min_ns, max_ns}]}`` (times absolute epoch ns).
+
+    ``shift`` ({rank: ns}, align.py): the range is in the shifted frame, so each rank's tracks are
+    read over the range moved back by the rank's offset."""
     if end_ns <= start_ns:
         raise ProfileError(
             f"empty range: end ({end_ns}) must be after start ({start_ns})", fix="drag over a range of the timeline"
@@ -97,19 +100,10 @@ def range_stats(profile, start_ns: int, end_ns: int, track_ids=None) -> dict:
     frames = []
     for t in ids:
         tr = idx.slice_tracks[t]
-        st, du, dp, nm = _overlapping(tr, start_ns, end_ns)
-        if not len(st):
-            continue
-        # self time needs the children of every slice that overlaps, wherever they lie
-        lo, hi = int(st.min()), int((st + du).max())
-        if lo < start_ns or hi > end_ns:
-            wst, wdu, wdp, wnm = _overlapping(tr, lo, max(hi, lo + 1))
-            sf = self_times(wst, wdu, wdp)
-            inside = (wst < end_ns) & ((wst + wdu > start_ns) | (wst >= start_ns))
-            st, du, nm, sf = wst[inside], wdu[inside], wnm[inside], sf[inside]
-        else:
-            sf = self_times(st, du, dp)
-        frames.append((idx.names_of[t], nm, du, sf))
+        off = shift.get(idx.by_id[t]["rank"], 0) if shift else 0
+        part = _track_part(tr, start_ns - off, end_ns - off)
+        if part is not None:
+            frames.append((idx.names_of[t], *part))
     names = _by_name(frames)
     return {
         "start_ns": int(start_ns),
@@ -120,6 +114,22 @@ def range_stats(profile, start_ns: int, end_ns: int, track_ids=None) -> dict:
         "names_total": int(len(names)),
         "names": names.head(MAX_NAMES).to_dict("records"),
     }
+
+
+def _track_part(tr, start_ns: int, end_ns: int):
+    """(name codes, durations, self times) of the rows of one track overlapping [start_ns,
+    end_ns), or None when there are none."""
+    st, du, dp, nm = _overlapping(tr, start_ns, end_ns)
+    if not len(st):
+        return None
+    # self time needs the children of every slice that overlaps, wherever they lie
+    lo, hi = int(st.min()), int((st + du).max())
+    if lo < start_ns or hi > end_ns:
+        wst, wdu, wdp, wnm = _overlapping(tr, lo, max(hi, lo + 1))
+        sf = self_times(wst, wdu, wdp)
+        inside = (wst < end_ns) & ((wst + wdu > start_ns) | (wst >= start_ns))
+        return wnm[inside], wdu[inside], sf[inside]
+    return nm, du, self_times(st, du, dp)
 
 
 def _by_name(frames: list) -> pd.DataFrame:
@@ -186,18 +196,22 @@ def _int_sums(codes: np.ndarray, values: np.ndarray, n: int) -> np.ndarray:
     return out
 
 
-def gaps(profile, start_ns: int, end_ns: int, width_px: int) -> dict:
+def gaps(profile, start_ns: int, end_ns: int, width_px: int, shift: dict | None = None) -> dict:
     """The device idle gaps (the ``idle_gaps`` analysis, its default parameters) that overlap
     [start_ns, end_ns), per rank.  At most ``2 x width_px`` gaps come back — the longest, since
     shorter ones are below a pixel — and ``total`` counts every gap in the window.
 
-    Returns ``{total, shown, ranks: {rank: {start_ns, end_ns, host_activity}}}`` (absolute ns)."""
+    Returns ``{total, shown, ranks: {rank: {start_ns, end_ns, host_activity}}}`` (absolute ns;
+    with ``shift`` ({rank: ns}, align.py) each rank's gaps moved by its offset)."""
     from .queries import check_window
 
     check_window(start_ns, end_ns, width_px)
     df = profile.idle_gaps()
     if not len(df):
         return {"total": 0, "shown": 0, "ranks": {}}
+    if shift:
+        off = df["rank"].map(lambda r: shift.get(int(r), 0)).astype("int64")
+        df = df.assign(start_ns=df["start_ns"].astype("int64") + off, end_ns=df["end_ns"].astype("int64") + off)
     s = df["start_ns"].astype("int64").to_numpy()
     e = df["end_ns"].astype("int64").to_numpy()
     sel = df[(s < end_ns) & (e > start_ns)]

@@ -9,7 +9,7 @@
  * window is OVERSCAN x the visible one, so panning and small zooms redraw from memory.
  */
 import type { Api } from '../api';
-import type { CountersAnswer, DetailsAnswer, FlowsAnswer, SearchAnswer, SlicesAnswer, StatsAnswer } from '../generated/wire';
+import type { AlignAnswer, CountersAnswer, DetailsAnswer, FlowsAnswer, SearchAnswer, SlicesAnswer, StatsAnswer } from '../generated/wire';
 import { CounterCols, SliceCols, sliceTracks, TrackTree } from './model';
 import type { Mark } from './renderer';
 
@@ -42,8 +42,44 @@ export class TimelineData {
   slices: Fetched<SliceCols> | null = null;
   counters: Fetched<CounterCols> | null = null;
   gaps = new Map<number, [number, number][]>();
+  /**
+   * Per-rank time offsets (ns added to that rank's times) of an aligned multi-rank view.  The
+   * window routes answer in the shifted frame (`shift`); answers that name single slices (flows,
+   * search) are shifted here, so everything the view holds is in the frame it draws.
+   */
+  shift = new Map<number, number>();
   private inflight = { slice: false, counter: false };
   private seq = { slice: 0, counter: 0 };
+
+  /** Sets the offsets; what is in memory was drawn in the old frame, so it goes. */
+  setShift(shift: Map<number, number>): void {
+    const key = (m: Map<number, number>) => shiftParam(m) ?? '';
+    if (key(shift) === key(this.shift)) {
+      return;
+    }
+    this.shift = new Map(shift);
+    this.slices = null;
+    this.counters = null;
+    this.seq.slice++;
+    this.seq.counter++;
+    this.gaps = new Map();
+    this.gapsWindow = null;
+    this.gapsSeq++;
+  }
+
+  /** `m` with its start in the shifted frame (its rank's offset added). */
+  moved<M extends { rank: number; start_ns: number }>(m: M): M {
+    const off = this.shift.get(m.rank) ?? 0;
+    return off ? { ...m, start_ns: m.start_ns + off } : m;
+  }
+
+  private withShift<P extends Record<string, string | number | string[]>>(p: P): P {
+    const sh = shiftParam(this.shift);
+    if (sh) {
+      (p as Record<string, string | number | string[]>).shift = sh;
+    }
+    return p;
+  }
 
   /**
    * `arrived` runs after every answer that was not superseded (the view repaints and asks again:
@@ -102,12 +138,11 @@ export class TimelineData {
     const seq = ++this.seq[kind];
     this.inflight[kind] = true;
     try {
-      const r = await this.api.timeline(this.profileId, kind === 'slice' ? 'slices' : 'counters', {
-        start,
-        end,
-        width,
-        tracks: ids
-      });
+      const r = await this.api.timeline(
+        this.profileId,
+        kind === 'slice' ? 'slices' : 'counters',
+        this.withShift({ start, end, width, tracks: ids })
+      );
       if (seq !== this.seq[kind]) {
         return; // superseded
       }
@@ -153,7 +188,7 @@ export class TimelineData {
     const seq = ++this.gapsSeq;
     this.gapsInflight = true;
     try {
-      const r = await this.api.timeline(this.profileId, 'gaps', { start, end, width });
+      const r = await this.api.timeline(this.profileId, 'gaps', this.withShift({ start, end, width }));
       if (seq !== this.gapsSeq) {
         return;
       }
@@ -180,12 +215,25 @@ export class TimelineData {
     if (tracks.length) {
       p.tracks = tracks;
     }
-    return this.api.timeline(this.profileId, 'stats', p);
+    return this.api.timeline(this.profileId, 'stats', this.withShift(p));
   }
 
-  /** The slice `kind`/`rank`/`id` and its launch arrows (selection times relative ns). */
-  flows(kind: string, rank: number, id: number): Promise<FlowsAnswer> {
-    return this.api.timeline(this.profileId, 'flows', { kind, rank, id });
+  /** The slice `kind`/`rank`/`id` and its launch arrows (times relative ns, shifted). */
+  async flows(kind: string, rank: number, id: number): Promise<FlowsAnswer> {
+    const r = await this.api.timeline(this.profileId, 'flows', { kind, rank, id });
+    return {
+      ...r,
+      selection: this.moved(r.selection),
+      flows: (r.flows || []).map(f => ({ ...f, from: this.moved(f.from), to: this.moved(f.to) }))
+    };
+  }
+
+  /**
+   * Per-rank offsets that line up a step start (`by=step`) or one collective (`by=collective`)
+   * on every rank, computed by the server from the data (timeline/align.py).
+   */
+  align(p: Record<string, string | number>): Promise<AlignAnswer> {
+    return this.api.timeline(this.profileId, 'align', p);
   }
 
   /** Every column of one slice's source row; a failure comes back as `{error}`. */
@@ -195,7 +243,17 @@ export class TimelineData {
       .catch((e: unknown) => ({ error: e }));
   }
 
-  search(q: string, limit: number): Promise<SearchAnswer> {
-    return this.api.timeline(this.profileId, 'search', { q, limit });
+  async search(q: string, limit: number): Promise<SearchAnswer> {
+    const r = await this.api.timeline(this.profileId, 'search', { q, limit });
+    return { ...r, hits: (r.hits || []).map(h => this.moved(h)) };
   }
+}
+
+/** `shift=RANK:NS,...` of the non-zero offsets, or undefined when there are none. */
+export function shiftParam(shift: Map<number, number>): string | undefined {
+  const parts = [...shift.entries()]
+    .filter(([, ns]) => Math.round(ns) !== 0)
+    .sort((a, b) => a[0] - b[0])
+    .map(([r, ns]) => `${r}:${Math.round(ns)}`);
+  return parts.length ? parts.join(',') : undefined;
 }

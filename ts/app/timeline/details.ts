@@ -17,6 +17,20 @@ export interface DetailsOptions {
   onClose: () => void;
   /** absolute epoch ns of relative 0 (a string): absolute times in the row show from it */
   origin?: string;
+  /**
+   * line the ranks up on this slice when it is a collective (a multi-rank timeline passes it):
+   * its start or its end
+   */
+  onAlign?: (edge: 'start' | 'end') => void;
+}
+
+/** Whether the slice is a collective (a comm_ops row, or the kernel on a stream it is drawn as). */
+export function isCollective(m: Mark, det: DetailsResult | null): boolean {
+  if (m.kind === 'comm_op') {
+    return true;
+  }
+  const row = det && 'row' in det && det.row ? det.row : null;
+  return m.kind === 'device_task' && !!row && row.kind === 'communication';
 }
 
 /** Columns holding absolute times (epoch ns), shown as time from the profile start. */
@@ -100,6 +114,16 @@ export function renderDetails(el: HTMLElement, m: Mark, det: DetailsResult | nul
     );
   }
   const close = t('ui.timeline.close');
+  const onAlign = o.onAlign;
+  const align =
+    onAlign && isCollective(m, det)
+      ? h(
+          'div',
+          { class: 'pi-tl-align-btns', title: t('ui.timeline.ranks.align_help') },
+          h('button', { class: 'pi-tl-btn pi-tl-align-start', onclick: () => onAlign('start') }, t('ui.timeline.ranks.align_start')),
+          h('button', { class: 'pi-tl-btn pi-tl-align-end', onclick: () => onAlign('end') }, t('ui.timeline.ranks.align_end'))
+        )
+      : null;
   append(el, [
     h(
       'div',
@@ -108,6 +132,7 @@ export function renderDetails(el: HTMLElement, m: Mark, det: DetailsResult | nul
       h('button', { class: 'pi-tl-close', title: close, 'aria-label': close, onclick: o.onClose }, '×')
     ),
     facts,
+    align,
     flows.length ? h('div', { class: 'pi-tl-sub' }, t('ui.timeline.d.flows', { n: flows.length })) : null,
     flows.length ? flowList : null,
     det && 'error' in det && det.error ? h('div', { class: 'pi-error-message' }, errorText(det.error)) : null,

@@ -104,6 +104,8 @@ export interface LayoutOptions {
   filter?: string;
   /** track ids drawn first, in a "Pinned" group above every rank, in pin order */
   pinned?: string[];
+  /** the ranks shown (side by side, in rank order); undefined: every rank */
+  ranks?: Set<number>;
 }
 
 /** Whether the track `path` ("Rank 0 / HCCL / Plane 3") passes `filter`. */
@@ -199,6 +201,9 @@ export function layout(
     }
   }
   for (const r of tree.ranks) {
+    if (opts.ranks && !opts.ranks.has(r.rank)) {
+      continue;
+    }
     const rankLabel = t('ui.timeline.rank', { rank: r.rank });
     const units = r.units
       .map(u => ({ u, tracks: u.tracks.filter(tr => !pinned.has(tr.id) && passes(`${rankLabel} / ${u.name} / ${tr.name}`, opts.filter)) }))

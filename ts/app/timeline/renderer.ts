@@ -46,6 +46,10 @@ export interface Scene {
   range: { start: number; end: number } | null;
   /** markers (flags) the user dropped, relative ns */
   markers: number[];
+  /** the anchor of an aligned multi-rank view on every rank (the same collective), outlined */
+  highlights: Mark[];
+  /** the time the ranks are lined up at (relative ns), a line through every row; null: none */
+  anchor: number | null;
   /** row of a track (its own, or its collapsed unit/rank header) */
   rowOf: (track: string, rank: number) => Row | null;
   t: (k: string, v?: Record<string, string | number>) => string;
@@ -153,6 +157,7 @@ export function draw(ctx: CanvasRenderingContext2D, s: Scene): FrameInfo {
       ctx.restore();
     }
   }
+  drawHighlights(ctx, s, xOf, plotW);
   drawRange(ctx, s, xOf);
   ctx.restore();
   drawRuler(ctx, s, pxNs, xOf);
@@ -549,6 +554,43 @@ function drawRuler(ctx: CanvasRenderingContext2D, s: Scene, pxNs: number, xOf: (
   ctx.fillRect(0, 0, GUTTER_W - 1, RULER_H - 1);
   ctx.fillStyle = colors.fg2;
   ctx.fillText(s.t('ui.timeline.ruler'), 6, RULER_H / 2);
+}
+
+/** The alignment's anchor: the same collective outlined on every rank, and a line at the time
+ * they are lined up at. */
+function drawHighlights(ctx: CanvasRenderingContext2D, s: Scene, xOf: (ns: number) => number, plotW: number): void {
+  if (!s.highlights.length && s.anchor === null) {
+    return;
+  }
+  ctx.save();
+  ctx.beginPath();
+  ctx.rect(GUTTER_W, RULER_H, plotW, s.height - RULER_H);
+  ctx.clip();
+  ctx.strokeStyle = s.colors.accent;
+  if (s.anchor !== null) {
+    const x = Math.round(xOf(s.anchor)) + 0.5;
+    ctx.lineWidth = 1;
+    ctx.setLineDash([2, 3]);
+    ctx.beginPath();
+    ctx.moveTo(x, RULER_H);
+    ctx.lineTo(x, s.height);
+    ctx.stroke();
+    ctx.setLineDash([]);
+  }
+  ctx.lineWidth = 2;
+  for (const m of s.highlights) {
+    const row = s.rowOf(m.track, m.rank);
+    if (!row) {
+      continue;
+    }
+    const y = laneY(row, row.kind === 'track' ? m.depth : 0, s.scrollY);
+    const x0 = xOf(m.start_ns);
+    const x1 = Math.max(x0 + 3, xOf(m.start_ns + m.dur_ns));
+    ctx.fillStyle = 'rgba(26, 115, 232, 0.18)';
+    ctx.fillRect(x0, y, x1 - x0, SLICE_H - 1);
+    ctx.strokeRect(x0 - 1, y - 0.5, x1 - x0 + 2, SLICE_H);
+  }
+  ctx.restore();
 }
 
 /** The drag-selected range: shaded outside, edged inside, over every row. */

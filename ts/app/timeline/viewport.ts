@@ -55,6 +55,11 @@ export class Viewport {
     this.end = Math.max(end, start + MIN_SPAN);
   }
 
+  /** Sets the extent (an aligned multi-rank view moves ranks) and leaves the window where it is. */
+  setExtent(start: number, end: number): void {
+    this.bounds = { start, end: Math.max(end, start + MIN_SPAN) };
+  }
+
   setWindow(a: number, b: number, margin = 0): void {
     const m = (b - a) * margin;
     this.start = a - m;

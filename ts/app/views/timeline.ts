@@ -54,7 +54,9 @@ import {
 import { draw, Flow, FrameInfo, Mark, Scene } from '../timeline/renderer';
 import { TimelineSearch } from '../timeline/search';
 import { bindInput, hitTest, KEY_ZOOM, MIN_SPAN, Viewport } from '../timeline/viewport';
-import type { StatsAnswer } from '../generated/wire';
+import type { AlignAnswer, StatsAnswer } from '../generated/wire';
+import type { AlignSpec } from '../link';
+import { renderRankPanel } from './timeline_ranks';
 import { renderMarkers, renderRange, Tooltip } from './timeline_tools';
 import type { View, ViewContext, ViewState } from './types';
 
@@ -106,6 +108,17 @@ export interface TimelineHooks {
   setFilter(text: string): void;
   /** the gaps window in memory: how many the server counted there, how many it sent */
   gapsInfo(): { start_ns: number; end_ns: number; total: number; shown: number } | null;
+  /** the ranks shown (side by side) */
+  shownRanks(): number[];
+  showRanks(ranks: number[]): void;
+  /** lines the ranks up (null: recorded times); resolves once the offsets are applied */
+  setAlign(spec: AlignSpec | null): Promise<void>;
+  /** what lines the ranks up, the server's answer, and the total offset per rank (ns) */
+  alignment(): { spec: AlignSpec | null; answer: AlignAnswer | null; offsets: Record<number, number>; error: string | null };
+  /** sets rank `rank`'s total offset (ns): the alignment's plus the user's adjustment */
+  setOffset(rank: number, ns: number): void;
+  /** the anchor slices drawn highlighted on every rank (times in the shifted frame) */
+  highlights(): Mark[];
 }
 
 declare global {
@@ -143,6 +156,16 @@ class TimelineView implements View {
   private markers: number[] = [];
   private pinned: string[] = [];
   private filter = '';
+  // multi-rank: ranks shown side by side, what lines them up, offsets (see timeline_ranks.ts)
+  private shownRanks: Set<number> | null = null; // null: every rank
+  private alignSpec: AlignSpec | null = null;
+  private alignAnswer: AlignAnswer | null = null;
+  private alignSteps: number[] = [];
+  private alignError: string | null = null;
+  private skew = new Map<number, number>(); // the user's adjustment on top of the alignment, ns
+  private highlights: Mark[] = [];
+  private anchorNs: number | null = null;
+  private rankPanel!: HTMLElement;
   private tip!: Tooltip;
   private markerBox!: HTMLElement;
   private filterBox!: HTMLInputElement;
@@ -184,6 +207,25 @@ class TimelineView implements View {
     });
     this.filterBox.addEventListener('input', () => this.setFilter(this.filterBox.value));
     this.markerBox = h('span', { class: 'pi-tl-markers', hidden: true });
+    this.rankPanel = h('div', { class: 'pi-tl-ranks', hidden: true });
+    const ranksBtn = h(
+      'button',
+      {
+        class: 'pi-tl-btn pi-tl-ranks-btn',
+        hidden: true,
+        title: t('ui.timeline.ranks.help'),
+        onclick: () => {
+          this.rankPanel.hidden = !this.rankPanel.hidden;
+          if (!this.rankPanel.hidden) {
+            this.renderRanks();
+            if (!this.alignSteps.length) {
+              void this.loadSteps();
+            }
+          }
+        }
+      },
+      t('ui.timeline.ranks.button')
+    );
     this.tip = new Tooltip(t);
     this.canvas = h('canvas', { class: 'pi-tl-canvas' });
     this.spacer = h('div', { class: 'pi-tl-spacer' });
@@ -213,6 +255,7 @@ class TimelineView implements View {
       btn('pi-tl-next', '↓', t('ui.timeline.next'), () => this.search.jump(1)),
       this.hitLabel,
       this.filterBox,
+      ranksBtn,
       this.markerBox,
       h('span', { class: 'pi-spacer' }),
       btn('pi-tl-zoomin', '+', t('ui.timeline.zoom_in'), () => vp.zoom(1 / KEY_ZOOM)),
@@ -223,7 +266,7 @@ class TimelineView implements View {
     );
     const stage = h('div', { class: 'pi-tl-stage' }, this.canvas, this.vscroll, this.tip.el);
     this.details = h('aside', { class: 'pi-tl-details', hidden: true });
-    append(this.root, [toolbar, h('div', { class: 'pi-tl-main' }, stage, this.details)]);
+    append(this.root, [toolbar, this.rankPanel, h('div', { class: 'pi-tl-main' }, stage, this.details)]);
     el.appendChild(this.root);
     this.g = this.canvas.getContext('2d')!;
 
@@ -267,6 +310,7 @@ class TimelineView implements View {
       }
     }
     vp.setBounds(tree.start_ns, tree.end_ns);
+    ranksBtn.hidden = tree.ranks.length < 2;
     this.relayout();
     this.resize();
     this.expose();
@@ -320,6 +364,23 @@ class TimelineView implements View {
 
   // --- navigation ---------------------------------------------------------------------------
   private apply(state: ViewState): void {
+    if (state.ranks || state.align || state.skew) {
+      // the ranks and their alignment first: a selection, a range and search hits are placed in
+      // the aligned frame
+      const known = new Set(this.tree!.ranks.map(r => r.rank));
+      const ranks = (state.ranks || []).filter(r => known.has(r));
+      if (ranks.length) {
+        this.setShown(new Set(ranks), false);
+      }
+      const skew = new Map(Object.entries(state.skew || {}).map(([r, ns]) => [Number(r), Number(ns)] as [number, number]));
+      const done = state.align ? this.setAlign(state.align, skew) : Promise.resolve(this.setSkew(skew));
+      void done.then(() => this.applyRest(state));
+      return;
+    }
+    this.applyRest(state);
+  }
+
+  private applyRest(state: ViewState): void {
     if (typeof state.rank === 'number') {
       this.collapsed.delete(rankKey(state.rank));
       this.relayout();
@@ -361,6 +422,10 @@ class TimelineView implements View {
   private reveal(track: string, rank: number, depth = 0): void {
     const tr = this.findTrack(track);
     let changed = this.collapsed.delete(rankKey(rank));
+    if (this.shownRanks && !this.shownRanks.has(rank)) {
+      this.shownRanks.add(rank);
+      changed = true;
+    }
     if (tr) {
       changed = this.collapsed.delete(unitKey(rank, tr.unit)) || changed;
     }
@@ -398,7 +463,11 @@ class TimelineView implements View {
     if (!this.tree) {
       return;
     }
-    this.rows = layout(this.tree, this.collapsed, this.ctx.t, this.allLanes, { filter: this.filter, pinned: this.pinned });
+    this.rows = layout(this.tree, this.collapsed, this.ctx.t, this.allLanes, {
+      filter: this.filter,
+      pinned: this.pinned,
+      ranks: this.shownRanks ?? undefined
+    });
     this.rowByKey = new Map(this.rows.map(r => [r.key, r]));
     this.vp.stickyH = stickPinned(this.rows, this.vp.height - RULER_H);
     const last = this.rows[this.rows.length - 1];
@@ -465,7 +534,10 @@ class TimelineView implements View {
         end_ns: abs(this.vp.end),
         select: this.selected ? { kind: this.selected.kind, rank: this.selected.rank, id: this.selected.id } : undefined,
         range: this.range ? { start_ns: abs(this.range.start), end_ns: abs(this.range.end) } : undefined,
-        lanes: this.filter || undefined
+        lanes: this.filter || undefined,
+        ranks: this.shownRanks ? [...this.shownRanks].sort((a, b) => a - b) : undefined,
+        align: this.alignSpec ?? undefined,
+        skew: this.skew.size ? Object.fromEntries(this.skew) : undefined
       });
     }, 250);
   }
@@ -539,6 +611,8 @@ class TimelineView implements View {
       flows: this.flows,
       range: this.range,
       markers: this.markers,
+      highlights: this.highlights,
+      anchor: this.anchorNs,
       rowOf: (track, rank) => this.rowOf(track, rank),
       t: this.ctx.t,
       colors: this.colors
@@ -664,7 +738,14 @@ class TimelineView implements View {
         void this.select(other);
       },
       onClose: () => this.clearSelection(),
-      origin: this.data.origin
+      origin: this.data.origin,
+      onAlign:
+        (this.tree?.ranks.length ?? 0) > 1
+          ? edge => {
+              this.rankPanel.hidden = false;
+              void this.setAlign({ by: 'collective', kind: m.kind, rank: m.rank, id: m.id, edge });
+            }
+          : undefined
     });
     this.schedule();
   }
@@ -746,11 +827,14 @@ class TimelineView implements View {
 
   /** Slice track ids the lane filter lets through (empty: no filter, every track). */
   private filteredTracks(): string[] {
-    if (!this.filter.trim() || !this.tree) {
+    if ((!this.filter.trim() && !this.shownRanks) || !this.tree) {
       return [];
     }
     const out: string[] = [];
     for (const r of this.tree.ranks) {
+      if (this.shownRanks && !this.shownRanks.has(r.rank)) {
+        continue;
+      }
       for (const u of r.units) {
         for (const tr of u.tracks) {
           const path = `${this.ctx.t('ui.timeline.rank', { rank: r.rank })} / ${u.name} / ${tr.name}`;
@@ -790,6 +874,171 @@ class TimelineView implements View {
     }
     this.relayout();
     this.vp.scrollTo(0);
+  }
+
+  // --- ranks side by side and their alignment ------------------------------------------------
+  /** Shows `ranks` (every rank when all are given); `expand` opens their headers. */
+  private setShown(ranks: Set<number>, expand = true): void {
+    if (!this.tree) {
+      return;
+    }
+    const all = this.tree.ranks.every(r => ranks.has(r.rank));
+    this.shownRanks = all ? null : new Set(ranks);
+    if (expand) {
+      for (const r of ranks) {
+        this.collapsed.delete(rankKey(r));
+      }
+    }
+    this.relayout();
+    this.vp.scrollTo(this.vp.scrollY);
+    if (this.alignSpec?.by === 'step' && this.alignAnswer && this.alignAnswer.reference !== this.referenceRank()) {
+      void this.setAlign(this.alignSpec, this.skew); // the lowest shown rank is the reference
+    } else {
+      this.renderRanks();
+    }
+  }
+
+  /** The rank a step alignment lines the others up on: the lowest shown. */
+  private referenceRank(): number {
+    const ranks = this.shownRanks ? [...this.shownRanks] : (this.tree?.ranks || []).map(r => r.rank);
+    return ranks.length ? Math.min(...ranks) : 0;
+  }
+
+  /**
+   * Lines the ranks up by `spec` with offsets the server computes from the data; `skew` is the
+   * user's adjustment on top (a new alignment starts without one).
+   */
+  async setAlign(spec: AlignSpec | null, skew: Map<number, number> = new Map()): Promise<void> {
+    this.alignSpec = spec;
+    this.alignError = null;
+    if (!spec) {
+      this.alignAnswer = null;
+    } else {
+      if (spec.by === 'collective' && this.shownRanks && !this.shownRanks.has(spec.rank)) {
+        this.shownRanks.add(spec.rank);
+        this.relayout();
+      }
+      const p: Record<string, string | number> =
+        spec.by === 'step'
+          ? { by: 'step', step: spec.step, ref: this.referenceRank() }
+          : { by: 'collective', kind: spec.kind, rank: spec.rank, id: spec.id, edge: spec.edge };
+      try {
+        const r = await this.data.align(p);
+        if (this.alignSpec !== spec) {
+          return; // another alignment was asked for meanwhile
+        }
+        this.alignAnswer = r;
+        this.alignSteps = r.steps;
+      } catch (e) {
+        if (this.alignSpec !== spec) {
+          return;
+        }
+        this.alignAnswer = null;
+        this.alignError = e instanceof Error ? e.message : String(e);
+      }
+    }
+    this.setSkew(skew);
+  }
+
+  private setSkew(skew: Map<number, number>): void {
+    this.skew = new Map([...skew].filter(([, ns]) => Math.round(ns) !== 0));
+    this.applyShift();
+  }
+
+  /** Sets rank `rank`'s total offset: what the user adds is kept apart from the alignment's. */
+  setOffset(rank: number, ns: number): void {
+    const aligned = this.alignAnswer?.ranks.find(r => r.rank === rank)?.offset_ns ?? 0;
+    const skew = new Map(this.skew);
+    skew.set(rank, Math.round(ns) - aligned);
+    this.setSkew(skew);
+  }
+
+  /** Total offset per rank, ns: the alignment's plus the user's. */
+  private offsets(): Map<number, number> {
+    const out = new Map<number, number>();
+    for (const r of this.tree?.ranks || []) {
+      const aligned = this.alignAnswer?.ranks.find(x => x.rank === r.rank)?.offset_ns ?? 0;
+      const ns = aligned + (this.skew.get(r.rank) ?? 0);
+      if (ns) {
+        out.set(r.rank, ns);
+      }
+    }
+    return out;
+  }
+
+  /** Moves every rank by its offset: the data is asked for again in the new frame, and what the
+   * view holds of single slices (selection, arrows, search hits) moves with its rank. */
+  private applyShift(): void {
+    const old = this.data.shift;
+    const now = this.offsets();
+    const move = <M extends { rank: number; start_ns: number }>(m: M): M => {
+      const d = (now.get(m.rank) ?? 0) - (old.get(m.rank) ?? 0);
+      return d ? { ...m, start_ns: m.start_ns + d } : m;
+    };
+    if (this.selected) {
+      this.selected = move(this.selected);
+    }
+    this.flows = this.flows.map(f => ({ ...f, from: move(f.from), to: move(f.to) }));
+    this.search.hits = this.search.hits.map(move);
+    this.data.setShift(now);
+    const a = this.alignAnswer;
+    this.highlights = a ? a.ranks.filter(r => r.slice).map(r => ({ ...r.slice!, start_ns: r.slice!.start_ns + (now.get(r.rank) ?? 0) })) : [];
+    const ref = a ? a.ranks.find(r => r.rank === a.reference) : undefined;
+    this.anchorNs = a && ref && ref.anchor_ns !== null ? ref.anchor_ns + (now.get(a.reference) ?? 0) : null;
+    if (this.tree) {
+      // the extent covers every rank where it is drawn now
+      let lo = Infinity;
+      let hi = -Infinity;
+      for (const r of this.tree.ranks) {
+        const off = now.get(r.rank) ?? 0;
+        for (const u of r.units) {
+          for (const tr of u.tracks) {
+            lo = Math.min(lo, tr.start_ns + off);
+            hi = Math.max(hi, tr.end_ns + off);
+          }
+        }
+      }
+      if (Number.isFinite(lo)) {
+        this.vp.setExtent(lo, hi);
+      }
+    }
+    this.renderRanks();
+    this.changed();
+  }
+
+  private renderRanks(): void {
+    if (!this.tree || this.rankPanel.hidden) {
+      return;
+    }
+    renderRankPanel(
+      this.rankPanel,
+      {
+        ranks: this.tree.ranks.map(r => r.rank),
+        shown: this.shownRanks ?? new Set(this.tree.ranks.map(r => r.rank)),
+        align: this.alignSpec,
+        answer: this.alignAnswer,
+        steps: this.alignSteps,
+        offsets: this.offsets(),
+        error: this.alignError
+      },
+      this.ctx.t,
+      {
+        setShown: ranks => this.setShown(ranks),
+        setAlign: spec => void this.setAlign(spec),
+        setOffset: (rank, ns) => this.setOffset(rank, ns)
+      }
+    );
+  }
+
+  /** The steps every rank recorded (the panel's step choices). */
+  private async loadSteps(): Promise<void> {
+    try {
+      const r = await this.data.align({ by: 'step' });
+      this.alignSteps = r.steps;
+      this.renderRanks();
+    } catch {
+      /* no step on every rank: only collectives can line the ranks up */
+    }
   }
 
   // --- test hooks ---------------------------------------------------------------------------
@@ -847,7 +1096,18 @@ class TimelineView implements View {
       gapsInfo: () => {
         const g = self.data.gapsWindow;
         return g ? { start_ns: g.start, end_ns: g.end, total: g.total, shown: g.shown } : null;
-      }
+      },
+      shownRanks: () => (self.shownRanks ? [...self.shownRanks] : (self.tree?.ranks || []).map(r => r.rank)).sort((a, b) => a - b),
+      showRanks: ranks => self.setShown(new Set(ranks)),
+      setAlign: spec => self.setAlign(spec),
+      alignment: () => ({
+        spec: self.alignSpec,
+        answer: self.alignAnswer,
+        offsets: Object.fromEntries(self.offsets()),
+        error: self.alignError
+      }),
+      setOffset: (rank, ns) => self.setOffset(rank, ns),
+      highlights: () => self.highlights.map(m => ({ ...m }))
     };
   }
 }

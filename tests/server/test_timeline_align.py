@@ -56,7 +56,7 @@ def test_collective_alignment_matches_the_same_call_on_every_rank(ascend):
         (cid,) = (
             ascend.connection()
             .execute(f"select id from {table} where source = 'comm_op' and rank = 1 and name = ?", [name])
-            .fetchone()
+            .fetchall()[0]
         )
         a = tl.alignment(ascend, "collective", kind="comm_op", rank=1, id_=cid)
         (s0, d0), (s1, d1) = rows[(0, name)], rows[(1, name)]
@@ -88,7 +88,7 @@ def test_collective_alignment_on_stream_kernels(kineto):
     units = {u["name"] for r in tl.tracks(kineto)["ranks"] for u in r["units"]}
     assert "Communication" not in units
     table = tl.index_of(kineto).slice_table()
-    n = kineto.connection().execute(f"select count(*) from {table} where name like 'ncclKernel%'").fetchone()[0]
+    n = kineto.connection().execute(f"select count(*) from {table} where name like 'ncclKernel%'").fetchall()[0][0]
     assert n == len(c) == 20
 
 

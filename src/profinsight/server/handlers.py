@@ -427,7 +427,7 @@ class AlignHandler(TimelineHandler):
             kw.update(
                 kind=self.get_query_argument("kind", "comm_op"), rank=self.int_arg("rank", 0, 0), id_=self.int_arg("id")
             )
-        out = await self.engine(timeline.alignment, profile, by, **kw)
+        out = await self.engine(lambda: timeline.alignment(profile, by, **kw))
         for r in out["ranks"]:
             if r["anchor_ns"] is not None:
                 r["anchor_ns"] -= origin

@@ -137,6 +137,7 @@ export class TimelineData {
     const width = Math.min(20000, Math.max(1, Math.round(plotW * OVERSCAN)));
     const seq = ++this.seq[kind];
     this.inflight[kind] = true;
+    let superseded = false;
     try {
       const r = await this.api.timeline(
         this.profileId,
@@ -144,7 +145,8 @@ export class TimelineData {
         this.withShift({ start, end, width, tracks: ids })
       );
       if (seq !== this.seq[kind]) {
-        return; // superseded
+        superseded = true; // the offsets changed meanwhile: ask again (below) in the new frame
+        return;
       }
       const data = kind === 'slice' ? sliceTracks(r as SlicesAnswer) : new Map(Object.entries((r as CountersAnswer).tracks || {}));
       const f = { start, end, pxNs: (end - start) / width, tracks: new Set(ids), data };
@@ -157,6 +159,9 @@ export class TimelineData {
       this.failed(e instanceof Error ? e.message : String(e));
     } finally {
       this.inflight[kind] = false;
+      if (superseded) {
+        this.arrived();
+      }
     }
     this.arrived();
   }
@@ -190,6 +195,8 @@ export class TimelineData {
     try {
       const r = await this.api.timeline(this.profileId, 'gaps', this.withShift({ start, end, width }));
       if (seq !== this.gapsSeq) {
+        this.gapsInflight = false;
+        done(); // superseded: the view asks again for its current frame
         return;
       }
       const gaps = new Map<number, [number, number][]>();

@@ -63,7 +63,9 @@ export function cellText(key: string, v: Json, origin?: string): { text: string;
     text = fmtBytes(n);
   } else if (key.endsWith('_us')) {
     text = fmtDuration(n * 1e3);
-  } else if (Math.abs(n) >= 1e4 && !/(^|_)id$|uid$|_idx$/.test(key)) {
+  } else if (typeof v === 'number' && Math.abs(n) >= 1e4 && !/(^|_)id$|uid$|_idx$/.test(key)) {
+    // numbers only: a text column of digits (a communication group's hash) is a name, and
+    // reading it as a number would round it
     text = fmtNumber(n);
   }
   return text === null || text === raw ? { text: raw, raw: null } : { text, raw };

@@ -370,9 +370,12 @@ class TimelineView implements View {
       const known = new Set(this.tree!.ranks.map(r => r.rank));
       const ranks = (state.ranks || []).filter(r => known.has(r));
       if (ranks.length) {
-        this.setShown(new Set(ranks), false);
+        this.setShown(new Set(ranks)); // the ranks a link names are opened, as the panel does
       }
       const skew = new Map(Object.entries(state.skew || {}).map(([r, ns]) => [Number(r), Number(ns)] as [number, number]));
+      if (state.align || state.skew) {
+        this.rankPanel.hidden = false; // shifted ranks are never a silent state: the panel says by what
+      }
       const done = state.align ? this.setAlign(state.align, skew) : Promise.resolve(this.setSkew(skew));
       void done.then(() => this.applyRest(state));
       return;

@@ -111,6 +111,23 @@ def test_ruler_drag_range_stats_equal_sql(base, page, prof, shot):
     assert cells[0] == first["name"] and cells[1] == str(first["count"]) and cells[2] == fmt_duration(first["total_ns"])
     assert page.locator(".pi-tl-range-summary").inner_text().startswith(f"{n:,} slices")
     shot(page, "timeline_range_stats")
+    # a name's row jumps to its first slice inside the range (the vendor's "More" list), not to
+    # the profile's first: a name that also ran before the range
+    table = tl.index_of(prof).slice_table()
+    lo = int(st["origin_ns"]) + rng["start_ns"]
+    j, name = next(
+        (j, x["name"])
+        for j, x in enumerate(st["names"][:100])
+        if prof.connection()
+        .execute(f"select min(start_ns + dur_ns) < {lo} from {table} where name = ?", [x["name"]])
+        .fetchall()[0][0]
+    )
+    assert rows.nth(j).locator("td").first.inner_text() == name
+    rows.nth(j).click()
+    page.wait_for_function(f"() => window.profinsightTimeline.selected()?.name === {name!r}")
+    sel = _hook(page, "selected()")
+    assert sel["start_ns"] < rng["end_ns"] and sel["start_ns"] + sel["dur_ns"] > rng["start_ns"]
+    _settle(page)
     # Escape clears the range
     page.keyboard.press("Escape")
     assert _hook(page, "range()") is None

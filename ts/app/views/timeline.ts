@@ -793,8 +793,9 @@ class TimelineView implements View {
       onClose: () => this.clearRange(),
       onZoom: () => this.vp.setWindow(span.start, span.end),
       onName: (name: string) => {
+        // its first slice inside the range, then Enter steps on through every hit
         this.searchBox.value = name;
-        void this.search.run(name, 1);
+        void this.search.run(name, 1, span);
       }
     };
     renderRange(this.details, null, span, opts);

@@ -38,6 +38,8 @@ export interface Scene {
   end: number;
   slices: Map<string, SliceCols>;
   counters: Map<string, CounterCols>;
+  /** the window (relative ns) the counters in memory were fetched for, or null */
+  counterSpan: { start: number; end: number } | null;
   /** device idle gaps per rank, [start, end] relative ns */
   gaps: Map<number, [number, number][]>;
   selected: Mark | null;
@@ -60,6 +62,8 @@ export interface FrameInfo {
   arrows: number;
   gaps: number;
   slices: number;
+  /** ms the frame took to draw (set by the view) */
+  ms?: number;
 }
 
 let hatch: CanvasPattern | null = null;
@@ -296,9 +300,21 @@ function drawGaps(
   let n = 0;
   let runA = 0;
   let runB = -Infinity;
-  for (const [a, b] of gaps) {
-    if (b < s.start || a > s.end) {
-      continue;
+  // a rank's gaps are disjoint and sorted: start at the first that ends in the window
+  let lo = 0;
+  let hi = gaps.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (gaps[mid][1] < s.start) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  for (let k = lo; k < gaps.length; k++) {
+    const [a, b] = gaps[k];
+    if (a > s.end) {
+      break;
     }
     n++;
     const x0 = xOf(a);
@@ -422,6 +438,28 @@ function lowerBound(a: number[], v: number): number {
   return lo;
 }
 
+/**
+ * A counter row drawn once per answer and scale into an image of the whole fetched window, then
+ * copied at each frame's offset: a drag pans at one scale, and filling and stroking thousands of
+ * path points per counter row every frame was most of a frame's time where counters are on
+ * screen (the browser rasterises paths in software here).  Built on the second frame at a scale,
+ * so a zoom (a new scale every frame) keeps drawing directly.
+ */
+interface CounterImage {
+  d: CounterCols;
+  pxNs: number;
+  h: number;
+  start: number;
+  seen: number;
+  img: HTMLCanvasElement | null;
+}
+
+const counterImages = new Map<string, CounterImage>();
+/** the most counter rows kept as images (about 0.4 MB each) */
+const COUNTER_IMAGES = 48;
+/** wider images are not made (the fetched window is twice a screen) */
+const COUNTER_IMAGE_MAX_W = 8192;
+
 function drawCounter(ctx: CanvasRenderingContext2D, s: Scene, row: Row, top: number, xOf: (ns: number) => number): void {
   const d = s.counters.get(row.key);
   if (!d || !row.track) {
@@ -436,20 +474,78 @@ function drawCounter(ctx: CanvasRenderingContext2D, s: Scene, row: Row, top: num
   if (!Number.isFinite(hi)) {
     return;
   }
+  const color = nameColor(row.track.name);
+  const pxNs = (s.end - s.start) / Math.max(1, s.width - GUTTER_W);
+  const span = s.counterSpan;
+  let c = counterImages.get(row.key);
+  if (!c || c.d !== d || c.h !== row.h || Math.abs(c.pxNs - pxNs) > pxNs * 1e-9 || !span || c.start !== span.start) {
+    c = { d, pxNs, h: row.h, start: span ? span.start : 0, seen: 0, img: null };
+  }
+  counterImages.delete(row.key);
+  counterImages.set(row.key, c); // most recent last
+  if (counterImages.size > COUNTER_IMAGES) {
+    counterImages.delete(counterImages.keys().next().value as string);
+  }
+  c.seen++;
+  const w = span ? Math.ceil((span.end - span.start) / pxNs) + 1 : Infinity;
+  if (span && c.seen >= 2 && w <= COUNTER_IMAGE_MAX_W && s.start >= span.start && s.end <= span.end) {
+    if (!c.img) {
+      const dpr = window.devicePixelRatio || 1;
+      const img = document.createElement('canvas');
+      img.width = Math.ceil(w * dpr);
+      img.height = Math.ceil(row.h * dpr);
+      const g = img.getContext('2d');
+      if (g) {
+        g.setTransform(dpr, 0, 0, dpr, 0, 0);
+        counterArea(g, d, row, 0, ns => (ns - span.start) / pxNs, 0, w, span.start, span.end, hi, lo, color);
+        c.img = img;
+      }
+    }
+    if (c.img) {
+      ctx.drawImage(c.img, Math.round(xOf(span.start)), top, c.img.width / (window.devicePixelRatio || 1), row.h);
+    }
+  } else {
+    counterArea(ctx, d, row, top, xOf, GUTTER_W, s.width, s.start, s.end, hi, lo, color);
+  }
+  // peak of the window, top right of the track, in the track's unit
+  const unit = row.track.value_unit;
+  const peak = unit === 'bytes' ? fmtBytes(hi) : `${fmtNumber(hi, 2)}${unit ? ' ' + unit : ''}`;
+  ctx.fillStyle = s.colors.fg2;
+  ctx.fillText(s.t('ui.timeline.peak', { value: peak }), GUTTER_W + 4, top + 9);
+}
+
+/** The area and outline of a counter row between x `left` and `right` (times `start`..`end`). */
+function counterArea(
+  ctx: CanvasRenderingContext2D,
+  d: CounterCols,
+  row: Row,
+  top: number,
+  xOf: (ns: number) => number,
+  left: number,
+  right: number,
+  start: number,
+  end: number,
+  hi: number,
+  lo: number,
+  color: string
+): void {
   const base = Math.min(0, lo);
   const range = hi - base || 1;
   const h = row.h - 8;
   const yOf = (v: number) => top + 4 + h - ((v - base) / range) * h;
-  const color = nameColor(row.track.name);
   ctx.beginPath();
   const y0 = yOf(base);
-  let x = xOf(d.before ? d.before.ts_ns : d.start_ns.length ? d.start_ns[0] : s.start);
-  ctx.moveTo(Math.max(GUTTER_W, x), y0);
-  let last = d.before ? d.before.value : null;
+  // only the buckets in [start, end] become path points: the answer covers twice the window
+  // (panning redraws from memory)
+  const i0 = lowerBound(d.end_ns, start);
+  const i1 = lowerBound(d.start_ns, end + 1);
+  let x = i0 > 0 ? left : xOf(d.before ? d.before.ts_ns : d.start_ns.length ? d.start_ns[0] : start);
+  ctx.moveTo(Math.max(left, x), y0);
+  let last = i0 > 0 ? d.last[i0 - 1] : d.before ? d.before.value : null;
   if (last !== null) {
-    ctx.lineTo(Math.max(GUTTER_W, x), yOf(last));
+    ctx.lineTo(Math.max(left, x), yOf(last));
   }
-  for (let i = 0; i < d.start_ns.length; i++) {
+  for (let i = i0; i < i1; i++) {
     const xs = xOf(d.start_ns[i]);
     const xe = Math.max(xs + 1, xOf(d.end_ns[i]));
     if (last !== null) {
@@ -464,7 +560,7 @@ function drawCounter(ctx: CanvasRenderingContext2D, s: Scene, row: Row, top: num
     last = d.last[i];
     x = xe;
   }
-  const xEnd = Math.min(s.width, Math.max(x, xOf(row.track.end_ns)));
+  const xEnd = Math.min(right, Math.max(x, xOf(row.track!.end_ns)));
   if (last !== null) {
     ctx.lineTo(xEnd, yOf(last));
   }
@@ -477,11 +573,6 @@ function drawCounter(ctx: CanvasRenderingContext2D, s: Scene, row: Row, top: num
   ctx.strokeStyle = color;
   ctx.lineWidth = 1;
   ctx.stroke();
-  // peak of the window, top right of the track, in the track's unit
-  const unit = row.track.value_unit;
-  const peak = unit === 'bytes' ? fmtBytes(hi) : `${fmtNumber(hi, 2)}${unit ? ' ' + unit : ''}`;
-  ctx.fillStyle = s.colors.fg2;
-  ctx.fillText(s.t('ui.timeline.peak', { value: peak }), GUTTER_W + 4, top + 9);
 }
 
 function drawFlows(ctx: CanvasRenderingContext2D, s: Scene, xOf: (ns: number) => number): number {

@@ -268,7 +268,7 @@ class TimelineView implements View {
     this.details = h('aside', { class: 'pi-tl-details', hidden: true });
     append(this.root, [toolbar, this.rankPanel, h('div', { class: 'pi-tl-main' }, stage, this.details)]);
     el.appendChild(this.root);
-    this.g = this.canvas.getContext('2d')!;
+    this.g = this.canvas.getContext('2d', { alpha: false })!; // opaque: every frame fills its background, and the compositor need not blend it
 
     this.searchBox.addEventListener('keydown', e => {
       if (e.key === 'Enter') {
@@ -599,6 +599,7 @@ class TimelineView implements View {
       };
     }
     const d = this.data;
+    const t0 = performance.now();
     this.frameInfo = draw(this.g, {
       width: this.vp.width,
       height: this.vp.height,
@@ -609,6 +610,7 @@ class TimelineView implements View {
       end: this.vp.end,
       slices: d.slices ? d.slices.data : new Map(),
       counters: d.counters ? d.counters.data : new Map(),
+      counterSpan: d.counters ? { start: d.counters.start, end: d.counters.end } : null,
       gaps: d.gaps,
       selected: this.selected,
       flows: this.flows,
@@ -620,6 +622,7 @@ class TimelineView implements View {
       t: this.ctx.t,
       colors: this.colors
     });
+    this.frameInfo.ms = performance.now() - t0;
     if (!this.ready && d.slices) {
       this.ready = true;
       this.root.setAttribute('data-state', 'ready');

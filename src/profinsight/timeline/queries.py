@@ -309,21 +309,30 @@ def flows(profile, kind: str, rank: int, id_: int) -> dict:
 
 def search(profile, text: str, limit: int = 100) -> dict:
     """Slices whose name contains ``text`` (case-insensitive), in time order, with their track,
-    for jump-to-hit; ``total`` counts every match."""
+    for jump-to-hit; ``total`` counts every match.
+
+    The text is matched against the index's name dictionaries (a few thousand names), and the
+    rows are then selected by name with their total counted in the same query: lower-casing
+    and scanning every row's name twice (count, then rows) took ~250 ms on 1.9 M slices."""
     text = (text or "").strip()
     if not text:
         raise ProfileError("empty search text", fix="pass q=TEXT")
     limit = max(1, min(int(limit), 10_000))
-    table = index_of(profile).slice_table()
-    con = profile.connection()
-    where = f"FROM {table} WHERE contains(lower(name), lower(?))"
-    total = _arrow(con, f"SELECT count(*) AS n {where}", [text]).column("n")[0].as_py()
+    idx = index_of(profile)
+    needle = text.lower()
+    names = {n for part in idx.parts for n in part.names.tolist() if n and needle in n.lower()}
+    if not names:
+        return {"query": text, "total": 0, "hits": []}
     rows = _arrow(
-        con,
-        f"SELECT track, source AS kind, rank, id, name, start_ns, dur_ns, depth {where} "
-        "ORDER BY start_ns, track LIMIT ?",
-        [text, limit],
+        profile.connection(),
+        f"""SELECT track, source AS kind, rank, id, name, start_ns, dur_ns, depth, count(*) OVER () AS _total
+            FROM {idx.slice_table()} WHERE name IN (SELECT unnest(?::VARCHAR[]))
+            ORDER BY start_ns, track LIMIT ?""",
+        [sorted(names), limit],
     ).to_pylist()
+    total = rows[0].pop("_total") if rows else 0
+    for r in rows[1:]:
+        r.pop("_total")
     return {"query": text, "total": int(total), "hits": rows}
 
 

@@ -134,26 +134,33 @@ def test_ruler_drag_range_stats_equal_sql(base, page, prof, shot):
     assert page.errors == []
 
 
-def test_lane_filter_and_shift_drag_range(base, page, prof, shot):
+def test_lane_filter_and_shift_drag_box(base, page, prof, shot):
+    """A Shift+drag over the rows is a box, as in the vendor's viewer: the statistics count the
+    tracks of the rows it spans, equal to SQL over those tracks and that window."""
     _open(page, base)
     page.fill(".pi-tl-filter", "plane")
     _settle(page)
     tracks = [r for r in _hook(page, "tracks()") if r["kind"] == "track"]
     assert [r["label"] for r in tracks] == [f"Plane {i}" for i in range(8)]
-    ids = [r["key"] for r in tracks]
     box = _box(page)
+    y0, y1 = 200, 260
     page.keyboard.down("Shift")
-    page.mouse.move(box["x"] + GUTTER + 100, box["y"] + 200)
+    page.mouse.move(box["x"] + GUTTER + 100, box["y"] + y0)
     page.mouse.down()
-    page.mouse.move(box["x"] + box["width"] - 40, box["y"] + 260, steps=6)
+    page.mouse.move(box["x"] + box["width"] - 40, box["y"] + y1, steps=6)
     page.mouse.up()
     page.keyboard.up("Shift")
     page.wait_for_function("() => window.profinsightTimeline.stats() !== null")
     st = _hook(page, "stats()")
-    assert st["tracks"] == 8
+    ids = [r["key"] for r in tracks if r["y"] < y1 and r["y"] + r["h"] > y0]
+    assert 1 < len(ids) < 8 and sorted(_hook(page, "range()")["tracks"]) == sorted(ids)
+    assert st["tracks"] == len(ids)
     n, total = _window_sql(prof, int(st["origin_ns"]), st["start_ns"], st["end_ns"], ids)
     assert (st["count"], st["total_ns"]) == (n, total) and n > 0
-    shot(page, "timeline_filter_planes")
+    # the box is in the link
+    page.wait_for_function("() => location.hash.includes('rtracks=')")
+    shot(page, "timeline_filter_planes_box")
+    page.keyboard.press("Escape")
     page.fill(".pi-tl-filter", "")
     _settle(page)
     assert len([r for r in _hook(page, "tracks()") if r["kind"] == "track"]) > 8

@@ -11,6 +11,8 @@
  *   rank     the rank to expand and scroll to
  *   sel      the selected slice: <kind>:<rank>:<id> (kind device_task | host_op | api_call | comm_op | trace_slice)
  *   range    a selected time range: <start ns>-<end ns>, absolute, decimal
+ *   rtracks  the slice tracks of a range dragged as a box over rows, comma-separated track ids
+ *            (absent: the range is over every shown track)
  *   lanes    the timeline's lane filter text
  *   q        a search to run
  *   step     a step number
@@ -34,8 +36,8 @@ export interface ViewState {
   select?: { kind: string; rank?: number; id: number; name?: string };
   query?: string;
   step?: number;
-  /** a selected time range, absolute ns */
-  range?: { start_ns: string; end_ns: string };
+  /** a selected time range, absolute ns; `tracks`: the rows of a box (absent: every shown track) */
+  range?: { start_ns: string; end_ns: string; tracks?: string[] };
   /** the timeline's lane filter */
   lanes?: string;
   /** show the window as given (a link), not with the 10 % margin a jump from another view gets */
@@ -120,6 +122,10 @@ export function parseHash(hash: string): Link | null {
   const range = (p.get('range') || '').match(/^(-?\d+)-(-?\d+)$/);
   if (range) {
     state.range = { start_ns: range[1], end_ns: range[2] };
+    const rtracks = (p.get('rtracks') || '').split(',').filter(t => t);
+    if (rtracks.length) {
+      state.range.tracks = rtracks;
+    }
   }
   const query = p.get('q') ?? p.get('query');
   if (query) {
@@ -164,6 +170,9 @@ export function buildHash(profile: string, view: string, state: ViewState = {}):
   }
   if (state.range) {
     p.set('range', `${state.range.start_ns}-${state.range.end_ns}`);
+    if (state.range.tracks) {
+      p.set('rtracks', state.range.tracks.join(','));
+    }
   }
   if (state.lanes) {
     p.set('lanes', state.lanes);

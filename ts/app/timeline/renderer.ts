@@ -46,6 +46,8 @@ export interface Scene {
   flows: Flow[];
   /** the drag-selected time range (relative ns), or null */
   range: { start: number; end: number } | null;
+  /** the tracks of a range dragged as a box over rows (their rows are tinted); null: every row */
+  rangeRows: Set<string> | null;
   /** markers (flags) the user dropped, relative ns */
   markers: number[];
   /** the anchor of an aligned multi-rank view on every rank (the same collective), outlined */
@@ -698,6 +700,18 @@ function drawRange(ctx: CanvasRenderingContext2D, s: Scene, xOf: (ns: number) =>
   }
   if (x1 < s.width) {
     ctx.fillRect(Math.max(GUTTER_W, x1), RULER_H, s.width - Math.max(GUTTER_W, x1), s.height - RULER_H);
+  }
+  if (s.rangeRows) {
+    // a box: the rows it holds tinted between the edges
+    ctx.fillStyle = 'rgba(26, 115, 232, 0.14)';
+    for (const row of s.rows) {
+      if (row.track && s.rangeRows.has(row.key)) {
+        const top = rowTop(row, s.scrollY);
+        if (top + row.h > RULER_H && top < s.height && (row.sticky || top >= RULER_H + s.stickyH)) {
+          ctx.fillRect(x0, top, Math.max(1, x1 - x0), row.h - 1);
+        }
+      }
+    }
   }
   ctx.strokeStyle = s.colors.accent;
   ctx.lineWidth = 1;

@@ -97,8 +97,9 @@ export interface TimelineHooks {
   slices(track: string): SliceCols | null;
   idle(): boolean;
   /** the drag-selected range (relative ns) and its statistics once they arrived */
-  range(): { start_ns: number; end_ns: number } | null;
-  setRange(a: number, b: number): void;
+  /** the range; `tracks` the slice tracks of a box dragged over rows (null: every shown track) */
+  range(): { start_ns: number; end_ns: number; tracks: string[] | null } | null;
+  setRange(a: number, b: number, tracks?: string[] | null): void;
   stats(): StatsAnswer | null;
   tooltip(): { name: string; dur_ns: number; count: number; text: string } | null;
   markers(): number[];
@@ -152,6 +153,8 @@ class TimelineView implements View {
   private selected: Mark | null = null;
   private range: { start: number; end: number } | null = null;
   private rangeStats: StatsAnswer | null = null;
+  /** the slice tracks of a box dragged over rows; null: the range is over every shown track */
+  private rangeTracks: string[] | null = null;
   private rangeSeq = 0;
   private markers: number[] = [];
   private pinned: string[] = [];
@@ -291,7 +294,7 @@ class TimelineView implements View {
         this.clearRange();
       },
       hover: at => this.hover(at),
-      range: (a, b, done) => this.setRange(a, b, done),
+      range: (a, b, done, rows) => this.setRange(a, b, done, rows ? this.tracksIn(rows.y0, rows.y1) : null),
       mark: ns => this.addMarker(ns)
     });
     this.resizeObs = new ResizeObserver(() => this.resize());
@@ -401,7 +404,12 @@ class TimelineView implements View {
       this.vp.setWindow(a, Math.max(b, a + MIN_SPAN), state.exact ? 0 : 0.1);
     }
     if (state.range) {
-      this.setRange(relative(state.range.start_ns, this.data.origin), relative(state.range.end_ns, this.data.origin), true);
+      this.setRange(
+        relative(state.range.start_ns, this.data.origin),
+        relative(state.range.end_ns, this.data.origin),
+        true,
+        state.range.tracks ?? null
+      );
     }
     if (state.select && state.select.kind) {
       void this.selectById(
@@ -536,7 +544,9 @@ class TimelineView implements View {
         start_ns: abs(this.vp.start),
         end_ns: abs(this.vp.end),
         select: this.selected ? { kind: this.selected.kind, rank: this.selected.rank, id: this.selected.id } : undefined,
-        range: this.range ? { start_ns: abs(this.range.start), end_ns: abs(this.range.end) } : undefined,
+        range: this.range
+          ? { start_ns: abs(this.range.start), end_ns: abs(this.range.end), tracks: this.rangeTracks ?? undefined }
+          : undefined,
         lanes: this.filter || undefined,
         ranks: this.shownRanks ? [...this.shownRanks].sort((a, b) => a - b) : undefined,
         align: this.alignSpec ?? undefined,
@@ -615,6 +625,7 @@ class TimelineView implements View {
       selected: this.selected,
       flows: this.flows,
       range: this.range,
+      rangeRows: this.rangeTracks ? new Set(this.rangeTracks) : null,
       markers: this.markers,
       highlights: this.highlights,
       anchor: this.anchorNs,
@@ -778,12 +789,16 @@ class TimelineView implements View {
     }
   }
 
-  /** Shows [a, b) as the selected range; once released, asks the server for its statistics. */
-  setRange(a: number, b: number, done = true): void {
+  /**
+   * Shows [a, b) as the selected range, over `tracks` (a box dragged over rows) or every shown
+   * track (null); once released, asks the server for its statistics.
+   */
+  setRange(a: number, b: number, done = true, tracks: string[] | null = null): void {
     if (b - a < 1) {
       return;
     }
     this.range = { start: a, end: b };
+    this.rangeTracks = tracks;
     this.tip.hide();
     this.schedule();
     if (!done) {
@@ -803,8 +818,15 @@ class TimelineView implements View {
     };
     renderRange(this.details, null, span, opts);
     const seq = ++this.rangeSeq;
+    if (tracks && !tracks.length) {
+      // a box over counters or empty rows only: no slice to count
+      const none: StatsAnswer = { origin_ns: this.data.origin, start_ns: a, end_ns: b, tracks: 0, count: 0, total_ns: 0, names_total: 0, names: [] };
+      this.rangeStats = none;
+      renderRange(this.details, none, span, opts);
+      return;
+    }
     this.data
-      .stats(a, b, this.filteredTracks())
+      .stats(a, b, tracks ?? this.filteredTracks())
       .then(r => {
         if (seq === this.rangeSeq) {
           this.rangeStats = r;
@@ -823,6 +845,7 @@ class TimelineView implements View {
       return;
     }
     this.range = null;
+    this.rangeTracks = null;
     this.rangeStats = null;
     this.rangeSeq++;
     this.details.classList.remove('pi-tl-range-panel');
@@ -830,6 +853,44 @@ class TimelineView implements View {
       hideDetails(this.details);
     }
     this.schedule();
+  }
+
+  /**
+   * The slice tracks of the rows between canvas y `y0` and `y1` (a box drag): a track row's own
+   * track, and every track a collapsed rank or unit header stands for.
+   */
+  private tracksIn(y0: number, y1: number): string[] {
+    const out = new Set<string>();
+    const shown = new Set(this.filteredTracks());
+    const all = shown.size === 0;
+    for (const r of this.rows) {
+      const top = rowTop(r, this.vp.scrollY);
+      if (top + r.h <= y0 || top >= y1 || (!r.sticky && top < RULER_H + this.vp.stickyH)) {
+        continue;
+      }
+      if (r.track) {
+        if (r.track.kind === 'slice') {
+          out.add(r.track.id);
+        }
+      } else if (r.collapsed && this.tree) {
+        for (const rk of this.tree.ranks) {
+          if (rk.rank !== r.rank) {
+            continue;
+          }
+          for (const u of rk.units) {
+            if (r.kind === 'unit' && u.name !== r.unit?.name) {
+              continue;
+            }
+            for (const tr of u.tracks) {
+              if (tr.kind === 'slice' && (all ? !this.shownRanks || this.shownRanks.has(rk.rank) : shown.has(tr.id))) {
+                out.add(tr.id);
+              }
+            }
+          }
+        }
+      }
+    }
+    return [...out];
   }
 
   /** Slice track ids the lane filter lets through (empty: no filter, every track). */
@@ -1088,8 +1149,8 @@ class TimelineView implements View {
       },
       slices: track => self.data.slices?.data.get(track) || null,
       idle: () => self.data.idle() && self.raf === 0,
-      range: () => (self.range ? { start_ns: self.range.start, end_ns: self.range.end } : null),
-      setRange: (a, b) => self.setRange(a, b, true),
+      range: () => (self.range ? { start_ns: self.range.start, end_ns: self.range.end, tracks: self.rangeTracks } : null),
+      setRange: (a, b, tracks) => self.setRange(a, b, true, tracks ?? null),
       stats: () => self.rangeStats,
       tooltip: () =>
         self.tip.content && !self.tip.el.hidden

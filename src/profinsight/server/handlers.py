@@ -324,7 +324,7 @@ class WindowHandler(TimelineHandler):
     def arrow_answer(self, profile, s, e, ids, width):
         raise NotImplementedError
 
-    def json_answer(self, profile, s, e, ids, width, meta, origin, shift=None) -> bytes:
+    def json_answer(self, profile, s, e, ids, width, meta, origin, shift=None, lanes=None) -> bytes:
         raise NotImplementedError
 
     async def get(self, pid):
@@ -339,12 +339,16 @@ class WindowHandler(TimelineHandler):
             "px_ns": (e - s) / width,
         }
         shift = self.shift_arg()
+        # ``capped=ID,ID&lanes=N``: those tracks only down to N nesting levels (the page draws a
+        # deep host thread's first levels until its "show all" toggle is used)
+        capped = self.list_arg("capped")
+        lanes = dict.fromkeys(capped, self.int_arg("lanes", 8, 1, 100_000)) if capped else None
         if arrow:
-            if shift:
-                raise ProfileError("shift is answered in JSON only", fix="leave format=arrow out")
+            if shift or lanes:
+                raise ProfileError("shift and capped are answered in JSON only", fix="leave format=arrow out")
             table = await self.engine(self.arrow_answer, profile, s, e, ids, width)
             return self.send_arrow(table, **meta, rows=table.num_rows)
-        body = await self.engine(self.json_answer, profile, s, e, ids, width, meta, origin, shift)
+        body = await self.engine(self.json_answer, profile, s, e, ids, width, meta, origin, shift, lanes)
         self.set_header("Content-Type", "application/json; charset=UTF-8")
         self.finish(body)
 
@@ -448,12 +452,12 @@ class GapsHandler(TimelineHandler):
         self.send_json({"origin_ns": str(origin), "start_ns": s - origin, "end_ns": e - origin, **out})
 
 
-def _slices_answer(profile, s, e, ids, width, meta, origin, shift=None) -> bytes:
+def _slices_answer(profile, s, e, ids, width, meta, origin, shift=None, lanes=None) -> bytes:
     # query and encoding in one engine call: one hop through the engine's queue, not two
-    return _slices_json(meta, timeline.slice_columns(profile, s, e, ids, width, True, shift), origin)
+    return _slices_json(meta, timeline.slice_columns(profile, s, e, ids, width, True, shift, lanes), origin)
 
 
-def _counters_answer(profile, s, e, ids, width, meta, origin, shift=None) -> bytes:
+def _counters_answer(profile, s, e, ids, width, meta, origin, shift=None, lanes=None) -> bytes:
     return _counters_json(meta, timeline.counter_columns(profile, s, e, ids, width, shift), origin)
 
 

@@ -82,7 +82,14 @@ def _check_tracks(idx, track_ids, kind: str) -> list[str]:
 
 
 def slice_columns(
-    profile, start_ns: int, end_ns: int, track_ids, width_px: int, codes: bool = False, shift: dict | None = None
+    profile,
+    start_ns: int,
+    end_ns: int,
+    track_ids,
+    width_px: int,
+    codes: bool = False,
+    shift: dict | None = None,
+    lanes: dict | None = None,
 ) -> dict[str, dict]:
     """Slices of ``track_ids`` overlapping [start_ns, end_ns), per track as numpy columns
     (depth, source, id, name, start_ns, dur_ns, count, total_ns, merged), sorted by start then
@@ -94,7 +101,9 @@ def slice_columns(
     (lod.py), so the work is bounded by tracks x depth x pixels.
 
     ``shift`` ({rank: ns}, see align.py) moves each rank's slices by its offset: the window is
-    read in the shifted frame and the answer's times are shifted."""
+    read in the shifted frame and the answer's times are shifted.  ``lanes`` ({track: N}) keeps
+    only the first N nesting levels of those tracks (the page draws a deep host thread's first
+    levels until asked for all; the levels below were half of a zoomed-out answer)."""
     px = check_window(start_ns, end_ns, width_px)
     idx = index_of(profile)
     ids = _check_tracks(idx, track_ids, "slice")
@@ -104,6 +113,12 @@ def slice_columns(
         cols = idx.slice_tracks[t].query(start_ns - off, end_ns - off, px, width_px)
         if off:
             cols["start_ns"] = cols["start_ns"] + off
+        if lanes and t in lanes:
+            keep = cols["depth"] < lanes[t]
+            if not keep.all():
+                cols = {
+                    k: (v[keep] if isinstance(v, np.ndarray) and len(v) == len(keep) else v) for k, v in cols.items()
+                }
         if len(cols["start_ns"]):
             if codes:
                 cols["names"] = idx.names_of[t]

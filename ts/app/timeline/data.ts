@@ -10,7 +10,7 @@
  */
 import type { Api } from '../api';
 import type { AlignAnswer, CountersAnswer, DetailsAnswer, FlowsAnswer, SearchAnswer, SlicesAnswer, StatsAnswer } from '../generated/wire';
-import { CounterCols, SliceCols, sliceTracks, TrackTree } from './model';
+import { CounterCols, LANE_CAP, SliceCols, sliceTracks, TrackTree } from './model';
 import type { Mark } from './renderer';
 
 export const OVERSCAN = 2; // fetched window = 2 x visible window: pans of half a screen redraw from memory
@@ -23,6 +23,8 @@ export interface Fetched<T> {
   end: number;
   pxNs: number;
   tracks: Set<string>;
+  /** tracks asked for only down to LANE_CAP levels (see `want`) */
+  capped: Set<string>;
   data: Map<string, T>;
 }
 
@@ -103,8 +105,9 @@ export class TimelineData {
     return !this.inflight.slice && !this.inflight.counter && !this.gapsInflight;
   }
 
-  /** Whether the answer in memory covers `ids` over the visible window at about its resolution. */
-  private covers(f: Fetched<unknown> | null, ids: string[], v: Visible, pxNs: number): boolean {
+  /** Whether the answer in memory covers `ids` over the visible window at about its resolution
+   * (and has every level of the tracks no longer capped). */
+  private covers(f: Fetched<unknown> | null, ids: string[], v: Visible, pxNs: number, capped: Set<string>): boolean {
     if (!f) {
       return false;
     }
@@ -113,22 +116,27 @@ export class TimelineData {
       v.end <= f.end &&
       pxNs >= f.pxNs * 0.6 &&
       pxNs <= f.pxNs * 1.7 &&
-      ids.every(id => f.tracks.has(id))
+      ids.every(id => f.tracks.has(id) && (!f.capped.has(id) || capped.has(id)))
     );
   }
 
-  /** Asks for `kind` over tracks `ids` unless what is in memory (or in flight) will do. */
-  async want(kind: WindowKind, ids: string[], v: Visible): Promise<void> {
+  /**
+   * Asks for `kind` over tracks `ids` unless what is in memory (or in flight) will do; `capped`
+   * tracks only down to LANE_CAP levels (a deep host thread before its "show all levels": the
+   * levels below were half of a zoomed-out answer, parsed and never drawn).
+   */
+  async want(kind: WindowKind, ids: string[], v: Visible, capped: string[] = []): Promise<void> {
     const plotW = v.plotW;
     const pxNs = (v.end - v.start) / plotW;
     const have: Fetched<unknown> | null = kind === 'slice' ? this.slices : this.counters;
     if (!ids.length) {
       if (kind === 'slice' && !this.slices) {
-        this.slices = { start: v.start, end: v.end, pxNs, tracks: new Set(), data: new Map() };
+        this.slices = { start: v.start, end: v.end, pxNs, tracks: new Set(), capped: new Set(), data: new Map() };
       }
       return;
     }
-    if (this.covers(have, ids, v, pxNs) || this.inflight[kind]) {
+    const cap = new Set(capped.filter(id => ids.includes(id)));
+    if (this.covers(have, ids, v, pxNs, cap) || this.inflight[kind]) {
       return; // an answer in flight re-checks on arrival
     }
     const span = v.end - v.start;
@@ -139,17 +147,18 @@ export class TimelineData {
     this.inflight[kind] = true;
     let superseded = false;
     try {
-      const r = await this.api.timeline(
-        this.profileId,
-        kind === 'slice' ? 'slices' : 'counters',
-        this.withShift({ start, end, width, tracks: ids })
-      );
+      const params: Record<string, string | number | string[]> = { start, end, width, tracks: ids };
+      if (cap.size) {
+        params.capped = [...cap];
+        params.lanes = LANE_CAP;
+      }
+      const r = await this.api.timeline(this.profileId, kind === 'slice' ? 'slices' : 'counters', this.withShift(params));
       if (seq !== this.seq[kind]) {
         superseded = true; // the offsets changed meanwhile: ask again (below) in the new frame
         return;
       }
       const data = kind === 'slice' ? sliceTracks(r as SlicesAnswer) : new Map(Object.entries((r as CountersAnswer).tracks || {}));
-      const f = { start, end, pxNs: (end - start) / width, tracks: new Set(ids), data };
+      const f = { start, end, pxNs: (end - start) / width, tracks: new Set(ids), capped: cap, data };
       if (kind === 'slice') {
         this.slices = f as Fetched<SliceCols>;
       } else {

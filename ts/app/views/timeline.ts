@@ -506,22 +506,28 @@ class TimelineView implements View {
     this.changed();
   }
 
-  /** Track ids of the rows in (and one screen around) the vertical viewport, by kind. */
-  private visibleTracks(): { slice: string[]; counter: string[] } {
-    const out = { slice: [] as string[], counter: [] as string[] };
+  /** Track ids of the rows in (and one screen around) the vertical viewport, by kind, and the
+   * slice tracks drawn with their levels capped. */
+  private visibleTracks(): { slice: string[]; counter: string[]; capped: string[] } {
+    const out = { slice: [] as string[], counter: [] as string[], capped: [] as string[] };
+    const add = (r: Row) => {
+      const tr = r.track;
+      if (tr) {
+        out[tr.kind].push(tr.id);
+        if (r.capped && (r.lanes ?? tr.depth) < tr.depth) {
+          out.capped.push(tr.id);
+        }
+      }
+    };
     const viewH = this.vp.height - RULER_H;
     const top = Math.max(0, this.vp.scrollY - viewH);
     const bottom = this.vp.scrollY + 2 * viewH;
     for (let i = 0; i < this.rows.length && this.rows[i].sticky; i++) {
-      const tr = this.rows[i].track;
-      if (tr) {
-        out[tr.kind].push(tr.id);
-      }
+      add(this.rows[i]);
     }
     for (let i = firstRowBelow(this.rows, top); i < this.rows.length && this.rows[i].y < bottom; i++) {
-      const tr = this.rows[i].track;
-      if (tr && !this.rows[i].sticky) {
-        out[tr.kind].push(tr.id);
+      if (!this.rows[i].sticky) {
+        add(this.rows[i]);
       }
     }
     return out;
@@ -578,7 +584,7 @@ class TimelineView implements View {
     }
     const vis = this.visibleTracks();
     const v = { start: this.vp.start, end: this.vp.end, plotW: this.vp.plotW };
-    void this.data.want('slice', vis.slice, v);
+    void this.data.want('slice', vis.slice, v, vis.capped);
     void this.data.want('counter', vis.counter, v);
     if (this.ready) {
       void this.data.wantGaps(v, () => this.schedule());

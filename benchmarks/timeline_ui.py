@@ -98,9 +98,19 @@ def queries(base: str, pid: str, tree: dict) -> dict:
     # a screenful of counters (the page asks only for the rows on screen, and one screen above
     # and below): the first 20 counter tracks
     screen = ",".join(counters.split(",")[:20])
+    # as the page asks: host and API threads deeper than 8 levels only down to 8 (their cap)
+    capped = ",".join(
+        t["id"]
+        for r in tree["ranks"]
+        for u in r["units"]
+        if u["kind"] in ("host", "api")
+        for t in u["tracks"]
+        if t["depth"] > 8
+    )
     res = {}
     for route, ids, label in (
         ("slices", slices, "slices"),
+        ("slices", f"{slices}&capped={capped}&lanes=8" if capped else slices, "slices_as_the_page_asks"),
         ("counters", counters, "counters"),
         ("counters", screen, "counters_screen"),
     ):
@@ -120,7 +130,7 @@ def queries(base: str, pid: str, tree: dict) -> dict:
         with_parse = [a + b for a, b in zip(ms, parse)]
         res[label] = {
             "requests": len(ms),
-            "tracks": ids.count(",") + 1,
+            "tracks": ids.split("&")[0].count(",") + 1,
             "width": width,
             "p50_ms": round(statistics.median(ms), 1),
             "p95_ms": round(pct(ms, 95), 1),

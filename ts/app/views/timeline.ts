@@ -927,10 +927,19 @@ class TimelineView implements View {
   }
 
   private showMarkers(): void {
-    renderMarkers(this.markerBox, this.markers, this.ctx.t, () => {
-      this.markers = [];
-      this.showMarkers();
-    });
+    renderMarkers(
+      this.markerBox,
+      this.markers,
+      this.ctx.t,
+      () => {
+        this.markers = [];
+        this.showMarkers();
+      },
+      ns => {
+        const half = (this.vp.end - this.vp.start) / 2;
+        this.vp.setWindow(ns - half, ns + half);
+      }
+    );
     this.schedule();
   }
 

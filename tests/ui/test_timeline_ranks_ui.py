@@ -7,6 +7,7 @@ from __future__ import annotations
 import shutil
 
 import pytest
+from _support import fmt_duration
 
 import profinsight
 from profinsight import timeline as tl
@@ -75,7 +76,8 @@ def test_ascend_ranks_aligned_by_step_then_by_collective(base, page, profs, shot
     page.wait_for_function("() => window.profinsightTimeline.alignment().answer !== null")
     st = p.sql("select rank, host_start_ns t from steps where step = 50 order by rank")["t"].tolist()
     assert _offsets(page) == {1: int(st[0]) - int(st[1])} == {1: -2_127_370}
-    assert "#text_level1/timeline?" in page.url and "align=step%3A50" in page.url
+    page.wait_for_function("() => location.hash.includes('align=step%3A50')")  # written after 250 ms
+    assert page.url.split("#")[1].startswith("text_level1/timeline?") and "ranks=" not in page.url
     # one collective, chosen with a click on rank 0's Communication track: its end lines up
     name = "hcom_allReduce__586_3_1"
     ends = {r: s + d for r, (s, d) in _starts(p, f"name = '{name}'").items()}
@@ -113,6 +115,13 @@ def test_ascend_ranks_aligned_by_step_then_by_collective(base, page, profs, shot
     cols = _hook(page, f"slices('{r1}')")
     s1 = _starts(p, f"name = '{name}'")[1][0]
     assert s1 - origin + (ends[0] - ends[1]) in cols["start_ns"]
+    # its tooltip says it is drawn off its recorded time, and by how much
+    x = page.evaluate(f"() => window.profinsightTimeline.xOf({hl[1]['start_ns'] + hl[1]['dur_ns'] / 2})")
+    y = page.evaluate(f"() => window.profinsightTimeline.yOf('{r1}', 0)")
+    page.mouse.move(box["x"] + x, box["y"] + y)
+    page.wait_for_selector(".pi-tl-tip:not([hidden])")
+    tip = _hook(page, "tooltip()")
+    assert tip["name"] == name and f"drawn +{fmt_duration(9_175)} from its recorded time" in tip["text"]
     shot(page, "timeline_ranks_aligned")
     # the user adjusts rank 1 by +0.5 us for clock skew
     page.fill(".pi-tl-offset[data-rank='1']", f"{(ends[0] - ends[1] + 500) / 1000:.3f}")

@@ -787,9 +787,11 @@ class TimelineView implements View {
     const row = hit.kind === 'slice' ? this.rowOf(hit.mark.track, hit.mark.rank) : hit.kind === 'merged' ? this.rowOf(hit.track, hit.rank) : null;
     const where = row ? `${this.ctx.t('ui.timeline.rank', { rank: row.rank })} · ${row.unit?.name ?? ''} · ${row.track?.name ?? row.label}` : '';
     if (hit.kind === 'slice') {
-      this.tip.show({ name: hit.mark.name, dur_ns: hit.mark.dur_ns, start_ns: hit.mark.start_ns, track: where, count: 1 }, at.clientX, at.clientY);
+      const shift = this.data.shift.get(hit.mark.rank) ?? 0;
+      this.tip.show({ name: hit.mark.name, dur_ns: hit.mark.dur_ns, start_ns: hit.mark.start_ns, track: where, count: 1, shift }, at.clientX, at.clientY);
     } else if (hit.kind === 'merged') {
-      this.tip.show({ name: hit.name, dur_ns: hit.end - hit.start, start_ns: hit.start, track: where, count: hit.count }, at.clientX, at.clientY);
+      const shift = this.data.shift.get(hit.rank) ?? 0;
+      this.tip.show({ name: hit.name, dur_ns: hit.end - hit.start, start_ns: hit.start, track: where, count: hit.count, shift }, at.clientX, at.clientY);
     } else {
       this.tip.hide();
     }

@@ -17,6 +17,8 @@ export interface TipContent {
   track: string;
   /** slices a merged bucket stands for (1 for one slice) */
   count: number;
+  /** the offset (ns) an alignment moved this slice's rank by; 0 or absent: none */
+  shift?: number;
 }
 
 /** The hover tooltip: name, duration (formatted), start, track; follows the pointer. */
@@ -36,7 +38,14 @@ export class Tooltip {
       h('div', { class: 'pi-tl-tip-name' }, c.count > 1 ? t('ui.timeline.tip.merged', { n: c.count, name: c.name }) : c.name),
       h('div', { class: 'pi-tl-tip-dur' }, `${t(c.count > 1 ? 'ui.timeline.tip.extent' : 'ui.timeline.d.duration')}: ${fmtDuration(c.dur_ns)}`),
       h('div', { class: 'pi-tl-tip-at' }, `${t('ui.timeline.d.start')}: ${fmtDuration(c.start_ns)}`),
-      h('div', { class: 'pi-tl-tip-track' }, c.track)
+      h('div', { class: 'pi-tl-tip-track' }, c.track),
+      c.shift
+        ? h(
+            'div',
+            { class: 'pi-tl-tip-shift' },
+            t('ui.timeline.tip.shifted', { offset: `${c.shift > 0 ? '+' : '−'}${fmtDuration(Math.abs(c.shift))}` })
+          )
+        : null
     ]);
     this.el.hidden = false;
     const host = this.el.offsetParent as HTMLElement | null;

@@ -8,14 +8,18 @@
  * Navigation contract (what another view passes to `ctx.navigate('timeline', state)`):
  *
  *   {rank?: number, start_ns?: number|string, end_ns?: number|string,
- *    select?: {kind: string, rank: number, id: number}, query?: string}
+ *    select?: {kind: string, rank: number, id: number}, query?: string,
+ *    ranks?: number[], align?: AlignSpec, skew?: {rank: ns}, range?: {start_ns, end_ns, tracks?}}
  *
  * `start_ns`/`end_ns` are ABSOLUTE profile times in ns, as the analyses return them (Ascend
  * epoch ns exceed 2^53, so pass them as strings when exact values matter).  The view zooms to
  * that window with a 10 % margin on each side, expands `rank` and scrolls to it, selects
  * `select` (details and launch arrows; with no window given it zooms to the selection) and runs
  * `query` as a search.  Inside the view every time is ns relative to the tracks answer's
- * `origin_ns` (a string, converted with BigInt).
+ * `origin_ns` (a string, converted with BigInt).  `ranks` picks the ranks shown side by side and `align`
+ * lines them up with offsets the server computes (`timeline/align`), `skew` adding the user's own;
+ * the window routes then answer in that shifted frame (`shift`), so drawing, hit tests and ranges
+ * need no arithmetic, and the single-slice answers (flows, search) are shifted in ../timeline/data.ts.
  *
  * Never freezing: data is asked for by visible window, visible tracks and pixel width (the
  * server merges sub-pixel slices and down-samples counters keeping peaks); at most one request

@@ -58,11 +58,15 @@ def test_a_stepless_gpu_capture_names_one_denominator(fixtures):
     assert v["text"].startswith("Over the capture (1 rank(s), no step recorded, 12840.2 ms)")
     assert v["text"].endswith("device idle 99.9% of the capture.")
     gaps = next(f for f in rep["findings"] if f["rule"] == "idle_gaps")
-    assert gaps["message"].startswith("The device idles 93.1% of the capture in 33 idle gaps of at least 50 us")
+    assert gaps["message"].startswith(
+        "The device idles 93.1% of the capture in 33 idle gaps of at least 50 us (11952.4 ms in the capture)"
+    )
     assert gaps["share_of_step_ratio"] <= v["numbers"]["share_of_step_free_ratio"]
     stepped = guided_report(profinsight.load(fixtures / K / "gpu_2rank_rank0.json.gz"), "en")
     gaps = next(f for f in stepped["findings"] if f["rule"] == "idle_gaps")
-    assert "of the step in 252 idle gaps" in gaps["message"]  # GPU traces with steps said "of the capture"
+    assert (
+        "of the step in 252 idle gaps of at least 50 us (334.1 ms per step)" in gaps["message"]
+    )  # said "of the capture"
 
 
 def test_device_busy_says_that_communication_wait_counts():

@@ -40,15 +40,33 @@ def add_arguments(p) -> None:
     p.add_argument("-o", "--output", metavar="FILE", help="write to FILE (format from its extension)")
 
 
-def _summary_run(ps, args):
-    """The run of ``ps`` with every rank in the summary tier (importers.cluster), or None where
-    the run is not torch_npu rank folders that all hold their summaries."""
+#: bumped when the report's content changes: a stored report of another version is never read
+REPORT_VERSION = "1"
+_SECTIONS = (
+    # (title, key of RanksReport.to_dict, columns left out, columns kept (None: all), rows at most)
+    ("Ranks (per-step means, us)", "summary", ("label",), None, None),
+    ("Load imbalance", "imbalance", (), None, None),
+    ("Parallel layout (profiler_metadata.json)", "layout", (), None, None),
+    ("Parallel groups (HCCL groups by their ranks)", "groups", (), _GROUP_COLUMNS, None),
+    ("Pipeline bubble per stage", "pipeline_bubbles", (), None, None),
+    ("Slow links (bandwidth-bound transfers, >= 1 MB)", "slow_links", ("evidence", "label"), None, None),
+    (
+        "Latency-bound transfers (< 1 MB): time per transfer, not a bandwidth",
+        "link_latency",
+        ("evidence", "label", "op_types"),
+        None,
+        10,
+    ),
+)
+
+
+def _summary_run(run):
+    """``run`` with every rank in the summary tier (importers.cluster), or None where the run is
+    not torch_npu rank folders that all hold their summaries."""
     from dataclasses import replace
 
-    from ..api import resolve_run
     from ..importers.cluster import summary_sources
 
-    run = resolve_run(ps[0] if len(ps) == 1 else ps, prefer=args.prefer)
     if run.format not in ("ascend_text", "ascend_db") or len(run.sources) < 2:
         return None
     sources = summary_sources(run.sources)
@@ -56,10 +74,30 @@ def _summary_run(ps, args):
 
 
 def run(args) -> int:
-    from ..api import load, load_parallel, ranks_report
+    from pathlib import Path
+
+    from ..i18n import resolve_lang
+    from ..store import report_cache
 
     ps = paths(args)
-    target = _summary_run(ps, args) if args.tier != "full" else None
+    fmt = output_format(args, FORMATS)
+    lang = resolve_lang(getattr(args, "lang", None))
+    question = {
+        "paths": [str(Path(p).resolve()) for p in ps],
+        "tier": args.tier,
+        "prefer": args.prefer,
+        "threshold": args.threshold,
+        "lang": lang,
+    }
+    if fmt != "html" and not args.scheduler:
+        # unchanged files, same question: the report as it was built (every input re-stat'ed)
+        hit = report_cache.lookup("ranks", REPORT_VERSION, question)
+        if hit is not None:
+            return _print(hit, fmt, args)
+    from ..api import load, load_parallel, ranks_report, resolve_run
+
+    whole = resolve_run(ps[0] if len(ps) == 1 else ps, prefer=args.prefer)
+    target = _summary_run(whole) if args.tier != "full" else None
     if target is None and args.tier == "summary":
         from ..errors import ProfileError
 
@@ -67,55 +105,47 @@ def run(args) -> int:
             f"{ps[0]}: not every rank folder has its summaries (ASCEND_PROFILER_OUTPUT/step_trace_time.csv); "
             "run without --tier summary to import the traces"
         )
+    seen = report_cache.witness(target or whole)  # before reading: a file changed meanwhile is never answered
     if target is not None and not args.scheduler:  # a few KB per rank: processes would cost more than they save
         prof = load(target)
     else:
-        prof = load_parallel(
-            target or (ps[0] if len(ps) == 1 else ps),
-            scheduler=args.scheduler,
-            prefer=args.prefer,
-            workers=args.workers,
-        )
-    rep = ranks_report(prof, threshold=args.threshold, lang=getattr(args, "lang", None))
-    fmt = output_format(args, FORMATS)
-    if fmt == "json":
-        emit(dumps(rep.to_dict()), args)
-        return 0
+        prof = load_parallel(target or whole, scheduler=args.scheduler, workers=args.workers)
+    rep = ranks_report(prof, threshold=args.threshold, lang=lang)
     if fmt == "html":
         from ..render.ranks import ranks_page
 
         emit(ranks_page(rep), args)
+        return 0
+    out = rep.to_dict()
+    if not any(d.severity == "error" for d in prof.diagnostics):  # a failed rank is tried again next time
+        report_cache.store("ranks", REPORT_VERSION, question, seen, out)
+    return _print(out, fmt, args)
+
+
+def _print(rep: dict, fmt: str, args) -> int:
+    """The report (``RanksReport.to_dict()``, built now or stored) as JSON or as tables."""
+    if fmt == "json":
+        emit(dumps(rep), args)
         return 0
     from rich.table import Table
 
     from ..render.ranks import figure_text
 
     console = make_console(args, 150)
-    groups = rep.groups()
-    for title, df in (
-        ("Ranks (per-step means, us)", rep.summary().drop(columns=["label"])),
-        ("Load imbalance", rep.imbalance()),
-        ("Parallel layout (profiler_metadata.json)", rep.layout()),
-        (
-            "Parallel groups (HCCL groups by their ranks)",
-            groups[[c for c in _GROUP_COLUMNS if c in groups.columns]],
-        ),
-        ("Pipeline bubble per stage", rep.bubbles()),
-        ("Slow links (bandwidth-bound transfers, >= 1 MB)", rep.slow_links().drop(columns=["evidence", "label"])),
-        (
-            "Latency-bound transfers (< 1 MB): time per transfer, not a bandwidth",
-            rep.link_latency().drop(columns=["evidence", "label", "op_types"]).head(10),
-        ),
-    ):
-        if df.empty:
+    for title, key, drop, keep, most in _SECTIONS:
+        rows = rep.get(key) or []
+        if not rows:
             continue
+        cols = [c for c in rows[0] if c not in drop and (keep is None or c in keep)]
+        if keep is not None:
+            cols = [c for c in keep if c in cols]
         t = Table(title=title, box=None, header_style="bold")
-        for c in df.columns:
+        for c in cols:
             t.add_column(str(c), justify="right")
-        for _, r in df.iterrows():
-            t.add_row(*(figure_text(v, str(c)) for c, v in r.items()))
+        for r in rows[:most]:
+            t.add_row(*(figure_text(r.get(c), c) for c in cols))
         console.print(t)
-    console.print(rep.verdict())
+    console.print(rep["verdict"])
     if args.output:
         emit(console.export_text(), args)
     return 0

@@ -12,12 +12,14 @@ on remote clusters.
 
 from __future__ import annotations
 
-from .loader import LoadedRank, _import_and_store, cache_first, collect
+from .loader import LoadedRank, _import_and_store, cache_first, collect, in_process, load_in_process
 
 
 def load_sources_dask(sources, client, progress=None) -> list[LoadedRank]:
     """Like :func:`~profinsight.store.loader.load_sources`, with the ranks to import mapped on a
     Dask client (one task per rank)."""
+    if in_process(sources):  # the summary tier: a Dask task per rank would cost more than the read
+        return load_in_process(sources, progress)
     loaded, todo = cache_first(sources, progress)
     if todo:
         futures = client.map(_import_and_store, [sources[i] for i in todo], pure=False)

@@ -17,7 +17,7 @@ import pyarrow as pa
 
 from .. import diagnostics as dg
 from ..errors import ProfileError
-from ..importers import RankData, RankSource, load_rank
+from ..importers import RankData, RankSource, cacheable, load_rank, load_ranks
 from . import cache
 
 Progress = Callable[[int, int, str], None]
@@ -95,7 +95,10 @@ def _import_and_store(source: RankSource):
 def load_sources(
     sources: tuple[RankSource, ...], progress: Progress | None = None, workers: int | None = None
 ) -> list[LoadedRank]:
-    """Load every rank source, cache first; ranks to import run in parallel processes."""
+    """Load every rank source, cache first; ranks to import run in parallel processes.  Ranks of
+    a format that is not cached (summaries: a few KB a rank) are read here, all at once."""
+    if in_process(sources):
+        return load_in_process(sources, progress)
     loaded, todo = cache_first(sources, progress)
     n_workers = min(len(todo), workers or os.cpu_count() or 1)
     if workers is None and _source_bytes(sources[i] for i in todo) < PARALLEL_MIN_BYTES:
@@ -108,6 +111,29 @@ def load_sources(
     else:
         collect(sources, todo, (_import_and_store(sources[i]) for i in todo), loaded, progress)
     return [loaded[i] for i in range(len(sources))]
+
+
+def in_process(sources) -> bool:
+    """Whether ``sources`` are ranks read in this process and never cached (the summary tier):
+    a process or a Dask task per rank would cost more than reading the rank."""
+    return bool(sources) and all(not cacheable(s.format) for s in sources)
+
+
+def load_in_process(sources, progress: Progress | None = None) -> list[LoadedRank]:
+    """Every rank of ``sources`` read in this process (the importer reads a file that holds many
+    ranks once), held in memory.  An importer failure falls back to one rank at a time, so a
+    bad rank costs only itself (``import_rank`` turns it into a diagnostic)."""
+    try:
+        datas = load_ranks(sources)
+    except Exception:  # noqa: BLE001 - retried rank by rank below, where each failure is reported
+        datas = [import_rank(s) for s in sources]
+    out = []
+    for i, (src, data) in enumerate(zip(sources, datas)):
+        rank = (src.rank_hint or 0) if data.rank is None else int(data.rank)
+        out.append(LoadedRank(src, rank, list(data.diagnostics), tables=data.tables))
+        if progress and (i + 1 == len(sources) or (i + 1) % 64 == 0):
+            progress(i + 1, len(sources), str(src.path))
+    return out
 
 
 def cache_first(sources, progress: Progress | None = None) -> tuple[dict[int, LoadedRank], list[int]]:

@@ -85,6 +85,37 @@ class Summary:
     metadata: dict = field(default_factory=dict)
 
 
+def split(summary: Summary, only: int | None = None) -> dict[int, Summary]:
+    """The records of each rank (``only``: of that rank alone, empty where it has none), in one
+    pass over the summary: ``ranks``, ``ops``, ``totals`` and ``bands`` by their rank, ``links``
+    by the rank that sends; ``stages``, ``groups``, ``problems`` and ``metadata`` are the job's
+    and shared."""
+    parts: dict[int, Summary] = {}
+
+    def part(rank) -> Summary | None:
+        if only is not None and rank != only:
+            return None
+        if rank not in parts:
+            parts[rank] = Summary(
+                stages=summary.stages, groups=summary.groups, problems=summary.problems, metadata=summary.metadata
+            )
+        return parts[rank]
+
+    if only is not None:
+        part(only)
+    for kind in ("ranks", "ops", "totals"):
+        for rec in getattr(summary, kind):
+            if (p := part(rec["rank"])) is not None:
+                getattr(p, kind).append(rec)
+    for key, bands in summary.bands.items():
+        if (p := part(key[0])) is not None:
+            p.bands[key] = bands
+    for link in summary.links:
+        if (p := part(link["src"])) is not None:
+            p.links.append(link)
+    return parts
+
+
 # -- recognising ----------------------------------------------------------------------------
 def is_step_csv(path: Path) -> bool:
     """Whether ``path`` is a cluster step trace: its header, not its name, decides."""

@@ -62,7 +62,19 @@ def layout(profile) -> tuple[dict, list[dict]]:
     """``(sizes, groups)``: the parallel sizes of ``distributed_args`` (``{"tp": 1, "pp": 2, ...}``,
     the first rank that records them) and the declared groups, one dict per distinct (name, ranks):
     ``name``, ``ranks`` (tuple, in the declared order: for ``pp`` the stage order), ``ids``
-    (the ``group_name_N`` keys).  Both empty where no rank records its layout."""
+    (the ``group_name_N`` keys).  Both empty where no rank records its layout.  Read once per
+    profile (every rank's metadata is parsed: on 1,024 ranks that is worth not repeating)."""
+    memo = getattr(profile, "_results", None)
+    if memo is None:
+        sizes, groups = _layout(profile)
+    else:
+        if ("_parallel_layout",) not in memo:
+            memo[("_parallel_layout",)] = _layout(profile)
+        sizes, groups = memo[("_parallel_layout",)]
+    return dict(sizes), [dict(g, ids=list(g["ids"])) for g in groups]
+
+
+def _layout(profile) -> tuple[dict, list[dict]]:
     info = profile.table("run_info")
     sizes: dict = {}
     groups: dict[tuple, dict] = {}

@@ -16,7 +16,7 @@ from .errors import MixedRuns, NotAProfile, ProfileError
 from .profile import Profile
 from .store.distributed import load_sources_dask
 from .store.experiments import resolve_name
-from .store.loader import LoadedRank, Progress, load_sources
+from .store.loader import LoadedRank, Progress, in_process, load_in_process, load_sources
 
 if TYPE_CHECKING:  # the comparison code (and pandas) loads when a comparison is asked for
     from .comparison.core import Comparison
@@ -25,21 +25,69 @@ if TYPE_CHECKING:  # the comparison code (and pandas) loads when a comparison is
 PathLike = str | Path
 
 
+TIERS = ("auto", "summary", "full")
+
+
 def load(
-    path: PathLike | Iterable[PathLike] | Run, *, prefer: str | None = None, progress: Progress | None = None
+    path: PathLike | Iterable[PathLike] | Run,
+    *,
+    prefer: str | None = None,
+    progress: Progress | None = None,
+    tier: str = "full",
 ) -> Profile:
     """Load one run: a rank folder, a run folder, a trace file, a list of paths that form one
     run (e.g. the rank files of one Kineto job), or a :class:`Run` from :func:`discover`.
 
     ``prefer`` ("db" | "text") chooses the export when a rank folder has both (default: DB,
-    as the vendor's viewer does).  Raises :class:`~profinsight.errors.MixedRuns` when the
-    path holds several runs (the error lists them; pass one of ``discover(path)``).
+    as the vendor's viewer does).  ``tier`` (see :func:`tiered`): ``"full"`` (default) imports
+    every rank's traces; ``"summary"`` reads only each rank's own summaries (step trace,
+    communication and matrix JSON: the cluster view in a fraction of the time, no kernels,
+    operators or timeline); ``"auto"`` takes the summary tier where every rank of a multi-rank run
+    has its summaries.  Raises :class:`~profinsight.errors.MixedRuns` when the path holds several
+    runs (the error lists them; pass one of ``discover(path)``).
     """
     if prefer not in (None, "db", "text"):
         raise ProfileError(f"prefer must be 'db', 'text' or None, not {prefer!r}")
-    run = resolve_run(path, prefer=prefer)
+    run = tiered(resolve_run(path, prefer=prefer), tier)
     ranks = load_sources(run.sources, progress=progress)
     return Profile(run, ranks, list(run.notes) + run_diagnostics(run, ranks))
+
+
+def tiered(run: Run, tier: str) -> Run:
+    """``run`` as the ``tier`` asks: ``"full"`` as it is; ``"summary"``: every rank read from its own
+    summaries (``ASCEND_PROFILER_OUTPUT/step_trace_time.csv``, ``communication.json``,
+    ``communication_matrix.json``, ``profiler_metadata.json``) -- a clear error where a rank lacks
+    them; ``"auto"``: the summary tier for a torch_npu run of two or more ranks that all have their
+    summaries, else the run as it is.  A cluster summary (``cluster_analysis_output/``,
+    ``cluster_analysis.db``) is the summary tier whatever is asked: it holds nothing else."""
+    if tier not in TIERS:
+        raise ProfileError(f"tier must be one of {', '.join(TIERS)}, not {tier!r}")
+    if tier == "full" or run.format == "cluster":
+        return run
+    summary = summary_run(run)
+    if summary is not None:
+        return summary
+    if tier == "summary":
+        raise ProfileError(
+            f"{run.root}: the summary tier needs two or more torch_npu rank folders that each hold "
+            "ASCEND_PROFILER_OUTPUT/step_trace_time.csv; this run does not",
+            file=str(run.root),
+            fix="load it with tier='full' (CLI: --tier full) to import the traces",
+        )
+    return run
+
+
+def summary_run(run: Run) -> Run | None:
+    """``run`` with every rank in the summary tier, or None where the run is not torch_npu rank
+    folders that all hold their summaries."""
+    from dataclasses import replace
+
+    from .importers.cluster import summary_sources
+
+    if run.format not in ("ascend_text", "ascend_db") or len(run.sources) < 2:
+        return None
+    sources = summary_sources(run.sources)
+    return replace(run, format="cluster", sources=sources) if sources else None
 
 
 def load_parallel(
@@ -50,16 +98,20 @@ def load_parallel(
     prefer: str | None = None,
     workers: int | None = None,
     progress=None,
+    tier: str = "full",
 ):
     """Load one run (see :func:`profinsight.load`) with its ranks imported in parallel: on the
     Dask ``client`` (or a client connected to ``scheduler``) when given, else in local
-    processes (``workers`` of them; default: one per CPU)."""
-    run = resolve_run(path, prefer=prefer)
+    processes (``workers`` of them; default: one per CPU).  The summary tier (``tier``) is read in
+    this process whatever is given: a rank's summaries are a few KB, a task would cost more, and
+    no Dask connection is made for it."""
+    run = tiered(resolve_run(path, prefer=prefer), tier)
+    if in_process(run.sources):
+        ranks = load_in_process(run.sources, progress)
+        return Profile(run, ranks, list(run.notes) + run_diagnostics(run, ranks))
     own = None
     if client is None and scheduler:
-        from distributed import Client
-
-        client = own = Client(scheduler)
+        client = own = connect(scheduler)
     try:
         if client is not None:
             ranks = load_sources_dask(run.sources, client, progress=progress)
@@ -69,6 +121,40 @@ def load_parallel(
         if own is not None:
             own.close()
     return Profile(run, ranks, list(run.notes) + run_diagnostics(run, ranks))
+
+
+def connect(scheduler: str, timeout: float | None = None):
+    """A Dask client of the scheduler at ``scheduler`` (``tcp://host:8786``), or a clear error:
+    ``distributed`` not installed, the scheduler unreachable (after ``timeout`` seconds; default
+    ``PROFINSIGHT_DASK_TIMEOUT`` or 10), or a scheduler with no worker."""
+    import os
+
+    try:
+        from distributed import Client
+    except ImportError:
+        raise ProfileError(
+            "loading on a Dask scheduler needs the distributed package, which is not installed",
+            fix="pip install 'profinsight[dask]', or leave out --scheduler / scheduler= to load in local processes",
+        ) from None
+    timeout = float(timeout or os.environ.get("PROFINSIGHT_DASK_TIMEOUT") or 10)
+    try:
+        client = Client(scheduler, timeout=timeout)
+    except (OSError, TimeoutError, ValueError) as exc:
+        raise ProfileError(
+            f"could not reach the Dask scheduler at {scheduler} within {timeout:g} s "
+            f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else 'no answer'})",
+            fix="start it (dask scheduler, then dask worker ADDRESS on each machine) and check the address "
+            "and port, or leave out --scheduler to load in local processes",
+        ) from None
+    try:
+        client.wait_for_workers(1, timeout=timeout)
+    except (OSError, TimeoutError) as exc:
+        client.close()
+        raise ProfileError(
+            f"the Dask scheduler at {scheduler} has no worker (none joined within {timeout:g} s: {type(exc).__name__})",
+            fix="start workers with: dask worker " + scheduler,
+        ) from None
+    return client
 
 
 def resolve_run(path, *, prefer: str | None = None) -> Run:
@@ -209,14 +295,18 @@ def ranks_report(
     workers: int | None = None,
     prefer: str | None = None,
     lang: str | None = None,
+    tier: str = "auto",
 ) -> RanksReport:
-    """The ranks report of a loaded profile, or of a path loaded with its ranks in parallel —
-    local processes (``workers``) or a Dask cluster (``client=`` / ``scheduler=``), through the
-    same :func:`load_parallel`."""
+    """The ranks report of a loaded profile, or of a path: loaded in the ``tier`` asked for
+    (default ``"auto"``: from every rank's own summaries where a multi-rank run has them, no trace
+    parsed; ``"full"``: every rank's traces, in parallel -- local processes (``workers``) or a Dask
+    cluster (``client=`` / ``scheduler=``) -- through :func:`load_parallel`; ``"summary"``: the
+    summaries or a clear error).  ``report.profile`` says which tier each figure came from
+    (``step_breakdown().source``; the ``summary-tier`` diagnostic of each rank)."""
     from .comparison.ranks import RanksReport
 
     if not isinstance(profile, Profile):
-        profile = load_parallel(profile, client=client, scheduler=scheduler, workers=workers, prefer=prefer)
+        profile = load_parallel(profile, client=client, scheduler=scheduler, workers=workers, prefer=prefer, tier=tier)
     return RanksReport(profile, threshold, min_share, lang=lang)
 
 
@@ -256,9 +346,7 @@ def compare(
         raise ValueError("mode must be 'device' or 'framework'")
     own = None
     if client is None and scheduler:
-        from distributed import Client
-
-        client = own = Client(scheduler)
+        client = own = connect(scheduler)
     try:
         profiles = [_as_profile(x, prefer, client=client, workers=workers) for x in items]
     finally:

@@ -4,6 +4,8 @@ in parallel local processes, or on a Dask cluster with ``--scheduler ADDRESS``."
 
 from __future__ import annotations
 
+import sys
+
 from .common import add_paths, dumps, emit, make_console, output_format, paths
 
 HELP = "ranks side by side: slow-rank detection with evidence, load imbalance"
@@ -60,19 +62,6 @@ _SECTIONS = (
 )
 
 
-def _summary_run(run):
-    """``run`` with every rank in the summary tier (importers.cluster), or None where the run is
-    not torch_npu rank folders that all hold their summaries."""
-    from dataclasses import replace
-
-    from ..importers.cluster import summary_sources
-
-    if run.format not in ("ascend_text", "ascend_db") or len(run.sources) < 2:
-        return None
-    sources = summary_sources(run.sources)
-    return replace(run, format="cluster", sources=sources) if sources else None
-
-
 def run(args) -> int:
     from pathlib import Path
 
@@ -94,22 +83,17 @@ def run(args) -> int:
         hit = report_cache.lookup("ranks", REPORT_VERSION, question)
         if hit is not None:
             return _print(hit, fmt, args)
-    from ..api import load, load_parallel, ranks_report, resolve_run
+    from ..api import load_parallel, ranks_report, resolve_run, tiered
 
-    whole = resolve_run(ps[0] if len(ps) == 1 else ps, prefer=args.prefer)
-    target = _summary_run(whole) if args.tier != "full" else None
-    if target is None and args.tier == "summary":
-        from ..errors import ProfileError
-
-        raise ProfileError(
-            f"{ps[0]}: not every rank folder has its summaries (ASCEND_PROFILER_OUTPUT/step_trace_time.csv); "
-            "run without --tier summary to import the traces"
+    run = tiered(resolve_run(ps[0] if len(ps) == 1 else ps, prefer=args.prefer), args.tier)
+    if args.scheduler and run.format == "cluster":
+        print(
+            "profinsight: the summary tier is read in this process (a few KB a rank); "
+            "--scheduler is used with --tier full",
+            file=sys.stderr,
         )
-    seen = report_cache.witness(target or whole)  # before reading: a file changed meanwhile is never answered
-    if target is not None and not args.scheduler:  # a few KB per rank: processes would cost more than they save
-        prof = load(target)
-    else:
-        prof = load_parallel(target or whole, scheduler=args.scheduler, workers=args.workers)
+    seen = report_cache.witness(run)  # before reading: a file changed meanwhile is never answered
+    prof = load_parallel(run, scheduler=args.scheduler, workers=args.workers)
     rep = ranks_report(prof, threshold=args.threshold, lang=lang)
     if fmt == "html":
         from ..render.ranks import ranks_page

@@ -32,6 +32,9 @@ class LoadedRank:
     diagnostics: list[dg.Diagnostic]
     cached: cache.CachedRank | None = None
     tables: dict[str, pa.Table] | None = None
+    #: where the rank was imported this time: ``{"pid": ..., "host": ..., "worker": <Dask worker
+    #: address or None>}``; None when it came from the cache or was read in this process
+    loaded_by: dict | None = None
 
     def read(self, name: str) -> pa.Table:
         if self.tables is not None:
@@ -81,15 +84,34 @@ def import_rank(source: RankSource) -> RankData:
 
 
 def _import_and_store(source: RankSource):
+    """The unit of work of every executor: import one rank and store it in the cache.  Returns
+    ``(how, cache folder, tables or None, where it ran)``."""
     data = import_rank(source)
+    where = _where()
     if any(d.code == "import-failed" for d in data.diagnostics):
         # a failed import (out of memory, a bug) is not the profile's content: never cache it,
         # so the next load tries again
-        return ("memory", None, data)
+        return ("memory", None, data, where)
     entry = cache.store(source, data)
     if entry is not None:
-        return ("cached", entry.folder, None)
-    return ("memory", None, data)
+        return ("cached", entry.folder, None, where)
+    return ("memory", None, data, where)
+
+
+def _where() -> dict:
+    """The process that ran a rank's import (and the Dask worker, when it is one)."""
+    import socket
+    import sys
+
+    worker = None
+    if "distributed" in sys.modules:  # only a process that imported Dask can be its worker
+        try:
+            from distributed import get_worker
+
+            worker = get_worker().address
+        except (ImportError, ValueError):
+            worker = None
+    return {"pid": os.getpid(), "host": socket.gethostname(), "worker": worker}
 
 
 def load_sources(
@@ -178,11 +200,12 @@ def _source_bytes(sources) -> int:
 
 
 def _to_loaded(source: RankSource, result) -> LoadedRank:
-    how, folder, data = result
+    how, folder, data, where = result
     if how == "cached":
         entry = cache._open(folder)
         if entry is not None:
-            return LoadedRank(source, entry.rank, entry.diagnostics, cached=entry)
+            return LoadedRank(source, entry.rank, entry.diagnostics, cached=entry, loaded_by=where)
         data = import_rank(source)  # the entry vanished (cache cleared meanwhile): keep in memory
+        where = _where()
     rank = 0 if data.rank is None else int(data.rank)
-    return LoadedRank(source, rank, list(data.diagnostics), tables=data.tables)
+    return LoadedRank(source, rank, list(data.diagnostics), tables=data.tables, loaded_by=where)

@@ -142,6 +142,15 @@ def wait_chain(profile) -> pd.DataFrame:
     for (the one that waited least: it came last), how long each other rank waited for it, and the
     longest waiter.  From the vendor's per-op wait times (``comm_ops.wait_ns``), so clock offsets
     between ranks do not matter."""
+    memo = getattr(profile, "_results", None)
+    if memo is None:
+        return _wait_chain(profile)
+    if ("_wait_chain",) not in memo:  # parallel_groups starts from it too
+        memo[("_wait_chain",)] = _wait_chain(profile)
+    return memo[("_wait_chain",)].copy()
+
+
+def _wait_chain(profile) -> pd.DataFrame:
     c = _ops(profile)
     if c.empty or "wait_ns" not in c or c["wait_ns"].isna().all():
         return pd.DataFrame(columns=list(_CHAIN_COLS))

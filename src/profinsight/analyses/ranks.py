@@ -47,6 +47,17 @@ _RANK_COLUMNS = {
 
 
 def _rows(profile) -> pd.DataFrame:
+    """Per rank and step: the breakdown's figures and the communication wait.  Built once per
+    profile: rank_summary, slow_ranks, load_imbalance and the parallel groups all start here."""
+    memo = getattr(profile, "_results", None)
+    if memo is None:
+        return _build_rows(profile)
+    if ("_rank_rows",) not in memo:
+        memo[("_rank_rows",)] = _build_rows(profile)
+    return memo[("_rank_rows",)].copy()
+
+
+def _build_rows(profile) -> pd.DataFrame:
     b = breakdown(profile)
     rows = b[b["step"].notna()] if b["step"].notna().any() else b
     rows = rows[rows["span_us"].notna()].copy()

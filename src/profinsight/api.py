@@ -82,12 +82,14 @@ def summary_run(run: Run) -> Run | None:
     folders that all hold their summaries."""
     from dataclasses import replace
 
-    from .importers.cluster import summary_sources
+    from .importers.cluster import summary_sources, tier_note
 
     if run.format not in ("ascend_text", "ascend_db") or len(run.sources) < 2:
         return None
     sources = summary_sources(run.sources)
-    return replace(run, format="cluster", sources=sources) if sources else None
+    if not sources:
+        return None
+    return replace(run, format="cluster", sources=sources, notes=(*run.notes, tier_note(run.root, sources)))
 
 
 def load_parallel(
@@ -302,7 +304,7 @@ def ranks_report(
     parsed; ``"full"``: every rank's traces, in parallel -- local processes (``workers``) or a Dask
     cluster (``client=`` / ``scheduler=``) -- through :func:`load_parallel`; ``"summary"``: the
     summaries or a clear error).  ``report.profile`` says which tier each figure came from
-    (``step_breakdown().source``; the ``summary-tier`` diagnostic of each rank)."""
+    (``step_breakdown().source``; the run's ``summary-tier`` diagnostic)."""
     from .comparison.ranks import RanksReport
 
     if not isinstance(profile, Profile):

@@ -9,21 +9,18 @@ from __future__ import annotations
 import csv
 import json
 import shutil
-from dataclasses import replace
 
 import pytest
 
 import profinsight
 from profinsight.api import load, resolve_run
-from profinsight.importers.cluster import summary_sources
+from profinsight.api import summary_run as api_summary_run
 
 RUN = "ascend_llm/qwen3_level2_4rank"
 
 
 def summary_run(path):
-    run = resolve_run(path)
-    sources = summary_sources(run.sources)
-    return None if sources is None else replace(run, format="cluster", sources=sources)
+    return api_summary_run(resolve_run(path))
 
 
 @pytest.fixture(scope="module")

@@ -30,7 +30,7 @@ import json
 import pandas as pd
 
 from ..registry import Chart, Param, analysis
-from .ranks import rank_summary
+from .ranks import memo, rank_summary
 from .steps import breakdown
 
 #: declared group names -> the parallel dimension they are (the layout's words)
@@ -64,13 +64,7 @@ def layout(profile) -> tuple[dict, list[dict]]:
     ``name``, ``ranks`` (tuple, in the declared order: for ``pp`` the stage order), ``ids``
     (the ``group_name_N`` keys).  Both empty where no rank records its layout.  Read once per
     profile (every rank's metadata is parsed: on 1,024 ranks that is worth not repeating)."""
-    memo = getattr(profile, "_results", None)
-    if memo is None:
-        sizes, groups = _layout(profile)
-    else:
-        if ("_parallel_layout",) not in memo:
-            memo[("_parallel_layout",)] = _layout(profile)
-        sizes, groups = memo[("_parallel_layout",)]
+    sizes, groups = memo(profile, "_parallel_layout", _layout)
     return dict(sizes), [dict(g, ids=list(g["ids"])) for g in groups]
 
 
@@ -142,12 +136,7 @@ def wait_chain(profile) -> pd.DataFrame:
     for (the one that waited least: it came last), how long each other rank waited for it, and the
     longest waiter.  From the vendor's per-op wait times (``comm_ops.wait_ns``), so clock offsets
     between ranks do not matter."""
-    memo = getattr(profile, "_results", None)
-    if memo is None:
-        return _wait_chain(profile)
-    if ("_wait_chain",) not in memo:  # parallel_groups starts from it too
-        memo[("_wait_chain",)] = _wait_chain(profile)
-    return memo[("_wait_chain",)].copy()
+    return memo(profile, "_wait_chain", _wait_chain).copy()  # parallel_groups starts from it too
 
 
 def _wait_chain(profile) -> pd.DataFrame:

@@ -159,9 +159,12 @@ class _ProfileInfoBase(TypedDict):
 
 
 class ProfileInfo(_ProfileInfoBase, total=False):
-    """A served profile (``GET api/profiles/ID``); ``tables`` (row counts) once it is loaded."""
+    """A served profile (``GET api/profiles/ID``); ``tables`` (row counts) once it is loaded, and
+    ``tier``: ``summary`` where its ranks were read from their own summaries (no trace parsed),
+    ``full`` where their traces were imported."""
 
     tables: dict[str, int]
+    tier: Literal["summary", "full"]
 
 
 class ProfilesAnswer(TypedDict):

@@ -54,6 +54,24 @@ class Entry:
     finished: float | None = None
 
 
+#: a run of more ranks than this opens in the summary tier where its ranks have their summaries
+#: (the cluster view in seconds; the traces of 1,024 ranks would take an hour); ``PROFINSIGHT_SUMMARY_RANKS``
+#: moves the bar
+SUMMARY_RANKS = 16
+
+
+def tier_for(run: Run) -> str:
+    """The tier a served run opens in: ``auto`` (the summary tier where every rank has its
+    summaries) for a run of more than :data:`SUMMARY_RANKS` ranks, else ``full``."""
+    import os
+
+    try:
+        bar = int(os.environ.get("PROFINSIGHT_SUMMARY_RANKS", SUMMARY_RANKS))
+    except ValueError:
+        bar = SUMMARY_RANKS
+    return "auto" if len(run.sources) > bar else "full"
+
+
 class ProfileStore:
     """Profiles by id, loaded lazily on first use and kept."""
 
@@ -99,7 +117,7 @@ class ProfileStore:
 
                 e.started, e.stage, e.total = time.monotonic(), "importing", len(e.run.sources)
                 try:
-                    e.profile = load(e.run, progress=progress)
+                    e.profile = load(e.run, progress=progress, tier=tier_for(e.run))
                 except ProfileError as exc:
                     e.error = exc
                 finally:
@@ -159,6 +177,7 @@ class ProfileStore:
             ranks=p.ranks,
             steps=p.steps,
             loaded=True,
+            tier="summary" if p.format == "cluster" else "full",
             tables=p.row_counts(),
             diagnostics=[_localized(d, lang) for d in p.diagnostics],
         )

@@ -77,7 +77,7 @@ export interface ErrorAnswer {
   fix: string | null;
 }
 
-/** A served profile (`GET api/profiles/ID`); `tables` (row counts) once it is loaded. */
+/** A served profile (`GET api/profiles/ID`); `tables` (row counts) once it is loaded, and `tier`: `summary` where its ranks were read from their own summaries (no trace parsed), `full` where their traces were imported. */
 export interface ProfileInfo {
   id: string;
   path: string;
@@ -89,6 +89,7 @@ export interface ProfileInfo {
   loaded: boolean;
   error: ErrorAnswer | null;
   tables?: Record<string, number>;
+  tier?: 'summary' | 'full';
 }
 
 export interface ProfilesAnswer {

@@ -10,9 +10,57 @@ import { fmtUs, isNum, num, txt } from '../widgets/format';
 import { empty, errorBox, fill, section } from '../widgets/parts';
 import { columnsFor, DataTable } from '../widgets/table';
 import { heatmap } from './ranks_heatmap';
+import type { AnalysisPayload } from '../api';
 import type { View, ViewContext } from './types';
 
 const PARTS = ['computing_us', 'comm_not_overlapped_us', 'free_us'];
+/** above this many ranks the bar chart shows the ranks farthest from the median (a bar per rank of
+ * 1,024 would be a 28,000 px canvas); the heat map and the table keep every rank */
+export const MAX_BARS = 64;
+type Row = Record<string, any>;
+
+/** The ranks to draw as bars: all of them, or the MAX_BARS farthest from the median computing, in rank order. */
+export function barRows(rows: Row[]): Row[] {
+  if (rows.length <= MAX_BARS) {
+    return rows;
+  }
+  const far = (r: Row) => Math.abs(isNum(r.computing_vs_median_us) ? r.computing_vs_median_us : 0);
+  return rows
+    .map((r, i) => ({ r, i }))
+    .sort((a, b) => far(b.r) - far(a.r) || a.i - b.i)
+    .slice(0, MAX_BARS)
+    .sort((a, b) => a.i - b.i)
+    .map(x => x.r);
+}
+
+/** at most this many findings are drawn as cards; the rest are named in one line (128 groups of a
+ * 1,024-rank job each with its slow rank would be 2,500 elements to lay out) */
+export const MAX_CARDS = 16;
+
+function capped(t: ViewContext['t'], rows: Row[], rank: (r: Row) => string | number, card: (r: Row) => Node): Node[] {
+  const out = rows.slice(0, MAX_CARDS).map(card);
+  if (rows.length > MAX_CARDS) {
+    const rest = rows.slice(MAX_CARDS).map(rank);
+    out.push(h('p', { class: 'pi-note pi-ranks-more' }, t('ui.ranks.more', { n: rest.length, ranks: rest.join(', ') })));
+  }
+  return out;
+}
+
+/** Every row of an analysis, page by page (the server answers at most 5,000 rows a call: 1,024
+ * ranks of 10 steps are 10,240 cells of the heat map). */
+async function allRows(ctx: ViewContext, id: string, name: string): Promise<AnalysisPayload> {
+  const first = await ctx.api.analysis(id, name, {}, { limit: 5000 });
+  const rows = [...first.rows];
+  const total = first.total_rows ?? rows.length;
+  while (rows.length < total) {
+    const next = await ctx.api.analysis(id, name, {}, { offset: rows.length, limit: 5000 });
+    if (!next.rows.length) {
+      break;
+    }
+    rows.push(...next.rows);
+  }
+  return { ...first, rows };
+}
 
 export function create(): View {
   const charts: Chart[] = [];
@@ -28,23 +76,27 @@ export function create(): View {
             ctx.api.analysis(id, 'rank_summary'),
             ctx.api.analysis(id, 'slow_ranks'),
             ctx.api.analysis(id, 'slow_links'),
-            ctx.api.analysis(id, 'rank_steps', {}, { limit: 5000 }),
+            allRows(ctx, id, 'rank_steps'),
             ctx.api.analysis(id, 'parallel_groups')
           ]);
           const out: Node[] = [];
           if (ctx.profile.ranks.length < 2) {
             out.push(h('p', { class: 'pi-note pi-ranks-single' }, t('ui.ranks.single')));
           }
+          if (ctx.profile.tier) {
+            out.push(h('p', { class: `pi-note pi-ranks-tier`, 'data-tier': ctx.profile.tier }, t(`ui.ranks.tier_${ctx.profile.tier}`)));
+          }
           if (!sum.rows.length) {
             out.push(empty(t('ui.ranks.none')));
             return out;
           }
-          const c = new Chart(Math.max(120, 50 + sum.rows.length * 28));
+          const bars = barRows(sum.rows);
+          const c = new Chart(Math.max(120, 50 + bars.length * 28));
           charts.push(c);
           c.set(
             barOption(
-              sum.rows.map(r => t('ui.ranks.rank', { rank: txt(r.rank) })),
-              PARTS.map(k => ({ name: t(`ui.col.${k}`), values: sum.rows.map(r => (isNum(r[k]) ? r[k] : null)) })),
+              bars.map(r => t('ui.ranks.rank', { rank: txt(r.rank) })),
+              PARTS.map(k => ({ name: t(`ui.col.${k}`), values: bars.map(r => (isNum(r[k]) ? r[k] : null)) })),
               fmtUs,
               true
             )
@@ -53,6 +105,7 @@ export function create(): View {
             section(
               t('ui.ranks.side_by_side'),
               h('p', { class: 'pi-note' }, t('ui.ranks.side_note')),
+              bars.length < sum.rows.length ? h('p', { class: 'pi-note pi-ranks-top' }, t('ui.ranks.top_bars', { shown: bars.length, n: sum.rows.length })) : null,
               c.el,
               new DataTable({ t, columns: columnsFor(t, sum.columns, sum.rows, ['label']), rows: sum.rows }).el
             )
@@ -63,16 +116,14 @@ export function create(): View {
               section(
                 t('ui.ranks.groups'),
                 h('p', { class: 'pi-note' }, t('ui.ranks.groups_note')),
-                groups.rows
-                  .filter(r => r.slow_rank !== null && r.slow_rank !== undefined)
-                  .map(r =>
+                capped(t, groups.rows.filter(r => r.slow_rank !== null && r.slow_rank !== undefined), r => txt(r.slow_rank), r =>
                     h(
                       'article',
                       { class: 'pi-finding pi-sev-medium pi-group-slow', 'data-rank': txt(r.slow_rank), 'data-group': txt(r.group) },
                       h('div', { class: 'pi-finding-head' }, h('span', { class: 'pi-finding-title' }, t('ui.ranks.group_slow', { rank: txt(r.slow_rank), names: String(r.names || '-'), ranks: String(r.ranks) }))),
                       r.evidence ? h('div', { class: 'pi-note' }, String(r.evidence)) : null
                     )
-                  ),
+                ),
                 new DataTable({ t, columns: columnsFor(t, groups.columns, groups.rows, ['evidence', 'dimensions']), rows: groups.rows }).el
               )
             );
@@ -81,7 +132,7 @@ export function create(): View {
             section(
               t('ui.ranks.slow_ranks'),
               slow.rows.length
-                ? slow.rows.map(r =>
+                ? capped(t, slow.rows, r => txt(r.rank), r =>
                     h(
                       'article',
                       { class: 'pi-finding pi-sev-medium', 'data-rank': txt(r.rank) },

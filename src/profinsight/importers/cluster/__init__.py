@@ -20,7 +20,7 @@ from ..base import Importer, RankData, RankSource, Recognised
 from . import _ranks
 from . import _read as R
 from . import _tables as T
-from ._ranks import summary_sources  # noqa: F401 - the facade and the CLI build summary runs with it
+from ._ranks import summary_sources, tier_note  # noqa: F401 - the facade builds summary runs with them
 
 VERSION = "3"  # 3: the summary tier of rank folders (_ranks); 2: the step figures in steps.vendor_*_ns
 FORMAT = "cluster"
@@ -105,7 +105,6 @@ def _load_rank_summary(folder: Path, rank: int) -> RankData:
     summary = _ranks.read_rank_folder(folder, rank)
     tables = T.build(summary, rank, sender_only=False)
     tables["run_info"] = T.run_info(folder, rank, summary, "rank_summary", FORMAT)
-    out = _ranks.output(folder)
     diags = [
         dg.warning(
             "cluster-unreadable",
@@ -116,18 +115,6 @@ def _load_rank_summary(folder: Path, rank: int) -> RankData:
         )
         for file, why in summary.problems
     ]
-    diags.append(
-        dg.info(
-            "summary-tier",
-            f"rank {rank} comes from its own summaries ({_ranks.STEP_CSV}, {_ranks.COMM}, {_ranks.MATRIX}): the "
-            "step figures are the vendor's (source vendor_summary), the collectives and links as written; no "
-            "trace was parsed, so kernels, operators, memory and the timeline of this rank are not loaded",
-            file=out / _ranks.STEP_CSV,
-            fix=f"load the rank folder itself (profinsight.load('{folder}')) or run profinsight ranks with "
-            "--tier full for every rank's tasks",
-            rank=rank,
-        )
-    )
     return RankData(rank=rank, tables=tables, diagnostics=diags)
 
 

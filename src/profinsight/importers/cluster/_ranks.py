@@ -18,6 +18,7 @@ import json
 from decimal import Decimal
 from pathlib import Path
 
+from ... import diagnostics as dg
 from ..base import RankSource
 from . import _read as R
 
@@ -61,6 +62,21 @@ def summary_sources(sources) -> tuple[RankSource, ...] | None:
             )
         )
     return tuple(out)
+
+
+def tier_note(root: Path, sources) -> dg.Diagnostic:
+    """The one note of a run loaded in the summary tier (one for the run, not one per rank: a
+    1,024-rank job would otherwise list 1,024 identical notes)."""
+    first = Path(sources[0].path)
+    return dg.info(
+        "summary-tier",
+        f"the {len(sources)} ranks come from their own summaries ({STEP_CSV}, {COMM}, {MATRIX}, {META}): "
+        "the step figures are the vendor's (source vendor_summary), the collectives and links as written; no "
+        "trace was parsed, so the kernels, operators, memory and timeline of the ranks are not loaded",
+        file=root,
+        fix=f"load one rank folder itself (profinsight.load('{first}')) for its kernels and timeline, or "
+        "tier='full' (CLI: profinsight ranks --tier full) for every rank's tasks",
+    )
 
 
 def read_rank_folder(folder: Path, rank: int) -> R.Summary:

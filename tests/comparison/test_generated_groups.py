@@ -45,3 +45,13 @@ def test_generated_groups_name_exactly_the_slowed_ranks(tmp_path):
     findings, _ = evaluate(p, "en", {}, only=("group_slow_rank",))
     held = sorted(x["slow_rank"] for x in findings[0]["evidence"]["groups"])
     assert held == [1, 6]
+    # the summary tier (each rank's own summaries, no trace parsed) names the same ranks and groups
+    s = profinsight.load(tmp_path / "ascend", tier="summary")
+    assert s.format == "cluster" and s.table("device_tasks").empty
+    sg = s.parallel_groups().set_index("group")
+    for h, rank in expected.items():
+        assert sg.loc[h, "slow_rank"] == rank and sg.loc[h, "names"] == "dp"
+        assert sg.loc[h, "waited_for_us"] == pytest.approx(SLOW_US, abs=1e-6)
+    findings, _ = evaluate(s, "en", {}, only=("group_slow_rank",))
+    by = {x["slow_rank"]: x for x in findings[0]["evidence"]["groups"]}
+    assert sorted(by) == [1, 6] and by[1]["names"] == "dp" and by[1]["group"] in expected

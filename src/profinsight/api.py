@@ -14,9 +14,10 @@ from . import diagnostics as dg
 from .discovery import Run, discover
 from .errors import MixedRuns, NotAProfile, ProfileError
 from .profile import Profile
+from .store.cache import lookup as cache_hit
 from .store.distributed import load_sources_dask
 from .store.experiments import resolve_name
-from .store.loader import LoadedRank, Progress, in_process, load_in_process, load_sources
+from .store.loader import LoadedRank, Progress, import_isolated, in_process, load_in_process, load_sources
 
 if TYPE_CHECKING:  # the comparison code (and pandas) loads when a comparison is asked for
     from .comparison.core import Comparison
@@ -90,6 +91,89 @@ def summary_run(run: Run) -> Run | None:
     if not sources:
         return None
     return replace(run, format="cluster", sources=sources, notes=(*run.notes, tier_note(run.root, sources)))
+
+
+def rank_run(run: Run, rank: int, *, prefer: str | None = None) -> Run:
+    """The full tier of one rank of ``run`` (a summary-tier run, or any multi-rank run): the run
+    that its rank folder or file holds on its own, traces and all -- what opening that rank's
+    timeline or a per-rank analysis needs."""
+    for src in run.sources:
+        if src.rank_hint == rank:
+            if run.format != "cluster" or dict(src.options).get("tier") is None:
+                return replace_sources(run, (src,))
+            runs = discover(src.path, prefer=prefer)
+            if len(runs) == 1:
+                return runs[0]
+            raise ProfileError(f"{src.path} does not hold one run for rank {rank}", file=str(src.path))
+    raise ProfileError(f"rank {rank} is not a rank of {run.root}", fix=f"ranks: {run.ranks}")
+
+
+def replace_sources(run: Run, sources) -> Run:
+    from dataclasses import replace
+
+    return replace(run, sources=tuple(sources), root=Path(sources[0].path) if len(sources) == 1 else run.root)
+
+
+def suspicious_ranks(profile: Profile) -> list[int]:
+    """The ranks of ``profile`` in the order to look at them in full: the rank each parallel group
+    waits for (by that wait), then the ranks ``slow_ranks`` names, then the rest by their distance
+    from the median computing -- the order of the background full import."""
+    order: list[int] = []
+
+    def add(ranks):
+        for r in ranks:
+            r = int(r)
+            if r not in order:
+                order.append(r)
+
+    try:
+        g = profile.parallel_groups()
+        if not g.empty:
+            g = g[g["slow_rank"].notna()].sort_values("waited_for_us", ascending=False)
+            add(g["slow_rank"])
+        sr = profile.slow_ranks()
+        if not sr.empty:
+            add(sr.sort_values("deviation_us", ascending=False)["rank"])
+        rs = profile.rank_summary()
+        if not rs.empty:
+            add(
+                rs.assign(far=rs["computing_vs_median_us"].abs()).sort_values(["far", "rank"], ascending=[False, True])[
+                    "rank"
+                ]
+            )
+    except ProfileError:
+        pass
+    add(profile.ranks)
+    return order
+
+
+def import_full(
+    profile: Profile,
+    ranks: Iterable[int] | None = None,
+    *,
+    client=None,
+    workers: int | None = None,
+    progress: Progress | None = None,
+    stop=None,
+) -> list[int]:
+    """Import ``ranks`` of ``profile`` in full (default: every rank, most suspicious first: see
+    :func:`suspicious_ranks`) into the cache, one rank at a time, so that opening one of them later
+    is a warm read -- the background import behind a summary-tier view.  By default one spawned
+    process imports them one by one (the caller stays responsive; ``stop``, a ``threading.Event``,
+    ends it between ranks); ``workers`` > 1 local processes or ``client`` (Dask) import them in
+    parallel.  Returns the ranks now in the cache."""
+    todo = list(ranks) if ranks is not None else suspicious_ranks(profile)
+    runs = [rank_run(profile.run, r) for r in todo]
+    sources = [s for run in runs for s in run.sources]
+    if client is not None:
+        load_sources_dask(sources, client, progress=progress)
+        return todo
+    if workers and workers > 1:
+        load_sources(tuple(sources), progress=progress, workers=workers)
+        return todo
+    done = import_isolated(sources, stop=stop, progress=progress)
+    imported = {id(sources[i]) for i in done}
+    return [r for r, run in zip(todo, runs) if all(id(s) in imported or cache_hit(s) for s in run.sources)]
 
 
 def load_parallel(

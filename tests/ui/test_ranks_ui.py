@@ -53,6 +53,8 @@ def test_rank_step_heatmap_grouped_by_parallel_group(base, page, qwen, shot):
         page.wait_for_timeout(100)
         assert [r[2] for r in grid(page)] == [[fmt_us(by.loc[k, metric])] for k in range(4)]
     assert [r[3][0] for r in grid(page)] == ["tasks", "vendor_summary", "tasks", "vendor_summary"]
+    assert page.get_attribute(".pi-pane-ranks .pi-ranks-tier", "data-tier") == "full"
+    assert page.query_selector(".pi-pane-ranks .pi-open-rank") is None  # every rank is loaded in full
     assert page.is_visible(".pi-pane-ranks .pi-heat-chart canvas")
     slow = page.eval_on_selector_all(".pi-pane-ranks .pi-group-slow", "els => els.map(e => e.dataset.rank)")
     assert sorted(slow) == ["2", "3"]
@@ -60,4 +62,19 @@ def test_rank_step_heatmap_grouped_by_parallel_group(base, page, qwen, shot):
     page.select_option(".pi-pane-ranks .pi-heat-metric", "comm_wait_us")
     page.locator(".pi-pane-ranks .pi-heat-chart").scroll_into_view_if_needed()
     shot(page, "view_ranks_heatmap")
+    assert page.errors == []
+
+
+def test_the_view_says_its_tier_and_opens_a_rank_in_full(serve, qwen, page, monkeypatch):
+    """Served above the summary bar (moved to 2 ranks) the Ranks view says every figure comes from
+    the ranks' summaries, and a slow rank's button opens that rank alone, in full, on its timeline."""
+    monkeypatch.setenv("PROFINSIGHT_SUMMARY_RANKS", "2")
+    monkeypatch.setenv("PROFINSIGHT_BACKGROUND_RANKS", "0")
+    base = serve(qwen)
+    page.goto(f"{base}/#{RUN}/ranks")
+    page.wait_for_selector(".pi-pane-ranks .pi-heat-grid tbody tr", timeout=90_000)
+    assert page.get_attribute(".pi-pane-ranks .pi-ranks-tier", "data-tier") == "summary"
+    assert "no trace was parsed" in page.inner_text(".pi-pane-ranks .pi-ranks-tier")
+    page.click(".pi-pane-ranks .pi-group-slow .pi-open-rank[data-rank='2']")
+    page.wait_for_function("() => /^#rank_2_ascend_pt[^/]*\\/timeline/.test(location.hash)", timeout=60_000)
     assert page.errors == []

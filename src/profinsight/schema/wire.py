@@ -180,6 +180,22 @@ class LoadStatus(TypedDict):
     done: int
     total: int
     elapsed_s: float
+    background: BackgroundImport
+
+
+class BackgroundImport(TypedDict):
+    """The background full import of a summary-tier run: the ranks planned (most suspicious
+    first) and those already in the cache (opening them is a warm read)."""
+
+    ranks: list[int]
+    done: list[int]
+
+
+class OpenRankAnswer(TypedDict):
+    """``GET api/profiles/ID/ranks/R``: the id under which rank R is served on its own, in full."""
+
+    id: str
+    rank: int
 
 
 class MessagesAnswer(TypedDict):
@@ -398,6 +414,8 @@ WIRE_TYPES: tuple[Any, ...] = (
     ProfileInfo,
     ProfilesAnswer,
     LoadStatus,
+    BackgroundImport,
+    OpenRankAnswer,
     MessagesAnswer,
     TablePage,
     TrackInfo,

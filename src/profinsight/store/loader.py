@@ -135,6 +135,26 @@ def load_sources(
     return [loaded[i] for i in range(len(sources))]
 
 
+def import_isolated(sources, stop=None, progress: Progress | None = None) -> list[int]:
+    """Import and cache ``sources`` one at a time in one spawned worker process, skipping those
+    already cached: the background import of a summary-tier view, so that the process that asked
+    (a server answering the browser) keeps its interpreter to itself.  ``stop`` (an Event) ends
+    it between ranks.  Returns the positions imported."""
+    todo = [i for i, s in enumerate(sources) if cache.lookup(s) is None]
+    done: list[int] = []
+    if not todo:
+        return done
+    with ProcessPoolExecutor(max_workers=1, mp_context=mp.get_context("spawn")) as pool:
+        for n, i in enumerate(todo):
+            if stop is not None and stop.is_set():
+                break
+            pool.submit(_import_and_store, sources[i]).result()
+            done.append(i)
+            if progress:
+                progress(n + 1, len(todo), str(sources[i].path))
+    return done
+
+
 def in_process(sources) -> bool:
     """Whether ``sources`` are ranks read in this process and never cached (the summary tier):
     a process or a Dask task per rank would cost more than reading the rank."""

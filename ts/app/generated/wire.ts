@@ -104,6 +104,19 @@ export interface LoadStatus {
   done: number;
   total: number;
   elapsed_s: number;
+  background: BackgroundImport;
+}
+
+/** The background full import of a summary-tier run: the ranks planned (most suspicious first) and those already in the cache (opening them is a warm read). */
+export interface BackgroundImport {
+  ranks: number[];
+  done: number[];
+}
+
+/** `GET api/profiles/ID/ranks/R`: the id under which rank R is served on its own, in full. */
+export interface OpenRankAnswer {
+  id: string;
+  rank: number;
 }
 
 /** The viewer's labels (`ui.*` keys of the message catalogue). */

@@ -5,6 +5,7 @@
  * slow ranks and slow links the robust statistics find (the hot rank is not always rank 0).
  */
 import { h } from '../dom';
+import { buildHash } from '../link';
 import { barOption, Chart } from '../widgets/chart';
 import { fmtUs, isNum, num, txt } from '../widgets/format';
 import { empty, errorBox, fill, section } from '../widgets/parts';
@@ -31,6 +32,26 @@ export function barRows(rows: Row[]): Row[] {
     .slice(0, MAX_BARS)
     .sort((a, b) => a.i - b.i)
     .map(x => x.r);
+}
+
+/** A button that opens rank `rank` on its own, in full (its timeline), where the run was loaded
+ * from the ranks' summaries: the server serves the rank folder under a new id (imported in the
+ * background already when it is one of the most suspicious ranks). */
+function openRank(ctx: ViewContext, rank: number): Node | null {
+  if (ctx.profile.tier !== 'summary' || !Number.isFinite(rank) || typeof location === 'undefined') {
+    return null;
+  }
+  const b = h('button', { class: 'pi-open-rank', 'data-rank': rank, type: 'button' }, ctx.t('ui.ranks.open_rank', { rank }));
+  b.addEventListener('click', () => {
+    b.setAttribute('disabled', '');
+    void ctx.api.openRank(ctx.profile.id, rank).then(
+      a => {
+        location.hash = buildHash(a.id, 'timeline');
+      },
+      () => b.removeAttribute('disabled')
+    );
+  });
+  return b;
 }
 
 /** at most this many findings are drawn as cards; the rest are named in one line (128 groups of a
@@ -120,7 +141,7 @@ export function create(): View {
                     h(
                       'article',
                       { class: 'pi-finding pi-sev-medium pi-group-slow', 'data-rank': txt(r.slow_rank), 'data-group': txt(r.group) },
-                      h('div', { class: 'pi-finding-head' }, h('span', { class: 'pi-finding-title' }, t('ui.ranks.group_slow', { rank: txt(r.slow_rank), names: String(r.names || '-'), ranks: String(r.ranks) }))),
+                      h('div', { class: 'pi-finding-head' }, h('span', { class: 'pi-finding-title' }, t('ui.ranks.group_slow', { rank: txt(r.slow_rank), names: String(r.names || '-'), ranks: String(r.ranks) })), openRank(ctx, Number(r.slow_rank))),
                       r.evidence ? h('div', { class: 'pi-note' }, String(r.evidence)) : null
                     )
                 ),
@@ -136,7 +157,7 @@ export function create(): View {
                     h(
                       'article',
                       { class: 'pi-finding pi-sev-medium', 'data-rank': txt(r.rank) },
-                      h('div', { class: 'pi-finding-head' }, h('span', { class: 'pi-finding-title' }, t('ui.ranks.slow_rank', { rank: txt(r.rank), component: t(`ui.col.${r.component}`) }))),
+                      h('div', { class: 'pi-finding-head' }, h('span', { class: 'pi-finding-title' }, t('ui.ranks.slow_rank', { rank: txt(r.rank), component: t(`ui.col.${r.component}`) })), openRank(ctx, Number(r.rank))),
                       h('div', { class: 'pi-finding-message' }, t('ui.ranks.slow_detail', { value: fmtUs(num(r.value_us)), median: fmtUs(num(r.median_us)), dev: fmtUs(num(r.deviation_us)) })),
                       r.evidence ? h('div', { class: 'pi-note' }, String(r.evidence)) : null
                     )

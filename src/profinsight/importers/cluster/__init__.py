@@ -79,7 +79,7 @@ def load_ranks(sources) -> list[RankData]:
         path = Path(source.path)
         rank = int(dict(source.options).get("rank", source.rank_hint or 0))
         if dict(source.options).get("tier") == _ranks.TIER:
-            out.append(_load_rank_summary(path, rank))
+            out.append(_load_rank_summary(path, rank, dict(source.options).get("summary") == "db"))
             continue
         if path not in read:
             summary = _read(path)
@@ -100,9 +100,9 @@ def _read(path: Path) -> R.Summary:
     return R.read_folder(path)
 
 
-def _load_rank_summary(folder: Path, rank: int) -> RankData:
+def _load_rank_summary(folder: Path, rank: int, db: bool = False) -> RankData:
     """The summary tier of one torch_npu rank folder (:mod:`._ranks`): no trace parsed."""
-    summary = _ranks.read_rank_folder(folder, rank)
+    summary = _ranks.read_rank_folder(folder, rank, db)
     tables = T.build(summary, rank, sender_only=False)
     tables["run_info"] = T.run_info(folder, rank, summary, "rank_summary", FORMAT)
     diags = [

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from . import diagnostics as dg
 from .discovery import Run, discover
 from .errors import MixedRuns, NotAProfile, ProfileError
+from .importers import RankSource
 from .profile import Profile
 from .store.cache import lookup as cache_hit
 from .store.distributed import load_sources_dask
@@ -63,7 +64,7 @@ def tiered(run: Run, tier: str) -> Run:
     ``cluster_analysis.db``) is the summary tier whatever is asked: it holds nothing else."""
     if tier not in TIERS:
         raise ProfileError(f"tier must be one of {', '.join(TIERS)}, not {tier!r}")
-    if tier == "full" or run.format == "cluster":
+    if tier == "full" or tier_of(run) == "summary":
         return run
     summary = summary_run(run)
     if summary is not None:
@@ -71,7 +72,8 @@ def tiered(run: Run, tier: str) -> Run:
     if tier == "summary":
         raise ProfileError(
             f"{run.root}: the summary tier needs two or more torch_npu rank folders that each hold "
-            "ASCEND_PROFILER_OUTPUT/step_trace_time.csv; this run does not",
+            "ASCEND_PROFILER_OUTPUT/step_trace_time.csv (or, DB export, analysis.db), or two or more Kineto "
+            "traces; this run has neither",
             file=str(run.root),
             fix="load it with tier='full' (CLI: --tier full) to import the traces",
         )
@@ -79,12 +81,21 @@ def tiered(run: Run, tier: str) -> Run:
 
 
 def summary_run(run: Run) -> Run | None:
-    """``run`` with every rank in the summary tier, or None where the run is not torch_npu rank
-    folders that all hold their summaries."""
+    """``run`` with every rank in the summary tier, or None where it has none: torch_npu rank
+    folders that all hold their summaries (text or DB export), or a Kineto job of two or more
+    ranks (the pre-pass over its traces: steps, device tasks, collectives)."""
     from dataclasses import replace
 
     from .importers.cluster import summary_sources, tier_note
 
+    if run.format == "kineto" and len(run.sources) >= 2:  # no summaries: the pre-pass over the traces
+        from .importers.kineto import _prepass
+
+        return replace(
+            run,
+            sources=_prepass.sources(run.sources),
+            notes=(*run.notes, _prepass.tier_note(run.root, len(run.sources))),
+        )
     if run.format not in ("ascend_text", "ascend_db") or len(run.sources) < 2:
         return None
     sources = summary_sources(run.sources)
@@ -99,13 +110,25 @@ def rank_run(run: Run, rank: int, *, prefer: str | None = None) -> Run:
     timeline or a per-rank analysis needs."""
     for src in run.sources:
         if src.rank_hint == rank:
-            if run.format != "cluster" or dict(src.options).get("tier") is None:
+            opts = dict(src.options)
+            if opts.get("tier") is None:
                 return replace_sources(run, (src,))
+            if run.format != "cluster":  # a pre-pass tier of the rank's own format: the same file in full
+                full = tuple((k, v) for k, v in src.options if k != "tier")
+                return replace_sources(run, (RankSource(src.format, src.path, src.files, src.rank_hint, full),))
             runs = discover(src.path, prefer=prefer)
             if len(runs) == 1:
                 return runs[0]
             raise ProfileError(f"{src.path} does not hold one run for rank {rank}", file=str(src.path))
     raise ProfileError(f"rank {rank} is not a rank of {run.root}", fix=f"ranks: {run.ranks}")
+
+
+def tier_of(run: Run) -> str:
+    """``summary`` where ``run``'s ranks are read from their summaries or a pre-pass (a cluster
+    summary, the summary tier of rank folders, the Kineto pre-pass), else ``full``."""
+    if run.format == "cluster" or any(dict(s.options).get("tier") for s in run.sources):
+        return "summary"
+    return "full"
 
 
 def replace_sources(run: Run, sources) -> Run:

@@ -74,7 +74,7 @@ def test_the_view_says_its_tier_and_opens_a_rank_in_full(serve, qwen, page, monk
     page.goto(f"{base}/#{RUN}/ranks")
     page.wait_for_selector(".pi-pane-ranks .pi-heat-grid tbody tr", timeout=90_000)
     assert page.get_attribute(".pi-pane-ranks .pi-ranks-tier", "data-tier") == "summary"
-    assert "no trace was parsed" in page.inner_text(".pi-pane-ranks .pi-ranks-tier")
+    assert "no full import was made" in page.inner_text(".pi-pane-ranks .pi-ranks-tier")
     page.click(".pi-pane-ranks .pi-group-slow .pi-open-rank[data-rank='2']")
     page.wait_for_function("() => /^#rank_2_ascend_pt[^/]*\\/timeline/.test(location.hash)", timeout=60_000)
     assert page.errors == []

@@ -34,8 +34,9 @@ def add_arguments(p) -> None:
         "--tier",
         choices=["auto", "summary", "full"],
         default="auto",
-        help="summary: every rank from its own summaries (step_trace_time.csv, communication*.json), no trace "
-        "parsed; full: every rank's traces imported; auto (default): summary where every rank has its summaries",
+        help="summary: every rank from its own summaries (step_trace_time.csv, communication*.json, or the DB "
+        "export's analysis.db), no trace parsed; for a Kineto job a pre-pass over the traces (steps, device tasks, "
+        "collectives); full: every rank's traces imported; auto (default): summary where the run has it",
     )
     p.add_argument("--lang", choices=["en", "zh"], help="language of the verdict (default: from the locale)")
     p.add_argument("--format", choices=FORMATS, help="output format (default: table)")

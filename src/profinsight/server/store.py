@@ -79,6 +79,12 @@ def tier_for(run: Run) -> str:
     return "auto" if len(run.sources) > bar else "full"
 
 
+def _tier(profile) -> str:
+    from ..api import tier_of
+
+    return tier_of(profile.run)
+
+
 class ProfileStore:
     """Profiles by id, loaded lazily on first use and kept."""
 
@@ -131,7 +137,7 @@ class ProfileStore:
                     e.error = exc
                 finally:
                     e.finished = time.monotonic()
-                if e.profile is not None and e.profile.format == "cluster" and e.run.format != "cluster":
+                if e.profile is not None and e.run.format != "cluster" and _tier(e.profile) == "summary":
                     self._background(e)
             if e.error is not None:
                 raise e.error
@@ -240,7 +246,7 @@ class ProfileStore:
             ranks=p.ranks,
             steps=p.steps,
             loaded=True,
-            tier="summary" if p.format == "cluster" else "full",
+            tier=_tier(p),
             tables=p.row_counts(),
             diagnostics=[_localized(d, lang) for d in p.diagnostics],
         )

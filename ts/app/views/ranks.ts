@@ -18,6 +18,9 @@ const PARTS = ['computing_us', 'comm_not_overlapped_us', 'free_us'];
 /** above this many ranks the bar chart shows the ranks farthest from the median (a bar per rank of
  * 1,024 would be a 28,000 px canvas); the heat map and the table keep every rank */
 export const MAX_BARS = 64;
+/** rows a ranks table shows before "show more": every figure of a row is formatted and laid out,
+ * and 200 rows of 13 columns were a third of the view's first paint on 1,024 ranks */
+const PAGE = 64;
 type Row = Record<string, any>;
 
 /** The ranks to draw as bars: all of them, or the MAX_BARS farthest from the median computing, in rank order. */
@@ -128,7 +131,7 @@ export function create(): View {
               h('p', { class: 'pi-note' }, t('ui.ranks.side_note')),
               bars.length < sum.rows.length ? h('p', { class: 'pi-note pi-ranks-top' }, t('ui.ranks.top_bars', { shown: bars.length, n: sum.rows.length })) : null,
               c.el,
-              new DataTable({ t, columns: columnsFor(t, sum.columns, sum.rows, ['label']), rows: sum.rows }).el
+              new DataTable({ t, columns: columnsFor(t, sum.columns, sum.rows, ['label']), rows: sum.rows, pageSize: PAGE }).el
             )
           );
           out.push(section(t('ui.ranks.heatmap'), heatmap(t, grid.rows, charts)));
@@ -145,7 +148,7 @@ export function create(): View {
                       r.evidence ? h('div', { class: 'pi-note' }, String(r.evidence)) : null
                     )
                 ),
-                new DataTable({ t, columns: columnsFor(t, groups.columns, groups.rows, ['evidence', 'dimensions']), rows: groups.rows }).el
+                new DataTable({ t, columns: columnsFor(t, groups.columns, groups.rows, ['evidence', 'dimensions']), rows: groups.rows, pageSize: PAGE }).el
               )
             );
           }

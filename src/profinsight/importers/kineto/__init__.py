@@ -110,7 +110,7 @@ def load_rank(source: RankSource) -> RankData:
     """Import one Kineto trace file (``("tier", "steps")`` in its options: the pre-pass of
     :mod:`._prepass`, steps, device tasks and collectives only)."""
     if dict(source.options).get("tier") == _prepass.STEPS:
-        return _prepass.load(source)
+        return _prepass.load(source, _prepass.Full(_base_ns, _duck_error, _limit_memory, _rank, _stepped, _unreadable))
     path = Path(source.files[0] if source.files else source.path)
     with temp_folder("kineto") as tmp:
         try:

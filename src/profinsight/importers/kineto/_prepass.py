@@ -16,7 +16,9 @@ kernel name; the full import also consults the launching host op, which only old
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import NamedTuple
 
 import pyarrow as pa
 
@@ -53,10 +55,21 @@ def tier_note(root, n: int):
     )
 
 
-def load(source: RankSource) -> RankData:
-    """Steps, device tasks, collectives and run_info of one Kineto trace (see the module doc)."""
-    from . import _base_ns, _duck_error, _limit_memory, _rank, _stepped, _unreadable
+class Full(NamedTuple):
+    """The full import's helpers the pre-pass shares, handed in by the package (which imports this
+    module: importing them from it would be a circle)."""
 
+    base_ns: Callable
+    duck_error: Callable
+    limit_memory: Callable
+    rank: Callable
+    stepped: Callable
+    unreadable: Callable
+
+
+def load(source: RankSource, full: Full) -> RankData:
+    """Steps, device tasks, collectives and run_info of one Kineto trace (see the module doc)."""
+    _base_ns, _duck_error, _limit_memory, _rank, _stepped, _unreadable = full
     path = Path(source.files[0] if source.files else source.path)
     with temp_folder("kineto") as tmp:
         try:

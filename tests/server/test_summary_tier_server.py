@@ -54,3 +54,23 @@ def test_summary_tier_served_with_background_import_and_open_rank(fixtures, monk
             HTTPClient().fetch(f"{base}/api/profiles/{pid}/ranks/9")
         assert err.value.code in (400, 404) and "rank 9 is not a rank" in err.value.response.body.decode()
     store.close()
+
+
+@pytest.mark.slow
+def test_closing_the_store_ends_the_background_import(fixtures, monkeypatch):
+    import multiprocessing as mp
+
+    from profinsight.server.store import ProfileStore
+
+    monkeypatch.setenv("PROFINSIGHT_SUMMARY_RANKS", "2")
+    monkeypatch.setenv("PROFINSIGHT_BACKGROUND_RANKS", "4")
+    store = ProfileStore([fixtures / RUN])
+    pid = store.ids()[0]
+    store.get(pid)
+    time.sleep(1.0)  # the worker is starting or importing the first rank
+    t0 = time.monotonic()
+    store.close()
+    assert time.monotonic() - t0 < 5
+    assert not any(t.is_alive() for t in store._threads)
+    assert mp.active_children() == []  # the worker was ended, not left behind
+    assert len(store.status(pid)["background"]["done"]) < 4

@@ -79,6 +79,12 @@ def tier_for(run: Run) -> str:
     return "auto" if len(run.sources) > bar else "full"
 
 
+def _close(ref) -> None:
+    store = ref()
+    if store is not None:
+        store.close()
+
+
 def _tier(profile) -> str:
     from ..api import tier_of
 
@@ -95,7 +101,8 @@ class ProfileStore:
         self._lock = threading.Lock()
         self._scan: dict | None = None  # root mode: the last listing (see runs())
         self._rank_ids: dict[tuple[str, int], str] = {}  # (run id, rank) -> id of that rank opened alone
-        self._stop = threading.Event()  # ends the background imports (close())
+        self._stop = threading.Event()  # ends the background imports (close(), and at exit)
+        self._threads: list[threading.Thread] = []
         for path in paths:
             for run in discover(path, prefer=prefer):
                 self.add(run)
@@ -168,11 +175,20 @@ class ProfileStore:
                 except Exception:  # noqa: BLE001 - a background warm-up never fails the view; opening the rank reports
                     continue
 
-        threading.Thread(target=work, name=f"profinsight-background-{e.id}", daemon=True).start()
+        t = threading.Thread(target=work, name=f"profinsight-background-{e.id}", daemon=True)
+        self._threads.append(t)
+        if len(self._threads) == 1:
+            import atexit
+            import weakref
 
-    def close(self) -> None:
-        """Stop the background imports (between ranks)."""
+            atexit.register(_close, weakref.ref(self))  # a server that exits ends its imports first
+        t.start()
+
+    def close(self, timeout: float = 5.0) -> None:
+        """Stop the background imports: the worker of a rank being imported is ended."""
         self._stop.set()
+        for t in self._threads:
+            t.join(timeout)
 
     def open_rank(self, pid: str, rank: int) -> str:
         """The id under which rank ``rank`` of run ``pid`` is served on its own, in full (its

@@ -139,20 +139,41 @@ def import_isolated(sources, stop=None, progress: Progress | None = None) -> lis
     """Import and cache ``sources`` one at a time in one spawned worker process, skipping those
     already cached: the background import of a summary-tier view, so that the process that asked
     (a server answering the browser) keeps its interpreter to itself.  ``stop`` (an Event) ends
-    it between ranks.  Returns the positions imported."""
+    it -- between ranks, or during one, by ending the worker (half a second at most: a server
+    that stops leaves no import running behind it).  Returns the positions imported."""
+    from concurrent.futures import TimeoutError as Pending
+
     todo = [i for i, s in enumerate(sources) if cache.lookup(s) is None]
     done: list[int] = []
     if not todo:
         return done
-    with ProcessPoolExecutor(max_workers=1, mp_context=mp.get_context("spawn")) as pool:
+    pool = ProcessPoolExecutor(max_workers=1, mp_context=mp.get_context("spawn"))
+    try:
         for n, i in enumerate(todo):
-            if stop is not None and stop.is_set():
-                break
-            pool.submit(_import_and_store, sources[i]).result()
+            fut = pool.submit(_import_and_store, sources[i])
+            while True:
+                if stop is not None and stop.is_set():
+                    _end(pool)
+                    return done
+                try:
+                    fut.result(timeout=0.5)
+                    break
+                except Pending:
+                    continue
             done.append(i)
             if progress:
                 progress(n + 1, len(todo), str(sources[i].path))
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
     return done
+
+
+def _end(pool: ProcessPoolExecutor) -> None:
+    """End the pool's worker now (its rank was not stored: a cache entry is only one once it is
+    complete, so nothing half-written is ever read)."""
+    for proc in list((getattr(pool, "_processes", None) or {}).values()):
+        proc.terminate()
+    pool.shutdown(wait=True, cancel_futures=True)
 
 
 def in_process(sources) -> bool:

@@ -44,7 +44,7 @@ def add_arguments(p) -> None:
 
 
 #: bumped when the report's content changes: a stored report of another version is never read
-REPORT_VERSION = "1"
+REPORT_VERSION = "3"  # 3: the verdict counts the groups and slow ranks past 16
 _SECTIONS = (
     # (title, key of RanksReport.to_dict, columns left out, columns kept (None: all), rows at most)
     ("Ranks (per-step means, us)", "summary", ("label",), None, None),
@@ -107,6 +107,28 @@ def run(args) -> int:
     return _print(out, fmt, args)
 
 
+#: rows of a table before the rest are left to the JSON output
+MAX_ROWS = 64
+
+
+def _farthest(rows: list[dict]) -> tuple[list[dict], str]:
+    """The :data:`MAX_ROWS` rows that stand out most, in their own order, and how they were
+    chosen: the largest distance from the median (``*_vs_median_us`` of a rank), the longest
+    wait for one rank (``waited_for_us`` of a group), else the first ones."""
+    keys = [k for k in rows[0] if k.endswith("_vs_median_us")]
+    how = "farthest from the median"
+    if not keys:
+        keys, how = [k for k in ("waited_for_us",) if k in rows[0]], "waited for longest"
+    if not keys:
+        return rows[:MAX_ROWS], "first"
+
+    def far(r):
+        return max((abs(r[k]) for k in keys if isinstance(r.get(k), (int, float))), default=0.0)
+
+    keep = sorted(range(len(rows)), key=lambda i: (-far(rows[i]), i))[:MAX_ROWS]
+    return [rows[i] for i in sorted(keep)], how
+
+
 def _print(rep: dict, fmt: str, args) -> int:
     """The report (``RanksReport.to_dict()``, built now or stored) as JSON or as tables."""
     if fmt == "json":
@@ -121,6 +143,11 @@ def _print(rep: dict, fmt: str, args) -> int:
         rows = rep.get(key) or []
         if not rows:
             continue
+        if most is None and len(rows) > MAX_ROWS:  # a 1,024-rank job at a glance; the JSON has every row
+            left = len(rows) - MAX_ROWS
+            rows, how = _farthest(rows)
+            which = f"the first {MAX_ROWS}" if how == "first" else f"the {MAX_ROWS} {how}"
+            title = f"{title}: {which} of {len(rows) + left} ({left} more in --format json)"
         cols = [c for c in rows[0] if c not in drop and (keep is None or c in keep)]
         if keep is not None:
             cols = [c for c in keep if c in cols]

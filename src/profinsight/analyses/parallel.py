@@ -30,8 +30,7 @@ import json
 import pandas as pd
 
 from ..registry import Chart, Param, analysis
-from .ranks import memo, rank_summary
-from .steps import breakdown
+from .ranks import memo, rank_summary, step_figures
 
 #: declared group names -> the parallel dimension they are (the layout's words)
 DIMENSIONS = {
@@ -223,7 +222,7 @@ def parallel_groups(profile, min_share: float = 0.02) -> pd.DataFrame:
         return pd.DataFrame(columns=list(_GROUP_COLS))
     _, groups = layout(profile)
     names = _names_by_ranks(groups)
-    b = breakdown(profile)
+    b = step_figures(profile)
     b = b[b["step"].notna()] if b["step"].notna().any() else b
     step_of = pd.to_numeric(b.groupby("rank")["step_us"].mean(), errors="coerce").astype("float64")
     n_steps = max(int(b["step"].nunique()), 1) if b["step"].notna().any() else 1
@@ -331,7 +330,7 @@ def pipeline_bubbles(profile) -> pd.DataFrame:
         if g["name"] == "pp" and len(g["ranks"]) >= 2:
             for i, r in enumerate(g["ranks"]):
                 stage_of.setdefault(int(r), i)
-    b = breakdown(profile)
+    b = step_figures(profile)
     b = b[b["step"].notna() & b["rank"].isin(list(stage_of))]
     if b.empty:
         return pd.DataFrame(columns=list(_BUBBLE_COLS))

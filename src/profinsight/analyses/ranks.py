@@ -65,6 +65,12 @@ def memo(profile, key: str, make):
         return store[(key,)]
 
 
+def step_figures(profile) -> pd.DataFrame:
+    """``steps.breakdown`` of ``profile``, built once for the rank analyses (rank rows, groups,
+    bubbles and the rank x step grid each read it); a copy each caller may change."""
+    return memo(profile, "_breakdown", breakdown).copy()
+
+
 def _rows(profile) -> pd.DataFrame:
     """Per rank and step: the breakdown's figures and the communication wait.  Built once per
     profile: rank_summary, slow_ranks, load_imbalance and the parallel groups all start here."""
@@ -72,7 +78,7 @@ def _rows(profile) -> pd.DataFrame:
 
 
 def _build_rows(profile) -> pd.DataFrame:
-    b = breakdown(profile)
+    b = step_figures(profile)
     rows = b[b["step"].notna()] if b["step"].notna().any() else b
     rows = rows[rows["span_us"].notna()].copy()
     cols = ["step_us", "computing_us", "comm_not_overlapped_us", "free_us", "preparing_us", "comm_us"]

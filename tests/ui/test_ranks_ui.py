@@ -7,7 +7,7 @@ and the groups section names the rank each pipeline group waits for."""
 from __future__ import annotations
 
 import pytest
-from _support import fmt_duration
+from _support import REPO, fmt_duration
 
 import profinsight
 
@@ -77,4 +77,28 @@ def test_the_view_says_its_tier_and_opens_a_rank_in_full(serve, qwen, page, monk
     assert "no full import was made" in page.inner_text(".pi-pane-ranks .pi-ranks-tier")
     page.click(".pi-pane-ranks .pi-group-slow .pi-open-rank[data-rank='2']")
     page.wait_for_function("() => /^#rank_2_ascend_pt[^/]*\\/timeline/.test(location.hash)", timeout=60_000)
+    assert page.errors == []
+
+
+def test_a_large_job_draws_what_stands_out(serve, page, tmp_path_factory):
+    """66 generated ranks (33 groups of 2, one slowed per group; summary tier above 16 ranks): the
+    bars show the 64 ranks farthest from the median, the group and slow-rank cards stop at 16 and
+    name the rest, the heat map draws every rank without its table, and nothing fails."""
+    import sys
+
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    from generate import generate_ascend
+
+    out = tmp_path_factory.mktemp("ranks66")
+    info = generate_ascend(0, out, ranks=66, copies=1, check=False, group_size=2, slow_us=10_000, link=True)
+    base = serve(out / "ascend")
+    page.goto(f"{base}/#ascend/ranks")
+    page.wait_for_selector(".pi-pane-ranks .pi-heat-chart canvas", timeout=90_000)
+    assert page.get_attribute(".pi-pane-ranks .pi-ranks-tier", "data-tier") == "summary"
+    assert page.inner_text(".pi-pane-ranks .pi-ranks-top").startswith("The 64 of 66 ranks farthest from the median")
+    assert page.locator(".pi-pane-ranks .pi-group-slow").count() == 16
+    more = page.locator(".pi-pane-ranks .pi-ranks-more").first.inner_text()
+    held = sorted(info["groups"]["slow_ranks"].values())
+    assert more.startswith("17 more: rank(s) ") and all(str(r) in more for r in held[-5:])
+    assert page.query_selector(".pi-pane-ranks .pi-heat-grid") is None  # 66 ranks: the chart carries the figures
     assert page.errors == []

@@ -102,3 +102,22 @@ def test_a_large_job_draws_what_stands_out(serve, page, tmp_path_factory):
     assert more.startswith("17 more: rank(s) ") and all(str(r) in more for r in held[-5:])
     assert page.query_selector(".pi-pane-ranks .pi-heat-grid") is None  # 66 ranks: the chart carries the figures
     assert page.errors == []
+
+
+def test_the_timeline_of_a_summary_tier_run_opens_a_rank_in_full(serve, qwen, page, monkeypatch):
+    """The Timeline of a run read from its summaries says it holds no timeline and lists the ranks
+    imported in the background (most suspicious first: rank 3, the one its pipeline group waits for
+    longest); picking rank 2 opens its folder alone, in full, and its timeline draws."""
+    monkeypatch.setenv("PROFINSIGHT_SUMMARY_RANKS", "2")
+    monkeypatch.setenv("PROFINSIGHT_BACKGROUND_RANKS", "1")
+    base = serve(qwen)
+    page.goto(f"{base}/#{RUN}/timeline")
+    page.wait_for_selector(".pi-tl-summary-panel", timeout=90_000)
+    assert "holds no timeline" in page.inner_text(".pi-tl-summary-panel")
+    assert page.eval_on_selector_all(".pi-open-suspicious .pi-open-rank", "bs => bs.map(b => b.dataset.rank)") == ["3"]
+    page.select_option(".pi-open-rank-pick", "2")
+    page.click(".pi-open-rank-go")
+    page.wait_for_function("() => /^#rank_2_ascend_pt[^/]*\\/timeline/.test(location.hash)", timeout=60_000)
+    page.wait_for_selector(".pi-tl[data-state='ready']", timeout=90_000)
+    page.wait_for_load_state("networkidle")  # the idle-gap marks asked after the first paint have come
+    assert page.errors == []

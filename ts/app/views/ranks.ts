@@ -5,12 +5,12 @@
  * slow ranks and slow links the robust statistics find (the hot rank is not always rank 0).
  */
 import { h } from '../dom';
-import { buildHash } from '../link';
 import { barOption, Chart } from '../widgets/chart';
 import { fmtUs, isNum, num, txt } from '../widgets/format';
 import { empty, errorBox, fill, section } from '../widgets/parts';
 import { columnsFor, DataTable } from '../widgets/table';
 import { heatmap } from './ranks_heatmap';
+import { openRankInFull } from './ranks_open';
 import type { AnalysisPayload } from '../api';
 import type { View, ViewContext } from './types';
 
@@ -47,12 +47,7 @@ function openRank(ctx: ViewContext, rank: number): Node | null {
   const b = h('button', { class: 'pi-open-rank', 'data-rank': rank, type: 'button' }, ctx.t('ui.ranks.open_rank', { rank }));
   b.addEventListener('click', () => {
     b.setAttribute('disabled', '');
-    void ctx.api.openRank(ctx.profile.id, rank).then(
-      a => {
-        location.hash = buildHash(a.id, 'timeline');
-      },
-      () => b.removeAttribute('disabled')
-    );
+    void openRankInFull(ctx, rank).catch(() => b.removeAttribute('disabled'));
   });
   return b;
 }

@@ -43,9 +43,9 @@ def load(
     ``prefer`` ("db" | "text") chooses the export when a rank folder has both (default: DB,
     as the vendor's viewer does).  ``tier`` (see :func:`tiered`): ``"full"`` (default) imports
     every rank's traces; ``"summary"`` reads only each rank's own summaries (step trace,
-    communication and matrix JSON: the cluster view in a fraction of the time, no kernels,
-    operators or timeline); ``"auto"`` takes the summary tier where every rank of a multi-rank run
-    has its summaries.  Raises :class:`~profinsight.errors.MixedRuns` when the path holds several
+    communication and matrix JSON, or a DB export's analysis.db; a Kineto job: a pre-pass over its
+    traces) -- the cluster view in a fraction of the time, no kernels, operators or timeline;
+    ``"auto"`` takes the summary tier where a multi-rank run has one.  Raises :class:`~profinsight.errors.MixedRuns` when the path holds several
     runs (the error lists them; pass one of ``discover(path)``).
     """
     if prefer not in (None, "db", "text"):
@@ -58,10 +58,11 @@ def load(
 def tiered(run: Run, tier: str) -> Run:
     """``run`` as the ``tier`` asks: ``"full"`` as it is; ``"summary"``: every rank read from its own
     summaries (``ASCEND_PROFILER_OUTPUT/step_trace_time.csv``, ``communication.json``,
-    ``communication_matrix.json``, ``profiler_metadata.json``) -- a clear error where a rank lacks
-    them; ``"auto"``: the summary tier for a torch_npu run of two or more ranks that all have their
-    summaries, else the run as it is.  A cluster summary (``cluster_analysis_output/``,
-    ``cluster_analysis.db``) is the summary tier whatever is asked: it holds nothing else."""
+    ``communication_matrix.json``, ``profiler_metadata.json``; a DB export's ``analysis.db``; for a
+    Kineto job the pre-pass over each trace) -- a clear error where the run has none; ``"auto"``:
+    the summary tier where the run has one (see :func:`summary_run`), else the run as it is.  A
+    cluster summary (``cluster_analysis_output/``, ``cluster_analysis.db``) is the summary tier
+    whatever is asked: it holds nothing else."""
     if tier not in TIERS:
         raise ProfileError(f"tier must be one of {', '.join(TIERS)}, not {tier!r}")
     if tier == "full" or tier_of(run) == "summary":
@@ -132,6 +133,7 @@ def tier_of(run: Run) -> str:
 
 
 def replace_sources(run: Run, sources) -> Run:
+    """``run`` holding ``sources`` only (one source: rooted at it)."""
     from dataclasses import replace
 
     return replace(run, sources=tuple(sources), root=Path(sources[0].path) if len(sources) == 1 else run.root)
@@ -190,13 +192,11 @@ def import_full(
     sources = [s for run in runs for s in run.sources]
     if client is not None:
         load_sources_dask(sources, client, progress=progress)
-        return todo
-    if workers and workers > 1:
+    elif workers and workers > 1:
         load_sources(tuple(sources), progress=progress, workers=workers)
-        return todo
-    done = import_isolated(sources, stop=stop, progress=progress)
-    imported = {id(sources[i]) for i in done}
-    return [r for r, run in zip(todo, runs) if all(id(s) in imported or cache_hit(s) for s in run.sources)]
+    else:
+        import_isolated(sources, stop=stop, progress=progress)
+    return [r for r, run in zip(todo, runs) if all(cache_hit(s) is not None for s in run.sources)]
 
 
 def load_parallel(

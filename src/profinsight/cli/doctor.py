@@ -106,7 +106,7 @@ def environment_checks(deep: bool = False) -> list[dg.Diagnostic]:
     import tempfile
 
     from .._version import __version__
-    from ..store.paths import cache_root
+    from ..store.root import cache_root
 
     out = [dg.info("version", f"profinsight {__version__} on Python {sys.version.split()[0]}")]
     wanted = _requirements()

@@ -29,7 +29,7 @@ from ..diagnostics import Diagnostic
 from ..importers import RankData, RankSource, importer
 from ..importers.checks import CHECKS_VERSION
 from ..schema import SCHEMA_VERSION, TABLES
-from .paths import cache_root  # noqa: F401 - also read as cache.cache_root
+from .root import cache_root
 
 _META = "meta.json"
 

@@ -1,20 +1,18 @@
-"""Where the cache lives, without importing what reads or writes it: ``doctor --env`` and the
-Jupyter handlers ask for the folder at start-up speed (the cache module itself imports pyarrow
-and every importer)."""
+"""Where the cache lives (no third-party import here: a warm command that only reads a cached
+report must not pay for pyarrow)."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
-#: values of ``PROFINSIGHT_CACHE`` that switch the cache off
-OFF = {"off", "0", "none", "false", "no"}
+_OFF = {"off", "0", "none", "false", "no"}
 
 
 def cache_root() -> Path | None:
     """The cache folder, or None when caching is switched off."""
     env = os.environ.get("PROFINSIGHT_CACHE")
-    if env is not None and env.strip().lower() in OFF:
+    if env is not None and env.strip().lower() in _OFF:
         return None
     if env:
         return Path(env).expanduser()

@@ -136,6 +136,17 @@ class Results:
         #: (hits, misses, writes) — read by tests and the benchmark
         self.stats = {"memory": 0, "disk": 0, "computed": 0, "written": 0}
 
+    # --- a plain in-memory mapping as well: code that keeps its own per-profile values here
+    # (``profile._results[key] = value``) gets the dict it expects, in memory only
+    def __contains__(self, key) -> bool:
+        return key in self._memory
+
+    def __getitem__(self, key):
+        return self._memory[key]
+
+    def __setitem__(self, key, value) -> None:
+        self._memory[key] = value
+
     @classmethod
     def for_profile(cls, ranks, run=None, notes=()) -> Results:
         key = profile_key(ranks, run, notes)

@@ -15,7 +15,16 @@ import pandas as pd
 from .svg import render_svg
 from .tree import is_tree, tree_html
 
-__all__ = ["MIME", "payload", "profile_bundle", "profile_html", "render_html", "render_svg", "result_bundle"]
+__all__ = [
+    "MIME",
+    "exact_columns",
+    "payload",
+    "profile_bundle",
+    "profile_html",
+    "render_html",
+    "render_svg",
+    "result_bundle",
+]
 
 MIME = "application/vnd.profinsight.analysis+json"
 _MAX_HTML_ROWS = 50
@@ -27,7 +36,7 @@ def payload(df: pd.DataFrame, analysis, params: dict) -> dict:
         df.head(5000).to_json(orient="records", date_format="iso", default_handler=str, double_precision=15)
     )
     chart = None if analysis is None or analysis.chart is None else analysis.chart.spec()
-    return {
+    out = {
         "analysis": getattr(analysis, "name", None),
         "title": getattr(analysis, "title", None),
         "params": {k: v for k, v in params.items()},
@@ -37,6 +46,30 @@ def payload(df: pd.DataFrame, analysis, params: dict) -> dict:
         "total_rows": int(len(df)),
         "chart": chart,
     }
+    exact = exact_columns(df.head(5000))
+    if exact:
+        out["exact"] = exact
+    return out
+
+
+#: the largest integer a JavaScript number holds exactly
+_JS_EXACT = 2**53
+
+
+def exact_columns(df: pd.DataFrame) -> dict[str, list[str | None]]:
+    """Integer columns holding values beyond 2^53 (epoch nanoseconds), as decimal text: JSON
+    readers in the browser turn them into doubles and lose the last digits, so the viewer's
+    tables and CSV exports take these instead."""
+    out: dict[str, list[str | None]] = {}
+    for c in df.columns:
+        col = df[c]
+        if not pd.api.types.is_integer_dtype(col.dtype) or not len(col):
+            continue
+        big = col.abs().max()
+        if pd.isna(big) or int(big) < _JS_EXACT:
+            continue
+        out[str(c)] = [None if pd.isna(v) else str(int(v)) for v in col.tolist()]
+    return out
 
 
 def render_html(df: pd.DataFrame, analysis=None, params: dict | None = None) -> str:

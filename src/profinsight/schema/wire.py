@@ -97,6 +97,10 @@ class AnalysisPayload(_AnalysisPayloadBase, total=False):
     offset: int
     #: the page size asked for (at most 5000)
     limit: int
+    #: integer columns with values beyond 2^53 (epoch nanoseconds), their values as decimal text
+    #: aligned with ``rows``: a JavaScript number cannot hold them, the table and its CSV export
+    #: show these
+    exact: dict[str, list[str | None]]
 
 
 class ParamInfo(TypedDict):

@@ -35,6 +35,8 @@ export interface AnalysisPayload {
   offset?: number;
   /** the page size asked for (at most 5000) */
   limit?: number;
+  /** integer columns with values beyond 2^53 (epoch nanoseconds), their values as decimal text aligned with `rows`: a JavaScript number cannot hold them, the table and its CSV export show these */
+  exact?: Record<string, (string | null)[]>;
 }
 
 export interface ParamInfo {

@@ -10,7 +10,7 @@ import type { AnalysisPayload } from '../api';
 import { barOption, Chart, esc } from '../widgets/chart';
 import { fmtCell, fmtUs, isNum, num } from '../widgets/format';
 import { empty, errorBox, fill, section } from '../widgets/parts';
-import { columnsFor, DataTable } from '../widgets/table';
+import { payloadTable } from '../widgets/table';
 import type { View, ViewContext } from './types';
 
 const LINKS = ['hccs_gbps', 'rdma_gbps', 'pcie_gbps', 'sdma_gbps', 'sio_gbps'];
@@ -82,16 +82,12 @@ export function create(): View {
               section(
                 t('ui.communication.slow_links'),
                 slow.rows.length
-                  ? new DataTable({ t, columns: columnsFor(t, slow.columns, slow.rows, ['label', 'evidence']), rows: slow.rows }).el
+                  ? payloadTable(t, slow, ['label', 'evidence']).el
                   : empty(t('ui.communication.no_slow_links'))
               )
             );
           }
-          const tbl = new DataTable({
-            t,
-            columns: columnsFor(t, ops.columns, ops.rows, ['label', 'start_ns', 'group']),
-            rows: ops.rows,
-            filter: true,
+          const tbl = payloadTable(t, ops, ['label', 'start_ns', 'group'], {
             onSelect: r => {
               if (isNum(r.start_ns) && isNum(r.elapse_us)) {
                 ctx.navigate('timeline', { rank: r.rank, start_ns: r.start_ns, end_ns: r.start_ns + Math.round(r.elapse_us * 1e3) });
@@ -149,7 +145,7 @@ function splitChart(ctx: ViewContext, p: AnalysisPayload, charts: Chart[]): Node
     }
     out.push(c.el);
   }
-  out.push(new DataTable({ t, columns: columnsFor(t, p.columns, p.rows, ['label', 'bandwidth_gbps']), rows: p.rows }).el);
+  out.push(payloadTable(t, p, ['label', 'bandwidth_gbps']).el);
   return out;
 }
 

@@ -5,12 +5,12 @@
  */
 import { clear, fmtDuration, h } from '../dom';
 import type { AnalysisPayload, Json } from '../api';
-import { barOption, Chart } from '../widgets/chart';
+import { Chart } from '../widgets/chart';
 import { fmtPct, fmtUs, isNum, num, tr, txt } from '../widgets/format';
 import { Card, cards, empty, errorBox, loading, section } from '../widgets/parts';
+import { payloadTable } from '../widgets/table';
+import { stepsChart, stepsKind } from './overview_steps';
 import type { View, ViewContext, ViewState } from './types';
-
-const PARTS = ['computing_us', 'comm_not_overlapped_us', 'free_us', 'bubble_us'];
 
 function mean(rows: Record<string, any>[], col: string): number | null {
   const v = rows.map(r => r[col]).filter(isNum);
@@ -22,7 +22,7 @@ function sum(rows: Record<string, any>[], col: string): number {
 }
 
 export function create(): View {
-  let chart: Chart | null = null;
+  const charts: Chart[] = [];
   return {
     async mount(el: HTMLElement, ctx: ViewContext) {
       const t = ctx.t;
@@ -44,14 +44,17 @@ export function create(): View {
       const steps = sb.v.rows.filter(r => isNum(r.step_us) && r.step_us > 0);
       el.appendChild(keyNumbers(ctx, steps, util.ok ? util.v : null, types.ok ? types.v : null));
       if (steps.length) {
-        chart = new Chart(Math.max(140, 60 + steps.length * 28));
-        const labels = steps.map(r => tr(t, 'ui.overview.rank_step', String(r.label), { rank: txt(r.rank), step: txt(r.step ?? '-') }));
-        const series = PARTS.filter(p => steps.some(r => isNum(r[p]) && r[p] > 0)).map(p => ({
-          name: t(`ui.col.${p}`),
-          values: steps.map(r => (isNum(r[p]) ? r[p] : null))
-        }));
-        chart.set(barOption(labels, series, fmtUs, true));
-        el.appendChild(section(t('ui.overview.breakdown'), h('p', { class: 'pi-note' }, t('ui.overview.breakdown_note')), chart.el));
+        const kind = stepsKind(steps);
+        const note = kind === 'bars' ? 'ui.overview.breakdown_note' : kind === 'line' ? 'ui.overview.line_note' : 'ui.overview.heat_note';
+        const table = payloadTable(t, { ...sb.v, rows: steps, exact: undefined }, ['label'], { className: 'pi-steps-table', pageSize: 50 });
+        el.appendChild(
+          section(
+            t('ui.overview.breakdown'),
+            h('p', { class: 'pi-note' }, t(note, { n: steps.length })),
+            stepsChart(t, steps, charts),
+            h('details', { class: 'pi-steps-details', open: kind === 'bars' ? null : true }, h('summary', {}, t('ui.overview.step_table', { n: steps.length })), table.el)
+          )
+        );
       } else {
         el.appendChild(section(t('ui.overview.breakdown'), empty(t('ui.overview.no_steps'))));
       }
@@ -60,7 +63,7 @@ export function create(): View {
       );
     },
     dispose() {
-      chart?.dispose();
+      charts.splice(0).forEach(c => c.dispose());
     }
   };
 }

@@ -61,6 +61,16 @@ export function unitOf(col: string): string {
   return '';
 }
 
+/**
+ * A name as a person reads it: HCCL writes collective types with a trailing underscore
+ * (`hcom_allReduce_`), an artefact of how it builds names, not part of the name.  Data (CSV
+ * exports, filters on the server) keeps the raw name.
+ */
+export function displayName(v: unknown): string {
+  const s = String(v ?? '');
+  return /^hcom_[A-Za-z0-9]+_$/.test(s) ? s.slice(0, -1) : s;
+}
+
 /** A cell as text: numbers with units, objects as compact JSON, nothing for null. */
 export function fmtCell(col: string, v: unknown): string {
   if (v === null || v === undefined) {
@@ -71,7 +81,7 @@ export function fmtCell(col: string, v: unknown): string {
     return s.length > 240 ? s.slice(0, 240) + ' …' : s;
   }
   if (typeof v !== 'number') {
-    return String(v);
+    return displayName(v);
   }
   if (!Number.isFinite(v)) {
     return '';

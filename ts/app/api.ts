@@ -21,12 +21,13 @@ import type {
   SearchAnswer,
   SlicesAnswer,
   StatsAnswer,
+  SummaryAnswer,
   TablePage,
   TrackTree
 } from './generated/wire';
 
 // the wire shapes are declared once, in Python (src/profinsight/schema/wire.py)
-export type { AnalysisPayload, Diagnostic, Json, LoadStatus, ProfileInfo } from './generated/wire';
+export type { AnalysisPayload, Diagnostic, Json, LoadStatus, ProfileInfo, SummaryAnswer } from './generated/wire';
 
 export type Params = Record<string, string | number | boolean | string[] | undefined | null>;
 
@@ -128,6 +129,10 @@ export class Api {
   }
   status(id: string): Promise<LoadStatus> {
     return this.call(`api/profiles/${enc(id)}/status`);
+  }
+  /** The run before its import: discovery's facts and the vendor's own summaries (no trace parsed). */
+  summary(id: string): Promise<SummaryAnswer> {
+    return this.call(`api/profiles/${enc(id)}/summary`);
   }
   messages(lang: string): Promise<MessagesAnswer> {
     return this.call('api/messages', { lang });

@@ -14,6 +14,7 @@
  *   lanes    the timeline's lane filter text
  *   q        a search to run
  *   step     a step number
+ *   coll     a collective type (Communication: `hcom_allReduce_`, `nccl:all_reduce`, ...)
  *
  * Example: `#text_level1/timeline?start=1736408883700000000&end=1736408883800000000&q=hcom`.
  * `start_ns`, `end_ns` and `query` are read as aliases of `start`, `end` and `q`.
@@ -29,6 +30,8 @@ export interface ViewState {
   select?: { kind: string; rank?: number; id: number; name?: string };
   query?: string;
   step?: number;
+  /** a collective type the view is filtered to (Communication) */
+  collective?: string;
   /** a selected time range, absolute ns */
   range?: { start_ns: string; end_ns: string };
   /** the timeline's lane filter */
@@ -95,6 +98,9 @@ export function parseHash(hash: string): Link | null {
   if (p.get('lanes')) {
     state.lanes = p.get('lanes')!;
   }
+  if (p.get('coll')) {
+    state.collective = p.get('coll')!;
+  }
   return { profile: pid, view: view || 'overview', state };
 }
 
@@ -122,6 +128,9 @@ export function buildHash(profile: string, view: string, state: ViewState = {}):
   }
   if (typeof state.step === 'number') {
     p.set('step', String(state.step));
+  }
+  if (state.collective) {
+    p.set('coll', state.collective);
   }
   const qs = p.toString();
   return `#${encodeURIComponent(profile)}/${view}${qs ? `?${qs}` : ''}`;

@@ -81,6 +81,10 @@ def render_html(df: pd.DataFrame, analysis=None, params: dict | None = None) -> 
         if title
         else ""
     )
+    if getattr(analysis, "name", None) == "advise" and "severity" in df.columns:
+        from .findings import findings_html  # the viewer's finding cards, not a table of dicts
+
+        return f"<div class='profinsight-result'>{head}{findings_html(df, (params or {}).get('lang'))}</div>"
     svg = ""
     if analysis is not None and analysis.chart is not None and len(df):
         try:
@@ -88,8 +92,6 @@ def render_html(df: pd.DataFrame, analysis=None, params: dict | None = None) -> 
         except (KeyError, TypeError, ValueError, IndexError):
             svg = ""
     footer = ""
-    if getattr(analysis, "name", None) == "advise" and "severity" in df.columns:
-        df, footer = _not_applicable_footer(df, (params or {}).get("lang"))
     shown = df.head(_MAX_HTML_ROWS)
     more = f"<div style='color:#666'>{len(df) - len(shown):,} more rows</div>" if len(df) > len(shown) else ""
     table = _short_cells(shown).to_html(
@@ -118,22 +120,6 @@ def _short_cells(df: pd.DataFrame) -> pd.DataFrame:
                     out = df.copy()
                 out[c] = col.map(lambda v: v[:_MAX_CELL] + " …" if isinstance(v, str) and len(v) > _MAX_CELL else v)
     return out
-
-
-def _not_applicable_footer(df: pd.DataFrame, lang=None) -> tuple[pd.DataFrame, str]:
-    """``advise()``: the findings table without the ``not_applicable`` rows, and one footer line
-    listing those rules with the reason."""
-    na = df[df["severity"] == "not_applicable"]
-    if not len(na):
-        return df, ""
-    from ..i18n import t
-
-    reasons = list(dict.fromkeys(str(m) for m in na["message"]))
-    text = f"{t('section.not_applicable', lang)}: {', '.join(str(r) for r in na['rule'])} ({'; '.join(reasons)})"
-    return (
-        df[df["severity"] != "not_applicable"],
-        f"<div class='profinsight-footer' style='color:#666;margin-top:4px'>{html.escape(text)}</div>",
-    )
 
 
 def result_bundle(df: pd.DataFrame, analysis, params: dict) -> dict:

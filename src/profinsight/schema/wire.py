@@ -172,14 +172,51 @@ class ProfilesAnswer(TypedDict):
     profiles: list[ProfileInfo]
 
 
+class VendorSummary(TypedDict):
+    """The run's figures from the profiler's own summary files."""
+
+    source: str
+    files: list[str]
+    steps: AnalysisPayload
+    comm: AnalysisPayload
+
+
 class LoadStatus(TypedDict):
     """Load state of a profile, answered without waiting for the load itself."""
 
     id: str
     state: LoadState
+    #: cached | importing | reading | parsing | building | caching (importers.progress)
     stage: str | None
+    #: ranks loaded so far, of ``total``
     done: int
     total: int
+    elapsed_s: float
+    #: bytes of the run's source files read so far (a streamed trace as it goes, the other
+    #: files of a rank when the rank is done), of ``bytes_total``
+    bytes_done: int
+    bytes_total: int
+    #: the file being read now (its name)
+    file: str | None
+    #: the ranks imported so far (ranks found in the cache are counted in ``done`` only)
+    ranks_ready: list[int]
+
+
+class SummaryAnswer(TypedDict):
+    """A run before its import (``GET api/profiles/ID/summary``): what discovery saw and, where
+    the profiler wrote them, its own step and communication summaries (no trace parsed)."""
+
+    id: str
+    format: str
+    level: str | None
+    ranks: list[int]
+    rank_count: int
+    files: int
+    size_bytes: int
+    #: ``{source: "vendor_summary", files: [...], steps: AnalysisPayload, comm: AnalysisPayload}``
+    #: (step_breakdown and comm_summary of the summaries), or None where there are none
+    vendor: VendorSummary | None
+    vendor_error: str | None
     elapsed_s: float
 
 
@@ -399,6 +436,8 @@ WIRE_TYPES: tuple[Any, ...] = (
     ProfileInfo,
     ProfilesAnswer,
     LoadStatus,
+    VendorSummary,
+    SummaryAnswer,
     MessagesAnswer,
     TablePage,
     TrackInfo,

@@ -17,7 +17,7 @@ import pyarrow as pa
 
 from .. import diagnostics as dg
 from ..errors import ProfileError
-from ..importers import RankData, RankSource, load_rank
+from ..importers import RankData, RankSource, load_rank, progress
 from . import cache
 
 Progress = Callable[[int, int, str], None]
@@ -81,11 +81,13 @@ def import_rank(source: RankSource) -> RankData:
 
 
 def _import_and_store(source: RankSource):
+    progress.stage(source.files, "importing")
     data = import_rank(source)
     if any(d.code == "import-failed" for d in data.diagnostics):
         # a failed import (out of memory, a bug) is not the profile's content: never cache it,
         # so the next load tries again
         return ("memory", None, data)
+    progress.stage(source.files, "caching")
     entry = cache.store(source, data)
     if entry is not None:
         return ("cached", entry.folder, None)

@@ -101,9 +101,41 @@ export interface ProfilesAnswer {
 export interface LoadStatus {
   id: string;
   state: LoadState;
+  /** cached | importing | reading | parsing | building | caching (importers.progress) */
   stage: string | null;
+  /** ranks loaded so far, of `total` */
   done: number;
   total: number;
+  elapsed_s: number;
+  /** bytes of the run's source files read so far (a streamed trace as it goes, the other files of a rank when the rank is done), of `bytes_total` */
+  bytes_done: number;
+  bytes_total: number;
+  /** the file being read now (its name) */
+  file: string | null;
+  /** the ranks imported so far (ranks found in the cache are counted in `done` only) */
+  ranks_ready: number[];
+}
+
+/** The run's figures from the profiler's own summary files. */
+export interface VendorSummary {
+  source: string;
+  files: string[];
+  steps: AnalysisPayload;
+  comm: AnalysisPayload;
+}
+
+/** A run before its import (`GET api/profiles/ID/summary`): what discovery saw and, where the profiler wrote them, its own step and communication summaries (no trace parsed). */
+export interface SummaryAnswer {
+  id: string;
+  format: string;
+  level: string | null;
+  ranks: number[];
+  rank_count: number;
+  files: number;
+  size_bytes: number;
+  /** `{source: "vendor_summary", files: [...], steps: AnalysisPayload, comm: AnalysisPayload}` (step_breakdown and comm_summary of the summaries), or None where there are none */
+  vendor: VendorSummary | null;
+  vendor_error: string | null;
   elapsed_s: number;
 }
 

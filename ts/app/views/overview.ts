@@ -6,8 +6,8 @@
 import { clear, fmtDuration, h } from '../dom';
 import type { AnalysisPayload, Json } from '../api';
 import { Chart } from '../widgets/chart';
-import { fmtPct, fmtUs, isNum, num, tr, txt } from '../widgets/format';
-import { Card, cards, empty, errorBox, loading, section } from '../widgets/parts';
+import { fmtPct, fmtUs, isNum, num, termText, tr, txt } from '../widgets/format';
+import { Card, cards, empty, errorBox, loading, section, withTerms } from '../widgets/parts';
 import { payloadTable } from '../widgets/table';
 import { stepsChart, stepsKind } from './overview_steps';
 import type { View, ViewContext, ViewState } from './types';
@@ -120,7 +120,7 @@ function keyNumbers(
   if (!items.length) {
     return empty(t('ui.overview.no_numbers'));
   }
-  return section(t('ui.overview.key_numbers'), cards(items));
+  return section(t('ui.overview.key_numbers'), cards(withTerms(t, items)));
 }
 
 /** The timeline window a finding's evidence points at (`evidence.window`), if any. */
@@ -155,7 +155,7 @@ function findings(ctx: ViewContext, adv: AnalysisPayload): HTMLElement {
     const rec = isNum(r.recoverable_us)
       ? h(
           'div',
-          { class: 'pi-finding-rec' },
+          { class: 'pi-finding-rec pi-term', 'data-term': 'recoverable', title: termText(t, 'recoverable') },
           t('ui.overview.recoverable', { time: fmtDuration(r.recoverable_us * 1e3), share: fmtPct(num(r.share_of_step_ratio)) })
         )
       : null;

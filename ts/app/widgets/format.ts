@@ -120,3 +120,35 @@ export function num(v: unknown): number | null {
 export function txt(v: unknown): string | number {
   return typeof v === 'number' ? v : v === null || v === undefined ? '' : typeof v === 'object' ? JSON.stringify(v) : String(v);
 }
+
+/**
+ * The glossary term (docs/glossary.md, `i18n/glossary.py`) each headline figure is an instance
+ * of, by column name: its label shows the term's definition on hover, in the viewer's language.
+ */
+export const TERMS: Record<string, string> = {
+  step_us: 'step',
+  host_step_us: 'host_step',
+  computing_us: 'compute',
+  comm_us: 'communication',
+  transit_us: 'transit',
+  wait_us: 'wait',
+  wait_other_us: 'wait',
+  sync_us: 'wait',
+  idle_us: 'comm_idle',
+  overlapped_us: 'overlapped',
+  comm_not_overlapped_us: 'not_overlapped',
+  free_us: 'device_idle',
+  busy_ratio: 'device_busy',
+  preparing_us: 'host_preparing',
+  cpu_run_ahead_us: 'cpu_run_ahead',
+  recoverable_us: 'recoverable'
+};
+
+/** "term: definition" of glossary term `id` (for a title attribute), or null when unknown. */
+export function termText(t: Translate, id: string | undefined): string | null {
+  if (!id) {
+    return null;
+  }
+  const def = t(`term.${id}.def`);
+  return def === `term.${id}.def` ? null : `${t(`term.${id}`)}: ${def}`;
+}

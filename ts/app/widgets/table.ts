@@ -9,7 +9,7 @@
  */
 import { append, clear, fmtNumber, h } from '../dom';
 import type { AnalysisPayload } from '../generated/wire';
-import { colLabel, fmtCell, Translate, tr, unitOf } from './format';
+import { colLabel, fmtCell, termText, TERMS, Translate, tr, unitOf } from './format';
 
 export interface Column {
   key: string;
@@ -294,12 +294,16 @@ export class DataTable {
     const tr_ = h('tr');
     for (const c of this.opts.columns) {
       const active = this.sort && this.sort.key === c.key;
+      // a headline figure's header explains itself: the glossary's definition on hover
+      const term = TERMS[c.key];
+      const def = termText(this.opts.t, term);
       const th = h(
         'th',
         {
-          class: `${c.numeric ? 'pi-num' : ''} ${active ? 'pi-sorted' : ''}`,
+          class: `${c.numeric ? 'pi-num' : ''} ${active ? 'pi-sorted' : ''} ${def ? 'pi-term' : ''}`,
           'data-key': c.key,
-          title: c.title || c.key,
+          'data-term': def ? term : null,
+          title: def ? `${def}\n(${c.title || c.key})` : c.title || c.key,
           'aria-sort': active ? (this.sort!.desc ? 'descending' : 'ascending') : 'none',
           tabindex: 0
         },

@@ -11,6 +11,7 @@ import { buildHash, parseHash } from './link';
 import { VIEWS } from './views';
 import type { View, ViewContext, ViewSpec, ViewState } from './views/types';
 import { diagnosticsBanner } from './widgets/diagnosticsBanner';
+import type { Chart } from './widgets/chart';
 import { firstPaint } from './widgets/firstPaint';
 import { errorBox } from './widgets/parts';
 
@@ -183,13 +184,14 @@ export class Viewer {
     this.body.appendChild(h('div', { class: 'pi-loading-page' }, progress, early));
     let done = false;
     const started = performance.now();
+    const earlyCharts: Chart[] = [];
     void this.api
       .summary(id)
       .then(s => {
         if (!done && !this.disposed) {
           early.dataset.state = 'shown';
           early.dataset.ms = String(Math.round(performance.now() - started));
-          append(early, [firstPaint(s, this.t)]);
+          append(early, [firstPaint(s, this.t, earlyCharts)]);
         }
       })
       .catch(() => {
@@ -215,6 +217,7 @@ export class Viewer {
       return this.fail(e);
     } finally {
       done = true;
+      earlyCharts.splice(0).forEach(c => c.dispose());
     }
     if (this.profile.error) {
       return this.fail(new ApiError(this.profile.error.error, 400, this.profile.error.fix));

@@ -9,7 +9,7 @@ import { Chart } from '../widgets/chart';
 import { fmtPct, fmtUs, isNum, num, termText, tr, txt } from '../widgets/format';
 import { Card, cards, empty, errorBox, loading, section, withTerms } from '../widgets/parts';
 import { payloadTable } from '../widgets/table';
-import { stepsChart, stepsKind } from './overview_steps';
+import { stepsChart, stepsKind } from '../widgets/steps';
 import type { View, ViewContext, ViewState } from './types';
 
 function mean(rows: Record<string, any>[], col: string): number | null {

@@ -9,6 +9,8 @@ import { fmtBytes, fmtNumber, h } from '../dom';
 import type { SummaryAnswer } from '../generated/wire';
 import { fmtPct, fmtUs, isNum, Translate } from './format';
 import { Card, cards, section, withTerms } from './parts';
+import type { Chart } from './chart';
+import { stepsChart } from './steps';
 import { payloadTable } from './table';
 
 type Row = Record<string, any>;
@@ -33,7 +35,8 @@ export function vendorCards(t: Translate, rows: Row[]): Card[] {
   ];
 }
 
-export function firstPaint(s: SummaryAnswer, t: Translate): HTMLElement {
+/** The first paint of `s`; its charts go to `charts` (the caller disposes them with the page). */
+export function firstPaint(s: SummaryAnswer, t: Translate, charts: Chart[] = []): HTMLElement {
   const facts = [
     s.format + (s.level ? ` ${s.level}` : ''),
     t('ui.ranks_steps', { ranks: s.rank_count, steps: s.vendor ? new Set(s.vendor.steps.rows.map(r => r.step)).size : '?' }),
@@ -50,9 +53,20 @@ export function firstPaint(s: SummaryAnswer, t: Translate): HTMLElement {
   if (items.length) {
     out.appendChild(section(t('ui.overview.key_numbers'), cards(withTerms(t, items))));
   }
-  if (v.steps.rows.length) {
+  const steps = v.steps.rows.filter(r => isNum(r.step_us) && r.step_us > 0);
+  if (steps.length) {
+    // the same picture as the Overview's, sized to the number of steps; the numbers below it
+    const table = payloadTable(t, { ...v.steps, rows: steps, exact: undefined }, ['label', 'source', 'host_step_us'], {
+      className: 'pi-first-steps',
+      pageSize: 50,
+      name: 'step_breakdown_vendor'
+    });
     out.appendChild(
-      section(t('ui.first.steps'), payloadTable(t, v.steps, ['label', 'source', 'host_step_us'], { className: 'pi-first-steps', pageSize: 50, name: 'step_breakdown_vendor' }).el)
+      section(
+        t('ui.first.steps'),
+        stepsChart(t, steps, charts),
+        h('details', { class: 'pi-first-steps-table' }, h('summary', {}, t('ui.overview.step_table', { n: steps.length })), table.el)
+      )
     );
   }
   if (v.comm.rows.length) {

@@ -7,9 +7,9 @@
  * step table below the chart.
  */
 import { h } from '../dom';
-import { barOption, Chart, esc, PALETTE, trimZeros } from '../widgets/chart';
-import { fmtUs, isNum, tr, txt } from '../widgets/format';
-import type { Translate } from '../widgets/format';
+import { barOption, Chart, esc, PALETTE, trimZeros } from './chart';
+import { fmtUs, isNum, tr, txt } from './format';
+import type { Translate } from './format';
 
 /** the step parts stacked, in this order; they add up to step_us */
 export const PARTS = ['computing_us', 'comm_not_overlapped_us', 'free_us', 'bubble_us'];

@@ -18,7 +18,7 @@ import sys
 
 import pandas as pd
 import pytest
-from _support import REPO
+from _support import REPO, artifacts_dir
 
 import profinsight
 
@@ -263,4 +263,43 @@ def test_headline_labels_carry_the_glossary(base, page, lang, shot):
     assert rec == f"{t('term.recoverable', lang)}: {t('term.recoverable.def', lang)}"
     page.hover(".pi-card[data-key='computing'] .pi-card-label")
     shot(page, f"overview_terms_{lang}")
+    assert page.errors == []
+
+
+def test_first_ready_rank_is_painted_before_the_last(serve, paths, page, fixtures, shot, tmp_path, monkeypatch):
+    """Two ranks imported cold with rank 1 held back: the page shows the vendor summary of both,
+    then rank 0's own figures, while rank 1 still imports (in Chinese: the zh screenshot)."""
+    import shutil
+    import threading
+
+    from profinsight.i18n import t
+    from profinsight.store import loader
+
+    run_dir = tmp_path / "held" / "text_level1"
+    shutil.copytree(fixtures / "ascend_pt" / "text_level1", run_dir)
+    real_import = loader.import_rank
+    release = threading.Event()
+
+    def held(source):
+        if source.rank_hint == 1 and source.format != "cluster":
+            release.wait(120)
+        return real_import(source)
+
+    monkeypatch.setattr(loader, "import_rank", held)
+    url = serve(run_dir)
+    try:
+        page.add_init_script("localStorage.setItem('profinsight.lang', 'zh')")
+        page.goto(f"{url}/#text_level1/overview")
+        page.wait_for_selector(".pi-first-ready[data-ranks='0'] .pi-card", timeout=90_000)
+        assert page.locator(".pi-loading").count() == 1  # rank 1 is still importing
+        assert t("ui.first.ready", "zh").split("{")[0] in page.inner_text(".pi-first-ready")
+        want = profinsight.load(run_dir / "rank0_ascend_pt").step_breakdown()["step_us"].mean()
+        from _support import fmt_duration
+
+        assert page.inner_text(".pi-first-ready .pi-card[data-key='step'] .pi-card-value") == fmt_duration(want * 1e3)
+        assert page.locator(".pi-first-paint .pi-first-steps").count() == 1  # the vendor summary of both ranks
+        page.screenshot(path=str(artifacts_dir() / "first_paint_ready_zh.png"), full_page=True)
+    finally:
+        release.set()
+    page.wait_for_selector(".pi-pane-overview .pi-card", timeout=120_000)
     assert page.errors == []

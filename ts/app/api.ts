@@ -21,6 +21,7 @@ import type {
   SearchAnswer,
   SlicesAnswer,
   StatsAnswer,
+  ReadyAnswer,
   SummaryAnswer,
   TablePage,
   TrackTree
@@ -129,6 +130,10 @@ export class Api {
   }
   status(id: string): Promise<LoadStatus> {
     return this.call(`api/profiles/${enc(id)}/status`);
+  }
+  /** The ranks of a run imported so far, while the rest import: their step breakdown from their tasks. */
+  ready(id: string): Promise<ReadyAnswer> {
+    return this.call(`api/profiles/${enc(id)}/ready`);
   }
   /** The run before its import: discovery's facts and the vendor's own summaries (no trace parsed). */
   summary(id: string): Promise<SummaryAnswer> {

@@ -12,7 +12,7 @@ import { VIEWS } from './views';
 import type { View, ViewContext, ViewSpec, ViewState } from './views/types';
 import { diagnosticsBanner } from './widgets/diagnosticsBanner';
 import type { Chart } from './widgets/chart';
-import { firstPaint } from './widgets/firstPaint';
+import { firstPaint, readyRanks } from './widgets/firstPaint';
 import { errorBox } from './widgets/parts';
 
 export interface ViewerOptions {
@@ -185,6 +185,7 @@ export class Viewer {
     let done = false;
     const started = performance.now();
     const earlyCharts: Chart[] = [];
+    const readyCharts: Chart[] = [];
     void this.api
       .summary(id)
       .then(s => {
@@ -197,12 +198,27 @@ export class Viewer {
       .catch(() => {
         early.dataset.state = 'none'; // advisory: the import goes on
       });
+    // a run of several ranks: each rank imported is painted from its own tasks while the rest import
+    const ready = h('div', { class: 'pi-first-ready', 'data-ranks': '' });
+    early.after(ready);
+    let shownReady = 0;
     const poll = async () => {
       while (!done && !this.disposed) {
         try {
           const st = await this.api.status(id);
           if (!done) {
             this.renderProgress(progress, st, (performance.now() - started) / 1000);
+          }
+          const n = st.ranks_ready ? st.ranks_ready.length : 0;
+          if (!done && st.total > 1 && n > shownReady && n < st.total) {
+            shownReady = n;
+            const r = await this.api.ready(id);
+            if (!done && r.steps && r.ranks.length) {
+              readyCharts.splice(0).forEach(c => c.dispose());
+              clear(ready);
+              ready.dataset.ranks = r.ranks.join(',');
+              append(ready, [readyRanks(r, this.t, readyCharts)]);
+            }
           }
         } catch {
           /* the status route is advisory */
@@ -218,6 +234,7 @@ export class Viewer {
     } finally {
       done = true;
       earlyCharts.splice(0).forEach(c => c.dispose());
+      readyCharts.splice(0).forEach(c => c.dispose());
     }
     if (this.profile.error) {
       return this.fail(new ApiError(this.profile.error.error, 400, this.profile.error.fix));

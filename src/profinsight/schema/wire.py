@@ -172,6 +172,15 @@ class ProfilesAnswer(TypedDict):
     profiles: list[ProfileInfo]
 
 
+class ReadyAnswer(TypedDict):
+    """The ranks of a run imported so far, while the others import (``GET api/profiles/ID/ready``)."""
+
+    id: str
+    ranks: list[int]
+    #: step_breakdown of those ranks, from their own tasks (None before the first is ready)
+    steps: AnalysisPayload | None
+
+
 class VendorSummary(TypedDict):
     """The run's figures from the profiler's own summary files."""
 
@@ -438,6 +447,7 @@ WIRE_TYPES: tuple[Any, ...] = (
     LoadStatus,
     VendorSummary,
     SummaryAnswer,
+    ReadyAnswer,
     MessagesAnswer,
     TablePage,
     TrackInfo,

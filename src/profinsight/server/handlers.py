@@ -170,6 +170,16 @@ class SummaryHandler(ApiHandler):
         self.send_json(await loop.run_in_executor(FIRST_PAINT, self.store.first_paint, pid))
 
 
+class ReadyHandler(ApiHandler):
+    """The ranks imported so far of a run still importing (their step breakdown from their own
+    tasks), on the first-paint worker: the first ready rank is painted before the last."""
+
+    async def get(self, pid):
+        loop = IOLoop.current()
+        await loop.run_in_executor(FIRST_PAINT, self.store.entry, pid)
+        self.send_json(await loop.run_in_executor(FIRST_PAINT, self.store.ready, pid))
+
+
 class MessagesHandler(ApiHandler):
     """The viewer's labels (``ui.*`` keys of the message catalogue) in ``?lang=en|zh``."""
 
@@ -494,6 +504,7 @@ ROUTES = [
     (r"api/profiles/([^/]+)", ProfileHandler),
     (r"api/profiles/([^/]+)/status", StatusHandler),
     (r"api/profiles/([^/]+)/summary", SummaryHandler),
+    (r"api/profiles/([^/]+)/ready", ReadyHandler),
     (r"api/profiles/([^/]+)/tables/([^/]+)", TableHandler),
     (r"api/profiles/([^/]+)/analyses", AnalysesHandler),
     (r"api/profiles/([^/]+)/analyses/([^/]+)", AnalysisHandler),

@@ -189,6 +189,16 @@ class ProfileStore:
                 e.summary = {"id": pid, **first_paint(e.run)}
             return e.summary
 
+    def ready(self, pid: str) -> dict:
+        """The ranks of ``pid`` imported so far, while the rest import (:func:`.summary.ready_ranks`);
+        once loaded, the loaded profile's own answer is the views' (``ranks: []`` here)."""
+        from .summary import ready_ranks
+
+        e = self.entry(pid)
+        if e.profile is not None or e.started is None:
+            return {"id": pid, "ranks": [], "steps": None}
+        return {"id": pid, **ready_ranks(e.run, set(e.ready))}
+
     def describe(self, pid: str, load: bool = True, lang: str = "en") -> dict:
         """What the profiles route lists for ``pid``: id, path, format, level, ranks, steps,
         diagnostics (loading the profile if needed; their message and fix in ``lang`` where the

@@ -77,3 +77,22 @@ def _vendor(run: Run) -> dict | None:
         "steps": payload(steps, None, {}),
         "comm": payload(comm, None, {}),
     }
+
+
+def ready_ranks(run: Run, positions) -> dict:
+    """``GET api/profiles/ID/ready``: the step breakdown of the ranks of ``run`` already imported
+    (``positions`` in ``run.sources``) while the others still import, from their own tasks -- the
+    first ready rank is on the page before the last.  Only ranks whose cache entry is written are
+    read (a rank kept in memory by the import would be imported a second time)."""
+    from ..api import load
+    from ..importers import progress
+    from ..render.notebook import payload
+    from ..store import cache
+
+    keep = [i for i in sorted(positions) if cache.lookup(run.sources[i]) is not None]
+    if not keep:
+        return {"ranks": [], "steps": None}
+    sub = replace(run, sources=tuple(run.sources[i] for i in keep))
+    with progress.quiet():
+        prof = load(sub)
+    return {"ranks": [r for r in prof.ranks], "steps": payload(prof.step_breakdown(), None, {})}

@@ -139,6 +139,14 @@ export interface SummaryAnswer {
   elapsed_s: number;
 }
 
+/** The ranks of a run imported so far, while the others import (`GET api/profiles/ID/ready`). */
+export interface ReadyAnswer {
+  id: string;
+  ranks: number[];
+  /** step_breakdown of those ranks, from their own tasks (None before the first is ready) */
+  steps: AnalysisPayload | null;
+}
+
 /** The viewer's labels (`ui.*` keys of the message catalogue). */
 export interface MessagesAnswer {
   lang: string;

@@ -12,7 +12,7 @@ import type { AnalysisPayload } from '../api';
 import { barOption, Chart, esc } from '../widgets/chart';
 import { displayName, fmtCell, fmtUs, isNum, num } from '../widgets/format';
 import { empty, errorBox, fill, section } from '../widgets/parts';
-import { payloadTable } from '../widgets/table';
+import { DataTable, payloadTable } from '../widgets/table';
 import type { View, ViewContext, ViewState } from './types';
 
 const LINKS = ['hccs_gbps', 'rdma_gbps', 'pcie_gbps', 'sdma_gbps', 'sio_gbps'];
@@ -304,21 +304,33 @@ function matrixBlock(ctx: ViewContext, p: AnalysisPayload, charts: Chart[]): HTM
         { type: 'heatmap', data: self, label, itemStyle: { color: '#d9d9d9', borderColor: 'rgba(128,128,128,0.4)', borderWidth: 1 } }
       ]
     });
-    // the same numbers as text: readable, selectable, testable
+    // the same numbers as a table (the one table widget: sort, filter, copy, CSV of the raw values)
     clear(grid);
-    const head = h('tr', {}, h('th', {}, `${t('ui.communication.src')} \\ ${t('ui.communication.dst')}`), ranks.map(r => h('th', { class: 'pi-num' }, String(r))));
-    const body = srcs.map(src =>
-      h(
-        'tr',
-        {},
-        h('th', {}, String(src)),
-        ranks.map(dst => {
-          const c = cells.find(x => x.src === src && x.dst === dst);
-          return h('td', { class: 'pi-num', 'data-src': src, 'data-dst': dst }, c ? fmt(metric, value(c, metric)) : '');
-        })
-      )
-    );
-    append(grid, [h('table', { class: 'pi-table pi-matrix-grid' }, h('thead', {}, head), h('tbody', {}, body))]);
+    const rows = srcs.map(src => {
+      const r: Record<string, any> = { src_rank: src };
+      for (const dst of ranks) {
+        const c = cells.find(x => x.src === src && x.dst === dst);
+        r[`to_${dst}`] = c ? value(c, metric) : null;
+      }
+      return r;
+    });
+    const table = new DataTable({
+      t,
+      rows,
+      name: `comm_matrix_${metric}`,
+      className: 'pi-matrix-grid',
+      columns: [
+        { key: 'src_rank', label: `${t('ui.communication.src')} \\ ${t('ui.communication.dst')}`, format: v => String(v) },
+        ...ranks.map(dst => ({
+          key: `to_${dst}`,
+          label: String(dst),
+          numeric: true,
+          format: (v: any) => fmt(metric, isNum(v) ? v : null),
+          attrs: (r: Record<string, any>) => ({ 'data-src': r.src_rank, 'data-dst': dst })
+        }))
+      ]
+    });
+    grid.appendChild(table.el);
   };
   picker.addEventListener('change', draw);
   append(box, [

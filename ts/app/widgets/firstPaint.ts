@@ -6,7 +6,7 @@
  * tasks.
  */
 import { fmtBytes, fmtNumber, h } from '../dom';
-import type { SummaryAnswer } from '../generated/wire';
+import type { ReadyAnswer, SummaryAnswer } from '../generated/wire';
 import { fmtPct, fmtUs, isNum, Translate } from './format';
 import { Card, cards, section, withTerms } from './parts';
 import type { Chart } from './chart';
@@ -72,5 +72,20 @@ export function firstPaint(s: SummaryAnswer, t: Translate, charts: Chart[] = [])
   if (v.comm.rows.length) {
     out.appendChild(section(t('ui.first.comm'), payloadTable(t, v.comm, ['label'], { className: 'pi-first-comm', pageSize: 50, name: 'comm_summary_vendor' }).el));
   }
+  return out;
+}
+
+/** The ranks imported so far (`GET api/profiles/ID/ready`): their steps from their own tasks. */
+export function readyRanks(r: ReadyAnswer, t: Translate, charts: Chart[] = []): HTMLElement {
+  const steps = (r.steps ? r.steps.rows : []).filter(x => isNum(x.step_us) && x.step_us > 0);
+  const out = h('div', { class: 'pi-first pi-ready' });
+  out.appendChild(
+    section(
+      t('ui.first.ready', { ranks: r.ranks.join(', ') }),
+      h('p', { class: 'pi-note' }, t('ui.first.ready_note')),
+      steps.length ? cards(withTerms(t, vendorCards(t, steps))) : null,
+      steps.length ? stepsChart(t, steps, charts) : null
+    )
+  );
   return out;
 }

@@ -24,6 +24,8 @@ export interface Column {
   title?: string;
   /** the cell as a node (a button, code) instead of text; copy and CSV still take `format`'s text */
   node?: (row: Record<string, any>) => Node;
+  /** extra attributes of the cell (data-* for page scripts) */
+  attrs?: (row: Record<string, any>) => Record<string, string | number>;
 }
 
 export interface TableOptions {
@@ -346,7 +348,8 @@ export class DataTable {
       }
       for (const c of this.opts.columns) {
         const text = this.cellText(c, row);
-        tr_.appendChild(h('td', { class: c.numeric ? 'pi-num' : '', title: text.length > 40 ? text : null }, c.node ? c.node(row) : text));
+        const extra = c.attrs ? c.attrs(row) : {};
+        tr_.appendChild(h('td', { ...extra, class: c.numeric ? 'pi-num' : '', title: text.length > 40 ? text : null }, c.node ? c.node(row) : text));
       }
       if (this.opts.onSelect) {
         tr_.classList.add('pi-clickable');

@@ -36,6 +36,10 @@ class Param:
     default: Any = None
     choices: tuple | None = None
     help: str = ""
+    #: pairs with other parameters that have no answer, declared so that a form (the viewer's
+    #: Analyses view) never offers them: ``((value, other, allowed), ...)`` -- with this
+    #: parameter at ``value``, ``other`` must be one of ``allowed``
+    requires: tuple = ()
 
     def coerce(self, value):
         """Validate/convert a value given by a user (Python or CLI text)."""

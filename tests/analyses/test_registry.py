@@ -133,3 +133,22 @@ def test_the_table_fills_itself_whichever_surface_reads_it_first():
     assert {"op_summary", "slow_ranks", "advise"} <= set(expected)
     assert alone == expected
     assert [line.split()[0] for line in listed] == expected
+
+
+def test_invalid_parameter_pairs_are_declared_for_forms():
+    """op_summary groups host ops by name or name_shape only: the registration says so, the
+    analyses route hands the rule to the viewer's form, and the analysis refuses the pair."""
+    import pytest
+
+    from profinsight.errors import ProfileError
+    from profinsight.registry import get
+    from profinsight.server.handlers import describe_analysis
+    from profinsight.testing import profile_from_tables
+
+    by = {p.name: p for p in get("op_summary").params}["by"]
+    assert by.requires == (("type", "where", ("device",)), ("core", "where", ("device",)))
+    info = {p["name"]: p for p in describe_analysis(get("op_summary"))["params"]}
+    assert info["by"]["requires"][0] == {"value": "type", "param": "where", "allowed": ["device"]}
+    assert info["where"]["requires"] == []
+    with pytest.raises(ProfileError, match="groups by name or name_shape"):
+        profile_from_tables({}).op_summary(by="type", where="host")

@@ -132,6 +132,13 @@ def test_operators_offer_no_invalid_pair(base, page, shot):
     disabled = page.eval_on_selector_all(".pi-op-by option", "os => os.filter(o => o.disabled).map(o => o.value)")
     assert disabled == ["type", "core"]
     assert page.locator(".pi-pane-operators .pi-error").count() == 0
+    # the generic Analyses form reads the same rule from the registry (Param.requires)
+    page.goto(f"{base}/#rank0_ascend_pt/analyses/op_summary?by=type")
+    page.wait_for_selector(".pi-an-param[data-param='where']")
+    assert page.eval_on_selector(".pi-an-param[data-param='where'] option[value='host']", "o => o.disabled")
+    assert "needs where = device" in page.eval_on_selector(
+        ".pi-an-param[data-param='where'] option[value='host']", "o => o.title"
+    )
     assert page.errors == []
 
 

@@ -103,6 +103,14 @@ class AnalysisPayload(_AnalysisPayloadBase, total=False):
     exact: dict[str, list[str | None]]
 
 
+class ParamRule(TypedDict):
+    """With its parameter at ``value``, parameter ``param`` must be one of ``allowed``."""
+
+    value: Json
+    param: str
+    allowed: list[Json]
+
+
 class ParamInfo(TypedDict):
     name: str
     #: the Python type name: int, float, str, bool
@@ -110,6 +118,8 @@ class ParamInfo(TypedDict):
     default: Json
     choices: list[Json] | None
     help: str
+    #: pairs with other parameters that have no answer (a form does not offer them)
+    requires: list[ParamRule]
 
 
 class AnalysisInfo(TypedDict):
@@ -437,6 +447,7 @@ class GapsAnswer(TypedDict):
 WIRE_TYPES: tuple[Any, ...] = (
     ChartSpec,
     AnalysisPayload,
+    ParamRule,
     ParamInfo,
     AnalysisInfo,
     AnalysesAnswer,

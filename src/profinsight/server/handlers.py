@@ -238,6 +238,7 @@ def describe_analysis(a) -> dict:
                 "default": p.default,
                 "choices": None if p.choices is None else list(p.choices),
                 "help": p.help,
+                "requires": [{"value": v, "param": o, "allowed": list(allowed)} for v, o, allowed in p.requires],
             }
             for p in a.params
         ],

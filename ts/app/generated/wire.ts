@@ -39,6 +39,13 @@ export interface AnalysisPayload {
   exact?: Record<string, (string | null)[]>;
 }
 
+/** With its parameter at `value`, parameter `param` must be one of `allowed`. */
+export interface ParamRule {
+  value: Json;
+  param: string;
+  allowed: Json[];
+}
+
 export interface ParamInfo {
   name: string;
   /** the Python type name: int, float, str, bool */
@@ -46,6 +53,8 @@ export interface ParamInfo {
   default: Json;
   choices: Json[] | null;
   help: string;
+  /** pairs with other parameters that have no answer (a form does not offer them) */
+  requires: ParamRule[];
 }
 
 /** An analysis as its registration declares it (`GET api/profiles/ID/analyses`). */

@@ -24,6 +24,8 @@ from pathlib import Path
 import pytest
 from _support import CHROMIUM, FLAGS, artifacts_dir, fmt_duration, require, require_chromium
 
+import profinsight
+
 REPO = Path(__file__).resolve().parents[2]
 TOKEN = "profinsight-lab-test"
 RUN = "runs/text_level1"  # 2 rank folders of one collection: ONE entry
@@ -66,7 +68,11 @@ def lab(fixtures, tmp_path_factory):
     (root / "analysis.ipynb").write_text(
         json.dumps(
             _notebook(
-                [f"import profinsight\np = profinsight.load({NOTEBOOK_TRACE!r})\np.op_summary(top=5)", "p.show()"]
+                [
+                    f"import profinsight\np = profinsight.load({NOTEBOOK_TRACE!r})\np.op_summary(top=5)",
+                    "p.advise()",
+                    "p.show()",
+                ]
             )
         )
     )
@@ -341,6 +347,12 @@ def test_notebook_renders_analysis_and_show_opens_viewer(page, lab):
     text = out.first.inner_text()
     # op_summary(top=5) of both ranks: the top kernel by total time, as in the notebook API
     assert "aclnnForeachAddListV2" in text and "import-failed" not in text
+    # advise() as the viewer's finding cards, one per finding, in the advisor's order
+    adv = profinsight.load(lab["root"] / RUN).advise()
+    fired = list(adv[adv["severity"] != "not_applicable"]["rule"])
+    cards = page.locator(".jp-NotebookPanel .jp-Cell").nth(1).locator(".pi-finding")
+    cards.first.wait_for(state="attached", timeout=120_000)
+    assert [cards.nth(i).get_attribute("data-rule") for i in range(cards.count())] == fired
     show = page.locator(".jp-ProfinsightShow")
     # the viewer tab comes to the front, so the notebook (and this output) is hidden by then
     page.wait_for_selector(".jp-ProfinsightShow[data-state='opened']", state="attached", timeout=120_000)

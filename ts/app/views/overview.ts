@@ -3,14 +3,15 @@
  * top op type), the step breakdown per rank and step, and the advisor's findings, each with a
  * jump to the time window its evidence points at on the timeline.
  */
-import { clear, fmtDuration, h } from '../dom';
-import type { AnalysisPayload, Json } from '../api';
+import { clear, h } from '../dom';
+import type { AnalysisPayload } from '../api';
 import { Chart } from '../widgets/chart';
-import { fmtPct, fmtUs, isNum, num, termText, tr, txt } from '../widgets/format';
+import { fmtPct, fmtUs, isNum, num } from '../widgets/format';
 import { Card, cards, empty, errorBox, loading, section, withTerms } from '../widgets/parts';
+import { findingCards } from '../widgets/findings';
 import { payloadTable } from '../widgets/table';
 import { stepsChart, stepsKind } from '../widgets/steps';
-import type { View, ViewContext, ViewState } from './types';
+import type { View, ViewContext } from './types';
 
 function mean(rows: Record<string, any>[], col: string): number | null {
   const v = rows.map(r => r[col]).filter(isNum);
@@ -123,68 +124,9 @@ function keyNumbers(
   return section(t('ui.overview.key_numbers'), cards(withTerms(t, items)));
 }
 
-/** The timeline window a finding's evidence points at (`evidence.window`), if any. */
-function timelineWindow(evidence: Json | undefined): ViewState | null {
-  if (!evidence || typeof evidence !== 'object' || Array.isArray(evidence)) {
-    return null;
-  }
-  const w = evidence.window;
-  return w && typeof w === 'object' && !Array.isArray(w) ? (w as ViewState) : null;
-}
-
 function findings(ctx: ViewContext, adv: AnalysisPayload): HTMLElement {
-  const t = ctx.t;
-  const rows = adv.rows.filter(r => r.severity !== 'not_applicable');
-  const na = adv.rows.filter(r => r.severity === 'not_applicable');
-  const box = h('div', { class: 'pi-findings' });
-  if (!rows.length) {
-    box.appendChild(empty(t('ui.overview.no_findings')));
-  }
-  for (const r of rows) {
-    const w = timelineWindow(r.evidence);
-    const jump = w
-      ? h(
-          'button',
-          {
-            class: 'pi-jump',
-            onclick: () => ctx.navigate('timeline', { rank: w.rank, start_ns: w.start_ns, end_ns: w.end_ns, step: w.step })
-          },
-          t('ui.common.show_on_timeline')
-        )
-      : null;
-    const rec = isNum(r.recoverable_us)
-      ? h(
-          'div',
-          { class: 'pi-finding-rec pi-term', 'data-term': 'recoverable', title: termText(t, 'recoverable') },
-          t('ui.overview.recoverable', { time: fmtDuration(r.recoverable_us * 1e3), share: fmtPct(num(r.share_of_step_ratio)) })
-        )
-      : null;
-    box.appendChild(
-      h(
-        'article',
-        { class: `pi-finding pi-sev-${r.severity}`, 'data-rule': txt(r.rule) },
-        h(
-          'div',
-          { class: 'pi-finding-head' },
-          h('span', { class: `pi-badge pi-sev-${r.severity}` }, tr(t, `ui.severity.${r.severity}`, String(r.severity))),
-          h('span', { class: 'pi-finding-title' }, txt(r.title)),
-          h('span', { class: 'pi-spacer' }),
-          jump
-        ),
-        h('div', { class: 'pi-finding-message' }, txt(r.message)),
-        rec,
-        r.change ? h('div', { class: 'pi-finding-change' }, h('b', {}, `${t('ui.overview.change')}: `), txt(r.change)) : null
-      )
-    );
-  }
-  if (na.length) {
-    box.appendChild(
-      h(
-        'div',
-        { class: 'pi-note' },
-        `${t('ui.overview.not_applicable')}: ${na.map(r => r.title).join(', ')} (${Array.from(new Set(na.map(r => r.message))).join('; ')})`
-      )
-    );
-  }
-  return box;
+  return findingCards(adv.rows, {
+    t: ctx.t,
+    onJump: w => ctx.navigate('timeline', { rank: w.rank, start_ns: w.start_ns, end_ns: w.end_ns, step: w.step })
+  });
 }

@@ -109,11 +109,19 @@ _MAX_CELL = 240
 
 
 def _short_cells(df: pd.DataFrame) -> pd.DataFrame:
-    """Long text cells cut for display, so one evidence column cannot swamp the table."""
+    """Long text cells cut for display, so one evidence column cannot swamp the table; HCCL's
+    collective types without their trailing underscore (``hcom_allReduce``)."""
+    from .terminal import display_name
+
     out = df
     for c in df.columns:
         if df[c].dtype == object or str(df[c].dtype) in ("string", "str"):
             col = df[c].astype("object")
+            shown = col.map(display_name)
+            if not shown.equals(col):
+                if out is df:
+                    out = df.copy()
+                out[c] = col = shown
             long = col.map(lambda v: isinstance(v, str) and len(v) > _MAX_CELL)
             if long.any():
                 if out is df:

@@ -14,6 +14,7 @@ import pandas as pd
 
 from .styles import BAD, GOOD, INFO, LANE_COLORS, TOTAL
 from .styles import PALETTE as _PALETTE
+from .terminal import display_name
 
 
 def render_svg(df: pd.DataFrame, chart, width: int = 640) -> str:
@@ -37,7 +38,7 @@ def _bars(df, chart, width, stacked: bool) -> str:
     ys = [y for y in chart.y if y in data.columns]
     if not ys:
         return ""
-    labels = [str(v) for v in data[chart.x]] if chart.x in data.columns else [str(i) for i in data.index]
+    labels = [str(display_name(v)) for v in data[chart.x]] if chart.x in data.columns else [str(i) for i in data.index]
     totals = [sum(_num(r[y]) for y in ys) if stacked else _num(r[ys[0]]) for _, r in data.iterrows()]
     vmax = max(totals + [1e-12])
     bar_h, label_w = 16, 200

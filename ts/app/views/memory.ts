@@ -202,6 +202,14 @@ export function curvesOf(rows: Record<string, any>[]): Curve[] {
   return Array.from(out.values());
 }
 
+/** A step of 1, 2 or 5 x 10^k giving about five ticks up to `max`. */
+export function niceStep(max: number): number {
+  const raw = max / 5;
+  const p = 10 ** Math.floor(Math.log10(raw || 1));
+  const m = raw / p;
+  return (m <= 1 ? 1 : m <= 2 ? 2 : m <= 5 ? 5 : 10) * p;
+}
+
 /** The curves chart with its toggles and its brush. */
 class CurveChart {
   readonly el: HTMLElement;
@@ -280,6 +288,9 @@ class CurveChart {
     const shown = this.shown();
     this.chart.el.dataset.series = JSON.stringify(shown.map(c => `${c.component}|${c.measure}`));
     const name = (c: Curve) => `${c.component} ${tr(t, `ui.memory.${c.measure}`, c.measure)}`;
+    const top = Math.max(1, ...shown.flatMap(c => c.data.map(d => (isNum(d[1]) ? d[1] : 0))));
+    const gib = top >= 2048;
+    const scale = gib ? 1024 : 1;
     this.chart.set({
       animation: false,
       grid: { left: 8, right: 24, top: 30, bottom: 40, containLabel: true },
@@ -292,7 +303,13 @@ class CurveChart {
           [esc(`${(ps[0]?.value?.[0] ?? 0).toFixed(3)} ms`)].concat(ps.map(q => `${q.marker}${esc(q.seriesName)}: ${esc(fmtMib(q.value?.[1] ?? 0))}`)).join('<br/>')
       },
       xAxis: { type: 'value', name: 'ms', axisLabel: { formatter: (v: number) => `${v}` } },
-      yAxis: { type: 'value', axisLabel: { formatter: (v: number) => trimZeros(fmtMib(v)) } },
+      // ticks at round numbers of the unit that reads (0.5 GiB steps, not 1.46 GiB from MiB ticks)
+      yAxis: {
+        type: 'value',
+        name: gib ? 'GiB' : 'MiB',
+        axisLabel: { formatter: (v: number) => trimZeros((v / scale).toFixed(gib ? 2 : 0)) },
+        interval: niceStep(top / scale) * scale
+      },
       series: shown.map(c => ({
         type: 'line',
         name: name(c),

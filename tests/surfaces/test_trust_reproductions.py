@@ -107,3 +107,37 @@ def test_a_run_against_one_of_its_ranks_gives_no_absurd_gain(fixtures):
     text = cmp.verdicts()[0]
     assert "not comparable (different rank sets ({0, 1} vs {0})" in text
     assert "gained -" not in text and "yet the step grew by 2,334.2 us" in text
+
+
+def test_gpu_idle_gaps_fit_with_long_kernel_names(fixtures):
+    """A GPU ``view idle_gaps`` printed one kernel name over ~30 lines."""
+    import pandas as pd
+
+    from profinsight.render.terminal import layout
+
+    g = pd.DataFrame(profinsight.load(fixtures / K / "gpu_2rank_rank0.json.gz").idle_gaps())
+    lay = layout(g, 120)
+    width = sum(max(len(h), *(len(r[i]) for r in lay["rows"])) + 2 for i, h in enumerate(lay["headers"]))
+    assert width <= 120 and max(len(c) for r in lay["rows"] for c in r) <= 40
+    assert any(c.endswith("…") for r in lay["rows"] for c in r)  # the long kernel names are cut, not wrapped
+
+
+def test_the_report_gives_memory_in_mib_only(fixtures):
+    rep = guided_report(profinsight.load(fixtures / "ascend_pt/text_level1"), "en")
+    mem = rep["sections"]["memory"]
+    assert mem and all(set(r) == {"rank", "component", "kind", "allocated_mib", "reserved_mib", "ops"} for r in mem)
+    pta = next(r for r in mem if r["component"] == "PTA" and r["rank"] == 0)
+    assert pta["reserved_mib"] == 1522532352 / 2**20  # memory_peaks' reserved_bytes of that peak, in MiB
+
+
+def test_cpu_only_runs_record_their_host_step(fixtures, tmp_path, monkeypatch, capsys):
+    """Two CPU-only runs: ``record`` said "step nan us -> nan us (+nan%)"."""
+    monkeypatch.setenv("PROFINSIGHT_EXPERIMENTS", str(tmp_path / "experiments"))
+    cpu = fixtures / K / "cpu_only.json.gz"
+    profinsight.register("cpu-a", cpu)
+    profinsight.register("cpu-b", cpu)
+    out = tmp_path / "record.md"
+    assert main(["record", "cpu-a", "cpu-b", "-o", str(out), "--lang", "en"]) == 0
+    text = out.read_text(encoding="utf-8")
+    assert "nan" not in text.lower() and "210,109.2 (host)" in text
+    assert "the host step (ProfilerStep; no device step recorded) changed by +0.0 us" in text

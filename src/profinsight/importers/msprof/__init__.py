@@ -29,13 +29,15 @@ from .._common import close_duck, duck
 from .._steps import earliest_containing
 from ..ascend_text._sql import install as install_text_macros
 from ..base import Importer, RankData, RankSource, Recognised
+from . import _comm as C
 from . import _layout as L
+from . import _memory as M
 from . import _notes as N
 from . import _output as O
 from . import _summaries as S
 from . import _timeline as T
 
-VERSION = "2"  # 2: the mindstudio_profiler_output layout (run_info.extra.layout)
+VERSION = "3"  # 3: the output layout's memory CSVs and communication analysis; 2: the mindstudio_profiler_output layout
 FORMAT = "msprof"
 PROF_RE = L.PROF_RE
 
@@ -69,6 +71,8 @@ def _output_ranks(out: Path, devices: list[Path]) -> Recognised:
     files = O.flat(O.parts(out, O.TIMELINE, "json"))
     files += O.flat(O.parts(out, O.STEP_TRACE, "json")) + O.flat(O.parts(out, O.STEP_TRACE, "csv"))
     files += O.flat(O.parts(out, O.OP_SUMMARY, "csv"))
+    files += [f for group in M.files(out).values() for f in group]
+    files += [f for f in C.files(out) if f is not None]
     sources = []
     for d in devices or [None]:
         own = [] if d is None else [f for f in (L.info_file(d), L.start_file(d), L.end_file(d)) if f is not None]
@@ -205,7 +209,14 @@ def _load(source: RankSource, plan) -> RankData:
         tasks = con.sql("SELECT * FROM dt").to_arrow_table()
         tasks = _with_steps(tasks, steps)
         con.register("dt_steps", tasks)
-        comm = con.sql(T.comm_ops_sql().replace("FROM dt ", "FROM dt_steps ")).to_arrow_table()
+        ops_sql = T.comm_ops_sql().replace("FROM dt ", "FROM dt_steps ")
+        extra: dict[str, pa.Table] = {}
+        if plan.layout == "output":
+            extra = M.load(con, plan.where, device if plan.split else None, device, off, rank, diags)
+            if C.load(con, plan.where, plan.split, off, rank, diags):
+                ops_sql = C.comm_ops_sql().replace("{ops}", ops_sql).replace("{device}", str(int(device)))
+                extra["comm_links"] = con.sql(C.links_sql()).to_arrow_table()
+        comm = con.sql(ops_sql).to_arrow_table()
         slices = con.sql(T.slices_sql(off)).to_arrow_table()
     finally:
         close_duck(con)
@@ -218,6 +229,7 @@ def _load(source: RankSource, plan) -> RankData:
         "comm_ops": comm,
         "trace_slices": slices,
         "run_info": _run_info(plan, info, clock, steps),
+        **extra,
     }
     return RankData(rank=rank, tables=tables, diagnostics=diags)
 
@@ -281,7 +293,7 @@ def _run_info(plan, info: dict, clock: L.Clock, steps: pa.Table) -> pa.Table:
         "export_kind": "trace",
         "has_host_ops": False,
         "has_stack": False,
-        "has_memory": False,
+        "has_memory": None,  # from the tables: the output layout's memory CSVs, where present
     }
     types = {
         "device": pa.int32(),

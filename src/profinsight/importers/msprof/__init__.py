@@ -30,6 +30,7 @@ from .._steps import earliest_containing
 from ..ascend_text._sql import install as install_text_macros
 from ..base import Importer, RankData, RankSource, Recognised
 from . import _comm as C
+from . import _devices as D
 from . import _layout as L
 from . import _memory as M
 from . import _notes as N
@@ -145,8 +146,9 @@ class _TimelinePlan:
         self.step_traces = L.step_trace_files(device_dir)
         self.step_csv: list[Path] = []
         self.op_summary: list[Path] = []
-        self.split = False
+        self.split = False  # the CSV summaries are not filtered: this layout has none
         self.keep_host = True
+        self.shared, self.lowest = False, True  # the folder's own timeline: a process of no known device is its own
         self.where = device_dir / "timeline"
         self.layout = "timeline"
         self.collection = device_dir.parent.name
@@ -166,6 +168,7 @@ class _OutputPlan:
         self.op_summary = O.flat(O.parts(out, O.OP_SUMMARY, "csv"))
         self.split = len(devices) > 1  # several devices share the files: keep this one's events
         self.keep_host = not devices or self.device == min(devices)
+        self.shared, self.lowest = self.split, self.keep_host
         self.where = out
         self.layout = "output"
         self.collection = out.parent.name
@@ -195,8 +198,8 @@ def _load(source: RankSource, plan) -> RankData:
                     )
                 )
         S.load_step_trace_csv(con, plan.step_csv, device if plan.split else None, rank, diags)
-        if plan.split:
-            T.keep_device(con, device, plan.keep_host)
+        if plan.split or plan.layout == "timeline":
+            diags += D.keep_device(con, device, plan.keep_host, plan.shared, plan.lowest, plan.where, rank)
         clock = _wall_clock(con, clock)
         off = "0" if clock.offset_ns is None else str(int(clock.offset_ns))
         T.build_work(con)

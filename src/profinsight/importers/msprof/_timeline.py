@@ -251,23 +251,3 @@ def slices_sql(off: str) -> str:
                ANTI JOIN (SELECT file_no, idx FROM dt_pre) u ON u.file_no = x.file_no AND u.idx = x.idx
                ANTI JOIN (SELECT file_no, plane_idx AS idx FROM hw_plane) q ON q.file_no = x.file_no AND q.idx = x.idx
                ORDER BY start_ns, x.file_no, x.idx"""
-
-
-#: the device bits of a device process's ``pid`` in current CANN's timeline (``pid << 10 |
-#: sort_index << 5 | device``); host processes carry 31 there
-DEVICE_BITS = 31
-
-
-def keep_device(con, device: int, keep_host: bool) -> None:
-    """Drop the events of other devices from a timeline that several devices share: a process
-    labelled ``NPU`` belongs to the device in the low bits of its pid; the host processes (CANN
-    API) are kept for one rank only (``keep_host``), so that no rank counts them twice."""
-    con.execute(f"""CREATE OR REPLACE TABLE npu_procs AS
-        SELECT DISTINCT file_no, pid, TRY_CAST(pid AS BIGINT) & {DEVICE_BITS} AS device FROM ms_meta
-        WHERE name = 'process_labels' AND upper(value) LIKE 'NPU%'""")
-    for table in ("ms_x", "ms_iter"):
-        con.execute(f"""DELETE FROM {table} WHERE EXISTS (SELECT 1 FROM npu_procs n
-            WHERE n.file_no = {table}.file_no AND n.pid = {table}.pid AND n.device IS DISTINCT FROM {int(device)})""")
-    if not keep_host:
-        con.execute("""DELETE FROM ms_x WHERE NOT EXISTS (SELECT 1 FROM npu_procs n
-            WHERE n.file_no = ms_x.file_no AND n.pid = ms_x.pid)""")

@@ -76,7 +76,11 @@ def _refused(path: Path) -> NotAProfile:
     return err.value
 
 
-@pytest.mark.parametrize("rel", FILES)
+#: the loads over a second (the runs' own test opens them through every surface too)
+_SLOW = {r for r in LOADS if r.startswith("kineto/legacy/resnet50") or "gpu_2rank" in r}
+
+
+@pytest.mark.parametrize("rel", [pytest.param(r, marks=pytest.mark.slow) if r in _SLOW else r for r in FILES])
 def test_every_file_alone_loads_or_names_what_it_is_and_what_reads_it(fixtures, rel):
     path = fixtures / rel
     if rel in LOADS:

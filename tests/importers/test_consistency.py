@@ -95,9 +95,11 @@ def test_duplicated_kernel_rows_are_said_and_the_vendor_counts_disagree(rank):
     _write(kd, rows)
     p = profinsight.load(rank)
     (dup,) = _said(p, "tasks-duplicated")
-    assert dup.message.startswith("2 device task(s) of rank 0 are exact copies of another")
+    assert dup.message.startswith("2 device task(s) of rank 0 (kernel_details.csv) are exact copies of another")
     (vendor,) = _said(p, "rows-vs-vendor")
-    assert vendor.message.startswith("rank 0 loaded 189 kernel(s) where the vendor's op_statistic.csv counts 187")
+    assert vendor.message.startswith(
+        "rank 0 loaded 189 kernel(s) from kernel_details.csv where the vendor's op_statistic.csv counts 187"
+    )
     assert "1 op type(s) differ (TransData: 59 vs 57)" in vendor.message
     assert vendor.file.endswith("op_statistic.csv")
 
@@ -140,3 +142,28 @@ def test_the_real_fixtures_are_consistent(fixtures, rel):
     rank, 2,448 / 2,564 on Qwen3 ranks 0 / 2), every task lies inside its window."""
     p = profinsight.load(fixtures / rel)
     assert not [(d.code, d.message) for d in p.diagnostics if d.code in NEW]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "rel",
+    [
+        "ascend_pt/text_level1/rank0_ascend_pt",
+        "ascend_llm/qwen3_level2_4rank/rank_0_ascend_pt",
+        "ascend_llm/qwen3_level2_4rank/rank_2_ascend_pt",
+    ],
+)
+def test_kernels_reconcile_with_the_vendor_statistics_within_a_thousandth(fixtures, rel):
+    """op_statistic.csv's Count and Total Time(us) per (OP Type, Core Type) against the kernels
+    loaded: counts equal, times within 0.1% (MatMulV3 on Qwen3 rank 2 is 282 AI_CORE + 2 MIX_AIC)."""
+    p = profinsight.load(fixtures / rel)
+    k = p.table("device_tasks")
+    k = k[k.kind == "kernel"]
+    got = k.groupby(["type", "core"]).agg(n=("dur_ns", "size"), us=("dur_ns", "sum"))
+    with open(fixtures / rel / OUT / "op_statistic.csv", newline="", encoding="utf-8") as fh:
+        vendor = list(csv.DictReader(fh))
+    assert sum(int(r["Count"]) for r in vendor) == len(k)
+    for r in vendor:
+        row = got.loc[(r["OP Type"], r["Core Type"])]
+        assert int(row["n"]) == int(r["Count"]), r
+        assert row["us"] / 1000 == pytest.approx(float(r["Total Time(us)"]), rel=1e-3), r

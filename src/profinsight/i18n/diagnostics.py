@@ -44,11 +44,11 @@ DIAG: dict[str, dict[str, str]] = {
         "another collection",
         "diag.tasks-outside-capture.fix": "export the rank folder again; where files of several runs were "
         "mixed, keep the files of one",
-        "diag.tasks-duplicated": "{count} device task(s) of rank {rank} are exact copies of another (same kind, "
+        "diag.tasks-duplicated": "{count} device task(s) of rank {rank} ({source}) are exact copies of another (same kind, "
         "stream, name, start and duration; the first {first}): every total counts them twice",
         "diag.tasks-duplicated.fix": "export the rank folder again (a copy-paste or a merge of two exports "
         "duplicates rows)",
-        "diag.rows-vs-vendor": "rank {rank} loaded {loaded} kernel(s) where the vendor's {file} counts {vendor}; "
+        "diag.rows-vs-vendor": "rank {rank} loaded {loaded} kernel(s) from {source} where the vendor's {file} counts {vendor}; "
         "{types} op type(s) differ ({examples}): rows were lost or added since the export",
         "diag.rows-vs-vendor.fix": "export the rank folder again: the kernel rows and the vendor's statistics "
         "come from one export",
@@ -146,10 +146,10 @@ DIAG: dict[str, dict[str, str]] = {
         "diag.tasks-outside-capture": "rank {rank} 有 {count} 个{what}落在 {window_from} 记录的采集窗口（{start} 至 "
         "{end}）之外，第一个是 {first}：它们的时间已损坏或来自另一次采集",
         "diag.tasks-outside-capture.fix": "重新导出该 rank 目录；若混入了多次运行的文件，只保留其中一次的文件",
-        "diag.tasks-duplicated": "rank {rank} 有 {count} 个设备任务与另一个完全相同（类型、流、名称、开始时间和时长都相同；"
+        "diag.tasks-duplicated": "rank {rank} 有 {count} 个设备任务（{source}）与另一个完全相同（类型、流、名称、开始时间和时长都相同；"
         "第一个是 {first}）：所有合计都把它们算了两次",
         "diag.tasks-duplicated.fix": "重新导出该 rank 目录（复制粘贴或合并两次导出会产生重复行）",
-        "diag.rows-vs-vendor": "rank {rank} 加载了 {loaded} 个 kernel，而厂商的 {file} 统计为 {vendor}；{types} 个算子类型"
+        "diag.rows-vs-vendor": "rank {rank} 从 {source} 加载了 {loaded} 个 kernel，而厂商的 {file} 统计为 {vendor}；{types} 个算子类型"
         "不一致（{examples}）：导出之后有行丢失或增加",
         "diag.rows-vs-vendor.fix": "重新导出该 rank 目录：kernel 行与厂商统计来自同一次导出",
         "diag.capture-large": "本次采集包含 {steps} 个被采集的 step（{tasks} 个设备任务）：一到三个 step 已能看出同样的问题，"

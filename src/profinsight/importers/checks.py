@@ -158,7 +158,7 @@ APART_NS = 60 * 10**9
 WINDOW_SLACK_NS = 10**9
 #: the files each source format's device tasks and host activity come from, for the message
 _SOURCES = {
-    "ascend_text": ("kernel_details.csv / the trace's device lanes", "trace_view.json"),
+    "ascend_text": ("kernel_details.csv", "trace_view.json"),
     "ascend_file": ("the file's device tasks", "the file's host events"),
 }
 
@@ -285,7 +285,8 @@ def _duplicated(data: RankData, row: dict) -> list[dg.Diagnostic]:
     extra = int(pc.sum(pc.subtract(dup["count_all"], 1)).as_py())
     i = pc.index(dup["start_ns"], pc.min(dup["start_ns"])).as_py()
     first = f"{dup['name'][i].as_py()!r} at {_when(dup['start_ns'][i].as_py())}"
-    m, fix = msg("tasks-duplicated", count=extra, rank=data.rank, first=first)
+    source = _SOURCES.get(row.get("source_format"), ("the device tasks' file",))[0]
+    m, fix = msg("tasks-duplicated", count=extra, rank=data.rank, first=first, source=source)
     return [dg.warning("tasks-duplicated", m, file=row.get("path"), fix=fix, rank=data.rank)]
 
 
@@ -331,6 +332,7 @@ def _vendor_counts(data: RankData, row: dict) -> list[dg.Diagnostic]:
         "rows-vs-vendor",
         rank=data.rank,
         loaded=kernels.num_rows,
+        source=_SOURCES.get(row.get("source_format"), ("the device tasks' file",))[0],
         file=_STATISTIC,
         vendor=sum(vendor.values()),
         types=len(differ),

@@ -46,6 +46,7 @@ SEEDS = {
     "db": ("ascend_pt", "db_level0", "rank0_ascend_pt"),
     "msprof_db": ("msprof", "msprof_db", "msprof_0.db"),
     "kineto": ("kineto", "compare_base.json.gz"),
+    "msprof": ("msprof", "prof_timeline_2023", "PROF_000001_20230818142704322_COJGGGCANRMICFBC"),
 }
 OUT = "ASCEND_PROFILER_OUTPUT"
 DB_FILE = f"{OUT}/ascend_pytorch_profiler_0.db"
@@ -118,6 +119,9 @@ def load(path: Path, timeout_s: int = 120):
     signal.alarm(timeout_s)
     try:
         source = recognise(path)
+        if source is None and path.is_dir():  # a collection whose device folders are its ranks
+            found = [recognise(d) for d in sorted(path.glob("device_*"))]
+            source = next((f for f in found if f is not None), None)
         if source is not None:
             return load_rank(source)
         try:
@@ -465,6 +469,32 @@ def kineto_meta(rng, root: Path) -> Mutation:
     return Mutation("kineto.meta", f"distributedInfo.{key} = {value!r}", root.name, True, frozenset({"run_info"}))
 
 
+# --- msprof collection ------------------------------------------------------------------------
+def _msprof_timeline(rng, root: Path) -> Path:
+    files = sorted((root / "device_0" / "timeline").glob("msprof_*.json"))
+    return rng.choice(files)
+
+
+def msprof_event(rng, root: Path) -> Mutation:
+    """1-3 hardware tasks of one iteration's timeline damaged as a trace event can be."""
+    path = _msprof_timeline(rng, root)
+    events = json.loads(path.read_text(encoding="utf-8"))
+    key, change = _trace_damage(rng)
+    tasks = [e for e in events if isinstance(e, dict) and e.get("ph") == "X" and "Task Type" in (e.get("args") or {})]
+    hit = rng.sample(tasks, rng.randint(1, 3))
+    for e in hit:
+        change(events, e)
+    path.write_text(json.dumps(events), encoding="utf-8")
+    return Mutation(
+        "msprof.event", f"{path.name}: {len(hit)} hardware task(s): {key}", path.name, True, DEVICE | {"trace_slices"}
+    )
+
+
+def msprof_truncate(rng, root: Path) -> Mutation:
+    path = _msprof_timeline(rng, root)
+    return Mutation("msprof.truncate", f"{path.name} {_truncate(path, rng)}", path.name)
+
+
 CLASSES: dict[str, tuple[str, Callable]] = {
     "text.truncate": ("text", text_truncate),
     "text.delete": ("text", text_delete),
@@ -486,6 +516,8 @@ CLASSES: dict[str, tuple[str, Callable]] = {
     "kineto.event": ("kineto", kineto_event),
     "kineto.truncate": ("kineto", kineto_truncate),
     "kineto.reorder": ("kineto", kineto_reorder),
+    "msprof.event": ("msprof", msprof_event),
+    "msprof.truncate": ("msprof", msprof_truncate),
     "kineto.meta": ("kineto", kineto_meta),
 }
 

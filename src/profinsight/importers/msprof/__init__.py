@@ -29,6 +29,7 @@ from .._common import close_duck, duck
 from .._steps import earliest_containing
 from ..ascend_text._sql import install as install_text_macros
 from ..base import Importer, RankData, RankSource, Recognised
+from ..chrome_trace import damage
 from . import _comm as C
 from . import _devices as D
 from . import _layout as L
@@ -38,7 +39,7 @@ from . import _output as O
 from . import _summaries as S
 from . import _timeline as T
 
-VERSION = "3"  # 3: the output layout's memory CSVs and communication analysis; 2: the mindstudio_profiler_output layout
+VERSION = "4"  # 4: damaged events dropped and counted, copies kept once; 3: the output layout's memory CSVs and communication analysis; 2: the mindstudio_profiler_output layout
 FORMAT = "msprof"
 PROF_RE = L.PROF_RE
 
@@ -197,6 +198,7 @@ def _load(source: RankSource, plan) -> RankData:
                         rank=rank,
                     )
                 )
+        diags += _damaged_events(con, plan, rank)
         S.load_step_trace_csv(con, plan.step_csv, device if plan.split else None, rank, diags)
         if plan.split or plan.layout == "timeline":
             diags += D.keep_device(con, device, plan.keep_host, plan.shared, plan.lowest, plan.where, rank)
@@ -235,6 +237,18 @@ def _load(source: RankSource, plan) -> RankData:
         **extra,
     }
     return RankData(rank=rank, tables=tables, diagnostics=diags)
+
+
+def _damaged_events(con, plan, rank) -> list[dg.Diagnostic]:
+    """One warning per file and kind of damaged event (dropped: an unusable time, duration, pid
+    or phase; kept once: exact copies), as the other Chrome-trace importers say them."""
+    numbered = [(no, g[0] if isinstance(g, tuple) else g) for no, g in enumerate(plan.timelines)]
+    numbered += [(len(plan.timelines) + k, p) for k, p in enumerate(plan.step_traces)]
+    out = []
+    for no, path in numbered:
+        for code, message in damage.describe_losses(T.losses(con, no), Path(path).name):
+            out.append(dg.warning(code, message, file=path, fix=damage.FIX, rank=rank))
+    return out
 
 
 def _wall_clock(con, clock: L.Clock) -> L.Clock:

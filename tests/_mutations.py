@@ -324,8 +324,10 @@ DB_FEEDS = {
     **{t: frozenset({"counters"}) for t in ("AICORE_FREQ", "HBM", "LLC", "ACC_PMU", "SOC_BANDWIDTH_LEVEL")},
     **{t: frozenset({"run_info"}) for t in ("SESSION_TIME_INFO", "META_DATA", "NPU_INFO", "HOST_INFO")},
 }
-#: tables whose loss the importer says (the others may simply not have been collected)
-DB_SAID_MISSING = ("TASK", "STRING_IDS", "CANN_API")
+#: tables whose loss the importer says: always, or where the rest of the DB shows they were collected
+#: (the others may simply not have been collected)
+DB_SAID_MISSING = ("TASK", "STRING_IDS", "CANN_API", "PYTORCH_API", "COMMUNICATION_OP", "CONNECTION_IDS")
+DB_SAID_MISSING += ("MEMORY_RECORD", "OP_MEMORY", "NPU_MODULE_MEM")
 
 
 def _db(root: Path) -> Path:

@@ -215,6 +215,25 @@ def test_collectives_without_a_start_column_keep_their_rows_and_no_made_up_time(
     assert None not in waits and 0 <= min(waits) and max(waits) < 10**12
 
 
+@pytest.mark.parametrize(
+    ("table", "evidence"),
+    [
+        ("COMMUNICATION_OP", "COMMUNICATION_TASK_INFO records their tasks"),
+        ("CONNECTION_IDS", "PYTORCH_API and TASK have rows"),
+        ("MEMORY_RECORD", "profile_memory was on"),
+        ("OP_MEMORY", "profile_memory was on"),
+        ("NPU_MODULE_MEM", "profile_memory was on"),
+    ],
+)
+def test_a_table_the_rest_of_the_db_shows_was_collected_is_missed_aloud(fixtures, tmp_path, table, evidence):
+    """A table that may simply not have been collected is said missing where the DB itself shows it
+    was (the issue's silent cases: a dropped COMMUNICATION_OP, an emptied memory table)."""
+    before = base(fixtures)
+    rd = _load(copy_rank(fixtures, tmp_path, f"DROP TABLE {table}"))
+    (d,) = new_diags(rd, before, "table-missing")
+    assert d.message.startswith(f"table {table} is missing though {evidence}: no ") and d.severity == "warning"
+
+
 def test_half_deleted_string_ids_are_said(fixtures, tmp_path):
     before = base(fixtures)
     folder = copy_rank(

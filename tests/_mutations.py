@@ -415,6 +415,14 @@ def db_drop_table(rng, root: Path) -> Mutation:
     return Mutation("db.drop_table", f"{table} dropped", db.name, table in DB_SAID_MISSING, DB_FEEDS[table])
 
 
+def db_empty_table(rng, root: Path) -> Mutation:
+    """Every row of one table deleted (the table itself left)."""
+    db = _db(root)
+    table = rng.choice(sorted(_tables(db)))
+    _sql(db, f'DELETE FROM "{table}"')
+    return Mutation("db.empty_table", f"{table} emptied", db.name, table in DB_SAID_MISSING, DB_FEEDS[table])
+
+
 def db_strings(rng, root: Path) -> Mutation:
     db = _db(root)
     n = rng.randint(1, 20)
@@ -511,6 +519,7 @@ CLASSES: dict[str, tuple[str, Callable]] = {
     "db.swap": ("db", db_swap),
     "db.drop_column": ("db", db_drop_column),
     "db.drop_table": ("db", db_drop_table),
+    "db.empty_table": ("db", db_empty_table),
     "db.string_ids": ("db", db_strings),
     "db.truncate": ("db", db_truncate),
     "msprof_db.bad_time": ("msprof_db", db_bad_time),

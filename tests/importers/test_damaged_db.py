@@ -232,6 +232,9 @@ def test_a_table_the_rest_of_the_db_shows_was_collected_is_missed_aloud(fixtures
     rd = _load(copy_rank(fixtures, tmp_path, f"DROP TABLE {table}"))
     (d,) = new_diags(rd, before, "table-missing")
     assert d.message.startswith(f"table {table} is missing though {evidence}: no ") and d.severity == "warning"
+    rd = _load(copy_rank(fixtures, tmp_path / "emptied", f"DELETE FROM {table}"))
+    (d,) = new_diags(rd, before, "table-missing")
+    assert d.message.startswith(f"table {table} is empty though {evidence}: no ")
 
 
 def test_half_deleted_string_ids_are_said(fixtures, tmp_path):

@@ -167,11 +167,12 @@ def diagnose(db: Db, data: RankData, info: dict, adb_tables: set[str], has_info_
     off, Level0 limits."""
     out = data.diagnostics
     for table, (lost, evidence, collected) in _IMPLIED.items():
-        if not db.has(table) and collected(db, info):
+        if not db.count(table) and collected(db, info):
+            state = "empty" if db.has(table) else "missing"
             out.append(
                 dg.warning(
                     "table-missing",
-                    f"table {table} is missing though {evidence}: no {lost}",
+                    f"table {table} is {state} though {evidence}: no {lost}",
                     file=db.path,
                     fix="the DB was damaged or cut after the export: export the profile again (offline parse: "
                     "torch_npu.profiler.profiler.analyse)",
@@ -179,12 +180,12 @@ def diagnose(db: Db, data: RankData, info: dict, adb_tables: set[str], has_info_
                 )
             )
     for table, (lost, sev) in _NEEDED.items():
-        if not db.has(table):
+        if not db.count(table):
             make = getattr(dg, sev)
             out.append(
                 make(
                     "table-missing",
-                    f"table {table} is missing: no {lost}",
+                    f"table {table} is {'empty' if db.has(table) else 'missing'}: no {lost}",
                     file=db.path,
                     fix="re-export the profile with a current torch_npu (offline parse: "
                     "torch_npu.profiler.profiler.analyse) if this is unexpected",

@@ -7,6 +7,7 @@
  */
 
 import type {
+  AlignAnswer,
   AnalysesAnswer,
   AnalysisPayload,
   CountersAnswer,
@@ -47,6 +48,7 @@ export interface TimelineAnswers {
   details: DetailsAnswer;
   stats: StatsAnswer;
   gaps: GapsAnswer;
+  align: AlignAnswer;
 }
 
 /** `GET api/compare`: the JSON form of `profinsight compare --format json`. */

@@ -383,6 +383,31 @@ class GapsAnswer(TypedDict):
     ranks: dict[str, RankGaps]
 
 
+class RankAlignment(TypedDict):
+    """One rank of an alignment: its anchor time (None: the rank lacks it), the offset that puts
+    the anchor on the reference rank's, and the anchor as drawn (the collective to highlight)."""
+
+    rank: int
+    anchor_ns: int | None
+    offset_ns: int
+    slice: TimelineSlice | None
+
+
+class AlignAnswer(TypedDict):
+    """``GET .../timeline/align``: per-rank offsets lining up a step start or one collective
+    (timeline/align.py); ``steps`` lists the steps every rank recorded."""
+
+    origin_ns: str
+    by: str
+    edge: str
+    step: int | None
+    reference: int
+    name: str | None
+    steps: list[int]
+    missing: list[int]
+    ranks: list[RankAlignment]
+
+
 #: what the generated TypeScript file declares, in this order
 WIRE_TYPES: tuple[Any, ...] = (
     ChartSpec,
@@ -415,6 +440,8 @@ WIRE_TYPES: tuple[Any, ...] = (
     StatsAnswer,
     RankGaps,
     GapsAnswer,
+    RankAlignment,
+    AlignAnswer,
 )
 
 #: named aliases: an annotation equal to one of these is written as its name

@@ -288,3 +288,24 @@ export interface GapsAnswer {
   shown: number;
   ranks: Record<string, RankGaps>;
 }
+
+/** One rank of an alignment: its anchor time (None: the rank lacks it), the offset that puts the anchor on the reference rank's, and the anchor as drawn (the collective to highlight). */
+export interface RankAlignment {
+  rank: number;
+  anchor_ns: number | null;
+  offset_ns: number;
+  slice: TimelineSlice | null;
+}
+
+/** `GET .../timeline/align`: per-rank offsets lining up a step start or one collective (timeline/align.py); `steps` lists the steps every rank recorded. */
+export interface AlignAnswer {
+  origin_ns: string;
+  by: string;
+  edge: string;
+  step: number | null;
+  reference: number;
+  name: string | null;
+  steps: number[];
+  missing: number[];
+  ranks: RankAlignment[];
+}

@@ -66,8 +66,9 @@ def test_a_kernel_details_from_another_collection_is_said_at_load(rank):
     (outside,) = _said(p, "tasks-outside-capture")
     # every kernel and HCCL row of kernel_details.csv (191) and nothing else
     assert outside.message.startswith("191 device task(s) of rank 0 lie outside")
-    # the advisor says it too where the report is read
+    # the advisor says it too where the report is read, and no preparing time is made of 54 days
     assert "timestamp_sanity" in set(p.advise()["rule"])
+    assert p.step_breakdown()["preparing_us"].isna().all()
 
 
 def test_tasks_outside_the_capture_window_are_counted_and_the_first_named(rank):

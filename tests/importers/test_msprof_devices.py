@@ -94,6 +94,7 @@ def test_older_pids_that_name_no_device_are_kept_whole_once_and_said(prof_dir, r
     assert "cannot be told apart" in said[0].message and said[0].file.endswith(OUT)
 
 
+@pytest.mark.slow
 def test_a_device_folder_timeline_holding_two_devices_is_split(prof_dir, reference, tmp_path):
     """The older layout (device_<n>/timeline/) where each device's files hold both devices'
     events (devices named in the labels): each rank keeps its own device's processes."""

@@ -345,6 +345,7 @@ def test_damaged_memory_and_communication_cost_only_their_values(tmp_path, built
     assert len(p.table("memory_samples")) == 128
 
 
+@pytest.mark.slow
 def test_several_devices_sharing_the_analysis_are_told_not_given_it(prof_dir, text_dir, mono0, tmp_path):
     prof = built.build_two_devices(prof_dir, tmp_path)
     build_memory(prof / OUT, text_dir, mono0, device=1)

@@ -59,6 +59,7 @@ def test_report_page_leads_with_the_failure_and_exits_1(tmp_path, capsys):
     assert capsys.readouterr().err.startswith("Import failed")
 
 
+@pytest.mark.slow
 def test_report_of_a_good_profile_has_no_error_block(fixtures, tmp_path):
     out = tmp_path / "r.html"
     assert main(["report", str(fixtures / TEXT1), "-o", str(out)]) == 0

@@ -103,3 +103,14 @@ def test_the_cli_never_shows_the_engine_exception(fixtures, monkeypatch, capsys)
     err = capsys.readouterr().err
     assert err.startswith("profinsight: boom_test cannot run on this profile") and "internal error" not in err
     assert "Traceback" not in err
+
+
+def test_ranks_and_compare_json_carry_the_diagnostics(fixtures, capsys):
+    assert main(["ranks", str(fixtures / "ascend_pt/text_level0"), "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert [d["code"] for d in data["diagnostics"]] == ["summary-tier", "summary-tier"]
+    k = fixtures / "kineto"
+    assert main(["compare", str(k / "compare_base.json.gz"), str(k / "cpu_only.json.gz"), "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["diagnostics"]["compare_base.json.gz"] == []
+    assert {d["code"] for d in data["diagnostics"]["cpu_only.json.gz"]} == {"no-device-activity", "partial-ranks"}

@@ -78,8 +78,8 @@ def run(args) -> int:
         )
     rep = ranks_report(prof, threshold=args.threshold, lang=getattr(args, "lang", None))
     fmt = output_format(args, FORMATS)
-    if fmt == "json":
-        emit(dumps(rep.to_dict()), args)
+    if fmt == "json":  # the load's diagnostics always travel with the figures
+        emit(dumps({**rep.to_dict(), "diagnostics": [d.to_dict() for d in prof.diagnostics]}), args)
         return 0
     if fmt == "html":
         from ..render.ranks import ranks_page

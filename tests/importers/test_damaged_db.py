@@ -215,6 +215,17 @@ def test_collectives_without_a_start_column_keep_their_rows_and_no_made_up_time(
     assert None not in waits and 0 <= min(waits) and max(waits) < 10**12
 
 
+def test_step_ids_lost_give_way_to_the_profiler_step_rows(fixtures, tmp_path):
+    """STEP_TIME.id dropped (once a TypeError that lost the rank): the steps come from PYTORCH_API's
+    ProfilerStep#N rows, which name the same step, and the loss of the column is said."""
+    before = base(fixtures)
+    rd = _load(copy_rank(fixtures, tmp_path, "ALTER TABLE STEP_TIME DROP COLUMN id"))
+    (said,) = new_diags(rd, before, damage.COLUMN_MISSING)
+    assert said.message.startswith("table STEP_TIME, column id is missing")
+    assert rd.tables["steps"].column("step").to_pylist() == before.tables["steps"].column("step").to_pylist() == [50]
+    assert tasks(rd) == tasks(before)
+
+
 @pytest.mark.parametrize(
     ("table", "evidence"),
     [

@@ -75,15 +75,29 @@ _COLS = {
 }
 
 
+def _whole(value) -> int | None:
+    """An integer cell, or None where it is missing or not a whole number (a damaged value)."""
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, int):
+        return value
+    try:
+        f = float(value)
+    except (TypeError, ValueError):
+        return None
+    return int(f) if f.is_integer() and abs(f) < 2**63 else None
+
+
 def host_steps(db: Db) -> list[tuple[int, int, int]]:
     """``[(step, host_start_ns, host_end_ns)]`` from ``STEP_TIME``, else from the
     ``ProfilerStep#N`` rows of ``PYTORCH_API``."""
     if db.has("STEP_TIME"):
-        return [
-            (int(i), int(s), int(e))
-            for i, s, e in db.rows("SELECT id, startNs, endNs FROM STEP_TIME")
-            if s is not None and e is not None
-        ]
+        rows = [(_whole(i), _whole(s), _whole(e)) for i, s, e in db.rows("SELECT id, startNs, endNs FROM STEP_TIME")]
+        usable = [r for r in rows if None not in r]
+        # a STEP_TIME whose ids or times are all damaged (said by the reader) gives way to the
+        # ProfilerStep#N rows of PYTORCH_API, which say the same
+        if usable or not db.has("PYTORCH_API"):
+            return usable
     if not db.has("PYTORCH_API"):
         return []
     out = []
@@ -91,8 +105,8 @@ def host_steps(db: Db) -> list[tuple[int, int, int]]:
         "SELECT name, CAST(startNs AS INTEGER), CAST(endNs AS INTEGER) FROM PYTORCH_API WHERE type = 50001"
     ):
         n = step_number(db.strings.get(name))
-        if n is not None:
-            out.append((n, int(s), int(e)))
+        if n is not None and _whole(s) is not None and _whole(e) is not None:
+            out.append((n, _whole(s), _whole(e)))
     return out
 
 

@@ -140,11 +140,11 @@ def load_counters(db: Db, data: RankData) -> None:
     def add(device, track, name, ts, value, unit):
         # a damaged time or value (text, NaN, beyond int64: counted by the reader's damage scan)
         # costs that sample, never the counters of the whole DB
-        ts, value = _finite(ts), _finite(value)
-        if ts is None or value is None or abs(ts) >= 2**63:
+        ts, value = _ns(ts), _finite(value)
+        if ts is None or value is None:
             return
         cols["device"].append(device), cols["track"].append(track), cols["name"].append(name)
-        cols["ts_ns"].append(int(ts)), cols["value"].append(value), cols["unit"].append(unit)
+        cols["ts_ns"].append(ts), cols["value"].append(value), cols["unit"].append(unit)
 
     for dev, ts, freq in (
         db.rows("SELECT deviceId, timestampNs, freq FROM AICORE_FREQ ORDER BY timestampNs")
@@ -209,6 +209,14 @@ def _acc_pmu(db: Db, add) -> None:
 
 def _table(cols: dict[str, list], types: dict[str, pa.DataType]) -> pa.Table:
     return pa.table({k: pa.array(v, types.get(k, pa.int64())) for k, v in cols.items()})
+
+
+def _ns(value) -> int | None:
+    """An integer time exactly as stored (ns), or None where it is not a whole number in int64."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value if -(2**63) <= value < 2**63 else None
+    f = _finite(value)
+    return int(f) if f is not None and f.is_integer() and abs(f) < 2**63 else None
 
 
 def _finite(value) -> float | None:

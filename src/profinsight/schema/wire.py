@@ -159,9 +159,12 @@ class _ProfileInfoBase(TypedDict):
 
 
 class ProfileInfo(_ProfileInfoBase, total=False):
-    """A served profile (``GET api/profiles/ID``); ``tables`` (row counts) once it is loaded."""
+    """A served profile (``GET api/profiles/ID``); ``tables`` (row counts) once it is loaded, and
+    ``tier``: ``summary`` where its ranks were read from their own summaries (no trace parsed),
+    ``full`` where their traces were imported."""
 
     tables: dict[str, int]
+    tier: Literal["summary", "full"]
 
 
 class ProfilesAnswer(TypedDict):
@@ -177,6 +180,22 @@ class LoadStatus(TypedDict):
     done: int
     total: int
     elapsed_s: float
+    background: BackgroundImport
+
+
+class BackgroundImport(TypedDict):
+    """The background full import of a summary-tier run: the ranks planned (most suspicious
+    first) and those already in the cache (opening them is a warm read)."""
+
+    ranks: list[int]
+    done: list[int]
+
+
+class OpenRankAnswer(TypedDict):
+    """``GET api/profiles/ID/ranks/R``: the id under which rank R is served on its own, in full."""
+
+    id: str
+    rank: int
 
 
 class MessagesAnswer(TypedDict):
@@ -420,6 +439,8 @@ WIRE_TYPES: tuple[Any, ...] = (
     ProfileInfo,
     ProfilesAnswer,
     LoadStatus,
+    BackgroundImport,
+    OpenRankAnswer,
     MessagesAnswer,
     TablePage,
     TrackInfo,

@@ -168,6 +168,15 @@ class StatusHandler(ApiHandler):
         self.send_json(self.store.status(pid))
 
 
+class OpenRankHandler(ApiHandler):
+    """``api/profiles/ID/ranks/R``: the id of rank R of run ID served on its own, in full (the
+    summary tier holds no trace of a rank; this is how its timeline opens)."""
+
+    async def get(self, pid, rank):
+        rid = await self.engine(self.store.open_rank, pid, int(rank))
+        self.send_json({"id": rid, "rank": int(rank)})
+
+
 class MessagesHandler(ApiHandler):
     """The viewer's labels (``ui.*`` keys of the message catalogue) in ``?lang=en|zh``."""
 
@@ -522,6 +531,7 @@ ROUTES = [
     (r"api/compare", CompareHandler),
     (r"api/profiles/([^/]+)", ProfileHandler),
     (r"api/profiles/([^/]+)/status", StatusHandler),
+    (r"api/profiles/([^/]+)/ranks/([0-9]+)", OpenRankHandler),
     (r"api/profiles/([^/]+)/tables/([^/]+)", TableHandler),
     (r"api/profiles/([^/]+)/analyses", AnalysesHandler),
     (r"api/profiles/([^/]+)/analyses/([^/]+)", AnalysisHandler),

@@ -63,6 +63,7 @@ import type { AlignSpec } from '../link';
 import { renderRankPanel } from './timeline_ranks';
 import { renderMarkers, renderRange, Tooltip } from './timeline_tools';
 import type { View, ViewContext, ViewState } from './types';
+import { summaryTimeline } from './ranks_open';
 
 /** `window.profinsightTimeline`: the view's state as the UI tests read it. */
 export interface TimelineHooks {
@@ -133,7 +134,17 @@ declare global {
 }
 
 export function create(): View {
-  return new TimelineView();
+  // a run read from its ranks' summaries has no timeline: the panel that opens a rank in full
+  let inner: View | null = null;
+  return {
+    mount(el: HTMLElement, ctx: ViewContext) {
+      inner = ctx.profile.tier === 'summary' ? summaryTimeline() : new TimelineView();
+      return inner.mount(el, ctx);
+    },
+    show: (state?: ViewState) => inner?.show?.(state),
+    hide: () => inner?.hide?.(),
+    dispose: () => inner?.dispose?.()
+  };
 }
 
 class TimelineView implements View {

@@ -108,7 +108,7 @@ def test_the_cli_never_shows_the_engine_exception(fixtures, monkeypatch, capsys)
 def test_ranks_and_compare_json_carry_the_diagnostics(fixtures, capsys):
     assert main(["ranks", str(fixtures / "ascend_pt/text_level0"), "--format", "json"]) == 0
     data = json.loads(capsys.readouterr().out)
-    assert [d["code"] for d in data["diagnostics"]] == ["summary-tier", "summary-tier"]
+    assert {d["code"] for d in data["diagnostics"]} == {"summary-tier"}
     k = fixtures / "kineto"
     assert main(["compare", str(k / "compare_base.json.gz"), str(k / "cpu_only.json.gz"), "--format", "json"]) == 0
     data = json.loads(capsys.readouterr().out)

@@ -105,6 +105,7 @@ def test_the_cli_never_shows_the_engine_exception(fixtures, monkeypatch, capsys)
     assert "Traceback" not in err
 
 
+@pytest.mark.slow
 def test_ranks_and_compare_json_carry_the_diagnostics(fixtures, capsys):
     assert main(["ranks", str(fixtures / "ascend_pt/text_level0"), "--format", "json"]) == 0
     data = json.loads(capsys.readouterr().out)

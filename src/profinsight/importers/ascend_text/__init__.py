@@ -31,7 +31,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from .. import _torch_npu
+from .. import _torch_npu, progress
 from .._common import close_duck, duck, ram_bytes, temp_dir
 from ..base import Importer, RankData, RankSource
 from ..chrome_trace import TraceRead, damage, out_of_memory, read_trace_json
@@ -125,6 +125,7 @@ def _mapped(path: str) -> pa.Table:
 def _load(con, inputs: _files.Inputs, cfg: _meta.Config, folder: Path, out_dir: str):
     _trace.start_split(con)
     truncated = _read_trace(con, inputs)
+    progress.stage([inputs.path(_files.TRACE)], "building")
     _trace.finish_split(con)
     for code, message in damage.describe_losses(damage.losses(con), _files.TRACE):
         inputs.add("warning", code, message, inputs.path(_files.TRACE), damage.FIX)

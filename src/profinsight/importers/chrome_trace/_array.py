@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ...errors import ProfileError
+from .. import progress
 from .._common import sql_str, temp_dir
 from ._bytes import BOUNDARY as _BOUNDARY
 
@@ -272,6 +273,7 @@ class _Reader:
         finally:
             os.unlink(tmp)
         self._hand_over(n)
+        progress.read(self.path, hi)
         return None
 
     def _hand_over(self, n: int) -> None:

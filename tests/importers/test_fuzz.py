@@ -4,8 +4,9 @@ diagnostic naming the damaged file for every damaging mutation, every table the 
 not feed equal to the undamaged one, and for a reordering (no damage) the same rows everywhere.
 ``benchmarks/fuzz.py`` runs the long campaign.
 
-Sized by measured time: one case is 0.4-1.6 s on the 2-core CI machine under load (the Ascend text
-rank is the slow one), so five cases of each class (110) take about 2-3 minutes.
+Sized by measured time: one case is 0.4-1.6 s on the 2-core machine under load (the Ascend text
+rank is the slow one); five cases of each of the 24 classes (120) took 81 s at load average 5.7 and
+about 150 s at 11, under the 4 minutes this run may take.
 
 A failing case names its seed and index: ``pytest tests/importers/test_fuzz.py -k s0-17``
 reproduces it exactly."""

@@ -379,7 +379,55 @@ def run_diagnostics(run: Run, ranks: list[LoadedRank]) -> list[dg.Diagnostic]:
                     fix="load the folder that holds every rank's profile to compare ranks",
                 )
             )
-    return out + _capture_checks(run, ranks, infos)
+    return out + _one_job(run, infos) + _capture_checks(run, ranks, infos)
+
+
+#: ranks of one job collect at the same time; more apart than this, they are different collections
+ONE_JOB_MAX_APART_S = 60.0
+
+
+def _one_job(run: Run, infos: dict) -> list[dg.Diagnostic]:
+    """Ranks loaded as one run that cannot be one job: collections that do not overlap in time
+    (more than a minute apart), different world sizes, different device models.  Without this a
+    run of two unrelated traces passed as sound and every cross-rank figure compared them."""
+    if len(infos) < 2:
+        return []
+    reasons = []
+    spans = {
+        r: (int(i["collect_start_ns"]), int(i.get("collect_end_ns") or i["collect_start_ns"]))
+        for r, i in infos.items()
+        if i.get("collect_start_ns") is not None
+    }
+    if len(spans) > 1:
+        first_end = min(spans.items(), key=lambda kv: kv[1][1])
+        last_start = max(spans.items(), key=lambda kv: kv[1][0])
+        apart_s = (last_start[1][0] - first_end[1][1]) / 1e9
+        if apart_s > ONE_JOB_MAX_APART_S:
+            reasons.append(
+                f"rank {last_start[0]} was collected {_duration(apart_s)} after rank {first_end[0]} had finished"
+            )
+    for key, what in (("world_size", "world sizes"), ("device_name", "devices")):
+        seen = {r: i.get(key) for r, i in infos.items() if i.get(key) not in (None, "")}
+        if len(set(map(str, seen.values()))) > 1:
+            reasons.append(f"{what} differ: " + ", ".join(f"rank {r} {v}" for r, v in sorted(seen.items())))
+    if not reasons:
+        return []
+    return [
+        dg.warning(
+            "different-jobs",
+            "these ranks do not look like one job: " + "; ".join(reasons),
+            file=run.root,
+            fix="load the rank files of one job together; to set two jobs side by side: profinsight compare A B",
+        )
+    ]
+
+
+def _duration(s: float) -> str:
+    if s >= 86400:
+        return f"{s / 86400:,.1f} days"
+    if s >= 3600:
+        return f"{s / 3600:,.1f} hours"
+    return f"{s / 60:,.1f} minutes"
 
 
 def _capture_checks(run: Run, ranks: list[LoadedRank], infos: dict) -> list[dg.Diagnostic]:

@@ -19,6 +19,7 @@ from . import hooks
 from .errors import ProfileError, UnknownTable
 from .schema import TABLES, conform
 from .store.loader import LoadedRank
+from .store.results import Results
 
 if TYPE_CHECKING:  # pandas and DuckDB load on first use: a warm re-open needs neither
     import duckdb
@@ -38,8 +39,10 @@ class Profile:
         self._ranks = ranks
         self._arrow: dict[str, pa.Table] = {}
         self._con = None
-        self._results: dict = {}  # analysis results by (name, parameters): see Analysis.run
         self._diagnostics = [d for r in ranks for d in _with_rank(r.diagnostics, r.rank)] + run_notes
+        #: analysis results by (name, parameters), in memory and beside the Parquet cache
+        #: (:mod:`profinsight.store.results`): each analysis runs once per profile and parameters
+        self._results = Results.for_profile(ranks, run, run_notes)
 
     # --- what was loaded -------------------------------------------------------------
     @property
@@ -126,6 +129,19 @@ class Profile:
         return self.table("run_info")
 
     # --- analyses (one method per registered analysis) ---------------------------------
+    def remember(self, name: str, params: dict, compute, func=None):
+        """Plain data (JSON-able) that ``compute()`` derives from this profile, computed once per
+        ``name`` and ``params`` (and ``func``'s code) and cached beside the profile's tables; what
+        comes back is what reads back from JSON, on the first call too.  The advisor keeps its
+        findings (rule ids and values, never words) this way."""
+        return self._results.data(name, params, compute, func)
+
+    def remember_frame(self, name: str, params: dict, compute, func=None) -> pd.DataFrame:
+        """A DataFrame that ``compute()`` derives from this profile (an analysis' building block
+        that is not itself registered), computed once per ``name``, ``params`` and ``func``'s code
+        and cached beside the profile's tables like the registered analyses' results."""
+        return self._results.frame(name, params, compute, func)
+
     def view(self, name: str, **params) -> pd.DataFrame:
         """Run registered analysis ``name`` (same as ``p.<name>(**params)``)."""
         from .registry import get

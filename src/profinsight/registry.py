@@ -68,6 +68,9 @@ class Analysis:
     chart: Chart | None = None
     #: columns and their meaning (units in the names: *_us, *_ratio, *_bytes)
     columns: dict[str, str] = field(default_factory=dict)
+    #: whether results are kept per profile and parameters (False: computed on every call, e.g.
+    #: an analysis whose words depend on the locale and that caches its own plain data)
+    cache: bool = True
 
     def bind(self, **given) -> dict:
         """Full keyword arguments: defaults filled, values checked, unknown names refused."""
@@ -81,30 +84,28 @@ class Analysis:
 
     def run(self, profile, **given) -> pd.DataFrame:
         """Run on ``profile``.  A profile's tables never change, so results are kept per profile
-        and parameters (the advisor, the report and the server ask for the same views); each
-        caller gets its own copy to slice and modify."""
+        and parameters — in memory and beside the profile's Parquet cache
+        (:mod:`profinsight.store.results`), so ``analyze``, ``report``, ``view``, the server and
+        the advisor compute each once; each caller gets its own copy to slice and modify."""
         import pandas as pd
 
         from .results import ResultFrame
 
         bound = self.bind(**given)
-        cache = getattr(profile, "_results", None)
-        try:
-            key = (self.name, tuple(sorted(bound.items())))
-            hash(key)
-        except TypeError:  # unhashable parameter (a thresholds dict): not cached
-            key = None
-        if cache is not None and key is not None and key in cache:
-            df = cache[key]
-        else:
+        store = getattr(profile, "_results", None)
+
+        def compute():
             try:
-                df = self.func(profile, **bound)
+                return self.func(profile, **bound)
             except ProfileError:
                 raise
             except Exception as exc:  # noqa: BLE001 - an engine's exception is never shown raw
                 raise _cannot_run(self, profile, exc) from exc
-            if cache is not None and key is not None:
-                cache[key] = df
+
+        if store is None or not self.cache or not hasattr(store, "frame"):
+            df = compute()
+        else:
+            df = store.frame(self.name, bound, compute, self.func)
         return ResultFrame.wrap(pd.DataFrame(df).copy(), self, given)
 
 
@@ -150,6 +151,7 @@ def analysis(
     params: tuple[Param, ...] = (),
     chart: Chart | None = None,
     columns: dict[str, str] | None = None,
+    cache: bool = True,
 ):
     """Register ``func`` as analysis ``name`` (its docstring is the help text)."""
 
@@ -157,7 +159,7 @@ def analysis(
         if name in ANALYSES:
             raise RuntimeError(f"analysis {name!r} registered twice")
         ANALYSES[name] = Analysis(
-            name, func, title, (func.__doc__ or "").strip(), tuple(params), chart, dict(columns or {})
+            name, func, title, (func.__doc__ or "").strip(), tuple(params), chart, dict(columns or {}), cache
         )
         return func
 

@@ -107,7 +107,7 @@ def test_communication_waiting_split_and_bound():
     assert (s["transit_us"], s["wait_us"], s["idle_us"]) == (40.0, 60.0, 700.0)
     assert s["transit_ratio"] == pytest.approx(0.05)
     assert "mostly wait" in f["message"] and "slower rank or host" in f["message"]
-    assert "transit only 0.0 ms (5.0%)" in f["message"]
+    assert "transit only 0.0 ms (5.0% of their elapsed time)" in f["message"]  # the share names its denominator
 
 
 def test_communication_transit_variant_and_silent():

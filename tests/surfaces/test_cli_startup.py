@@ -1,7 +1,8 @@
-"""The command's start-up stays light: ``--help`` and a subcommand's ``--help`` import none of the
-engine's heavy libraries (each of pandas, pyarrow, duckdb costs 100-400 ms; rich ~80 ms), so they
-answer at Python's start-up speed.  Checked by the modules a child process ends up holding, not
-by a timer: a timer would pass or fail with the machine's load."""
+"""The command's start-up stays light: ``--help``, a subcommand's ``--help``, ``view list`` /
+``view --list`` / ``view --help`` (the analyses with their parameters) and ``doctor --env`` import
+none of the engine's heavy libraries (each of pandas, pyarrow, duckdb costs 100-400 ms; rich
+~80 ms), so they answer at Python's start-up speed.  Checked by the modules a child process ends
+up holding, not by a timer: a timer would pass or fail with the machine's load."""
 
 from __future__ import annotations
 
@@ -25,12 +26,62 @@ print(json.dumps(sorted({{m.split('.')[0] for m in sys.modules}})))
 """
 
 
-# `view --help` is left out on purpose: it lists every registered analysis with its parameters,
-# which needs the analyses (and so pandas) imported
-@pytest.mark.parametrize("argv", [["--help"], ["--version"], ["analyze", "--help"], ["doctor", "--help"], []])
-def test_help_imports_nothing_heavy(argv):
+def _loaded(argv: list[str]) -> set[str]:
     out = subprocess.run(
         [sys.executable, "-c", _PROBE.format(argv=argv)], capture_output=True, text=True, check=True, timeout=60
     ).stdout
-    loaded = set(json.loads(out.strip().splitlines()[-1]))
+    return set(json.loads(out.strip().splitlines()[-1]))
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--help"],
+        ["--version"],
+        ["analyze", "--help"],
+        ["doctor", "--help"],
+        [],
+        ["view", "--help"],
+        ["view", "list"],
+        ["view", "--list"],
+    ],
+)
+def test_help_imports_nothing_heavy(argv):
+    loaded = _loaded(argv)
     assert not loaded & set(HEAVY), f"profinsight {' '.join(argv)} imported {sorted(loaded & set(HEAVY))}"
+
+
+def test_doctor_env_checks_the_engine_without_importing_it():
+    """``doctor --env`` reads the libraries' installed metadata (rich prints its table);
+    ``--deep`` imports each one, which is what proves a binary wheel loads."""
+    loaded = _loaded(["doctor", "--env"])
+    assert not loaded & {"pandas", "pyarrow", "duckdb", "numpy", "tornado", "jupyter_server"}, sorted(loaded)
+    assert {"pandas", "pyarrow", "duckdb"} <= _loaded(["doctor", "--env", "--deep"])
+
+
+def test_view_lists_the_registry_through_its_index():
+    """``view list`` reads analyses.json, a copy of the registry: it must equal the live registry
+    (regenerate with ``python -m profinsight.cli.analyses_index`` after adding or changing an
+    analysis)."""
+    from profinsight.cli import analyses_index
+
+    live = analyses_index.from_registry()
+    assert analyses_index.entries() == json.loads(analyses_index.render(live)), (
+        "analyses.json is stale: run python -m profinsight.cli.analyses_index"
+    )
+    assert analyses_index.INDEX.read_text(encoding="utf-8") == analyses_index.render(live)
+    assert {"op_summary", "idle_gaps", "advise", "step_breakdown"} <= set(live)
+
+
+def test_installed_versions_read_as_importlib_metadata_reads_them():
+    from importlib.metadata import version
+
+    from profinsight.cli.doctor import _requirements, _satisfies
+    from profinsight.cli.env_checks import _version
+
+    for dist in ("pyarrow", "duckdb", "pandas", "orjson", "rich", "platformdirs", "tornado", "profinsight"):
+        assert _version(dist) == version(dist)
+    assert _version("no-such-distribution-here") is None
+    assert _requirements()["pyarrow"] == ">=14" and _requirements()["duckdb"] == ">=2.0"
+    assert _satisfies("26.0.1", ">=14") and _satisfies("2.3.0", ">=2.3,<3") and _satisfies("2.13.0+cpu", "==2.13.0")
+    assert not _satisfies("13.9", ">=14") and not _satisfies("3.0", ">=2.3,<3")

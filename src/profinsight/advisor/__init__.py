@@ -1,14 +1,22 @@
 """The advisor: rules over the analyses' tables -> findings (evidence, recoverable time per step,
 the change to make), a verdict (bottleneck type) and the guided report that ``analyze`` prints and
-``report`` renders as HTML.  Words come from :mod:`profinsight.i18n`."""
+``report`` renders as HTML.
+
+What the rules find is computed once per profile and thresholds by :mod:`profinsight.advisor.core`
+and kept as plain data without words (rule ids, values, evidence) beside the profile's cached
+tables (:meth:`profinsight.profile.Profile.remember`); this module words it in the language asked
+for, every time.  So a warm ``analyze`` reads one small file and imports neither pandas nor
+DuckDB: this module imports them only when something has to be computed.  Words come from
+:mod:`profinsight.i18n`."""
 
 from __future__ import annotations
 
-import pandas as pd
+from typing import TYPE_CHECKING
 
-from ..errors import ProfileError
 from ..i18n import has, resolve_lang, t
-from .rules import RULES, SEVERITIES, Context, col_sum, num
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 FINDING_COLUMNS = [
     "rule",
@@ -25,137 +33,104 @@ FINDING_COLUMNS = [
 
 def thresholds_for(overrides: dict | None) -> dict[str, dict]:
     """Per rule its thresholds, defaults overridden by ``{"<rule>.<name>": value}``."""
-    out = {rid: dict(r.thresholds) for rid, r in RULES.items()}
-    for key, value in (overrides or {}).items():
-        rid, _, name = str(key).partition(".")
-        if rid not in out or name not in out[rid]:
-            known = ", ".join(f"{r}.{n}" for r, th in out.items() for n in th)
-            raise ProfileError(f"unknown threshold {key!r}", fix=f"thresholds: {known}")
-        out[rid][name] = value
-    return out
+    from .core import thresholds_for as _thresholds_for
+
+    return _thresholds_for(overrides)
 
 
 def _text(key: str, variant: str | None, lang: str, values: dict) -> str:
     k = f"{key}.{variant}" if variant and has(f"{key}.{variant}") else key
-    return t(k, lang, **values)
+    return t(k, lang, **{n: _word(v, lang) for n, v in values.items()})
+
+
+def _word(value, lang: str):
+    """A rule's value, or — given as ``{"$t": key}`` — the catalogue's words for it in ``lang``
+    (rules hold no words: a denominator such as "of the step" is named by its key)."""
+    return t(value["$t"], lang) if isinstance(value, dict) and "$t" in value else value
+
+
+def _hits(profile, thresholds: dict | None, ctx=None, only: tuple | None = None) -> dict:
+    """The rules' plain findings, once per profile, thresholds and rule selection."""
+
+    def compute():
+        from .core import hits
+
+        return hits(profile, thresholds, ctx, only)
+
+    params = {"thresholds": thresholds or {}, "only": sorted(only) if only is not None else None}
+    if not hasattr(profile, "remember"):
+        return compute()
+    return profile.remember("advisor.hits", params, compute)
+
+
+def worded(found: dict, lang: str) -> tuple[list[dict], list[dict]]:
+    """Plain hits and notes -> (findings, notes) with titles, messages and changes in ``lang``."""
+    findings = [
+        {
+            "rule": h["rule"],
+            "severity": h["severity"],
+            "category": h["category"],
+            "title": t(f"{h['rule']}.title", lang),
+            "message": _text(f"{h['rule']}.message", h["variant"], lang, h["values"]),
+            "evidence": h["evidence"],
+            "recoverable_us": h["recoverable_us"],
+            "share_of_step_ratio": h["share_of_step_ratio"],
+            "change": _text(f"{h['rule']}.change", h["variant"], lang, h["values"]),
+        }
+        for h in found["hits"]
+    ]
+    notes = [{"rule": n["rule"], "reason": t(n["reason"], lang, **n["values"])} for n in found["notes"]]
+    return findings, notes
 
 
 def evaluate(
     profile,
     lang: str | None = None,
     thresholds: dict | None = None,
-    ctx: Context | None = None,
+    ctx=None,
     only: tuple | None = None,
 ):
     """Run every rule: (findings as dicts sorted by recoverable time, then severity, notes on
     rules not applicable)."""
     lang = resolve_lang(lang)
-    ths = thresholds_for(thresholds)
-    ctx = ctx or Context(profile)
-    findings, notes = [], []
-    # host and device clocks of different collections: no rule may link host activity to the
-    # device (the timestamp_sanity finding says why); those rules are listed as not applicable
-    skewed = (only is None or "timestamp_sanity" in only) and RULES["timestamp_sanity"].func(
-        ctx, ths["timestamp_sanity"]
-    ) is not None
-    for rid, r in RULES.items():
-        if only is not None and rid not in only:
-            continue
-        if skewed and r.category == "data_host":
-            notes.append({"rule": rid, "reason": t("not_applicable.timestamps", lang)})
-            continue
-        if r.ascend_only and not ctx.is_ascend:
-            notes.append(
-                {
-                    "rule": rid,
-                    "reason": t("not_applicable.ascend_only", lang, fmt=ctx.device_family or "unknown device"),
-                }
-            )
-            continue
-        hit = r.func(ctx, ths[rid])
-        if hit is None:
-            continue
-        step_us = ctx.step_of(r.basis)  # the steps this rule's figures are of (rank source)
-        rec = None if hit.recoverable_us is None else round(float(hit.recoverable_us), 3)
-        if rec is not None and step_us > 0:
-            rec = min(rec, round(step_us, 3))  # no change recovers more than the whole step
-        # where the viewer shows the finding: every finding gets a time window on the timeline
-        if isinstance(hit.evidence, dict) and "window" not in hit.evidence:
-            hit.evidence["window"] = ctx.evidence_window(hit.evidence)
-        findings.append(
-            {
-                "rule": rid,
-                "severity": hit.severity or r.severity,
-                "category": r.category,
-                "title": t(f"{rid}.title", lang),
-                "message": _text(f"{rid}.message", hit.variant, lang, hit.values),
-                "evidence": hit.evidence,
-                "recoverable_us": rec,
-                "share_of_step_ratio": None if rec is None or step_us <= 0 else round(rec / step_us, 6),
-                "change": _text(f"{rid}.change", hit.variant, lang, hit.values),
-            }
-        )
-    # one order everywhere (findings, Actions, the report): recoverable time first, then severity;
-    # findings whose recoverable time is not estimated follow, by severity
-    findings.sort(
-        key=lambda f: (f["recoverable_us"] is None, -(f["recoverable_us"] or 0.0), SEVERITIES.index(f["severity"]))
-    )
-    return findings, notes
+    return worded(_hits(profile, thresholds, ctx, only), lang)
 
 
-def verdict(profile, lang: str | None = None, ctx: Context | None = None) -> dict:
+def _worded_verdict(v: dict, lang: str) -> dict:
+    if v["type"] == "unknown":
+        return {"type": "unknown", "text": t("verdict.unknown", lang), "numbers": {}, "detail": ""}
+    detail = t("verdict.memory_detail", lang, **v["detail_values"]) if v.get("detail_values") else ""
+    return {
+        "type": v["type"],
+        "title": t(f"verdict.{v['type']}", lang),
+        "text": t("verdict.numbers.capture" if v.get("stepless") else "verdict.numbers", lang, **v["text_values"]),
+        "detail": detail,
+        "numbers": v["numbers"],
+    }
+
+
+def verdict(profile, lang: str | None = None, ctx=None) -> dict:
     """Bottleneck type with the numbers behind it: the largest of compute, communication not
     overlapped and idle (free) time of the mean step; compute turns into memory bound when the
     AI Core's memory pipes (MTE2) are busier than its MAC unit."""
-    lang = resolve_lang(lang)
-    ctx = ctx or Context(profile)
-    sb = ctx.steps
-    total = col_sum(sb, "step_us")
-    if total <= 0:
-        return {"type": "unknown", "text": t("verdict.unknown", lang), "numbers": {}, "detail": ""}
-    shares = {
-        "compute": col_sum(sb, "computing_us") / total,
-        "communication": col_sum(sb, "comm_not_overlapped_us") / total,
-        "data_host": col_sum(sb, "free_us") / total,
-    }
-    kind = max(shares, key=shares.get)
-    detail = ""
-    u = ctx.view("utilization")
-    mte2 = mac = None
-    if kind == "compute" and len(u) and "pmu_aic_mte2_ratio" in u.columns and "pmu_aic_mac_ratio" in u.columns:
-        mte2 = num(pd.to_numeric(u["pmu_aic_mte2_ratio"], errors="coerce").mean())
-        mac = num(pd.to_numeric(u["pmu_aic_mac_ratio"], errors="coerce").mean())
-        if mte2 > mac:
-            kind = "memory"
-            detail = t("verdict.memory_detail", lang, mte2=mte2, mac=mac)
-    numbers = {
-        "rank_steps": len(sb),
-        "step_us": round(ctx.step_us, 3),
-        "share_of_step_compute_ratio": round(shares["compute"], 6),
-        "share_of_step_comm_not_overlapped_ratio": round(shares["communication"], 6),
-        "share_of_step_free_ratio": round(shares["data_host"], 6),
-    }
-    text = t(
-        "verdict.numbers",
-        lang,
-        n=len(sb),
-        step_ms=ctx.step_us / 1e3,
-        compute=shares["compute"],
-        comm=shares["communication"],
-        free=shares["data_host"],
-    )
-    return {"type": kind, "title": t(f"verdict.{kind}", lang), "text": text, "detail": detail, "numbers": numbers}
+    from .core import verdict as _verdict
+
+    return _worded_verdict(_verdict(profile, ctx), resolve_lang(lang))
 
 
 def advise(profile, lang: str | None = None, thresholds: dict | None = None) -> pd.DataFrame:
     """Findings of every rule as a DataFrame (one row per finding); rules that do not apply to the
     profile follow as rows of severity ``not_applicable`` (their message says why)."""
-    findings, notes = evaluate(profile, lang, thresholds)
+    import pandas as pd
+
+    lang = resolve_lang(lang)
+    found = _hits(profile, thresholds)
+    findings, notes = worded(found, lang)
     rows = findings + [
         {
             "rule": n["rule"],
             "severity": "not_applicable",
-            "category": RULES[n["rule"]].category,
+            "category": plain["category"],
             "title": t(f"{n['rule']}.title", lang),
             "message": n["reason"],
             "evidence": {},
@@ -163,7 +138,7 @@ def advise(profile, lang: str | None = None, thresholds: dict | None = None) -> 
             "share_of_step_ratio": None,
             "change": "",
         }
-        for n in notes
+        for n, plain in zip(notes, found["notes"])
     ]
     df = pd.DataFrame(rows, columns=FINDING_COLUMNS)
     df["recoverable_us"] = pd.to_numeric(df["recoverable_us"], errors="coerce").astype("Float64")
@@ -172,22 +147,26 @@ def advise(profile, lang: str | None = None, thresholds: dict | None = None) -> 
 
 
 def guided_report(profile, lang: str | None = None, thresholds: dict | None = None, top: int = 10) -> dict:
-    """Everything ``analyze`` prints, as plain JSON-able data."""
-    from .report_data import sections
-
+    """Everything ``analyze`` prints, as plain JSON-able data (words in ``lang``)."""
     lang = resolve_lang(lang)
-    ctx = Context(profile)
-    findings, notes = evaluate(profile, lang, thresholds, ctx)
+
+    def compute():
+        from .core import report
+
+        return report(profile, _hits(profile, thresholds), top)
+
+    params = {"thresholds": thresholds or {}, "top": int(top)}
+    core = profile.remember("advisor.report", params, compute) if hasattr(profile, "remember") else compute()
+    findings, notes = worded(core, lang)
     actions = sorted([f for f in findings if f["recoverable_us"]], key=lambda f: -f["recoverable_us"])
+    ov = core["overlaps"]
+    pool_of = {r: g for g in ov["groups"] for r in g["rules"]}
+    title = {f["rule"]: f["title"] for f in findings}
     return {
-        "profile": {
-            k: v
-            for k, v in profile.summary().items()
-            if k in ("path", "format", "ranks", "level", "steps", "device_names")
-        },
+        "profile": core["profile"],
         "lang": lang,
-        "sections": sections(ctx, top),
-        "verdict": verdict(profile, lang, ctx),
+        "sections": core["sections"],
+        "verdict": _worded_verdict(core["verdict"], lang),
         "findings": findings,
         "actions": [
             {
@@ -196,8 +175,68 @@ def guided_report(profile, lang: str | None = None, thresholds: dict | None = No
                 "recoverable_us": f["recoverable_us"],
                 "share_of_step_ratio": f["share_of_step_ratio"],
                 "change": f["change"],
+                "overlaps_with": [r for r in pool_of[f["rule"]]["rules"] if r != f["rule"]],
+                "note": _overlap_note(f["rule"], pool_of[f["rule"]], title, lang),
             }
             for f in actions
         ],
+        "actions_total": _actions_total(ov, title, lang),
         "not_applicable": notes,
+    }
+
+
+def _pool_words(pool: str, lang: str) -> str:
+    return t(f"actions.pool.{pool}", lang)
+
+
+def _overlap_note(rule: str, group: dict, title: dict, lang: str) -> str:
+    """``overlaps with A, B: both take device idle time, do not add them up`` ("" when alone)."""
+    others = [title[r] for r in group["rules"] if r != rule]
+    if not others:
+        return ""
+    return t(
+        "actions.overlap", lang, others=t("actions.join", lang).join(others), pool=_pool_words(group["pool"], lang)
+    )
+
+
+def _actions_total(ov: dict, title: dict, lang: str) -> dict:
+    """What every action together can remove per step, as a range where actions overlap (the
+    largest of each pool .. the pool counted once), never above the mean step."""
+    step = ov["step_us"]
+    low, high = ov["low_us"], ov["total_us"]
+    shared = [g for g in ov["groups"] if len(g["rules"]) > 1]
+    if not ov["groups"]:
+        text = ""
+    elif not shared and low == high:
+        share = t("actions.share", lang, share=high / step) if step > 0 else ""
+        text = t("actions.total", lang, high_ms=high / 1e3, share=share)
+    else:
+        share = t("actions.share_range", lang, low=low / step, high=high / step) if step > 0 else ""
+        pools = "; ".join(
+            t(
+                "actions.pool_once",
+                lang,
+                titles=t("actions.join", lang).join(title[r] for r in g["rules"]),
+                pool=_pool_words(g["pool"], lang),
+                low_ms=g["low_us"] / 1e3,
+                high_ms=g["together_us"] / 1e3,
+            )
+            for g in shared
+        )
+        text = t(
+            "actions.total.capped" if high < ov["sum_us"] else "actions.total.overlap",
+            lang,
+            low_ms=low / 1e3,
+            high_ms=high / 1e3,
+            sum_ms=ov["sum_us"] / 1e3,
+            share=share,
+            pools=pools,
+        )
+    return {
+        "low_us": low,
+        "high_us": high,
+        "sum_us": ov["sum_us"],
+        "share_of_step_low_ratio": round(low / step, 6) if step > 0 else None,
+        "share_of_step_high_ratio": round(high / step, 6) if step > 0 else None,
+        "text": text,
     }

@@ -16,6 +16,7 @@ from . import advise as _advise
         Param("thresholds", dict, None, None, 'overrides, e.g. {"format_conversion.min_share_of_compute": 0.05}'),
     ),
     columns={c: c for c in FINDING_COLUMNS},
+    cache=False,  # its words follow the locale; the findings under them are kept once (advisor._hits)
 )
 def advise(profile, lang=None, thresholds=None):
     """Findings of the advisor's rules: evidence, recoverable time per step, the change to make."""

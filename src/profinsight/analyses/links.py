@@ -29,6 +29,7 @@ from __future__ import annotations
 import pandas as pd
 
 from ..errors import ProfileError
+from ..i18n import evidence
 from ..registry import Chart, Param, analysis
 
 MIN_BYTES = 1_000_000
@@ -144,15 +145,7 @@ def _link_row(r, steps: list[int], ops: str) -> dict:
     ratio_med = float(r["bandwidth_gbps"] / r["median_gbps"])
     exp = float(r["expected_gbps"])
     ratio_exp = float(r["bandwidth_gbps"] / exp) if exp == exp else float("nan")
-    vs_exp = f", {ratio_exp:.2f}x the expected {exp:,.1f} GB/s of {r['transport']}" if exp == exp else ""
-    words = (
-        f"link {int(r['src_rank'])}->{int(r['dst_rank'])} ({r['transport']}): {r['bandwidth_gbps']:,.2f} GB/s"
-        f"{vs_exp}, {ratio_med:.2f}x the median {r['median_gbps']:,.2f} GB/s of the {int(r['n_links'])} "
-        f"{r['transport']} links; {r['bytes'] / 1e6:,.1f} MB in {r['transit_us']:,.1f} us"
-        + (f", slow in steps {', '.join(map(str, steps))}" if steps else "")
-        + f" ({ops})."
-    )
-    return {
+    row = {
         "src_rank": int(r["src_rank"]),
         "dst_rank": int(r["dst_rank"]),
         "transport": r["transport"],
@@ -167,9 +160,11 @@ def _link_row(r, steps: list[int], ops: str) -> dict:
         "below": r["below"],
         "op_types": ops,
         "steps": ", ".join(map(str, steps)),
-        "evidence": words,
+        "evidence": None,
         "label": f"{int(r['src_rank'])}->{int(r['dst_rank'])} {r['transport']}",
     }
+    row["evidence"] = evidence.link(row)  # English; the ranks report words it per language
+    return row
 
 
 _LATENCY_COLS = {
@@ -218,13 +213,7 @@ def link_latency(profile, min_bytes: int = MIN_BYTES, summary: str = "total") ->
     g["per_transfer_us"] = g["transit_us"] / g["n_transfers"]
     g["median_per_transfer_us"] = g.groupby("transport")["per_transfer_us"].transform("median")
     g["per_transfer_vs_median_ratio"] = g["per_transfer_us"] / g["median_per_transfer_us"]
-    g["evidence"] = [
-        f"link {int(r.src_rank)}->{int(r.dst_rank)} ({r.transport}): {int(r.n_transfers)} small transfer(s), "
-        f"{int(r.bytes):,} bytes in {r.transit_us:,.2f} us, {r.per_transfer_us:,.2f} us each "
-        f"({r.per_transfer_vs_median_ratio:.2f}x the median of the {r.transport} links): latency-bound "
-        f"(under {min_bytes:,} bytes), not a bandwidth"
-        for r in g.itertuples()
-    ]
+    g["evidence"] = [evidence.latency(r, min_bytes) for _, r in g.iterrows()]  # English; see i18n.evidence
     g["label"] = g["src_rank"].astype(str) + "->" + g["dst_rank"].astype(str) + " " + g["transport"]
     g = g.sort_values(["per_transfer_vs_median_ratio", "per_transfer_us"], ascending=False, kind="stable")
     return g[cols].reset_index(drop=True)

@@ -29,6 +29,7 @@ import json
 
 import pandas as pd
 
+from ..i18n import evidence
 from ..registry import Chart, Param, analysis
 from .ranks import memo, rank_summary, step_figures
 
@@ -247,7 +248,7 @@ def parallel_groups(profile, min_share: float = 0.02) -> pd.DataFrame:
         }
         row.update(_slow_in_group(chain[chain["group"] == gid], ranks, step_of, n_steps, min_share))
         row.update(_imbalance(summ, ranks))
-        row["evidence"] = _group_words(row)
+        row["evidence"] = evidence.group(row)  # English; the ranks report words it per language
         rows.append(row)
     out = pd.DataFrame(rows, columns=list(_GROUP_COLS))
     for col in ("slow_rank", "max_computing_rank"):
@@ -281,22 +282,6 @@ def _imbalance(summ: pd.DataFrame, ranks) -> dict:
         "max_computing_rank": int(comp.idxmax()),
         "imbalance_share_of_step_ratio": float((comp.max() - comp.mean()) / mean_step) if mean_step else None,
     }
-
-
-def _group_words(r: dict) -> str:
-    who = f"group {r['group']}" + (f" ({r['names']})" if r["names"] else " (no declared group has these ranks)")
-    words = f"{who}, ranks {r['ranks']}"
-    if r["slow_rank"] is not None:
-        words += (
-            f": the others wait {r['waited_for_us']:,.1f} us per step for rank {r['slow_rank']} "
-            f"({100 * r['waited_for_share_of_step_ratio']:.1f}% of the step)"
-        )
-    if r["max_computing_rank"] is not None:
-        words += (
-            f"; computing spread {r['computing_spread_us']:,.1f} us, rank {r['max_computing_rank']} the most "
-            f"({100 * r['imbalance_share_of_step_ratio']:.2f}% of the step above the mean)"
-        )
-    return words + "."
 
 
 _BUBBLE_COLS = {

@@ -19,17 +19,12 @@ import threading
 
 import pandas as pd
 
+from ..i18n import evidence
 from ..registry import Chart, Param, analysis
 from .links import slow_links  # noqa: F401 - the rank analyses' links half (re-exported)
 from .steps import breakdown
 
 COMPONENTS = ("computing_us", "free_us", "preparing_us")
-_WORDS = {
-    "computing_us": "computing",
-    "free_us": "free (idle) time",
-    "preparing_us": "preparing (host/launch)",
-    "comm_wait_us": "communication wait",
-}
 _MAD = 1.4826
 
 _RANK_COLUMNS = {
@@ -207,14 +202,6 @@ def slow_ranks(profile, threshold=3.0, min_share=0.02) -> pd.DataFrame:
                 ) >= threshold and d >= min_share * float(part["step_us"].median()):
                     steps.append(int(step))
             wait_dev = float(row["comm_wait_us"]) - wait_med
-            words = (
-                f"rank {int(row['rank'])}: {_WORDS[comp]} {float(row[comp]):,.1f} us per step, "
-                f"{dev:,.1f} us ({mads:,.1f} MADs, {100 * dev / med_step:.1f}% of the step) above the median "
-                f"{med:,.1f} us" + (f" in steps {', '.join(map(str, steps))}" if steps else "") + "; "
-                f"its communication wait is {abs(wait_dev):,.1f} us "
-                f"{'shorter' if wait_dev < 0 else 'longer'} than the median"
-                + (" — the other ranks wait for it." if wait_dev < 0 else ".")
-            )
             out.append(
                 {
                     "rank": int(row["rank"]),
@@ -227,10 +214,11 @@ def slow_ranks(profile, threshold=3.0, min_share=0.02) -> pd.DataFrame:
                     "steps": ", ".join(map(str, steps)),
                     "comm_wait_us": float(row["comm_wait_us"]),
                     "comm_wait_vs_median_us": wait_dev,
-                    "evidence": words,
-                    "label": f"rank {int(row['rank'])} {_WORDS[comp]}",
+                    "evidence": None,
+                    "label": f"rank {int(row['rank'])} {evidence.component(comp)}",
                 }
             )
+            out[-1]["evidence"] = evidence.slow_rank(out[-1])  # English; the ranks report words it per language
     df = pd.DataFrame(out, columns=cols)
     return df.sort_values("deviation_us", ascending=False, kind="stable").reset_index(drop=True)
 

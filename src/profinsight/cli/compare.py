@@ -110,23 +110,29 @@ def _table(cmp, args) -> None:
         "delta_vs_base_us",
         "speedup_vs_base_x",
     ]
-    for c in cols:
-        t.add_column(c, justify="left" if c == "run" else "right")
-    for _, r in cmp.steps().iterrows():
-        t.add_row(str(r["run"]), *(f"{float(r[c]):,.3f}" for c in cols[1:]))
-    console.print(t)
+    steps = cmp.steps()
+    if steps["step_us"].isna().all():  # no run records a device step: say the host step, no NaN rows
+        _host_steps(cmp, console)
+    else:
+        for c in cols:
+            t.add_column(c, justify="left" if c == "run" else "right")
+        for _, r in steps.iterrows():
+            t.add_row(str(r["run"]), *(_num(r[c], ",.3f") for c in cols[1:]))
+        console.print(t)
     for pair, g in cmp.waterfall().groupby("pair", sort=False):
+        if g["from_step_us"].isna().all() and g["to_step_us"].isna().all():
+            continue  # nothing to split without device steps (the verdict below says so)
         w = Table(title=f"Waterfall {pair}", box=None, header_style="bold")
         for c in ("component", "from_us", "to_us", "delta_us"):
             w.add_column(c, justify="left" if c == "component" else "right")
         for _, r in g.iterrows():
             name = r["label"] if r["in_step"] else f"[dim]{r['label']}[/dim]"
-            w.add_row(name, f"{r['from_us']:,.1f}", f"{r['to_us']:,.1f}", f"{r['delta_us']:+,.1f}")
+            w.add_row(name, _num(r["from_us"], ",.1f"), _num(r["to_us"], ",.1f"), _num(r["delta_us"], "+,.1f"))
         w.add_row(
             "[bold]step[/bold]",
-            f"{g['from_step_us'].iloc[0]:,.1f}",
-            f"{g['to_step_us'].iloc[0]:,.1f}",
-            f"{g['to_step_us'].iloc[0] - g['from_step_us'].iloc[0]:+,.1f}",
+            _num(g["from_step_us"].iloc[0], ",.1f"),
+            _num(g["to_step_us"].iloc[0], ",.1f"),
+            _num(g["to_step_us"].iloc[0] - g["from_step_us"].iloc[0], "+,.1f"),
         )
         console.print(w)
     by = getattr(args, "by", "type")
@@ -153,6 +159,32 @@ def _table(cmp, args) -> None:
         console.print(v)
     if args.output:
         emit(console.export_text(), args)
+
+
+def _num(v, spec: str) -> str:
+    """A figure, or "-" where the run has none (never "nan")."""
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return "-"
+    return "-" if f != f else format(f, spec)
+
+
+def _host_steps(cmp, console) -> None:
+    """Runs without a device step (CPU-only captures): their host step (ProfilerStep) per run,
+    the figure the verdict compares."""
+    from rich.table import Table
+
+    t = Table(title="Host step per run (ProfilerStep; no device step recorded), us", box=None, header_style="bold")
+    for c in ("run", "host_step_us", "steps", "delta_vs_base_us"):
+        t.add_column(c, justify="left" if c == "run" else "right")
+    means = []
+    for name, st in zip(cmp.names, cmp.stats):
+        sm = st["samples"]
+        vals = sm["samples_us"] if sm["basis"] == "host" else []
+        means.append(sum(vals) / len(vals) if vals else float("nan"))
+        t.add_row(str(name), _num(means[-1], ",.1f"), str(len(vals)), _num(means[-1] - means[0], "+,.1f"))
+    console.print(t)
 
 
 def _with_diagnostics(cmp) -> dict:

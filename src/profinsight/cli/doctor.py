@@ -17,12 +17,17 @@ def add_arguments(p) -> None:
     add_paths(p)
     add_output(p, FORMATS)
     p.add_argument("--env", action="store_true", help="check the installation instead of a profile (no PATH)")
+    p.add_argument(
+        "--deep",
+        action="store_true",
+        help="with --env: also import each of the engine's libraries (slower; catches a broken binary install)",
+    )
     p.add_argument("--lang", choices=["en", "zh"], help="language of the messages (default: from the locale)")
 
 
 def run(args) -> int:
     if args.env:
-        diags = environment_checks()
+        diags = environment_checks(deep=args.deep)
         _print(diags, args)
         return 1 if dg.worst(diags) == "error" else 0
     try:
@@ -76,30 +81,37 @@ def _print(diags, args) -> None:
         emit(console.export_text(), args)
 
 
-def environment_checks() -> list[dg.Diagnostic]:
+#: the engine's libraries: the distribution name and the module it is imported as
+ENGINE_LIBRARIES = (
+    ("pyarrow", "pyarrow"),
+    ("duckdb", "duckdb"),
+    ("pandas", "pandas"),
+    ("orjson", "orjson"),
+    ("rich", "rich"),
+    ("platformdirs", "platformdirs"),
+    ("tornado", "tornado"),
+)
+
+
+def environment_checks(deep: bool = False) -> list[dg.Diagnostic]:
     """Is the installation sound: Python, the engine's libraries, a writable cache, the JupyterLab
-    extension, torch / torch_npu / CANN and the environment variables that affect profiling."""
-    import importlib
+    extension, torch / torch_npu / CANN and the environment variables that affect profiling.
+
+    The libraries are checked from their installed metadata (present, findable, the version
+    profinsight asks for) without importing them, so the check answers at start-up speed;
+    ``deep`` also imports each one (about a second in all), which is what catches a binary
+    package that is installed but cannot load (a wheel for another CPU or Python)."""
     import os
     import sys
     import tempfile
 
     from .._version import __version__
-    from ..store.cache import cache_root
+    from ..store.root import cache_root
 
     out = [dg.info("version", f"profinsight {__version__} on Python {sys.version.split()[0]}")]
-    for mod in ("pyarrow", "duckdb", "pandas", "orjson", "rich", "platformdirs"):
-        try:
-            m = importlib.import_module(mod)
-            out.append(dg.info("dependency", f"{mod} {_dist_version(mod, m)}"))
-        except ImportError as exc:
-            out.append(
-                dg.error(
-                    "dependency-missing",
-                    f"{mod} cannot be imported: {exc}",
-                    fix="pip install --force-reinstall profinsight",
-                )
-            )
+    wanted = _requirements()
+    for dist, module in ENGINE_LIBRARIES:
+        out.append(_library_check(dist, module, wanted.get(dist), deep))
     root = cache_root()
     if root is None:
         out.append(
@@ -128,10 +140,82 @@ def environment_checks() -> list[dg.Diagnostic]:
     return out
 
 
-def _dist_version(name: str, module) -> str:
-    from importlib.metadata import PackageNotFoundError, version
+_REINSTALL = "pip install --force-reinstall profinsight"
 
+
+def _library_check(dist: str, module: str, spec: str | None, deep: bool) -> dg.Diagnostic:
+    """One engine library: installed (metadata), findable on ``sys.path``, of a version ``spec``
+    allows; imported as well when ``deep``."""
+    import importlib.util
+    import time
+
+    version = _installed_version(dist)
     try:
-        return version(name)
-    except PackageNotFoundError:
-        return getattr(module, "__version__", "?")
+        found = importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        found = False
+    if version is None or not found:
+        return dg.error(
+            "dependency-missing",
+            f"{module} is not installed" + ("" if version is None else f" where Python looks ({dist} {version})"),
+            fix=_REINSTALL,
+        )
+    if spec and not _satisfies(version, spec):
+        return dg.error(
+            "dependency-version", f"{dist} {version} is installed; profinsight needs {dist}{spec}", fix=_REINSTALL
+        )
+    if not deep:
+        return dg.info("dependency", f"{dist} {version}")
+    import importlib
+
+    t0 = time.perf_counter()
+    try:
+        importlib.import_module(module)
+    except Exception as exc:  # noqa: BLE001 - a library that fails to load is the finding
+        return dg.error("dependency-missing", f"{module} cannot be imported: {exc}", fix=_REINSTALL)
+    return dg.info("dependency", f"{dist} {version} (imports in {time.perf_counter() - t0:.2f} s)")
+
+
+def _requirements() -> dict[str, str]:
+    """``{distribution: version spec}`` of profinsight's own requirements (no extras)."""
+    import re
+
+    from .env_checks import dist_metadata
+
+    out = {}
+    for req in (dist_metadata("profinsight") or {}).get("Requires-Dist", []):
+        if ";" in req:  # an extra's or a platform's requirement
+            continue
+        m = re.match(r"\s*([A-Za-z0-9_.-]+)\s*(?:\[[^\]]*\])?\s*(.*)", req)
+        if m:
+            out[m.group(1).lower().replace("_", "-")] = m.group(2).strip().strip("()")
+    return out
+
+
+def _installed_version(dist: str) -> str | None:
+    from .env_checks import _version
+
+    return _version(dist)
+
+
+def _satisfies(version: str, spec: str) -> bool:
+    """Whether ``version`` meets every clause of ``spec`` (``>=14``, ``>=2.3,<3``, ``==0.17.6``):
+    release numbers compared as integers; a clause this cannot read is taken as met."""
+    import operator
+    import re
+
+    ops = {">=": operator.ge, "<=": operator.le, ">": operator.gt, "<": operator.lt, "==": operator.eq}
+
+    def release(v: str) -> tuple[int, ...]:
+        return tuple(int(x) for x in re.findall(r"\d+", v.split("+")[0])[:3])
+
+    have = release(version)
+    for clause in filter(None, (c.strip() for c in spec.split(","))):
+        m = re.match(r"(>=|<=|==|>|<)\s*([0-9][0-9.]*)", clause)
+        if not m:
+            continue
+        need = release(m.group(2))
+        width = max(len(have), len(need))
+        if not ops[m.group(1)](have + (0,) * (width - len(have)), need + (0,) * (width - len(need))):
+            return False
+    return True

@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import os
 import re
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 from .. import diagnostics as dg
@@ -71,10 +70,57 @@ def mcp_checks() -> list[dg.Diagnostic]:
 
 
 def _version(dist: str) -> str | None:
-    try:
-        return version(dist)
-    except PackageNotFoundError:
-        return None
+    """The installed version of distribution ``dist``, or None."""
+    meta = dist_metadata(dist)
+    return None if meta is None else meta.get("Version")
+
+
+_listings: dict[str, list[str]] = {}
+
+
+def dist_metadata(dist: str) -> dict | None:
+    """The headers of distribution ``dist``'s installed metadata (``Version``, ``Requires-Dist``
+    as a list), found as ``importlib.metadata`` finds it — the first ``<name>-<version>.dist-info``
+    (or ``.egg-info``) on ``sys.path`` — but read directly: ``importlib.metadata`` imports Python's
+    e-mail package to parse the same lines, a tenth of a second that ``doctor --env`` cannot spare."""
+    import sys
+
+    want = re.sub(r"[-_.]+", "_", dist).lower()
+    for entry in sys.path:
+        folder = entry or "."
+        if folder not in _listings:
+            try:
+                _listings[folder] = os.listdir(folder)
+            except OSError:
+                _listings[folder] = []
+        for name in _listings[folder]:
+            stem, dot, suffix = name.rpartition(".")
+            if suffix not in ("dist-info", "egg-info") or not dot:
+                continue
+            if re.sub(r"[-_.]+", "_", stem.split("-", 1)[0]).lower() != want:
+                continue
+            path = Path(folder) / name
+            meta = path / ("METADATA" if suffix == "dist-info" else "PKG-INFO") if path.is_dir() else path
+            try:
+                return _headers(meta.read_text(encoding="utf-8", errors="replace"))
+            except OSError:
+                continue
+    return None
+
+
+def _headers(text: str) -> dict:
+    out: dict = {"Requires-Dist": []}
+    for line in text.splitlines():
+        if not line.strip():
+            break  # the headers end at the first empty line; the description follows
+        key, sep, value = line.partition(":")
+        if not sep or line[:1].isspace():
+            continue
+        if key == "Requires-Dist":
+            out[key].append(value.strip())
+        else:
+            out.setdefault(key, value.strip())
+    return out
 
 
 # --- JupyterLab -----------------------------------------------------------------------------
@@ -94,11 +140,7 @@ def jupyter_checks() -> list[dg.Diagnostic]:
         return out
     out.append(dg.info("jupyter", f"jupyter_server {server}" + (f", JupyterLab {lab}" if lab else ", no JupyterLab")))
     try:
-        from jupyter_core.paths import jupyter_config_path
-        from jupyter_server.extension.config import ExtensionConfigManager
-
-        # later folders win, as in the server's own config loading: system, then sys.prefix, then the user's
-        enabled = ExtensionConfigManager(read_config_path=jupyter_config_path()[::-1]).get_jpserver_extensions()
+        enabled = _server_extensions()
     except Exception as exc:  # noqa: BLE001 - a broken Jupyter install is a finding, not a crash
         enabled = None
         out.append(
@@ -168,6 +210,49 @@ def jupyter_checks() -> list[dg.Diagnostic]:
             )
         )
     return out
+
+
+def _server_extensions() -> dict:
+    """``ServerApp.jpserver_extensions`` as the server reads it: in each config folder the
+    ``jupyter_server_config.d/*.json`` files (sorted), then ``jupyter_server_config.json``,
+    merged folder by folder in ``jupyter_config_path()`` order, a later folder's value winning
+    (the merge ``ExtensionConfigManager(read_config_path=jupyter_config_path()[::-1])`` makes);
+    a ``null`` removes a key.  Read here
+    rather than through jupyter_server's ``ExtensionConfigManager``, whose import (traitlets,
+    the server's services) costs more than the whole ``doctor --env``."""
+    from jupyter_core.paths import jupyter_config_path
+
+    config: dict = {}
+    for folder in jupyter_config_path():
+        d = Path(folder)
+        for f in [*sorted((d / "jupyter_server_config.d").glob("*.json")), d / "jupyter_server_config.json"]:
+            try:
+                if not f.is_file() or not f.stat().st_size:
+                    continue
+                data = json.loads(f.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                continue  # the server skips a file of invalid JSON too
+            if isinstance(data, dict):
+                _merge(config, data)
+    extensions = config.get("ServerApp", {}).get("jpserver_extensions", {})
+    return extensions if isinstance(extensions, dict) else {}
+
+
+def _merge(target: dict, new: dict) -> None:
+    """jupyter_server's ``recursive_update``: nested dicts merge, ``None`` deletes a key."""
+    for k, v in new.items():
+        if isinstance(v, dict):
+            sub = target.setdefault(k, {})
+            if isinstance(sub, dict):
+                _merge(sub, v)
+                if not sub:
+                    del target[k]
+            else:
+                target[k] = v
+        elif v is None:
+            target.pop(k, None)
+        else:
+            target[k] = v
 
 
 def _lab_too_old(v: str) -> bool:

@@ -14,18 +14,21 @@ HELP = "run one analysis (op_summary, step_breakdown, ...) and print its table"
 FORMATS = ["table", "json", "csv", "html", "md"]
 
 
+def _param_line(prm: dict) -> str:
+    choices = f" {{{', '.join(map(str, prm['choices']))}}}" if prm["choices"] else ""
+    return f"--{prm['name'].replace('_', '-')} {prm['type']}{choices} (default {prm['default']!r})"
+
+
 def analyses_help() -> str:
-    """Every registered analysis with its parameters, from the registry (``view --help``)."""
-    from ..registry import all_analyses
+    """Every registered analysis with its parameters (``view --help``), from the registry's index:
+    no analysis is imported to answer."""
+    from .analyses_index import entries
 
     lines = ["analyses (parameters as --NAME VALUE or -p NAME=VALUE):"]
-    for name, a in sorted(all_analyses().items()):
-        lines.append(f"  {name:20} {a.title}")
-        for prm in a.params:
-            choices = f" {{{', '.join(map(str, prm.choices))}}}" if prm.choices else ""
-            lines.append(
-                f"  {'':20}   --{prm.name.replace('_', '-')} {prm.type.__name__}{choices} (default {prm.default!r})"
-            )
+    for name, a in sorted(entries().items()):
+        lines.append(f"  {name:20} {a['title']}")
+        for prm in a["params"]:
+            lines.append(f"  {'':20}   {_param_line(prm)}")
     return "\n".join(lines) + "\n"
 
 
@@ -60,22 +63,21 @@ def add_arguments(p) -> None:
 
 
 def run(args) -> int:
-    from ..registry import all_analyses, get
-
     if args.list or args.analysis in ("list", "--list"):
-        for name, a in sorted(all_analyses().items()):
-            print(f"{name:20} {a.title}")
+        from .analyses_index import entries  # the registry's index: nothing heavy is imported
+
+        for name, a in sorted(entries().items()):
+            print(f"{name:20} {a['title']}")
             if args.list:  # the long form: parameters too, as the registry declares them
-                for prm in a.params:
-                    choices = f" {{{', '.join(map(str, prm.choices))}}}" if prm.choices else ""
-                    print(
-                        f"{'':22}--{prm.name.replace('_', '-')} {prm.type.__name__}{choices} (default {prm.default!r})"
-                    )
+                for prm in a["params"]:
+                    print(f"{'':22}{_param_line(prm)}")
         return 0
     if args.analysis is None:
         raise ProfileError(
             "no analysis named", fix="profinsight view --list shows them; then: profinsight view NAME PATH"
         )
+    from ..registry import get
+
     a = get(args.analysis)
     params = _params(a, args)
     if getattr(args, "lang", None) and any(p.name == "lang" for p in a.params):

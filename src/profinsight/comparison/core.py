@@ -90,7 +90,14 @@ def _mean(s) -> float:
 
 
 def run_stats(profile) -> dict:
-    """Per-step means of one run (see the module docstring)."""
+    """Per-step means of one run (see the module docstring), computed once per run and kept
+    beside its cached tables (plain numbers: a warm ``compare`` reads no table)."""
+    if hasattr(profile, "remember"):
+        return profile.remember("comparison.run_stats", {}, lambda: _run_stats(profile))
+    return _run_stats(profile)
+
+
+def _run_stats(profile) -> dict:
     b = breakdown(profile)
     rows = b[b["step"].notna()] if b["step"].notna().any() else b
     rows = rows[rows["span_us"].notna()]

@@ -54,7 +54,10 @@ def fold_paths(paths: pd.Series) -> pd.Series:
 
 def per_run(profile, fold_layers: bool) -> tuple[pd.DataFrame, int]:
     """Per (path, phase): mean and sd over rank-steps, plus the per-layer figures when folding."""
-    s = module_steps(profile)
+    if hasattr(profile, "remember_frame"):  # the attribution of every task: computed once per profile
+        s = profile.remember_frame("module_steps", {}, lambda: module_steps(profile), module_steps)
+    else:
+        s = module_steps(profile)
     stepped = set(s.loc[s["step"].notna(), "rank"])
     s = s[s["step"].notna() | ~s["rank"].isin(stepped)]  # real steps; the whole capture where none
     n = int(s[["rank", "step"]].drop_duplicates().shape[0]) or 1

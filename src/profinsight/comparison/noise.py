@@ -104,7 +104,20 @@ def noise_of(a: list[float], b: list[float]) -> tuple[float, float, float]:
 
 # --- comparability --------------------------------------------------------------------------------
 def signature(profile) -> dict:
-    """What the comparability checks read of one run (plain data, computed once per run)."""
+    """What the comparability checks read of one run, computed once per run and kept beside its
+    cached tables as plain data (``ops`` and ``shapes``: share per name, as Series here)."""
+
+    def compute() -> dict:
+        sig = _signature(profile)
+        for k in ("ops", "shapes"):
+            sig[k] = {str(name): float(share) for name, share in sig[k].items()}
+        return sig
+
+    plain = profile.remember("comparison.signature", {}, compute) if hasattr(profile, "remember") else compute()
+    return {**plain, **{k: pd.Series(plain[k], dtype="float64") for k in ("ops", "shapes")}}
+
+
+def _signature(profile) -> dict:
     ri = profile.table("run_info")
 
     def col(name):

@@ -10,10 +10,10 @@ import html
 import pandas as pd
 
 from .. import hooks
-from ..analyses.links import link_latency
+from ..analyses.links import MIN_BYTES, link_latency
 from ..analyses.parallel import parallel_groups, parallel_layout, pipeline_bubbles, wait_chain
 from ..analyses.ranks import COMPONENTS, load_imbalance, rank_summary, slow_links, slow_ranks
-from ..i18n import resolve_lang, t
+from ..i18n import evidence, resolve_lang, t
 
 __all__ = ["COMPONENTS", "RanksReport", "load_imbalance", "rank_summary", "slow_links", "slow_ranks"]
 
@@ -32,26 +32,41 @@ class RanksReport:
         self.lang = resolve_lang(lang)
         self._memo: dict = {}  # each table is computed once: the verdict, JSON and HTML reuse them
 
-    def _once(self, key, make) -> pd.DataFrame:
+    def _once(self, key, make, words=None) -> pd.DataFrame:
+        """Table ``key``, computed once; ``words(row, lang)`` words its ``evidence`` column again
+        in the report's language (the analyses write it in English)."""
         if key not in self._memo:
-            self._memo[key] = make()
+            df = make()
+            if words is not None and self.lang != "en" and len(df) and "evidence" in df.columns:
+                df["evidence"] = [words(r, self.lang) for _, r in df.iterrows()]
+            self._memo[key] = df
         return self._memo[key].copy()
 
     def summary(self) -> pd.DataFrame:
         return self._once("summary", lambda: pd.DataFrame(rank_summary(self.profile)))
 
     def slow_ranks(self) -> pd.DataFrame:
-        return self._once("slow_ranks", lambda: pd.DataFrame(slow_ranks(self.profile, self.threshold, self.min_share)))
+        return self._once(
+            "slow_ranks",
+            lambda: pd.DataFrame(slow_ranks(self.profile, self.threshold, self.min_share)),
+            evidence.slow_rank,
+        )
 
     def imbalance(self) -> pd.DataFrame:
         return self._once("imbalance", lambda: load_imbalance(self.profile))
 
     def slow_links(self, max_ratio: float = 0.5) -> pd.DataFrame:
-        return self._once(("slow_links", max_ratio), lambda: pd.DataFrame(slow_links(self.profile, max_ratio)))
+        return self._once(
+            ("slow_links", max_ratio), lambda: pd.DataFrame(slow_links(self.profile, max_ratio)), evidence.link
+        )
 
     def link_latency(self) -> pd.DataFrame:
         """The links' latency-bound (small) transfers, reported as time per transfer."""
-        return self._once("link_latency", lambda: pd.DataFrame(link_latency(self.profile)))
+        return self._once(
+            "link_latency",
+            lambda: pd.DataFrame(link_latency(self.profile)),
+            lambda r, lang: evidence.latency(r, MIN_BYTES, lang),
+        )
 
     def layout(self) -> pd.DataFrame:
         """The declared parallel groups (profiler_metadata.json) with the HCCL hashes of each."""
@@ -59,7 +74,7 @@ class RanksReport:
 
     def groups(self) -> pd.DataFrame:
         """One row per HCCL group: its names, slow rank, imbalance (``parallel_groups``)."""
-        return self._once("groups", lambda: pd.DataFrame(parallel_groups(self.profile, self.min_share)))
+        return self._once("groups", lambda: pd.DataFrame(parallel_groups(self.profile, self.min_share)), evidence.group)
 
     def wait_chain(self) -> pd.DataFrame:
         return self._once("wait_chain", lambda: pd.DataFrame(wait_chain(self.profile)))
@@ -78,7 +93,7 @@ class RanksReport:
         if g.empty:
             return ""
         ids = [int(r) for r in g["slow_rank"]]
-        return " In the parallel groups: " + self._capped(list(g["evidence"]), ids, "groups")
+        return f" {t('ranks.in_groups', self.lang)} " + self._capped(list(g["evidence"]), ids, "groups")
 
     def _capped(self, sentences: list[str], ids: list, what: str) -> str:
         """At most :data:`MAX_SENTENCES` sentences, then one that counts and names the rest (a

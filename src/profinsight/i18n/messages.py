@@ -79,9 +79,9 @@ MESSAGES: dict[str, dict[str, str]] = {
         # communication_overlap
         "communication_overlap.title": "Communication not hidden by compute",
         "communication_overlap.message": "Communication not overlapped with compute takes {share:.1%} of the step ({nov_ms:.1f} of {step_ms:.1f} ms). Better overlap can recover at most the compute not yet overlapped: {bound_ms:.2f} ms per step.",
-        "communication_overlap.message.transit": "Communication not overlapped with compute takes {share:.1%} of the step ({nov_ms:.1f} of {step_ms:.1f} ms); the collectives move data most of that time (transit {transit_ms:.1f} ms, {transit_share:.1%}; wait {wait_ms:.1f} ms, {wait_share:.1%}; idle {idle_ms:.1f} ms, {idle_share:.1%}). Better overlap can recover at most the compute not yet overlapped: {bound_ms:.2f} ms per step.",
-        "communication_overlap.message.waiting": "Communication not overlapped with compute takes {share:.1%} of the step ({nov_ms:.1f} of {step_ms:.1f} ms), but the collectives mostly wait: transit only {transit_ms:.1f} ms ({transit_share:.1%}), wait {wait_ms:.1f} ms ({wait_share:.1%}), idle {idle_ms:.1f} ms ({idle_share:.1%}). The loaded ranks ({loaded}) wait for a peer: the cause is likely a slower rank or host. More bandwidth will not help; better overlap can recover at most the compute not yet overlapped: {bound_ms:.2f} ms per step.",
-        "communication_overlap.message.waiting_missing": "Communication not overlapped with compute takes {share:.1%} of the step ({nov_ms:.1f} of {step_ms:.1f} ms), but the collectives mostly wait: transit only {transit_ms:.1f} ms ({transit_share:.1%}), wait {wait_ms:.1f} ms ({wait_share:.1%}), idle {idle_ms:.1f} ms ({idle_share:.1%}). The loaded ranks ({loaded}) wait for peers that are not in this profile (ranks {missing}): the cause is likely a slower rank or host outside the loaded ranks. More bandwidth will not help; better overlap can recover at most the compute not yet overlapped: {bound_ms:.2f} ms per step.",
+        "communication_overlap.message.transit": "Communication not overlapped with compute takes {share:.1%} of the step ({nov_ms:.1f} of {step_ms:.1f} ms); the collectives move data most of that time (transit {transit_ms:.1f} ms, {transit_share:.1%} of their elapsed time; wait {wait_ms:.1f} ms, {wait_share:.1%}; idle {idle_ms:.1f} ms, {idle_share:.1%}). Better overlap can recover at most the compute not yet overlapped: {bound_ms:.2f} ms per step.",
+        "communication_overlap.message.waiting": "Communication not overlapped with compute takes {share:.1%} of the step ({nov_ms:.1f} of {step_ms:.1f} ms), but the collectives mostly wait: transit only {transit_ms:.1f} ms ({transit_share:.1%} of their elapsed time), wait {wait_ms:.1f} ms ({wait_share:.1%}), idle {idle_ms:.1f} ms ({idle_share:.1%}). The loaded ranks ({loaded}) wait for a peer: the cause is likely a slower rank or host. More bandwidth will not help; better overlap can recover at most the compute not yet overlapped: {bound_ms:.2f} ms per step.",
+        "communication_overlap.message.waiting_missing": "Communication not overlapped with compute takes {share:.1%} of the step ({nov_ms:.1f} of {step_ms:.1f} ms), but the collectives mostly wait: transit only {transit_ms:.1f} ms ({transit_share:.1%} of their elapsed time), wait {wait_ms:.1f} ms ({wait_share:.1%}), idle {idle_ms:.1f} ms ({idle_share:.1%}). The loaded ranks ({loaded}) wait for peers that are not in this profile (ranks {missing}): the cause is likely a slower rank or host outside the loaded ranks. More bandwidth will not help; better overlap can recover at most the compute not yet overlapped: {bound_ms:.2f} ms per step.",
         "communication_overlap.change": "Overlap communication with compute: in DDP tune bucket_cap_mb and use gradient_as_bucket_view=True; on Ascend set HCCL_BUFFSIZE / use torch_npu's fused all-reduce; avoid blocking collectives in the step.",
         "communication_overlap.change.transit": "Send fewer, larger messages and overlap them: DDP bucket_cap_mb, gradient_as_bucket_view=True, bf16 gradient compression (register_comm_hook); check the link bandwidth with profinsight view comm_matrix.",
         "communication_overlap.change.waiting": "Find the slow peer before tuning communication: profile every rank (torch_npu.profiler with all ranks) and compare per-rank step time and wait ratio; look for data-loading, CPU binding or thermal differences on the slower host. Only then improve overlap (DDP bucket_cap_mb, gradient_as_bucket_view=True).",
@@ -106,10 +106,10 @@ MESSAGES: dict[str, dict[str, str]] = {
         "compute_bound.change": "Tune the top kernels: use fused library kernels (torch_npu.npu_fusion_attention, npu_rms_norm, fused optimizers; flash attention on GPU), mixed precision (bf16/fp16 autocast), shapes aligned to 16; then consider operator tuning (AOE on Ascend).",
         # idle_gaps
         "idle_gaps.title": "Device idle in long gaps (idle gaps)",
-        "idle_gaps.message.launch": "The device idles {share:.1%} of the step in {n} gaps ({gap_ms:.1f} ms per step) while the host is still dispatching operators (launch / host bound: {host_ms:.1f} ms; data loading {data_ms:.1f} ms). Longest gaps during: {ops}.",
-        "idle_gaps.message.data": "The device idles {share:.1%} of the step in {n} gaps ({gap_ms:.1f} ms per step) while the host loads data (data-starved: {data_ms:.1f} ms; dispatch {host_ms:.1f} ms).",
-        "idle_gaps.message.launch_gpu": "The device idles {share:.1%} of the capture in {n} gaps ({gap_ms:.1f} ms per step) while the host is dispatching or running Python (launch / host bound: {host_ms:.1f} ms; data loading {data_ms:.1f} ms). Longest gaps during: {ops}.",
-        "idle_gaps.message.data_gpu": "The device idles {share:.1%} of the capture in {n} gaps ({gap_ms:.1f} ms per step) while the host loads data (data-starved: {data_ms:.1f} ms; dispatch {host_ms:.1f} ms).",
+        "idle_gaps.message.launch": "The device idles {share:.1%} {of} in {n} idle gaps of at least {min_us:g} us ({gap_ms:.1f} ms {per}) while the host is still dispatching operators (launch / host bound: {host_ms:.1f} ms; data loading {data_ms:.1f} ms). Longest gaps during: {ops}.",
+        "idle_gaps.message.data": "The device idles {share:.1%} {of} in {n} idle gaps of at least {min_us:g} us ({gap_ms:.1f} ms {per}) while the host loads data (data-starved: {data_ms:.1f} ms; dispatch {host_ms:.1f} ms).",
+        "idle_gaps.message.launch_gpu": "The device idles {share:.1%} {of} in {n} idle gaps of at least {min_us:g} us ({gap_ms:.1f} ms {per}) while the host is dispatching or running Python (launch / host bound: {host_ms:.1f} ms; data loading {data_ms:.1f} ms). Longest gaps during: {ops}.",
+        "idle_gaps.message.data_gpu": "The device idles {share:.1%} {of} in {n} idle gaps of at least {min_us:g} us ({gap_ms:.1f} ms {per}) while the host loads data (data-starved: {data_ms:.1f} ms; dispatch {host_ms:.1f} ms).",
         "idle_gaps.change.launch": "Reduce host overhead per operator: export TASK_QUEUE_ENABLE=2 and bind CPUs (CPU_AFFINITY_CONF=1), use graph mode (torchair / torch.compile with the NPU backend), fuse small ops, use a larger batch.",
         "idle_gaps.change.data": "Feed the device faster: DataLoader(num_workers>0, pin_memory=True, persistent_workers=True, prefetch_factor=4); move preprocessing to the device; keep data loading off the training thread.",
         "idle_gaps.change.launch_gpu": "Reduce host overhead per operator: CUDA graphs (torch.cuda.graphs / torch.compile(mode='reduce-overhead')), fuse small ops, use a larger batch; keep Python out of the step.",
@@ -249,9 +249,9 @@ MESSAGES: dict[str, dict[str, str]] = {
         "verdict.memory_detail": "计算算子受访存限制（MTE2 {mte2:.0%}，MAC {mac:.0%}）。",
         "communication_overlap.title": "通信未被计算掩盖",
         "communication_overlap.message": "未被计算掩盖的通信占迭代的 {share:.1%}（{step_ms:.1f} ms 中的 {nov_ms:.1f} ms）。改善掩盖最多只能节省尚未掩盖的计算时间：每步 {bound_ms:.2f} ms。",
-        "communication_overlap.message.transit": "未被计算掩盖的通信占迭代的 {share:.1%}（{step_ms:.1f} ms 中的 {nov_ms:.1f} ms）；集合通信大部分时间在传输数据（传输 {transit_ms:.1f} ms，{transit_share:.1%}；等待 {wait_ms:.1f} ms，{wait_share:.1%}；空闲 {idle_ms:.1f} ms，{idle_share:.1%}）。改善掩盖最多只能节省尚未掩盖的计算时间：每步 {bound_ms:.2f} ms。",
-        "communication_overlap.message.waiting": "未被计算掩盖的通信占迭代的 {share:.1%}（{step_ms:.1f} ms 中的 {nov_ms:.1f} ms），但集合通信主要在等待：传输仅 {transit_ms:.1f} ms（{transit_share:.1%}），等待 {wait_ms:.1f} ms（{wait_share:.1%}），空闲 {idle_ms:.1f} ms（{idle_share:.1%}）。已加载的 rank（{loaded}）在等待对端：原因很可能是某个更慢的 rank 或主机。增加带宽无济于事；改善掩盖最多只能节省尚未掩盖的计算时间：每步 {bound_ms:.2f} ms。",
-        "communication_overlap.message.waiting_missing": "未被计算掩盖的通信占迭代的 {share:.1%}（{step_ms:.1f} ms 中的 {nov_ms:.1f} ms），但集合通信主要在等待：传输仅 {transit_ms:.1f} ms（{transit_share:.1%}），等待 {wait_ms:.1f} ms（{wait_share:.1%}），空闲 {idle_ms:.1f} ms（{idle_share:.1%}）。已加载的 rank（{loaded}）在等待不在本 profile 中的对端（rank {missing}）：原因很可能是已加载 rank 之外的某个更慢的 rank 或主机。增加带宽无济于事；改善掩盖最多只能节省尚未掩盖的计算时间：每步 {bound_ms:.2f} ms。",
+        "communication_overlap.message.transit": "未被计算掩盖的通信占迭代的 {share:.1%}（{step_ms:.1f} ms 中的 {nov_ms:.1f} ms）；集合通信大部分时间在传输数据（传输 {transit_ms:.1f} ms，占其耗时的 {transit_share:.1%}；等待 {wait_ms:.1f} ms，{wait_share:.1%}；空闲 {idle_ms:.1f} ms，{idle_share:.1%}）。改善掩盖最多只能节省尚未掩盖的计算时间：每步 {bound_ms:.2f} ms。",
+        "communication_overlap.message.waiting": "未被计算掩盖的通信占迭代的 {share:.1%}（{step_ms:.1f} ms 中的 {nov_ms:.1f} ms），但集合通信主要在等待：传输仅 {transit_ms:.1f} ms（占其耗时的 {transit_share:.1%}），等待 {wait_ms:.1f} ms（{wait_share:.1%}），空闲 {idle_ms:.1f} ms（{idle_share:.1%}）。已加载的 rank（{loaded}）在等待对端：原因很可能是某个更慢的 rank 或主机。增加带宽无济于事；改善掩盖最多只能节省尚未掩盖的计算时间：每步 {bound_ms:.2f} ms。",
+        "communication_overlap.message.waiting_missing": "未被计算掩盖的通信占迭代的 {share:.1%}（{step_ms:.1f} ms 中的 {nov_ms:.1f} ms），但集合通信主要在等待：传输仅 {transit_ms:.1f} ms（占其耗时的 {transit_share:.1%}），等待 {wait_ms:.1f} ms（{wait_share:.1%}），空闲 {idle_ms:.1f} ms（{idle_share:.1%}）。已加载的 rank（{loaded}）在等待不在本 profile 中的对端（rank {missing}）：原因很可能是已加载 rank 之外的某个更慢的 rank 或主机。增加带宽无济于事；改善掩盖最多只能节省尚未掩盖的计算时间：每步 {bound_ms:.2f} ms。",
         "communication_overlap.change": "让通信与计算重叠：DDP 调整 bucket_cap_mb 并使用 gradient_as_bucket_view=True；昇腾上设置 HCCL_BUFFSIZE / 使用 torch_npu 融合 allreduce；避免迭代中的阻塞式集合通信。",
         "communication_overlap.change.transit": "发送更少、更大的消息并与计算重叠：DDP bucket_cap_mb、gradient_as_bucket_view=True、bf16 梯度压缩（register_comm_hook）；用 profinsight view comm_matrix 检查链路带宽。",
         "communication_overlap.change.waiting": "先找出慢的对端再调通信：对所有 rank 采集 profile，比较各 rank 的迭代时间和等待比例；检查较慢主机上的数据加载、CPU 绑核或温度差异。之后再改善掩盖（DDP bucket_cap_mb、gradient_as_bucket_view=True）。",
@@ -271,10 +271,10 @@ MESSAGES: dict[str, dict[str, str]] = {
         "compute_bound.message": "设备在迭代中 {busy:.1%} 的时间忙碌，{compute:.1%} 的时间在计算；头部算子（{kernels}）占计算的 {top_share:.1%}。",
         "compute_bound.change": "优化头部算子：使用融合库算子（torch_npu.npu_fusion_attention、npu_rms_norm、融合优化器；GPU 上用 flash attention）、混合精度（bf16/fp16 autocast）、shape 按 16 对齐；再考虑算子调优（昇腾 AOE）。",
         "idle_gaps.title": "设备长时间空闲（空闲间隙）",
-        "idle_gaps.message.launch": "设备在 {n} 个间隙中空闲，占迭代的 {share:.1%}（每步 {gap_ms:.1f} ms），此时主机仍在下发算子（下发 / 主机瓶颈：{host_ms:.1f} ms；数据加载 {data_ms:.1f} ms）。最长间隙期间：{ops}。",
-        "idle_gaps.message.data": "设备在 {n} 个间隙中空闲，占迭代的 {share:.1%}（每步 {gap_ms:.1f} ms），此时主机在加载数据（数据饥饿：{data_ms:.1f} ms；下发 {host_ms:.1f} ms）。",
-        "idle_gaps.message.launch_gpu": "设备在 {n} 个间隙中空闲，占采集时长的 {share:.1%}（每步 {gap_ms:.1f} ms），此时主机在下发算子或运行 Python（下发 / 主机瓶颈：{host_ms:.1f} ms；数据加载 {data_ms:.1f} ms）。最长间隙期间：{ops}。",
-        "idle_gaps.message.data_gpu": "设备在 {n} 个间隙中空闲，占采集时长的 {share:.1%}（每步 {gap_ms:.1f} ms），此时主机在加载数据（数据饥饿：{data_ms:.1f} ms；下发 {host_ms:.1f} ms）。",
+        "idle_gaps.message.launch": "设备在 {n} 个至少 {min_us:g} us 的空闲间隙中空闲，占{of}的 {share:.1%}（{per} {gap_ms:.1f} ms），此时主机仍在下发算子（下发 / 主机瓶颈：{host_ms:.1f} ms；数据加载 {data_ms:.1f} ms）。最长间隙期间：{ops}。",
+        "idle_gaps.message.data": "设备在 {n} 个至少 {min_us:g} us 的空闲间隙中空闲，占{of}的 {share:.1%}（{per} {gap_ms:.1f} ms），此时主机在加载数据（数据饥饿：{data_ms:.1f} ms；下发 {host_ms:.1f} ms）。",
+        "idle_gaps.message.launch_gpu": "设备在 {n} 个至少 {min_us:g} us 的空闲间隙中空闲，占{of}的 {share:.1%}（{per} {gap_ms:.1f} ms），此时主机在下发算子或运行 Python（下发 / 主机瓶颈：{host_ms:.1f} ms；数据加载 {data_ms:.1f} ms）。最长间隙期间：{ops}。",
+        "idle_gaps.message.data_gpu": "设备在 {n} 个至少 {min_us:g} us 的空闲间隙中空闲，占{of}的 {share:.1%}（{per} {gap_ms:.1f} ms），此时主机在加载数据（数据饥饿：{data_ms:.1f} ms；下发 {host_ms:.1f} ms）。",
         "idle_gaps.change.launch": "降低每个算子的主机开销：export TASK_QUEUE_ENABLE=2 并绑核（CPU_AFFINITY_CONF=1），使用图模式（torchair / torch.compile NPU 后端），融合小算子，增大 batch。",
         "idle_gaps.change.data": "更快地喂数据：DataLoader(num_workers>0, pin_memory=True, persistent_workers=True, prefetch_factor=4)；把预处理放到设备上；数据加载不占用训练线程。",
         "idle_gaps.change.launch_gpu": "降低每个算子的主机开销：CUDA graphs（torch.cuda.graphs / torch.compile(mode='reduce-overhead')），融合小算子，增大 batch；迭代中减少 Python 逻辑。",
@@ -349,6 +349,12 @@ for _lang, _table in _DIAG.items():
 from .verdicts import VERDICTS as _VERDICTS  # noqa: E402
 
 for _lang, _table in _VERDICTS.items():
+    MESSAGES[_lang].update(_table)
+
+# the rank analyses' evidence sentences, in the same catalogue
+from .evidence import EVIDENCE as _EVIDENCE  # noqa: E402
+
+for _lang, _table in _EVIDENCE.items():
     MESSAGES[_lang].update(_table)
 
 # the glossary's terms (label and definition per term), in the same catalogue

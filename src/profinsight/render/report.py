@@ -14,13 +14,10 @@ from __future__ import annotations
 
 import html
 
-import pandas as pd
-
 from ..errors import ProfileError
 from ..i18n import resolve_lang, t
 from ..registry import Chart
 from .styles import page
-from .svg import render_svg, svg_lanes
 
 #: the report's sections after the findings: (heading key, parts of ``rep["sections"]``), the
 #: order ``analyze`` prints them in
@@ -62,7 +59,7 @@ def table_html(rows: list[dict]) -> str:
     e = html.escape
     if not rows:
         return "<p class='dim'>-</p>"
-    cols = list(rows[0])
+    cols = [c for c in rows[0] if not c.endswith("_ns")]  # epoch ns locate the row; a person reads at_ms
     head = "".join(f"<th>{e(c)}</th>" for c in cols)
     body = "".join("<tr>" + "".join(f"<td>{_cell(r.get(c), c)}</td>" for c in cols) + "</tr>" for r in rows)
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
@@ -77,6 +74,10 @@ def chart_html(part: str, rows: list[dict]) -> str:
     if x == "label":
         rows = [dict(r, label=f"r{r.get('rank')} {r.get('type') or r.get('step') or ''}") for r in rows]
     try:
+        import pandas as pd  # the page's charts only: the terminal report imports none of it
+
+        from .svg import render_svg
+
         return render_svg(pd.DataFrame(rows), Chart("stacked" if stacked else "bar", x, tuple(ys)))
     except (KeyError, TypeError, ValueError, IndexError):
         return ""
@@ -143,6 +144,8 @@ def _excerpt_html(profile, rep: dict, lang: str) -> str:
     if window is None:
         return ""
     ex = timeline_excerpt(profile, window)
+    from .svg import svg_lanes
+
     svg = svg_lanes(ex, WIDTH)
     if not svg:
         return ""
@@ -228,8 +231,14 @@ def render_html(rep: dict | None, profile, lang: str | None = None) -> str:
     parts += [_finding_html(f, lang) for f in rep["findings"]]
     parts.append(
         f"<h2 id='actions'>{e(t('section.actions', lang))}</h2><ol>"
-        + "".join(f"<li>{e(a['title'])}: {e(recoverable_words(a, lang))}</li>" for a in rep["actions"])
+        + "".join(
+            f"<li>{e(a['title'])}: {e(recoverable_words(a, lang))}"
+            + (f"<br><span class='dim'>{e(a['note'])}</span>" if a.get("note") else "")
+            + "</li>"
+            for a in rep["actions"]
+        )
         + "</ol>"
+        + (f"<p><b>{e(rep['actions_total']['text'])}</b></p>" if (rep.get("actions_total") or {}).get("text") else "")
     )
     parts.append(_excerpt_html(profile, rep, lang))
     for key, names in SECTIONS:

@@ -10,7 +10,8 @@ from .report import SECTIONS, cell_text, recoverable_words
 
 
 def _rows(rows: list[dict]):
-    cols = list(rows[0]) if rows else []
+    # absolute times in ns (*_ns) locate a row for links and the excerpt; no table a person reads shows them
+    cols = [c for c in rows[0] if not c.endswith("_ns")] if rows else []
     return cols, [[cell_text(r.get(c), c) for c in cols] for r in rows]
 
 
@@ -57,7 +58,11 @@ def render_terminal(rep: dict, console) -> None:
         console.print(f"   [bold]{t('label.change', lang)}:[/bold] {escape(f['change'])}")
     console.rule(f"[bold]{t('section.actions', lang)}")
     for i, a in enumerate(rep["actions"], 1):
-        console.print(f"{i}. {a['title']}: {recoverable_words(a, lang)}")
+        console.print(f"{i}. {escape(a['title'])}: {recoverable_words(a, lang)}")
+        if a.get("note"):  # two actions that remove the same time: not to be added up
+            console.print(f"   [dim]{escape(a['note'])}[/dim]")
+    if (rep.get("actions_total") or {}).get("text"):
+        console.print(f"[bold]{escape(rep['actions_total']['text'])}[/bold]")
     if rep["not_applicable"]:
         console.rule(f"[dim]{t('section.not_applicable', lang)}")
         for n in rep["not_applicable"]:
@@ -93,5 +98,10 @@ def markdown(rep: dict) -> str:
             f"   *{t('label.change', lang)}:* {f['change']}",
         ]
     out += ["", f"## {t('section.actions', lang)}", ""]
-    out += [f"{i}. {a['title']}: {recoverable_words(a, lang)}" for i, a in enumerate(rep["actions"], 1)]
+    for i, a in enumerate(rep["actions"], 1):
+        out.append(
+            f"{i}. {a['title']}: {recoverable_words(a, lang)}" + (f"  \n   *{a['note']}*" if a.get("note") else "")
+        )
+    if (rep.get("actions_total") or {}).get("text"):
+        out += ["", f"**{rep['actions_total']['text']}**"]
     return "\n".join(out) + "\n"

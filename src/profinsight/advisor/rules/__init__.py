@@ -46,10 +46,59 @@ ORDER = (
     "python_gc",
 )
 
+#: the part of the mean step each rule's recoverable time is taken from (step_breakdown's
+#: columns): two actions of one pool remove the same time, so the report says they overlap and
+#: counts the pool at most once.  Rules that never estimate a recoverable time have none.
+POOLS = {
+    "online_compile": "free_us",
+    "compile_dispatch": "free_us",
+    "idle_gaps": "free_us",
+    "stream_sync": "free_us",
+    "tiny_kernels": "free_us",
+    "dataloader": "free_us",
+    "memory_churn": "free_us",
+    "python_gc": "free_us",
+    "communication_overlap": "comm_not_overlapped_us",
+    "collective_bandwidth": "comm_not_overlapped_us",
+    "collective_small_packets": "comm_not_overlapped_us",
+    "slow_rank": "comm_not_overlapped_us",
+    "group_slow_rank": "comm_not_overlapped_us",
+    "slow_link": "comm_not_overlapped_us",
+    "format_conversion": "computing_us",
+    "ai_cpu": "computing_us",
+}
+#: rules that never estimate a recoverable time (their findings carry none)
+UNESTIMATED = (
+    "cpu_run_ahead",
+    "compute_bound",
+    "memory_pressure",
+    "env_launch_blocking",
+    "env_log_level",
+    "env_alloc_conf",
+    "profile_quality",
+    "timestamp_sanity",
+)
+
 if set(ORDER) != set(RULES):  # a rule added without a place in ORDER
     raise RuntimeError(f"advisor rules and ORDER differ: {sorted(set(RULES) ^ set(ORDER))}")
+if set(POOLS) | set(UNESTIMATED) != set(RULES):  # a rule added without saying what time it recovers
+    raise RuntimeError(f"advisor rules without a pool: {sorted(set(RULES) - set(POOLS) - set(UNESTIMATED))}")
 _registered = dict(RULES)
 RULES.clear()
 RULES.update((rid, _registered[rid]) for rid in ORDER)
 
-__all__ = ["RULES", "ORDER", "SEVERITIES", "Context", "Hit", "Rule", "rule", "num", "col_sum", "by_share", "r3"]
+__all__ = [
+    "RULES",
+    "ORDER",
+    "POOLS",
+    "UNESTIMATED",
+    "SEVERITIES",
+    "Context",
+    "Hit",
+    "Rule",
+    "rule",
+    "num",
+    "col_sum",
+    "by_share",
+    "r3",
+]

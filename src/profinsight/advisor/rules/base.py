@@ -158,6 +158,13 @@ class Context:
         return t if len(t) else sb
 
     @property
+    def stepless(self) -> bool:
+        """Whether no step was recorded: the one "step" is then the whole capture, and shares
+        are said to be of the capture."""
+        sb = self.task_steps
+        return bool(len(sb)) and "step" in sb.columns and bool(sb["step"].isna().all())
+
+    @property
     def n_task_steps(self) -> int:
         return max(len(self.task_steps), 1)
 

@@ -105,6 +105,10 @@ def idle_gaps(ctx: Context, th: dict):
         "apis": "; ".join(apis[:3]) or "-",
         "ranks": ", ".join(map(str, blind)) or "-",
         "ascend": ctx.is_ascend,
+        "min_us": float(th["min_gap_us"]),
+        # what the share is of, worded per language: the step, or the capture where none was recorded
+        "of": {"$t": "share_of.capture" if ctx.stepless else "share_of.step"},
+        "per": {"$t": "per.capture" if ctx.stepless else "per.step"},
     }
     if not ctx.is_ascend and variant in ("data", "launch"):
         variant += "_gpu"

@@ -1,0 +1,188 @@
+"""The advisor's engine: it runs the rules over the analyses' tables and says what each found, as
+plain data without words — rule ids, the values their messages take, evidence, recoverable time,
+the verdict's numbers and the report's section rows.  :mod:`profinsight.advisor` keeps this data
+once per profile (beside its cached tables) and words it in the language asked for, so a warm
+``analyze`` neither reads a table nor imports pandas.  Words come from :mod:`profinsight.i18n`."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from ..errors import ProfileError
+from .rules import POOLS, RULES, SEVERITIES, Context, col_sum, num
+
+
+def thresholds_for(overrides: dict | None) -> dict[str, dict]:
+    """Per rule its thresholds, defaults overridden by ``{"<rule>.<name>": value}``."""
+    out = {rid: dict(r.thresholds) for rid, r in RULES.items()}
+    for key, value in (overrides or {}).items():
+        rid, _, name = str(key).partition(".")
+        if rid not in out or name not in out[rid]:
+            known = ", ".join(f"{r}.{n}" for r, th in out.items() for n in th)
+            raise ProfileError(f"unknown threshold {key!r}", fix=f"thresholds: {known}")
+        out[rid][name] = value
+    return out
+
+
+def hits(profile, thresholds: dict | None = None, ctx: Context | None = None, only: tuple | None = None) -> dict:
+    """Run every rule: ``{"hits": [...], "notes": [...]}``, hits sorted by recoverable time, then
+    severity.  A hit is ``{rule, severity, category, variant, values, evidence, recoverable_us,
+    share_of_step_ratio}``; a note (a rule that does not apply) ``{rule, category, reason,
+    reason_values}`` with ``reason`` a message key."""
+    ths = thresholds_for(thresholds)
+    ctx = ctx or Context(profile)
+    found, notes = [], []
+    # host and device clocks of different collections: no rule may link host activity to the
+    # device (the timestamp_sanity finding says why); those rules are listed as not applicable
+    skewed = (only is None or "timestamp_sanity" in only) and RULES["timestamp_sanity"].func(
+        ctx, ths["timestamp_sanity"]
+    ) is not None
+    for rid, r in RULES.items():
+        if only is not None and rid not in only:
+            continue
+        if skewed and r.category == "data_host":
+            notes.append({"rule": rid, "category": r.category, "reason": "not_applicable.timestamps", "values": {}})
+            continue
+        if r.ascend_only and not ctx.is_ascend:
+            notes.append(
+                {
+                    "rule": rid,
+                    "category": r.category,
+                    "reason": "not_applicable.ascend_only",
+                    "values": {"fmt": ctx.device_family or "unknown device"},
+                }
+            )
+            continue
+        hit = r.func(ctx, ths[rid])
+        if hit is None:
+            continue
+        step_us = ctx.step_of(r.basis)  # the steps this rule's figures are of (rank source)
+        rec = None if hit.recoverable_us is None else round(float(hit.recoverable_us), 3)
+        if rec is not None and step_us > 0:
+            rec = min(rec, round(step_us, 3))  # no change recovers more than the whole step
+        # where the viewer shows the finding: every finding gets a time window on the timeline
+        if isinstance(hit.evidence, dict) and "window" not in hit.evidence:
+            hit.evidence["window"] = ctx.evidence_window(hit.evidence)
+        found.append(
+            {
+                "rule": rid,
+                "severity": hit.severity or r.severity,
+                "category": r.category,
+                "variant": hit.variant,
+                "values": hit.values,
+                "evidence": hit.evidence,
+                "recoverable_us": rec,
+                "share_of_step_ratio": None if rec is None or step_us <= 0 else round(rec / step_us, 6),
+            }
+        )
+    # one order everywhere (findings, Actions, the report): recoverable time first, then severity;
+    # findings whose recoverable time is not estimated follow, by severity
+    found.sort(
+        key=lambda f: (f["recoverable_us"] is None, -(f["recoverable_us"] or 0.0), SEVERITIES.index(f["severity"]))
+    )
+    return {"hits": found, "notes": notes}
+
+
+def verdict(profile, ctx: Context | None = None) -> dict:
+    """Bottleneck type with the numbers behind it: the largest of compute, communication not
+    overlapped and idle (free) time of the mean step; compute turns into memory bound when the
+    AI Core's memory pipes (MTE2) are busier than its MAC unit.  Plain data: ``type``,
+    ``numbers`` and the values its words take (``text_values``, ``detail_values``)."""
+    ctx = ctx or Context(profile)
+    sb = ctx.steps
+    total = col_sum(sb, "step_us")
+    if total <= 0:
+        return {"type": "unknown", "numbers": {}, "text_values": None, "detail_values": None}
+    shares = {
+        "compute": col_sum(sb, "computing_us") / total,
+        "communication": col_sum(sb, "comm_not_overlapped_us") / total,
+        "data_host": col_sum(sb, "free_us") / total,
+    }
+    kind = max(shares, key=shares.get)
+    detail = None
+    u = ctx.view("utilization")
+    if kind == "compute" and len(u) and "pmu_aic_mte2_ratio" in u.columns and "pmu_aic_mac_ratio" in u.columns:
+        mte2 = num(pd.to_numeric(u["pmu_aic_mte2_ratio"], errors="coerce").mean())
+        mac = num(pd.to_numeric(u["pmu_aic_mac_ratio"], errors="coerce").mean())
+        if mte2 > mac:
+            kind = "memory"
+            detail = {"mte2": mte2, "mac": mac}
+    numbers = {
+        "rank_steps": len(sb),
+        "step_us": round(ctx.step_us, 3),
+        "share_of_step_compute_ratio": round(shares["compute"], 6),
+        "share_of_step_comm_not_overlapped_ratio": round(shares["communication"], 6),
+        "share_of_step_free_ratio": round(shares["data_host"], 6),
+    }
+    text_values = {
+        "n": len(sb),
+        "step_ms": ctx.step_us / 1e3,
+        "compute": shares["compute"],
+        "comm": shares["communication"],
+        "free": shares["data_host"],
+    }
+    stepless = "step" in sb.columns and bool(sb["step"].isna().all())  # the one "step" is the capture
+    return {"type": kind, "numbers": numbers, "text_values": text_values, "detail_values": detail, "stepless": stepless}
+
+
+def overlaps(found: dict, ctx: Context) -> dict:
+    """Which actions remove the same time, and how much all of them can remove together.
+
+    Each rule's recoverable time comes out of one part of the mean step (its pool, :data:`POOLS`:
+    device idle, communication not overlapped, compute).  Two actions of one pool overlap — fixing
+    the dispatch and the data loading cannot both remove the same idle time — so a pool counts at
+    most once.  How much its actions share is not measured (the gaps a compile stalls are among the
+    idle gaps), so a pool is given as a range: at least its largest action (``low_us``), at most
+    ``min(Σ its actions, the pool's mean per step)`` (``together_us``); the totals over the pools
+    never exceed the mean step.  Plain data: per pool ``{pool, rules, sum_us, pool_us, low_us,
+    together_us}`` (only pools with an action), ``sum_us`` (the actions added up), ``low_us`` and
+    ``total_us`` (the range of all of them together)."""
+    sb = ctx.steps
+    n = max(len(sb), 1)
+    groups: dict[str, dict] = {}
+    for h in found["hits"]:
+        rec = h["recoverable_us"]
+        if not rec:
+            continue
+        pool = POOLS.get(h["rule"]) or h["rule"]  # no pool: its own, overlapping nothing
+        g = groups.setdefault(pool, {"pool": pool, "rules": [], "sum_us": 0.0, "low_us": 0.0})
+        g["rules"].append(h["rule"])
+        g["sum_us"] += float(rec)
+        g["low_us"] = max(g["low_us"], float(rec))
+    for g in groups.values():
+        size = col_sum(sb, g["pool"]) / n if g["pool"] in sb.columns else 0.0
+        g["pool_us"] = round(size, 3) if size > 0 else None
+        g["together_us"] = round(min(g["sum_us"], size) if size > 0 else g["sum_us"], 3)
+        g["low_us"] = round(min(g["low_us"], g["together_us"]), 3)
+        g["sum_us"] = round(g["sum_us"], 3)
+    step = ctx.step_us
+
+    def capped(v: float) -> float:
+        return round(min(v, step) if step > 0 else v, 3)
+
+    return {
+        "groups": list(groups.values()),
+        "sum_us": round(sum(g["sum_us"] for g in groups.values()), 3),
+        "low_us": capped(sum(g["low_us"] for g in groups.values())),
+        "total_us": capped(sum(g["together_us"] for g in groups.values())),
+        "step_us": round(step, 3),
+    }
+
+
+def report(profile, found: dict, top: int = 10) -> dict:
+    """Everything the guided report shows, as plain data without words; ``found`` is what
+    :func:`hits` returned for the profile."""
+    from .report_data import sections
+
+    ctx = Context(profile)
+    summary = profile.summary()
+    return {
+        "profile": {
+            k: v for k, v in summary.items() if k in ("path", "format", "ranks", "level", "steps", "device_names")
+        },
+        "sections": sections(ctx, top),
+        "verdict": verdict(profile, ctx),
+        "hits": found["hits"],
+        "notes": found["notes"],
+        "overlaps": overlaps(found, ctx),
+    }

@@ -1,0 +1,143 @@
+"""Reproductions of a new user's trust problems that no other module pins down, each on the
+fixture where it was seen: two jobs passed off as one run, a GPU-vs-NPU compare, CPU-only runs in
+the compare table, a stepless GPU capture whose idle figures named different denominators, the
+device-busy label, and the one order of findings and actions."""
+
+from __future__ import annotations
+
+import pytest
+
+import profinsight
+from profinsight.advisor import guided_report
+from profinsight.cli import main
+from profinsight.i18n import t
+
+K = "kineto"
+
+
+def test_two_jobs_loaded_as_one_run_are_named(fixtures, capsys):
+    """gpu_alexnet (an A100 capture of 2023-09-27) beside rank 1 of a 128-rank job of 2023-04-29
+    loaded without complaint ("no problems found" but for a version note); the two ranks of one
+    job stay quiet."""
+    a, b = fixtures / K / "gpu_alexnet.json.gz", fixtures / K / "gpu_2rank_rank1.json.gz"
+    assert main(["doctor", str(a), str(b)]) == 0  # a warning, not an error: the tables still load
+    out = capsys.readouterr().out.replace("\n", " ")
+    assert "different-jobs: these ranks do not look like one job: rank 0 was collected 151.7 days after rank 1" in out
+    (d,) = [d for d in profinsight.load([a, b]).diagnostics if d.code == "different-jobs"]
+    assert d.severity == "warning" and "profinsight compare A B" in d.fix
+    one_job = profinsight.load([fixtures / K / "gpu_2rank_rank0.json.gz", b])
+    assert "different-jobs" not in {d.code for d in one_job.diagnostics}
+
+
+def test_gpu_against_npu_is_not_compared_as_one_program(fixtures):
+    cmp = profinsight.compare(
+        fixtures / "ascend_pt/text_level1/rank0_ascend_pt", fixtures / K / "gpu_alexnet.json.gz", names=["npu", "gpu"]
+    )
+    v = cmp.noise_verdicts()[0]
+    assert v["kind"] == "inconclusive"
+    assert [(w["code"], w["blocking"]) for w in v["comparability"]] == [("device_family", False), ("model", True)]
+    assert v["comparability"][0]["message"].startswith("different device families (npu vs gpu)")
+
+
+def test_cpu_only_runs_show_their_host_step_not_nan(fixtures, capsys):
+    p = str(fixtures / K / "cpu_only.json.gz")
+    assert main(["compare", p, p, "--lang", "en"]) == 0
+    out = capsys.readouterr().out
+    assert "nan" not in out.lower()
+    assert "Host step per run (ProfilerStep; no device step recorded)" in out.replace("\n", " ")
+    assert "210,109.2" in out  # the capture's one ProfilerStep, the figure the verdict compares
+    assert "Waterfall" not in out  # nothing to split into compute / communication / idle
+
+
+def test_a_stepless_gpu_capture_names_one_denominator(fixtures):
+    """gpu_alexnet records no ProfilerStep: the verdict said "idle" of a "step" and the gap finding
+    a share "of the capture" that did not match; both are of the capture now, and the idle gaps
+    (at least 50 us each) are part of the device idle time."""
+    rep = guided_report(profinsight.load(fixtures / K / "gpu_alexnet.json.gz"), "en")
+    v = rep["verdict"]
+    assert v["text"].startswith("Over the capture (1 rank(s), no step recorded, 12840.2 ms)")
+    assert v["text"].endswith("device idle 99.9% of the capture.")
+    gaps = next(f for f in rep["findings"] if f["rule"] == "idle_gaps")
+    assert gaps["message"].startswith(
+        "The device idles 93.1% of the capture in 33 idle gaps of at least 50 us (11952.4 ms in the capture)"
+    )
+    assert gaps["share_of_step_ratio"] <= v["numbers"]["share_of_step_free_ratio"]
+    stepped = guided_report(profinsight.load(fixtures / K / "gpu_2rank_rank0.json.gz"), "en")
+    gaps = next(f for f in stepped["findings"] if f["rule"] == "idle_gaps")
+    assert (
+        "of the step in 252 idle gaps of at least 50 us (334.1 ms per step)" in gaps["message"]
+    )  # said "of the capture"
+
+
+def test_device_busy_says_that_communication_wait_counts():
+    for lang, words in (("en", "communication wait included"), ("zh", "含等待")):
+        assert words in t("ui.overview.utilization", lang) + t("ui.aicore.busy_sub", lang)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_findings_and_actions_share_one_order(fixtures, lang):
+    rep = guided_report(profinsight.load(fixtures / "ascend_pt/text_level1"), lang)
+    estimated = [f["rule"] for f in rep["findings"] if f["recoverable_us"]]
+    assert [a["rule"] for a in rep["actions"]] == estimated
+    assert estimated == ["idle_gaps", "communication_overlap", "compile_dispatch", "format_conversion"]
+
+
+@pytest.mark.parametrize("view", ["collectives", "comm_summary", "op_summary", "memory_peaks"])
+def test_wide_views_fit_the_terminal_with_units_per_column(fixtures, view):
+    """``view utilization`` squeezed 34 columns into 160 characters (tests/render/test_terminal.py);
+    the other wide views named beside it fit 120 characters too, sizes in MiB / GiB, never bytes."""
+    import pandas as pd
+
+    from profinsight.render.terminal import layout
+
+    df = pd.DataFrame(getattr(profinsight.load(fixtures / "ascend_pt/text_level1"), view)())
+    lay = layout(df, 120)
+    width = sum(max(len(h), *(len(r[i]) for r in lay["rows"])) + 2 for i, h in enumerate(lay["headers"]))
+    assert lay["rows"] and width <= 120
+    shown = lay["headers"] if not lay["transposed"] else [r[0] for r in lay["rows"]]
+    assert not [h for h in shown if h.endswith("bytes")], shown
+
+
+def test_a_run_against_one_of_its_ranks_gives_no_absurd_gain(fixtures):
+    """``compare A A/rank0`` printed "the step gained -553.6 us of it (-3250%)" with no word on
+    the rank sets; it refuses a verdict now and says where the time went without a negative gain."""
+    cmp = profinsight.compare(
+        fixtures / "ascend_pt/text_level1", fixtures / "ascend_pt/text_level1/rank0_ascend_pt", lang="en"
+    )
+    text = cmp.verdicts()[0]
+    assert "not comparable (different rank sets ({0, 1} vs {0})" in text
+    assert "gained -" not in text and "yet the step grew by 2,334.2 us" in text
+
+
+def test_gpu_idle_gaps_fit_with_long_kernel_names(fixtures):
+    """A GPU ``view idle_gaps`` printed one kernel name over ~30 lines."""
+    import pandas as pd
+
+    from profinsight.render.terminal import layout
+
+    g = pd.DataFrame(profinsight.load(fixtures / K / "gpu_2rank_rank0.json.gz").idle_gaps())
+    lay = layout(g, 120)
+    width = sum(max(len(h), *(len(r[i]) for r in lay["rows"])) + 2 for i, h in enumerate(lay["headers"]))
+    assert width <= 120 and max(len(c) for r in lay["rows"] for c in r) <= 40
+    assert any(c.endswith("…") for r in lay["rows"] for c in r)  # the long kernel names are cut, not wrapped
+
+
+def test_the_report_gives_memory_in_mib_only(fixtures):
+    rep = guided_report(profinsight.load(fixtures / "ascend_pt/text_level1"), "en")
+    mem = rep["sections"]["memory"]
+    assert mem and all(set(r) == {"rank", "component", "kind", "allocated_mib", "reserved_mib", "ops"} for r in mem)
+    pta = next(r for r in mem if r["component"] == "PTA" and r["rank"] == 0)
+    assert pta["reserved_mib"] == 1522532352 / 2**20  # memory_peaks' reserved_bytes of that peak, in MiB
+
+
+def test_cpu_only_runs_record_their_host_step(fixtures, tmp_path, monkeypatch, capsys):
+    """Two CPU-only runs: ``record`` said "step nan us -> nan us (+nan%)"."""
+    monkeypatch.setenv("PROFINSIGHT_EXPERIMENTS", str(tmp_path / "experiments"))
+    cpu = fixtures / K / "cpu_only.json.gz"
+    profinsight.register("cpu-a", cpu)
+    profinsight.register("cpu-b", cpu)
+    out = tmp_path / "record.md"
+    assert main(["record", "cpu-a", "cpu-b", "-o", str(out), "--lang", "en"]) == 0
+    text = out.read_text(encoding="utf-8")
+    assert "nan" not in text.lower() and "210,109.2 (host)" in text
+    assert "the host step (ProfilerStep; no device step recorded) changed by +0.0 us" in text

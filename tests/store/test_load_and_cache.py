@@ -152,7 +152,10 @@ def write_then_hang(table, where, **kw):
     real_write(table, where, **kw)
     written.append(where)
     if len(written) == 3:
-        ready.write_text(str(where))
+        # written aside and renamed, so the test never sees the file before its content
+        part = ready.with_name(ready.name + ".part")
+        part.write_text(str(where))
+        part.replace(ready)
         time.sleep(600)
 
 pq.write_table = write_then_hang

@@ -537,6 +537,7 @@ def test_trace_read_in_pieces_gives_the_same_tables(fixtures, monkeypatch):
 
     whole = load_rank(ascend_text.sniff(rank_dir(fixtures, 1, 1)))
     monkeypatch.setattr(_trace_json, "CHUNK_BYTES", 100_000)
+    monkeypatch.setattr(_trace_json, "TAKE_CHUNK_BYTES", 100_000)
     pieces = load_rank(ascend_text.sniff(rank_dir(fixtures, 1, 1)))
     for name, t in whole.tables.items():
         assert pieces.tables[name].equals(t), name
@@ -575,6 +576,7 @@ def test_trace_cut_in_a_later_piece_keeps_the_earlier_pieces(fixtures, tmp_path,
     from profinsight.importers.chrome_trace import _array as _trace_json
 
     monkeypatch.setattr(_trace_json, "CHUNK_BYTES", 200_000)
+    monkeypatch.setattr(_trace_json, "TAKE_CHUNK_BYTES", 200_000)
     folder = copy_rank(fixtures, tmp_path)
     path = folder / "ASCEND_PROFILER_OUTPUT" / "trace_view.json"
     data = path.read_bytes()
@@ -667,7 +669,7 @@ def test_counters_are_named_per_piece_exactly(tmp_path):
     con = duck()
     _sql.install(con)
     _trace.start_split(con)
-    got = read_trace_json(con, path, "ev", consume=_trace.take_piece, chunk_bytes=1000)
+    got = read_trace_json(con, path, "ev", take=_trace.take_piece, chunk_bytes=1000)
     assert got.chunks > 3 and got.events == len(events)
     _trace.finish_split(con)
     _trace.build_counters(con)

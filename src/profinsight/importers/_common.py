@@ -74,6 +74,23 @@ def ram_bytes() -> int | None:
         return None
 
 
+#: DuckDB threads one rank's import may use; None: every core (set by the loader when it imports
+#: several ranks at once, one process each, so that together they use the cores once)
+_RANK_THREADS: int | None = None
+
+
+def set_rank_threads(n: int | None) -> None:
+    """How many threads each rank's import may use from now on in this process (None: all cores)."""
+    global _RANK_THREADS
+    _RANK_THREADS = None if n is None else max(1, int(n))
+
+
+def rank_threads() -> int:
+    """DuckDB threads for importing one rank: the loader's share, else every core.  A lone rank
+    is parsed by all of them (the trace's pieces in parallel)."""
+    return _RANK_THREADS or os.cpu_count() or 1
+
+
 def duck(threads: int = 2, memory_limit: int | None = None) -> duckdb.DuckDBPyConnection:
     """A fresh in-memory DuckDB connection with the parsing macros installed.
 

@@ -32,7 +32,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from .. import _torch_npu
-from .._common import close_duck, duck, ram_bytes, temp_dir
+from .._common import close_duck, duck, ram_bytes, rank_threads, temp_dir
 from ..base import Importer, RankData, RankSource
 from ..chrome_trace import TraceRead, damage, out_of_memory, read_trace_json
 from . import _comm, _device, _files, _host, _kernels, _links, _memory, _meta, _sql, _summary, _trace
@@ -40,11 +40,6 @@ from . import _comm, _device, _files, _host, _kernels, _links, _memory, _meta, _
 VERSION = "6"  # 6: negative sizes, durations and memory times are damage (null, counted); 5: partial exports take steps from the vendor summary; versions from profiler_info (4: Level0 types)
 FORMAT = "ascend_text"
 
-#: DuckDB threads for one rank.  One: ranks are imported one per core (``store.loader``), and
-#: most statements run on one trace piece (about two row groups, too little to share); at 1 GB
-#: on 2 cores a second thread cost about 12% more CPU time and was no faster (84-86 s CPU /
-#: 93-98 s wall with two threads, 75-77 s / 79-85 s with one)
-THREADS = 1
 
 #: internal helper columns dropped before tables are handed out
 _INTERNAL = {
@@ -79,7 +74,7 @@ def load_rank(source: RankSource) -> RankData:
     trace_bytes = trace.stat().st_size if trace.is_file() else 0
     out_dir = temp_dir("out")
     try:
-        con = duck(threads=THREADS, memory_limit=_memory_cap(trace_bytes))
+        con = duck(threads=rank_threads(), memory_limit=_memory_cap(trace_bytes))
         try:
             _sql.install(con)
             files, extra = _load(con, inputs, cfg, folder, out_dir)
@@ -172,7 +167,7 @@ def _read_trace(con, inputs: _files.Inputs) -> TraceRead | None:
                 _TRACE_FIX,
             )
         return None
-    result = read_trace_json(con, path, "ev", consume=_trace.take_piece)
+    result = read_trace_json(con, path, "ev", take=_trace.take_piece)
     return result if result.truncated else None
 
 

@@ -80,7 +80,13 @@ def import_rank(source: RankSource) -> RankData:
         return data.finish()
 
 
-def _import_and_store(source: RankSource):
+def _import_and_store(source: RankSource, threads: int | None = None):
+    """Import and cache one rank; ``threads``: the DuckDB threads it may use (its share of the
+    cores when several ranks are imported at once; None: every core, for ranks imported one at a
+    time)."""
+    from ..importers._common import set_rank_threads
+
+    set_rank_threads(threads)
     data = import_rank(source)
     if any(d.code == "import-failed" for d in data.diagnostics):
         # a failed import (out of memory, a bug) is not the profile's content: never cache it,
@@ -103,7 +109,8 @@ def load_sources(
     if n_workers > 1:
         ctx = mp.get_context("spawn")
         with ProcessPoolExecutor(max_workers=n_workers, mp_context=ctx) as pool:
-            futures = [pool.submit(_import_and_store, sources[i]) for i in todo]
+            share = max(1, (os.cpu_count() or 1) // n_workers)
+            futures = [pool.submit(_import_and_store, sources[i], share) for i in todo]
             collect(sources, todo, (f.result() for f in futures), loaded, progress)
     else:
         collect(sources, todo, (_import_and_store(sources[i]) for i in todo), loaded, progress)

@@ -36,7 +36,7 @@ CANN_PROCESSES = "('CANN', 'AscendCL', 'Runtime', 'GE')"
 HOST_CATEGORIES = "('cpu_op', 'python_function', 'enqueue', 'dequeue', 'user_annotation')"
 
 
-#: args keys each kind of slice needs, pulled out of the JSON in the one pass that builds ``xf``
+#: args keys each kind of slice needs, pulled out of the JSON once (framework keys by :func:`take_piece`, the others when ``x`` is built)
 #: (no table joins ``ev`` back for ``args``)
 HOST_KEYS = ("Sequence number", "Fwd thread id", "Input Dims", "Input type", "Call stack")
 CANN_KEYS = ("Thread Id", "level", "connection_id", "item_id")
@@ -65,12 +65,13 @@ _IS_HW = f"(pname IN {HW_PROCESSES} AND ph = 'X')"
 _IS_HCCL = f"(pname IN {HCCL_PROCESSES} AND ph = 'X' AND coalesce(tname, '') NOT LIKE 'Plane%')"
 _IS_PLANE = f"(pname IN {HCCL_PROCESSES} AND ph = 'X' AND tname LIKE 'Plane%')"
 
-# every slice, with the args values its kind needs (``ha``: host / CANN, ``da``: device kinds,
-# disjoint within each column) and the args text of slices that may end in trace_slices
-_SLICES_FULL = f"""CREATE OR REPLACE TABLE xf AS
+# every slice (``x``), with the args values its kind needs (``ha``: CANN, ``da``: device kinds,
+# disjoint), and the args text of slices that may end in trace_slices.  Framework slices keep
+# their extracted values in ``tr_all`` only: ``host`` takes them from there, so their call stacks
+# (most of the trace's bytes) are copied once
+_SLICES = f"""CREATE OR REPLACE TABLE x AS
     SELECT * EXCLUDE (ha9, args),
-           CASE WHEN {_IS_HOST} THEN ha9[1:{len(HOST_KEYS)}]
-                WHEN {_IS_CANN} THEN coalesce(ha9[{len(HOST_KEYS) + 1}:],
+           CASE WHEN {_IS_CANN} THEN coalesce(ha9[{len(HOST_KEYS) + 1}:],
                                               json_extract_string(args, {_keys(CANN_KEYS)})) END AS ha,
            CASE WHEN {_IS_HW} THEN json_extract_string(args, {_keys(HW_KEYS)})
                 WHEN {_IS_HCCL} THEN json_extract_string(args, {_keys(HCCL_KEYS)})
@@ -78,13 +79,12 @@ _SLICES_FULL = f"""CREATE OR REPLACE TABLE xf AS
            CASE WHEN NOT {_IS_HOST} AND NOT {_IS_CANN} THEN CAST(args AS VARCHAR) END AS args_text
     FROM (SELECT e.idx, e.ph, e.name, e.cat, e.pid_text, e.tid_text,
                  TRY_CAST(e.pid_text AS BIGINT) AS pid, TRY_CAST(e.tid_text AS BIGINT) AS tid,
-                 e.start_ns, e.dur_ns, p.pname, t.tname, e.ha9, e.args
+                 e.start_ns, e.dur_ns, p.pname, t.tname,
+                 CASE WHEN e.ha9 IS NOT NULL AND coalesce(p.pname, '') IN {CANN_PROCESSES} THEN e.ha9 END AS ha9,
+                 e.args
           FROM tr_x e
           LEFT JOIN procs p ON p.pid = e.pid_text
           LEFT JOIN threads t ON t.pid = e.pid_text AND t.tid = e.tid_text)"""
-
-_SLICES = """CREATE OR REPLACE TABLE x AS
-    SELECT idx, ph, name, cat, pid_text, tid_text, pid, tid, start_ns, dur_ns, pname, tname, args_text FROM xf"""
 
 _HW = f"""CREATE OR REPLACE TABLE hw AS
     SELECT x.idx, x.name, x.pid, x.tid, x.start_ns, x.dur_ns,
@@ -94,14 +94,14 @@ _HW = f"""CREATE OR REPLACE TABLE hw AS
            clean(da[4]) AS hw_task_type,
            TRY_CAST(da[5] AS BIGINT) AS connection_id,
            TRY_CAST(coalesce(da[6], da[7]) AS BIGINT) AS bytes
-    FROM xf x WHERE {_IS_HW}"""
+    FROM x WHERE {_IS_HW}"""
 
 _HCCL_OP = f"""CREATE OR REPLACE TABLE hccl_op AS
     SELECT x.idx, x.name, x.pid, x.tid, x.tname, x.start_ns, x.dur_ns,
            TRY_CAST(da[1] AS BIGINT) AS connection_id,
            clean(da[2]) AS data_type, clean(da[3]) AS algorithm,
            TRY_CAST(da[4] AS BIGINT) AS count
-    FROM xf x WHERE {_IS_HCCL}"""
+    FROM x WHERE {_IS_HCCL}"""
 
 _PLANE = f"""CREATE OR REPLACE TABLE plane AS
     SELECT x.idx, x.name, x.pid, x.tid, x.start_ns, x.dur_ns,
@@ -112,17 +112,19 @@ _PLANE = f"""CREATE OR REPLACE TABLE plane AS
            nullif(clean(da[7]), 'INVALID_TYPE') AS transport,
            nullif(clean(da[8]), 'INVALID_TYPE') AS link_type,
            TRY_CAST(da[9] AS BIGINT) AS bytes
-    FROM xf x WHERE {_IS_PLANE}"""
+    FROM x WHERE {_IS_PLANE}"""
 
 _CANN = f"""CREATE OR REPLACE TABLE cann AS
     SELECT idx, name, pid, tid, start_ns, dur_ns, ha[1] AS a_thread, ha[2] AS a_level,
            ha[3] AS a_connection_id, ha[4] AS a_item
-    FROM xf WHERE {_IS_CANN}"""
+    FROM x WHERE {_IS_CANN}"""
 
 _HOST = f"""CREATE OR REPLACE TABLE host AS
-    SELECT idx, name, cat, pid, tid, start_ns, dur_ns, ha[1] AS a_sequence, ha[2] AS a_fwd_thread,
-           ha[3] AS a_input_dims, ha[4] AS a_input_type, ha[5] AS a_call_stack
-    FROM xf WHERE {_IS_HOST}"""
+    SELECT idx, name, cat, TRY_CAST(pid_text AS BIGINT) AS pid, TRY_CAST(tid_text AS BIGINT) AS tid, start_ns, dur_ns,
+           ha9[1] AS a_sequence, ha9[2] AS a_fwd_thread, ha9[3] AS a_input_dims, ha9[4] AS a_input_type,
+           ha9[5] AS a_call_stack
+    FROM (SELECT e.*, p.pname FROM tr_x e LEFT JOIN procs p ON p.pid = e.pid_text WHERE e.ha9 IS NOT NULL)
+    WHERE {_IS_HOST}"""
 
 #: one row per event of the trace, in file order (``rowid`` is the event's ``idx``), with only
 #: what the import needs: the time already in ns, a damaged event's loss (:mod:`..chrome_trace.damage`)
@@ -194,12 +196,11 @@ def finish_split(con) -> None:
     con.execute(f"""CREATE OR REPLACE TEMP VIEW tr_x AS
         SELECT rowid AS idx, ph, name, cat, pid AS pid_text, tid AS tid_text, start_ns, dur_ns, ha9, args
         FROM tr_all WHERE {_SLICE_OK}{dup}""")
-    for sql in (_PROCS, _THREADS, _FLOW, _COUNTERS, _SLICES_FULL, "DROP VIEW tr_x", "DROP TABLE tr_all"):
+    for sql in (_PROCS, _THREADS, _FLOW, _COUNTERS, _HOST, _SLICES, "DROP VIEW tr_x", "DROP TABLE tr_all"):
         con.execute(sql)
     con.execute("DROP TABLE IF EXISTS tr_dup")
-    for sql in (_SLICES, _HW, _HCCL_OP, _PLANE, _CANN, _HOST):
+    for sql in (_HW, _HCCL_OP, _PLANE, _CANN):
         con.execute(sql)
-    con.execute("DROP TABLE xf")
 
 
 def build_counters(con) -> None:

@@ -124,6 +124,8 @@ def read_trace_json(
     consume: Consume | None = None,
     chunk_bytes: int | None = None,
     take: Take | None = None,
+    columns: dict[str, str] | None = None,
+    ignore_errors: bool = False,
 ) -> TraceRead:
     """Read the JSON array at ``path`` piece by piece.
 
@@ -135,7 +137,9 @@ def read_trace_json(
     piece's events (same columns plus ``idx``); it may run several statements, and must copy out
     what it needs before returning.  A truncated or invalid file yields its longest readable
     prefix.  DuckDB running out of memory is a :class:`ProfileError` that says so (never
-    reported as a damaged file)."""
+    reported as a damaged file).  ``columns`` replaces :data:`TRACE_COLUMNS` (a reader that wants
+    ``ts`` as an exact DECIMAL, say); ``ignore_errors`` makes a value of an impossible type NULL
+    (a syntax error still fails its piece)."""
     path = Path(path)
     size = path.stat().st_size
     if consume is None and take is None:
@@ -143,6 +147,7 @@ def read_trace_json(
         take = _collect_into(table)
     default = TAKE_CHUNK_BYTES if take is not None else CHUNK_BYTES
     reader = _Reader(con, path, size, table, consume, chunk_bytes or default, take)
+    reader.spec = (columns or TRACE_COLUMNS, ignore_errors)
     try:
         return reader.run()
     except _oom_error() as exc:
@@ -176,6 +181,7 @@ class _Reader:
         self.con, self.path, self.size, self.table = con, path, size, table
         self.consume, self.chunk_bytes = consume, max(int(chunk_bytes), 1)
         self.take = take
+        self.spec: tuple[dict[str, str], bool] = (TRACE_COLUMNS, False)
         self.events = 0
         self.pieces = 0
         self.tmpdir = temp_dir("trace")
@@ -288,7 +294,7 @@ class _Reader:
         ranges = [(cuts[k][1], cuts[k + 1][0]) for k in range(len(cuts) - 1)]
         files = [self._write_piece(lo, hi, k) for k, (lo, hi) in enumerate(ranges) if hi > lo]
         try:
-            n = _read_piece(self.con, files, self.table, self.take)
+            n = _read_piece(self.con, files, self.table, self.take, spec=self.spec)
         except _oom_error():
             raise
         except _duck_error():
@@ -306,7 +312,7 @@ class _Reader:
             return None
         tmp = self._write_piece(lo, hi)
         try:
-            n = _read_piece(self.con, tmp, self.table, self.take)
+            n = _read_piece(self.con, tmp, self.table, self.take, spec=self.spec)
         except _oom_error():
             raise
         except _duck_error() as exc:
@@ -335,7 +341,7 @@ class _Reader:
 
     def _first_error(self) -> str:
         try:
-            _read_piece(self.con, str(self.path), self.table, probe=True)
+            _read_piece(self.con, str(self.path), self.table, probe=True, spec=self.spec)
         except _oom_error():
             raise
         except _duck_error() as exc:
@@ -382,7 +388,7 @@ class _Reader:
         """Whether [lo, cut) reads; unless ``probe``, hand it over when it does."""
         tmp = self._write_piece(lo, cut)
         try:
-            n = _read_piece(self.con, tmp, self.table, None if probe else self.take, probe=probe)
+            n = _read_piece(self.con, tmp, self.table, None if probe else self.take, probe=probe, spec=self.spec)
         except _oom_error():
             raise
         except _duck_error():
@@ -394,13 +400,15 @@ class _Reader:
         return True
 
 
-def _read_piece(con, files: str | list[str], table: str, take: Take | None = None, probe: bool = False) -> int:
+def _read_piece(
+    con, files: str | list[str], table: str, take: Take | None = None, probe: bool = False, spec=None
+) -> int:
     """Read one or more array files (one piece each, in order); the number of events.
 
     With ``take``, the one statement ``take`` runs over them reads them (in parallel, one file
     per thread); with ``probe``, they are only parsed and counted; otherwise they become
     ``{table}_piece_raw`` (rows in file order) for a ``consume`` to read."""
-    source = _source([files] if isinstance(files, str) else files)
+    source = _source([files] if isinstance(files, str) else files, *(spec or (TRACE_COLUMNS, False)))
     if take is not None:
         return int(take(con, source))
     if probe:
@@ -409,16 +417,21 @@ def _read_piece(con, files: str | list[str], table: str, take: Take | None = Non
     return con.sql(f"SELECT count(*) FROM {table}_piece_raw").fetchall()[0][0]
 
 
-def _source(files: list[str]) -> str:
-    """``read_json`` of the array files ``files`` with the columns :data:`TRACE_COLUMNS`.
+def _source(files: list[str], columns: dict[str, str] = TRACE_COLUMNS, ignore_errors: bool = False) -> str:
+    """``read_json`` of the array files ``files`` with ``columns`` (default :data:`TRACE_COLUMNS`).
 
     No object can be larger than its file, and DuckDB sizes its read buffer from
     ``maximum_object_size`` (twice that), so the bound is the largest file's size: a fixed 1 GB
     bound would ask for 2 GB up front, more than the memory cap."""
-    cols = "{" + ", ".join(f"{k}: '{v}'" for k, v in TRACE_COLUMNS.items()) + "}"
+    cols = "{" + ", ".join(f"{_key(k)}: '{v}'" for k, v in columns.items()) + "}"
     bound = min(_MAX_OBJECT, max(max(os.path.getsize(f) for f in files) + 16, 1 << 20))
     names = "[" + ", ".join(sql_str(f) for f in files) + "]"
-    return f"read_json({names}, format='array', columns={cols}, maximum_object_size={bound})"
+    lax = ", ignore_errors=true" if ignore_errors else ""
+    return f"read_json({names}, format='array', columns={cols}, maximum_object_size={bound}{lax})"
+
+
+def _key(name: str) -> str:
+    return name if name.isidentifier() else '"' + name.replace('"', '""') + '"'
 
 
 def _copy_range(src, dst, offset: int, n: int) -> None:

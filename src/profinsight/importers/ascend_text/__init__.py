@@ -25,8 +25,10 @@ Decisions shared with the DB importer are documented in the module that makes th
 
 from __future__ import annotations
 
+import copy
 import os
 import shutil
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pyarrow as pa
@@ -118,16 +120,25 @@ def _mapped(path: str) -> pa.Table:
 
 
 def _load(con, inputs: _files.Inputs, cfg: _meta.Config, folder: Path, out_dir: str):
-    _trace.start_split(con)
-    truncated = _read_trace(con, inputs)
-    _trace.finish_split(con)
+    # the CSVs that do not depend on the trace are read while the trace is: their statements are
+    # small and mostly single-threaded, so they fill the cores the trace's statements leave idle
+    side_inputs = copy.copy(inputs)
+    side_inputs.diagnostics = []
+    cursor = con.cursor()
+    with ThreadPoolExecutor(1) as pool:
+        side = pool.submit(_read_side_csvs, cursor, side_inputs)
+        try:
+            _trace.start_split(con)
+            truncated = _read_trace(con, inputs)
+            _trace.finish_split(con)
+        finally:
+            pmu, have_l2, made = side.result()
+            cursor.close()
     for code, message in damage.describe_losses(damage.losses(con), _files.TRACE):
         inputs.add("warning", code, message, inputs.path(_files.TRACE), damage.FIX)
+    inputs.diagnostics.extend(side_inputs.diagnostics)  # in the order a serial read gives
     _trace.build_counters(con)
-    pmu = _kernels.load_kernels(con, inputs)
     have_kd = pmu is not None
-    have_l2 = have_kd and _kernels.load_l2_cache(con, inputs)
-    made = _memory.load_memory(con, inputs)
     no_tasks = not con.sql("SELECT (SELECT count(*) FROM kd) + (SELECT count(*) FROM hw)").fetchall()[0][0]
     summary = _summary.load_step_summary(con, inputs) if no_tasks else None
     device = _device_id(con, made)
@@ -149,6 +160,14 @@ def _load(con, inputs: _files.Inputs, cfg: _meta.Config, folder: Path, out_dir: 
     _check_steps(con, inputs)
     _meta.check_missing(cfg, inputs, has_comm)
     return _fetch(con, inputs, cfg, folder, device, made, out_dir)
+
+
+def _read_side_csvs(con, inputs: _files.Inputs):
+    """kernel_details (+ l2_cache) and the memory CSVs, on their own connection (``con``, a
+    cursor of the import's database) -> (PMU columns or None, l2 read, memory tables made)."""
+    pmu = _kernels.load_kernels(con, inputs)
+    have_l2 = pmu is not None and _kernels.load_l2_cache(con, inputs)
+    return pmu, have_l2, _memory.load_memory(con, inputs)
 
 
 def _read_trace(con, inputs: _files.Inputs) -> TraceRead | None:

@@ -152,6 +152,8 @@ _TAKE = f"""INSERT INTO tr_all
 
 #: the columns that make two slices exact copies of each other
 _SAME_SLICE = "ph, name, cat, pid, tid, start_ns, dur_ns, ha9, args"
+#: the narrow part of it: slices that differ here are no copies
+_SLICE_KEY = "ph, name, pid, tid, start_ns, dur_ns"
 _SLICE_OK = f"{_IS_SLICE} AND loss IS NULL"
 
 
@@ -189,7 +191,7 @@ def finish_split(con) -> None:
     to what is needed; no Python per event); exact copies of a slice are kept once (and counted
     in ``trace_loss``).  ``tr_all`` is dropped at the end."""
     damage.count_losses(con, _LOSSES)
-    copies = damage.duplicate_rows(con, "tr_all", _SAME_SLICE, _SLICE_OK, "tr_dup")
+    copies = damage.duplicate_rows(con, "tr_all", _SAME_SLICE, _SLICE_OK, "tr_dup", key=_SLICE_KEY)
     if copies:
         con.execute(f"INSERT INTO trace_loss VALUES ('duplicate', {copies}, [])")
     dup = " AND rowid NOT IN (SELECT rid FROM tr_dup)" if copies else ""

@@ -147,6 +147,8 @@ def times(base_ns: int) -> str:
 _SAMPLE = damage.sample_sql(ts="CAST(CAST(ts AS DOUBLE) AS VARCHAR)", missing="NULL")
 #: the columns that make two events exact copies of each other
 _SAME_EVENT = "ph, cat, name, pid, tid, start_ns, dur_ns, args"
+#: the narrow part of it: events that differ here are no copies
+_EVENT_KEY = "ph, name, pid, tid, start_ns, dur_ns"
 
 
 def _pass(cats_: tuple, keys: tuple, legacy: bool) -> str:
@@ -238,7 +240,7 @@ def load_raw(con, events_path: Path, base_ns: int) -> bool:
     con.execute("DELETE FROM raw WHERE loss IS NOT NULL")
     con.execute("ALTER TABLE raw DROP COLUMN loss")
     con.execute("ALTER TABLE raw DROP COLUMN sample")
-    copies = damage.remove_duplicates(con, "raw", _SAME_EVENT, "ph IN ('X', 'i', 'I')")
+    copies = damage.remove_duplicates(con, "raw", _SAME_EVENT, "ph IN ('X', 'i', 'I')", key=_EVENT_KEY)
     if copies:
         con.execute(f"INSERT INTO trace_loss VALUES ('duplicate', {copies}, [])")
     legacy = con.execute(f"SELECT count(*) FROM (SELECT 1 FROM raw WHERE {_old_spelling()} LIMIT 1)").fetchall()[0][0]

@@ -116,6 +116,13 @@ def child_json(mode: str, target: Path, env: dict) -> dict:
 
 
 def generate(size: int, fmt: str, ranks: int, data: Path) -> dict:
+    """The scaled data: one rank may be the one ``run.py`` made (``data/{size}mb``), else it is
+    generated into ``data/peers_{size}mb_{fmt}``."""
+    shared = data / f"{size}mb" / "generated.json"
+    if ranks == 1 and shared.exists():
+        s = json.loads(shared.read_text()).get(fmt)
+        if s and Path(s["trace"]).exists() and Path(s["trace"]).stat().st_size == s["trace_bytes"]:
+            return s
     folder = data / f"peers_{size}mb_{fmt}"
     summary = folder / "generated.json"
     if summary.exists():

@@ -10,8 +10,11 @@ dispatch side per step, ``dataloader`` the data-loading side.  All interval work
 
 from __future__ import annotations
 
+import uuid
+
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from ..registry import Chart, Param, analysis
 from ._sql import query
@@ -214,29 +217,49 @@ def _explain_gaps(profile, gaps: pd.DataFrame):
     return activity.tolist(), host_op.tolist(), overlap.tolist()
 
 
+#: a time on its rank's own axis: rank x 2^64 + t.  Two intervals on these keys overlap exactly when
+#: they overlap on one rank (|t| < 2^63), so the join needs only the two inequalities, which DuckDB
+#: runs as an inequality join (sorted, O(n log n)) -- with ``rank =`` as well it hashes on the
+#: rank and tests every gap against every call of it (28,841 gaps x 68 k calls of the 100 MB
+#: Kineto profile: 14.2 s; this way 0.31 s)
+_RANKED = "(CAST(rank AS HUGEINT) * 18446744073709551616 + {t})"
+
+
 def _api_in_progress(profile, gaps: pd.DataFrame):
     """Per gap the API call that overlaps it most (the shorter of equal overlaps: the innermost
-    of nested calls) and that overlap in us; None where no call overlaps.  One DuckDB range join."""
+    of nested calls) and that overlap in us; None where no call overlaps.  One DuckDB range join
+    (an inequality join on rank-scoped times, :data:`_RANKED`)."""
     n = len(gaps)
     if n == 0:
         return [], []
-    got = query(
-        profile,
-        """
-        WITH g AS (SELECT unnest($1::BIGINT[]) AS i, unnest($2::INTEGER[]) AS rank,
-                          unnest($3::BIGINT[]) AS gs, unnest($4::BIGINT[]) AS ge),
-        o AS (SELECT g.i, a.name, a.dur_ns, a.call_id,
-                     least(a.start_ns + a.dur_ns, g.ge) - greatest(a.start_ns, g.gs) AS ov
-              FROM g JOIN api_calls a ON a.rank = g.rank
-              WHERE a.start_ns < g.ge AND a.start_ns + a.dur_ns > g.gs AND a.dur_ns > 0)
-        SELECT i, arg_max(name, [ov, -dur_ns, -call_id]) AS name, max(ov) AS ov FROM o GROUP BY i""",
-        [
-            list(range(n)),
-            [int(r) for r in gaps["rank"]],
-            [int(v) for v in gaps["start_ns"]],
-            [int(v) for v in gaps["end_ns"]],
-        ],
+    g = pa.table(
+        {
+            "i": pa.array(range(n), pa.int64()),
+            "rank": pa.array(gaps["rank"].to_numpy("int64"), pa.int64()),
+            "gs": pa.array(gaps["start_ns"].to_numpy("int64"), pa.int64()),
+            "ge": pa.array(gaps["end_ns"].to_numpy("int64"), pa.int64()),
+        }
     )
+    # a registered table, not unnested parameters: the planner then knows how many gaps there
+    # are (it takes an unnest for one row and picks a nested loop over every call)
+    con = profile.connection()
+    view = f"_gaps_{uuid.uuid4().hex}"
+    con.register(view, g)
+    try:
+        got = query(
+            profile,
+            f"""
+            WITH g AS (SELECT *, {_RANKED.format(t="gs")} AS gs_k, {_RANKED.format(t="ge")} AS ge_k FROM {view}),
+            a AS (SELECT name, dur_ns, call_id, start_ns, start_ns + dur_ns AS end_ns,
+                         {_RANKED.format(t="start_ns")} AS s_k, {_RANKED.format(t="(start_ns + dur_ns)")} AS e_k
+                  FROM api_calls WHERE dur_ns > 0),
+            o AS (SELECT g.i, a.name, a.dur_ns, a.call_id,
+                         least(a.end_ns, g.ge) - greatest(a.start_ns, g.gs) AS ov
+                  FROM g JOIN a ON a.s_k < g.ge_k AND a.e_k > g.gs_k)
+            SELECT i, arg_max(name, [ov, -dur_ns, -call_id]) AS name, max(ov) AS ov FROM o GROUP BY i""",
+        )
+    finally:
+        con.unregister(view)
     name = [None] * n
     ov: list = [None] * n
     for i, nm, o in zip(got["i"], got["name"], got["ov"]):

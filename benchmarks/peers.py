@@ -90,6 +90,13 @@ def measure(cmd: list[str], env: dict | None = None, cwd: str | None = None, tim
             time.sleep(0.02)
         wall = time.perf_counter() - t0
         proc.returncode = os.waitstatus_to_exitcode(status)
+        cpu = usage.ru_utime + usage.ru_stime
+        rss = max(peak, usage.ru_maxrss * 1024) / MB
+        print(
+            f"   {wall:8.2f} s wall {cpu:7.2f} s CPU {rss:7.0f} MB  load {load:4.1f}  rc {proc.returncode}  "
+            f"{' '.join(os.path.basename(c) if i < 2 else c for i, c in enumerate(cmd)).replace(chr(10), ' ')[:150]}",
+            flush=True,
+        )
         out.seek(0)
         tail = out.read().decode(errors="replace")[-20000:]
     return {

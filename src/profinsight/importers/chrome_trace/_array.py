@@ -9,9 +9,11 @@ included) in memory at once, and with file order preserved it cannot spill, so i
 twice the file size and fails outright under a tighter memory cap.  The array is instead cut at
 event boundaries -- a ``}`` closing one element, then ``,`` and the ``{`` of the next (the
 exports write ``}, {`` on one line) -- into pieces of :data:`CHUNK_BYTES`, each read as an array of
-its own.  A caller's ``consume`` turns each piece into the slim rows it needs and the raw piece
-is dropped, so the raw events never all exist at once.  ``idx`` (the 0-based position in the
-file) is carried explicitly, because several joins depend on file order.
+its own.  The fast form (``take``) hands a batch of pieces to ONE statement of the caller's that
+parses them -- in parallel, one file per DuckDB thread -- and appends the slim rows it needs, in
+file order, so each event's JSON is parsed once and the raw events never exist as a table at all.
+The older form (``consume``) reads each piece into a table first and lets the caller run several
+statements over it, with ``idx`` (the 0-based position in the file) carried explicitly.
 
 Why a cut can be trusted: ``}`` + ``,`` + ``{`` can also occur inside a string or between nested
 objects.  A piece ending at such a false cut ends inside an open string or object, which no JSON
@@ -293,6 +295,8 @@ class _Reader:
         one, with the widening and recovery of a single piece."""
         ranges = [(cuts[k][1], cuts[k + 1][0]) for k in range(len(cuts) - 1)]
         files = [self._write_piece(lo, hi, k) for k, (lo, hi) in enumerate(ranges) if hi > lo]
+        if not files:
+            return True
         try:
             n = _read_piece(self.con, files, self.table, self.take, spec=self.spec)
         except _oom_error():

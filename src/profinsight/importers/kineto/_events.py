@@ -8,7 +8,9 @@ the keys their category uses - the conversion ``read_json`` applies to a STRUCT 
 values are the same - and their rows land in their own Arrow tables that the output uses as is.
 ``raw`` is dropped once ``ev`` (the rest) is split off; DuckDB spills it to the import's temp
 folder beyond its memory limit (measured at 1 GB: about 15% less CPU and 8% less peak RSS than
-three filtered read passes).  Column choices:
+three filtered read passes).  The array is read in pieces cut at event boundaries, several at a
+time, one per DuckDB thread, by the reader ``trace_view.json`` uses
+(:func:`..chrome_trace.read_trace_json`); the one ``INSERT`` per batch is the parse.  Column choices:
 
 * ``ts`` is ``DECIMAL(38,3)``: DuckDB converts the JSON number text itself, so
   ``1682725898236567.123`` keeps its last digits (float64 would not) and ``* 1000`` gives exact

@@ -36,6 +36,13 @@ SEED_GROUP = "17522688603477080586"
 _HCCL = "HCCL"
 
 
+def _write(path: Path, text: str) -> None:
+    """A file of its own: the ranks may hard-link rank 0's files (``generate.py --link``), and
+    writing into a shared one would change every rank."""
+    path.unlink(missing_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
 def group_hash(g: int) -> str:
     return str(int(SEED_GROUP) - 1000 * (g + 1))
 
@@ -76,7 +83,7 @@ def apply(rank_dirs: list[Path], group_size: int, slow_us: int) -> dict:
         g = r // group_size
         meta_path = rd / "profiler_metadata.json"
         seed_meta = json.loads(meta_path.read_text()) if meta_path.is_file() else {}
-        meta_path.write_text(json.dumps(metadata(r, world, group_size, seed_meta), indent=4))
+        _write(meta_path, json.dumps(metadata(r, world, group_size, seed_meta), indent=4))
         out = rd / "ASCEND_PROFILER_OUTPUT"
         role = "slow" if slow[g] == r else "peer"
         d_ns = int(slow_us) * 1000 if slow_us else 0
@@ -84,7 +91,7 @@ def apply(rank_dirs: list[Path], group_size: int, slow_us: int) -> dict:
         _communication(out / "communication.json", group_hash(g), role, d_ns)
         matrix = out / "communication_matrix.json"
         if matrix.is_file():
-            matrix.write_text(matrix.read_text().replace("@" + SEED_GROUP, "@" + group_hash(g)))
+            _write(matrix, matrix.read_text().replace("@" + SEED_GROUP, "@" + group_hash(g)))
         _step_trace(out / "step_trace_time.csv", role, slow_us or 0)
     return {
         "group_size": group_size,
@@ -123,7 +130,7 @@ def _kernel_details(path: Path, role: str, d_ns: int) -> None:
                 if us_str_to_ns(row[start]) > s0:
                     row[start] = shift_us_str(row[start], d_ns)
             first[dur] = shift_us_str(first[dur], d_ns)
-    path.write_text(rows_to_text([head, *rows], term), encoding="utf-8")
+    _write(path, rows_to_text([head, *rows], term))
 
 
 def _ratio(t: dict) -> float:
@@ -157,7 +164,7 @@ def _communication(path: Path, new_hash: str, role: str, d_ns: int) -> None:
             total["Elapse Time(ms)"] += d_ms
             total["Wait Time(ms)"] += d_ms
             total["Wait Time Ratio"] = _ratio(total)
-    path.write_text(json.dumps(data))
+    _write(path, json.dumps(data))
 
 
 _SLOW_COLS = ("Computing", "Stage")
@@ -181,4 +188,4 @@ def _step_trace(path: Path, role: str, slow_us: float) -> None:
                 row[c[col]] = repr(float(row[c[col]]) + slow_us)
     buf = io.StringIO()
     csv.writer(buf, lineterminator="\r\n" if "\r\n" in raw else "\n").writerows(rows)
-    path.write_text(buf.getvalue(), encoding="utf-8")
+    _write(path, buf.getvalue())

@@ -19,8 +19,21 @@ long tasks while panning, on a large scaled profile.
    pan (A/D keys, W/S zoom, mouse drags, wheel zooms) runs with the page drawing and fetching;
    the longest main-thread task is reported (target: none over 200 ms).
 
+4. Frames: with everything in memory, 60 Ctrl+wheel zooms at the cursor (30 in, 30 out) and 4
+   mouse drags of 30 moves each, at the top of the rows and again scrolled to the counters; per
+   input event, the time from dispatching it to the end of the animation frame that draws it
+   (the view paints in that frame's first callback), p50/p95/max per kind (target: p95 < 50
+   ms), and apart the time the view's draw itself took (``frame().ms``).  Answers arriving meanwhile are parsed on the same thread, so
+   they count where they delay a frame.
+5. Search: a name with about 8,000 slices (the one closest to it), through the search route as
+   the page asks (limit 1,000, total counted), median of 5; and in the page, from Enter to the
+   hit zoomed to and selected (target < 300 ms).
+6. Range statistics: the stats route over a window holding about 1 M slices (the whole profile
+   when it has fewer), every slice track, median of 5 (target < 200 ms, server side).
+
 ``PROFINSIGHT_CACHE`` defaults to ``benchmarks/data/cache/timeline``.  Results go to stdout and
-``benchmarks/results/timeline_ui.json``.
+``benchmarks/results/timeline_ui.json``; every figure carries the 1-minute load average when it
+was taken.
 """
 
 from __future__ import annotations
@@ -32,6 +45,7 @@ import statistics
 import subprocess
 import sys
 import time
+import urllib.parse
 import urllib.request
 from contextlib import contextmanager
 from pathlib import Path
@@ -81,8 +95,25 @@ def queries(base: str, pid: str, tree: dict) -> dict:
     tracks = [t for r in tree["ranks"] for u in r["units"] for t in u["tracks"]]
     slices = ",".join(t["id"] for t in tracks if t["kind"] == "slice")
     counters = ",".join(t["id"] for t in tracks if t["kind"] == "counter")
+    # a screenful of counters (the page asks only for the rows on screen, and one screen above
+    # and below): the first 20 counter tracks
+    screen = ",".join(counters.split(",")[:20])
+    # as the page asks: host and API threads deeper than 8 levels only down to 8 (their cap)
+    capped = ",".join(
+        t["id"]
+        for r in tree["ranks"]
+        for u in r["units"]
+        if u["kind"] in ("host", "api")
+        for t in u["tracks"]
+        if t["depth"] > 8
+    )
     res = {}
-    for route, ids in (("slices", slices), ("counters", counters)):
+    for route, ids, label in (
+        ("slices", slices, "slices"),
+        ("slices", f"{slices}&capped={capped}&lanes=8" if capped else slices, "slices_as_the_page_asks"),
+        ("counters", counters, "counters"),
+        ("counters", screen, "counters_screen"),
+    ):
         series = windows(tree["end_ns"] + 1)
         width = PLOT_W * 2
         for s, e in series:  # warm-up
@@ -97,9 +128,9 @@ def queries(base: str, pid: str, tree: dict) -> dict:
                 rows.append(d["rows"])
                 size.append(n)
         with_parse = [a + b for a, b in zip(ms, parse)]
-        res[route] = {
+        res[label] = {
             "requests": len(ms),
-            "tracks": ids.count(",") + 1,
+            "tracks": ids.split("&")[0].count(",") + 1,
             "width": width,
             "p50_ms": round(statistics.median(ms), 1),
             "p95_ms": round(pct(ms, 95), 1),
@@ -108,7 +139,8 @@ def queries(base: str, pid: str, tree: dict) -> dict:
             "max_bytes": max(size),
             "p95_ms_with_python_json_parse": round(pct(with_parse, 95), 1),
         }
-        print(route, res[route], flush=True)
+        res[label]["load"] = _load()
+        print(label, res[label], flush=True)
     return res
 
 
@@ -131,7 +163,7 @@ PAN = """async () => {
     await wait(50);
   }
   for (let i = 0; i < 20; i++) {
-    cv.dispatchEvent(new WheelEvent('wheel', {deltaY: i < 10 ? -120 : 120, clientX: c.left + 700, clientY: c.top + 300, bubbles: true, cancelable: true}));
+    cv.dispatchEvent(new WheelEvent('wheel', {deltaY: i < 10 ? -120 : 120, ctrlKey: true, clientX: c.left + 700, clientY: c.top + 300, bubbles: true, cancelable: true}));
     await frame(); await wait(20);
   }
   for (let i = 0; i < 8; i++) { key('s'); await frame(); await wait(30); }
@@ -139,6 +171,104 @@ PAN = """async () => {
   await wait(300);
   return window.__longtasks;
 }"""
+
+FRAMES = """async () => {
+  const tl = window.profinsightTimeline;
+  const cv = document.querySelector('.pi-tl-canvas');
+  const c = cv.getBoundingClientRect();
+  const frame = () => new Promise(r => requestAnimationFrame(r));
+  const wait = ms => new Promise(r => setTimeout(r, ms));
+  const out = {wheel: [], wheel_draw: [], drag: [], drag_draw: [], drag_counters: [], drag_counters_draw: []};
+  const settle = async () => { while (!tl.idle()) { await wait(50); } await frame(); };
+  for (let i = 0; i < 60; i++) {
+    const t0 = performance.now();
+    cv.dispatchEvent(new WheelEvent('wheel', {deltaY: i < 30 ? -100 : 100, ctrlKey: true,
+      clientX: c.left + 700, clientY: c.top + 300, bubbles: true, cancelable: true}));
+    await frame();
+    out.wheel.push(performance.now() - t0);
+    out.wheel_draw.push(tl.frame().ms);
+    await wait(15);
+  }
+  const drags = async (key) => {
+    for (let k = 0; k < 4; k++) {
+      cv.dispatchEvent(new MouseEvent('mousedown', {clientX: c.left + 900, clientY: c.top + 200, button: 0, bubbles: true}));
+      for (let i = 1; i <= 30; i++) {
+        const t0 = performance.now();
+        window.dispatchEvent(new MouseEvent('mousemove', {clientX: c.left + 900 - i * 15 * (k % 2 ? -1 : 1),
+          clientY: c.top + 200, bubbles: true}));
+        await frame();
+        out[key].push(performance.now() - t0);
+        out[key + '_draw'].push(tl.frame().ms);
+      }
+      window.dispatchEvent(new MouseEvent('mouseup', {clientX: c.left + 450, clientY: c.top + 200, bubbles: true}));
+      await wait(50);
+    }
+  };
+  await settle();
+  await drags('drag');
+  // again with the rows scrolled to the counters (HBM, LLC, NPU MEM ...: area charts)
+  const row = tl.tracks().find(r => r.unit === 'HBM');
+  if (row) {
+    const vs = document.querySelector('.pi-tl-vscroll');
+    vs.scrollTop += row.y - 26;
+    await wait(100);
+    await settle();
+    await drags('drag_counters');
+    vs.scrollTop = 0;
+  }
+  await settle();
+  return out;
+}"""
+
+
+def _stats(ms: list[float]) -> dict:
+    return {
+        "n": len(ms),
+        "p50_ms": round(statistics.median(ms), 1),
+        "p95_ms": round(pct(ms, 95), 1),
+        "max_ms": round(max(ms), 1),
+    }
+
+
+def _load() -> float:
+    return round(os.getloadavg()[0], 2)
+
+
+def search_and_stats(base: str, pid: str, profile: Path, tree: dict) -> dict:
+    """The search route for a name with about 8,000 slices, and the stats route over about 1 M
+    slices (module docstring, 5 and 6)."""
+    import profinsight
+    from profinsight import timeline as tl
+
+    p = profinsight.load(profile)
+    table = tl.index_of(p).slice_table()
+    con = p.connection()
+    name, count = con.execute(
+        f"select name, count(*) n from {table} group by name order by abs(count(*) - 8000), name limit 1"
+    ).fetchall()[0]
+    starts = [r[0] for r in con.execute(f"select start_ns from {table} order by start_ns").fetchall()]
+    origin = int(tree["origin_ns"])
+    res = {"search_name": name, "search_slices": int(count)}
+    q = urllib.parse.quote(name)
+    get(f"{base}/api/profiles/{pid}/timeline/search?q={q}&limit=1000")  # the view over the rows is made once
+    ms = []
+    for _ in range(5):
+        d, t, _ = get(f"{base}/api/profiles/{pid}/timeline/search?q={q}&limit=1000")
+        ms.append(t)
+    assert d["total"] == count, (d["total"], count)
+    res["search_route"] = {**_stats(ms), "total": d["total"], "hits_sent": len(d["hits"]), "load": _load()}
+    print("search", res["search_route"], flush=True)
+    n = min(1_000_000, len(starts))
+    lo, hi = starts[0] - origin, starts[n - 1] - origin + 1
+    get(f"{base}/api/profiles/{pid}/timeline/stats?start={lo}&end={hi}")
+    ms = []
+    for _ in range(5):
+        d, t, _ = get(f"{base}/api/profiles/{pid}/timeline/stats?start={lo}&end={hi}")
+        ms.append(t)
+    res["stats_route"] = {**_stats(ms), "slices": d["count"], "names": d["names_total"], "load": _load()}
+    print("stats", res["stats_route"], flush=True)
+    return res
+
 
 LONGTASKS = """window.__longtasks = [];
 new PerformanceObserver(l => { for (const e of l.getEntries()) window.__longtasks.push(e.duration); })
@@ -221,7 +351,7 @@ def fresh_process_runs(profile: Path) -> dict:
     return out
 
 
-def browser_runs(base: str, pid: str) -> dict:
+def browser_runs(base: str, pid: str, search: str | None = None, search_total: int = 0) -> dict:
     from playwright.sync_api import sync_playwright
 
     out = {}
@@ -247,6 +377,36 @@ def browser_runs(base: str, pid: str) -> dict:
                 out["pan_longtasks_ms"] = [round(x) for x in lt]
                 out["pan_longest_task_ms"] = round(max(lt), 1) if lt else 0
                 print("pan", out["pan_s"], "s, long tasks (ms):", out["pan_longtasks_ms"], flush=True)
+                pg.evaluate("() => window.profinsightTimeline.setWindow(0, 1e20)")
+                pg.wait_for_function("() => window.profinsightTimeline.idle()")
+                fr = pg.evaluate(FRAMES)
+                for key, name in (
+                    ("wheel", "wheel_zoom"),
+                    ("drag", "drag_pan"),
+                    ("drag_counters", "drag_pan_counters"),
+                ):
+                    if fr[key]:
+                        out[f"frames_{name}"] = {**_stats(fr[key]), "draw": _stats(fr[key + "_draw"]), "load": _load()}
+                        print(f"frames: {name}", out[f"frames_{name}"], flush=True)
+                if search:
+                    ms = []
+                    for i in range(4):
+                        # a search that finds nothing first (the page keeps the last answer), then
+                        # the name, in alternating case (the search ignores case; the text differs,
+                        # so the page asks again)
+                        pg.fill(".pi-tl-search", "no such slice name")
+                        pg.press(".pi-tl-search", "Enter")
+                        pg.wait_for_function("() => window.profinsightTimeline.hits().total === 0")
+                        pg.fill(".pi-tl-search", search.lower() if i % 2 else search.upper())
+                        t0 = time.perf_counter()
+                        pg.press(".pi-tl-search", "Enter")
+                        pg.wait_for_function(
+                            "n => window.profinsightTimeline.hits().total === n && window.profinsightTimeline.idle()",
+                            arg=search_total,
+                        )
+                        ms.append((time.perf_counter() - t0) * 1e3)
+                    out["search_in_page"] = {**_stats(ms), "load": _load()}
+                    print("search in the page", out["search_in_page"], flush=True)
             ctx.close()
         b.close()
     return out
@@ -275,12 +435,14 @@ def main(argv=None) -> int:
         _, ms, _ = get(f"{base}/api/profiles/{pid}")
         res["profile_open_s"] = round(ms / 1000, 2)
         print("profile open (cache)", res["profile_open_s"], "s", flush=True)
-        if not args.no_browser:
-            res.update(browser_runs(base, pid))
         tree, ms, _ = get(f"{base}/api/profiles/{pid}/timeline/tracks")
         res["events"] = sum(t["rows"] for r in tree["ranks"] for u in r["units"] for t in u["tracks"])
         print("events", res["events"], flush=True)
+        res.update(search_and_stats(base, pid, args.profile, tree))
+        if not args.no_browser:
+            res.update(browser_runs(base, pid, res["search_name"], res["search_slices"]))
         res.update(queries(base, pid, tree))
+        res["queries_load"] = _load()
     out = HERE / "results" / "timeline_ui.json"
     out.parent.mkdir(exist_ok=True)
     res["load_avg_end"] = os.getloadavg()

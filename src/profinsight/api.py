@@ -13,10 +13,12 @@ from typing import TYPE_CHECKING
 from . import diagnostics as dg
 from .discovery import Run, discover
 from .errors import MixedRuns, NotAProfile, ProfileError
+from .importers import RankSource
 from .profile import Profile
+from .store.cache import lookup as cache_hit
 from .store.distributed import load_sources_dask
 from .store.experiments import resolve_name
-from .store.loader import LoadedRank, Progress, load_sources
+from .store.loader import LoadedRank, Progress, import_isolated, in_process, load_in_process, load_sources
 
 if TYPE_CHECKING:  # the comparison code (and pandas) loads when a comparison is asked for
     from .comparison.core import Comparison
@@ -25,21 +27,176 @@ if TYPE_CHECKING:  # the comparison code (and pandas) loads when a comparison is
 PathLike = str | Path
 
 
+TIERS = ("auto", "summary", "full")
+
+
 def load(
-    path: PathLike | Iterable[PathLike] | Run, *, prefer: str | None = None, progress: Progress | None = None
+    path: PathLike | Iterable[PathLike] | Run,
+    *,
+    prefer: str | None = None,
+    progress: Progress | None = None,
+    tier: str = "full",
 ) -> Profile:
     """Load one run: a rank folder, a run folder, a trace file, a list of paths that form one
     run (e.g. the rank files of one Kineto job), or a :class:`Run` from :func:`discover`.
 
     ``prefer`` ("db" | "text") chooses the export when a rank folder has both (default: DB,
-    as the vendor's viewer does).  Raises :class:`~profinsight.errors.MixedRuns` when the
-    path holds several runs (the error lists them; pass one of ``discover(path)``).
+    as the vendor's viewer does).  ``tier`` (see :func:`tiered`): ``"full"`` (default) imports
+    every rank's traces; ``"summary"`` reads only each rank's own summaries (step trace,
+    communication and matrix JSON, or a DB export's analysis.db; a Kineto job: a pre-pass over its
+    traces) -- the cluster view in a fraction of the time, no kernels, operators or timeline;
+    ``"auto"`` takes the summary tier where a multi-rank run has one.  Raises :class:`~profinsight.errors.MixedRuns` when the path holds several
+    runs (the error lists them; pass one of ``discover(path)``).
     """
     if prefer not in (None, "db", "text"):
         raise ProfileError(f"prefer must be 'db', 'text' or None, not {prefer!r}")
-    run = resolve_run(path, prefer=prefer)
+    run = tiered(resolve_run(path, prefer=prefer), tier)
     ranks = load_sources(run.sources, progress=progress)
     return Profile(run, ranks, list(run.notes) + run_diagnostics(run, ranks))
+
+
+def tiered(run: Run, tier: str) -> Run:
+    """``run`` as the ``tier`` asks: ``"full"`` as it is; ``"summary"``: every rank read from its own
+    summaries (``ASCEND_PROFILER_OUTPUT/step_trace_time.csv``, ``communication.json``,
+    ``communication_matrix.json``, ``profiler_metadata.json``; a DB export's ``analysis.db``; for a
+    Kineto job the pre-pass over each trace) -- a clear error where the run has none; ``"auto"``:
+    the summary tier where the run has one (see :func:`summary_run`), else the run as it is.  A
+    cluster summary (``cluster_analysis_output/``, ``cluster_analysis.db``) is the summary tier
+    whatever is asked: it holds nothing else."""
+    if tier not in TIERS:
+        raise ProfileError(f"tier must be one of {', '.join(TIERS)}, not {tier!r}")
+    if tier == "full" or tier_of(run) == "summary":
+        return run
+    summary = summary_run(run)
+    if summary is not None:
+        return summary
+    if tier == "summary":
+        raise ProfileError(
+            f"{run.root}: the summary tier needs two or more torch_npu rank folders that each hold "
+            "ASCEND_PROFILER_OUTPUT/step_trace_time.csv (or, DB export, analysis.db), or two or more Kineto "
+            "traces; this run has neither",
+            file=str(run.root),
+            fix="load it with tier='full' (CLI: --tier full) to import the traces",
+        )
+    return run
+
+
+def summary_run(run: Run) -> Run | None:
+    """``run`` with every rank in the summary tier, or None where it has none: torch_npu rank
+    folders that all hold their summaries (text or DB export), or a Kineto job of two or more
+    ranks (the pre-pass over its traces: steps, device tasks, collectives)."""
+    from dataclasses import replace
+
+    from .importers.cluster import summary_sources, tier_note
+
+    if run.format == "kineto" and len(run.sources) >= 2:  # no summaries: the pre-pass over the traces
+        from .importers.kineto import _prepass
+
+        return replace(
+            run,
+            sources=_prepass.sources(run.sources),
+            notes=(*run.notes, _prepass.tier_note(run.root, len(run.sources))),
+        )
+    if run.format not in ("ascend_text", "ascend_db") or len(run.sources) < 2:
+        return None
+    sources = summary_sources(run.sources)
+    if not sources:
+        return None
+    return replace(run, format="cluster", sources=sources, notes=(*run.notes, tier_note(run.root, sources)))
+
+
+def rank_run(run: Run, rank: int, *, prefer: str | None = None) -> Run:
+    """The full tier of one rank of ``run`` (a summary-tier run, or any multi-rank run): the run
+    that its rank folder or file holds on its own, traces and all -- what opening that rank's
+    timeline or a per-rank analysis needs."""
+    for src in run.sources:
+        if src.rank_hint == rank:
+            opts = dict(src.options)
+            if opts.get("tier") is None:
+                return replace_sources(run, (src,))
+            if run.format != "cluster":  # a pre-pass tier of the rank's own format: the same file in full
+                full = tuple((k, v) for k, v in src.options if k != "tier")
+                return replace_sources(run, (RankSource(src.format, src.path, src.files, src.rank_hint, full),))
+            runs = discover(src.path, prefer=prefer)
+            if len(runs) == 1:
+                return runs[0]
+            raise ProfileError(f"{src.path} does not hold one run for rank {rank}", file=str(src.path))
+    raise ProfileError(f"rank {rank} is not a rank of {run.root}", fix=f"ranks: {run.ranks}")
+
+
+def tier_of(run: Run) -> str:
+    """``summary`` where ``run``'s ranks are read from their summaries or a pre-pass (a cluster
+    summary, the summary tier of rank folders, the Kineto pre-pass), else ``full``."""
+    if run.format == "cluster" or any(dict(s.options).get("tier") for s in run.sources):
+        return "summary"
+    return "full"
+
+
+def replace_sources(run: Run, sources) -> Run:
+    """``run`` holding ``sources`` only (one source: rooted at it)."""
+    from dataclasses import replace
+
+    return replace(run, sources=tuple(sources), root=Path(sources[0].path) if len(sources) == 1 else run.root)
+
+
+def suspicious_ranks(profile: Profile) -> list[int]:
+    """The ranks of ``profile`` in the order to look at them in full: the rank each parallel group
+    waits for (by that wait), then the ranks ``slow_ranks`` names, then the rest by their distance
+    from the median computing -- the order of the background full import."""
+    order: list[int] = []
+
+    def add(ranks):
+        for r in ranks:
+            r = int(r)
+            if r not in order:
+                order.append(r)
+
+    try:
+        g = profile.parallel_groups()
+        if not g.empty:
+            g = g[g["slow_rank"].notna()].sort_values("waited_for_us", ascending=False)
+            add(g["slow_rank"])
+        sr = profile.slow_ranks()
+        if not sr.empty:
+            add(sr.sort_values("deviation_us", ascending=False)["rank"])
+        rs = profile.rank_summary()
+        if not rs.empty:
+            add(
+                rs.assign(far=rs["computing_vs_median_us"].abs()).sort_values(["far", "rank"], ascending=[False, True])[
+                    "rank"
+                ]
+            )
+    except ProfileError:
+        pass
+    add(profile.ranks)
+    return order
+
+
+def import_full(
+    profile: Profile,
+    ranks: Iterable[int] | None = None,
+    *,
+    client=None,
+    workers: int | None = None,
+    progress: Progress | None = None,
+    stop=None,
+) -> list[int]:
+    """Import ``ranks`` of ``profile`` in full (default: every rank, most suspicious first: see
+    :func:`suspicious_ranks`) into the cache, one rank at a time, so that opening one of them later
+    is a warm read -- the background import behind a summary-tier view.  By default one spawned
+    process imports them one by one (the caller stays responsive; ``stop``, a ``threading.Event``,
+    ends it between ranks); ``workers`` > 1 local processes or ``client`` (Dask) import them in
+    parallel.  Returns the ranks now in the cache."""
+    todo = list(ranks) if ranks is not None else suspicious_ranks(profile)
+    runs = [rank_run(profile.run, r) for r in todo]
+    sources = [s for run in runs for s in run.sources]
+    if client is not None:
+        load_sources_dask(sources, client, progress=progress)
+    elif workers and workers > 1:
+        load_sources(tuple(sources), progress=progress, workers=workers)
+    else:
+        import_isolated(sources, stop=stop, progress=progress)
+    return [r for r, run in zip(todo, runs) if all(cache_hit(s) is not None for s in run.sources)]
 
 
 def load_parallel(
@@ -50,16 +207,20 @@ def load_parallel(
     prefer: str | None = None,
     workers: int | None = None,
     progress=None,
+    tier: str = "full",
 ):
     """Load one run (see :func:`profinsight.load`) with its ranks imported in parallel: on the
     Dask ``client`` (or a client connected to ``scheduler``) when given, else in local
-    processes (``workers`` of them; default: one per CPU)."""
-    run = resolve_run(path, prefer=prefer)
+    processes (``workers`` of them; default: one per CPU).  The summary tier (``tier``) is read in
+    this process whatever is given: a rank's summaries are a few KB, a task would cost more, and
+    no Dask connection is made for it."""
+    run = tiered(resolve_run(path, prefer=prefer), tier)
+    if in_process(run.sources):
+        ranks = load_in_process(run.sources, progress)
+        return Profile(run, ranks, list(run.notes) + run_diagnostics(run, ranks))
     own = None
     if client is None and scheduler:
-        from distributed import Client
-
-        client = own = Client(scheduler)
+        client = own = connect(scheduler)
     try:
         if client is not None:
             ranks = load_sources_dask(run.sources, client, progress=progress)
@@ -69,6 +230,40 @@ def load_parallel(
         if own is not None:
             own.close()
     return Profile(run, ranks, list(run.notes) + run_diagnostics(run, ranks))
+
+
+def connect(scheduler: str, timeout: float | None = None):
+    """A Dask client of the scheduler at ``scheduler`` (``tcp://host:8786``), or a clear error:
+    ``distributed`` not installed, the scheduler unreachable (after ``timeout`` seconds; default
+    ``PROFINSIGHT_DASK_TIMEOUT`` or 10), or a scheduler with no worker."""
+    import os
+
+    try:
+        from distributed import Client
+    except ImportError:
+        raise ProfileError(
+            "loading on a Dask scheduler needs the distributed package, which is not installed",
+            fix="pip install 'profinsight[dask]', or leave out --scheduler / scheduler= to load in local processes",
+        ) from None
+    timeout = float(timeout or os.environ.get("PROFINSIGHT_DASK_TIMEOUT") or 10)
+    try:
+        client = Client(scheduler, timeout=timeout)
+    except (OSError, TimeoutError, ValueError) as exc:
+        raise ProfileError(
+            f"could not reach the Dask scheduler at {scheduler} within {timeout:g} s "
+            f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else 'no answer'})",
+            fix="start it (dask scheduler, then dask worker ADDRESS on each machine) and check the address "
+            "and port, or leave out --scheduler to load in local processes",
+        ) from None
+    try:
+        client.wait_for_workers(1, timeout=timeout)
+    except (OSError, TimeoutError) as exc:
+        client.close()
+        raise ProfileError(
+            f"the Dask scheduler at {scheduler} has no worker (none joined within {timeout:g} s: {type(exc).__name__})",
+            fix="start workers with: dask worker " + scheduler,
+        ) from None
+    return client
 
 
 def resolve_run(path, *, prefer: str | None = None) -> Run:
@@ -209,14 +404,18 @@ def ranks_report(
     workers: int | None = None,
     prefer: str | None = None,
     lang: str | None = None,
+    tier: str = "auto",
 ) -> RanksReport:
-    """The ranks report of a loaded profile, or of a path loaded with its ranks in parallel —
-    local processes (``workers``) or a Dask cluster (``client=`` / ``scheduler=``), through the
-    same :func:`load_parallel`."""
+    """The ranks report of a loaded profile, or of a path: loaded in the ``tier`` asked for
+    (default ``"auto"``: from every rank's own summaries where a multi-rank run has them, no trace
+    parsed; ``"full"``: every rank's traces, in parallel -- local processes (``workers``) or a Dask
+    cluster (``client=`` / ``scheduler=``) -- through :func:`load_parallel`; ``"summary"``: the
+    summaries or a clear error).  ``report.profile`` says which tier each figure came from
+    (``step_breakdown().source``; the run's ``summary-tier`` diagnostic)."""
     from .comparison.ranks import RanksReport
 
     if not isinstance(profile, Profile):
-        profile = load_parallel(profile, client=client, scheduler=scheduler, workers=workers, prefer=prefer)
+        profile = load_parallel(profile, client=client, scheduler=scheduler, workers=workers, prefer=prefer, tier=tier)
     return RanksReport(profile, threshold, min_share, lang=lang)
 
 
@@ -256,9 +455,7 @@ def compare(
         raise ValueError("mode must be 'device' or 'framework'")
     own = None
     if client is None and scheduler:
-        from distributed import Client
-
-        client = own = Client(scheduler)
+        client = own = connect(scheduler)
     try:
         profiles = [_as_profile(x, prefer, client=client, workers=workers) for x in items]
     finally:

@@ -112,3 +112,17 @@ def test_fires_on_the_qwen3_pipeline(fixtures):
     held = [(g["slow_rank"], g["ranks"], g["names"]) for g in f["evidence"]["groups"]]
     assert held == [(3, "1, 3", "embd, mp, pp"), (2, "0, 2", "embd, mp, pp")]
     assert f["evidence"]["groups"][0]["waited_for_us"] == pytest.approx(163646.84, abs=1e-6)
+
+
+def test_the_summary_tier_names_the_same_ranks_and_groups(fixtures):
+    """From each rank's own summaries (no trace parsed) the advisor names the same slow rank of the
+    same group with the same wait as from the traces."""
+    import profinsight
+
+    p = profinsight.load(fixtures / "ascend_llm/qwen3_level2_4rank", tier="summary")
+    assert p.format == "cluster" and p.table("device_tasks").empty
+    f = fired(p, "group_slow_rank")
+    held = [(g["slow_rank"], g["ranks"], g["names"]) for g in f["evidence"]["groups"]]
+    assert held == [(3, "1, 3", "embd, mp, pp"), (2, "0, 2", "embd, mp, pp")]
+    assert f["evidence"]["groups"][0]["waited_for_us"] == pytest.approx(163646.84, abs=1e-6)
+    assert "rank 3" in f["message"] and "embd, mp, pp; ranks 1, 3" in f["message"]

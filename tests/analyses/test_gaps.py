@@ -368,3 +368,52 @@ def test_dataloader_level1(level1):
         assert r["count"] == 1 and r["dataloader_us"] == int(dl["dur_ns"].iloc[0]) / 1e3
         # the loader runs before the step's first device task: the device is idle meanwhile
         assert not r["overlaps_device"] and r["device_idle_during_us"] == r["dataloader_us"]
+
+
+def test_api_in_progress_equals_brute_force():
+    """The sweep that names the API call in progress per gap gives what comparing every gap with
+    every call gives: calls nested, a call over several gaps, calls that start at a gap's start
+    or end at it, ties broken by the shorter call then the lower id, two ranks."""
+    import duckdb
+    import numpy as np
+
+    from profinsight.analyses.gaps import _api_in_progress
+
+    rng = np.random.default_rng(7)
+    rows = []
+    for rank in (0, 1):
+        for cid in range(400):
+            s = int(rng.integers(0, 100_000))
+            d = int(rng.choice([0, 5, 50, 500, 5_000, 40_000]))
+            rows.append((rank, f"api{cid % 37}", s, d, cid))
+    rows += [(0, "at_start", 1_000, 10, 10_000), (0, "ends_at_start", 990, 10, 10_001)]
+    con = duckdb.connect()
+    con.execute("CREATE TABLE api_calls (rank INTEGER, name VARCHAR, start_ns BIGINT, dur_ns BIGINT, call_id BIGINT)")
+    con.executemany("INSERT INTO api_calls VALUES (?, ?, ?, ?, ?)", rows)
+    gaps = []
+    for rank in (0, 1):
+        edges = np.sort(rng.choice(np.arange(0, 100_000, 7), 60, replace=False))
+        gaps += [(rank, int(a), int(b)) for a, b in zip(edges[::2], edges[1::2])]
+    gaps.append((0, 1_000, 1_003))
+    df = (
+        pd.DataFrame(gaps, columns=["rank", "start_ns", "end_ns"]).sample(frac=1, random_state=1).reset_index(drop=True)
+    )
+
+    class P:
+        def connection(self):
+            return con
+
+    got = _api_in_progress(P(), df)
+    want_name, want_ov = [], []
+    for rank, gs, ge in df.itertuples(index=False):
+        best = None
+        for r, name, s, d, cid in rows:
+            if r != rank or d <= 0 or not (s < ge and s + d > gs):
+                continue
+            key = (min(s + d, ge) - max(s, gs), -d, -cid)
+            if best is None or key > best[0]:
+                best = (key, name)
+        want_name.append(best[1] if best else None)
+        want_ov.append(best[0][0] / 1e3 if best else None)
+    assert got == (want_name, want_ov)
+    assert sum(x is not None for x in want_name) > 40 and got[0][df.index[df["start_ns"] == 1_000][0]] == "at_start"

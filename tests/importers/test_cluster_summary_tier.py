@@ -9,21 +9,18 @@ from __future__ import annotations
 import csv
 import json
 import shutil
-from dataclasses import replace
 
 import pytest
 
 import profinsight
 from profinsight.api import load, resolve_run
-from profinsight.importers.cluster import summary_sources
+from profinsight.api import summary_run as api_summary_run
 
 RUN = "ascend_llm/qwen3_level2_4rank"
 
 
 def summary_run(path):
-    run = resolve_run(path)
-    sources = summary_sources(run.sources)
-    return None if sources is None else replace(run, format="cluster", sources=sources)
+    return api_summary_run(resolve_run(path))
 
 
 @pytest.fixture(scope="module")
@@ -93,3 +90,42 @@ def test_cli_ranks_takes_the_summary_tier_without_reading_traces(fixtures, tmp_p
     assert summary_run(run) is None
     assert main(["ranks", str(run), "--tier", "summary"]) == 2
     assert "step_trace_time.csv" in capsys.readouterr().err
+
+
+def test_the_db_export_reads_each_ranks_analysis_db(fixtures):
+    """A DB export (db_level1: ascend_pytorch_profiler_{rank}.db and analysis.db per rank) in the
+    summary tier reads only analysis.db: the step figures are its StepTraceTime, the links and the
+    collectives' splits equal the full import's (durations within the 1 ns a REAL in ms rounds to),
+    the start times as analysis.db writes them."""
+    import sqlite3
+
+    path = fixtures / "ascend_pt/db_level1"
+    s, f = load(path, tier="summary"), profinsight.load(path)
+    assert s.format == "cluster" and f.format == "ascend_db"
+    note = next(d for d in s.diagnostics if d.code == "summary-tier")
+    assert "analysis.db" in note.message and "step_trace_time.csv" not in note.message
+    sb = s.step_breakdown().set_index("rank")
+    assert set(sb["source"]) == {"vendor_summary"}
+    for r in (0, 1):
+        db = path / f"rank{r}_ascend_pt/ASCEND_PROFILER_OUTPUT/analysis.db"
+        con = sqlite3.connect(f"{db.resolve().as_uri()}?immutable=1", uri=True)
+        step, stage, computing, free, preparing = con.execute(
+            "SELECT step, stage, computing, free, preparing FROM StepTraceTime"
+        ).fetchone()
+        con.close()
+        assert sb.loc[r, "step"] == int(step)
+        assert sb.loc[r, "step_us"] == pytest.approx(stage, abs=1e-3)
+        assert sb.loc[r, "computing_us"] == pytest.approx(computing, abs=1e-3)
+        assert sb.loc[r, "free_us"] == pytest.approx(free, abs=1e-3)
+        assert sb.loc[r, "preparing_us"] == pytest.approx(preparing, abs=1e-3)
+    keys = ["rank", "step", "category", "op_type", "summary", "group", "src_rank", "dst_rank", "transport", "bytes"]
+    keys += ["transit_ns"]
+    assert _sorted(s.table("comm_links"), keys).equals(_sorted(f.table("comm_links"), keys))
+    assert len(s.table("comm_links")) == 96
+    cols = ["rank", "step", "name", "type", "category", "group", "bytes", "hccs_bytes", "rdma_bytes", "sdma_bytes"]
+    assert _sorted(s.table("comm_ops"), cols).equals(_sorted(f.table("comm_ops"), cols))
+    a = s.table("comm_ops").sort_values(["rank", "name"])
+    b = f.table("comm_ops").sort_values(["rank", "name"])
+    for c in ("dur_ns", "transit_ns", "wait_ns", "sync_ns", "idle_ns"):
+        assert abs(a[c].astype("int64").to_numpy() - b[c].astype("int64").to_numpy()).max() <= 1
+    assert abs(a["start_ns"].astype("int64").to_numpy() - b["start_ns"].astype("int64").to_numpy()).max() < 25_000

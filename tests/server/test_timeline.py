@@ -496,3 +496,19 @@ def test_gaps_by_window(prof):
     lens = sorted((gaps["end_ns"] - gaps["start_ns"]).astype("int64").tolist(), reverse=True)
     got = sorted((np.subtract(g["end_ns"], g["start_ns"]).tolist() for g in few["ranks"].values()), key=len)[0]
     assert sorted(got, reverse=True) == lens[:20]
+
+
+def test_capped_tracks_answer_their_first_levels(prof):
+    """``lanes`` ({track: N}) answers only a capped host thread's first N levels, exactly the
+    rows the full answer has there; other tracks are untouched."""
+    host = max(_tracks(prof, unit_kind="host"), key=lambda t: t["depth"])
+    assert host["depth"] > 8
+    dev = _tracks(prof, unit_kind="device")[0]["id"]
+    t0, t1 = tl.tracks(prof)["start_ns"], tl.tracks(prof)["end_ns"] + 1
+    full = tl.slice_columns(prof, t0, t1, [host["id"], dev], 2000)
+    capped = tl.slice_columns(prof, t0, t1, [host["id"], dev], 2000, lanes={host["id"]: 8})
+    keep = full[host["id"]]["depth"] < 8
+    assert 0 < keep.sum() < len(keep)
+    for k in ("start_ns", "dur_ns", "depth", "id", "name", "merged", "count"):
+        assert list(capped[host["id"]][k]) == list(full[host["id"]][k][keep])
+        assert list(capped[dev][k]) == list(full[dev][k])

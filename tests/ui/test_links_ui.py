@@ -97,7 +97,7 @@ def test_timeline_window_and_selection_travel_in_the_link(base, page, prof, shot
     assert _hook(third, "visibleWindow()") == {"start_ns": s - 100_000, "end_ns": s + 500_000}
     sel = _hook(third, "selected()")
     assert (sel["kind"], sel["id"], sel["name"]) == ("device_task", uid, k["name"][0])
-    assert _hook(third, "range()") == {"start_ns": a - origin, "end_ns": b - origin}
+    assert _hook(third, "range()") == {"start_ns": a - origin, "end_ns": b - origin, "tracks": None}
     assert third.input_value(".pi-tl-filter") == "Stream"
     assert {r["unit"] for r in _hook(third, "tracks()") if r["kind"] == "track"} == {"Ascend Hardware"}
     shot(third, "timeline_deep_link")

@@ -7,7 +7,7 @@ and the groups section names the rank each pipeline group waits for."""
 from __future__ import annotations
 
 import pytest
-from _support import fmt_duration
+from _support import REPO, fmt_duration
 
 import profinsight
 
@@ -53,6 +53,8 @@ def test_rank_step_heatmap_grouped_by_parallel_group(base, page, qwen, shot):
         page.wait_for_timeout(100)
         assert [r[2] for r in grid(page)] == [[fmt_us(by.loc[k, metric])] for k in range(4)]
     assert [r[3][0] for r in grid(page)] == ["tasks", "vendor_summary", "tasks", "vendor_summary"]
+    assert page.get_attribute(".pi-pane-ranks .pi-ranks-tier", "data-tier") == "full"
+    assert page.query_selector(".pi-pane-ranks .pi-open-rank") is None  # every rank is loaded in full
     assert page.is_visible(".pi-pane-ranks .pi-heat-chart canvas")
     slow = page.eval_on_selector_all(".pi-pane-ranks .pi-group-slow", "els => els.map(e => e.dataset.rank)")
     assert sorted(slow) == ["2", "3"]
@@ -60,4 +62,62 @@ def test_rank_step_heatmap_grouped_by_parallel_group(base, page, qwen, shot):
     page.select_option(".pi-pane-ranks .pi-heat-metric", "comm_wait_us")
     page.locator(".pi-pane-ranks .pi-heat-chart").scroll_into_view_if_needed()
     shot(page, "view_ranks_heatmap")
+    assert page.errors == []
+
+
+def test_the_view_says_its_tier_and_opens_a_rank_in_full(serve, qwen, page, monkeypatch):
+    """Served above the summary bar (moved to 2 ranks) the Ranks view says every figure comes from
+    the ranks' summaries, and a slow rank's button opens that rank alone, in full, on its timeline."""
+    monkeypatch.setenv("PROFINSIGHT_SUMMARY_RANKS", "2")
+    monkeypatch.setenv("PROFINSIGHT_BACKGROUND_RANKS", "0")
+    base = serve(qwen)
+    page.goto(f"{base}/#{RUN}/ranks")
+    page.wait_for_selector(".pi-pane-ranks .pi-heat-grid tbody tr", timeout=90_000)
+    assert page.get_attribute(".pi-pane-ranks .pi-ranks-tier", "data-tier") == "summary"
+    assert "no full import was made" in page.inner_text(".pi-pane-ranks .pi-ranks-tier")
+    page.click(".pi-pane-ranks .pi-group-slow .pi-open-rank[data-rank='2']")
+    page.wait_for_function("() => /^#rank_2_ascend_pt[^/]*\\/timeline/.test(location.hash)", timeout=60_000)
+    assert page.errors == []
+
+
+def test_a_large_job_draws_what_stands_out(serve, page, tmp_path_factory):
+    """66 generated ranks (33 groups of 2, one slowed per group; summary tier above 16 ranks): the
+    bars show the 64 ranks farthest from the median, the group and slow-rank cards stop at 16 and
+    name the rest, the heat map draws every rank without its table, and nothing fails."""
+    import sys
+
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    from generate import generate_ascend
+
+    out = tmp_path_factory.mktemp("ranks66")
+    info = generate_ascend(0, out, ranks=66, copies=1, check=False, group_size=2, slow_us=10_000, link=True)
+    base = serve(out / "ascend")
+    page.goto(f"{base}/#ascend/ranks")
+    page.wait_for_selector(".pi-pane-ranks .pi-heat-chart canvas", timeout=90_000)
+    assert page.get_attribute(".pi-pane-ranks .pi-ranks-tier", "data-tier") == "summary"
+    assert page.inner_text(".pi-pane-ranks .pi-ranks-top").startswith("The 64 of 66 ranks farthest from the median")
+    assert page.locator(".pi-pane-ranks .pi-group-slow").count() == 16
+    more = page.locator(".pi-pane-ranks .pi-ranks-more").first.inner_text()
+    held = sorted(info["groups"]["slow_ranks"].values())
+    assert more.startswith("17 more: rank(s) ") and all(str(r) in more for r in held[-5:])
+    assert page.query_selector(".pi-pane-ranks .pi-heat-grid") is None  # 66 ranks: the chart carries the figures
+    assert page.errors == []
+
+
+def test_the_timeline_of_a_summary_tier_run_opens_a_rank_in_full(serve, qwen, page, monkeypatch):
+    """The Timeline of a run read from its summaries says it holds no timeline and lists the ranks
+    imported in the background (most suspicious first: rank 3, the one its pipeline group waits for
+    longest); picking rank 2 opens its folder alone, in full, and its timeline draws."""
+    monkeypatch.setenv("PROFINSIGHT_SUMMARY_RANKS", "2")
+    monkeypatch.setenv("PROFINSIGHT_BACKGROUND_RANKS", "1")
+    base = serve(qwen)
+    page.goto(f"{base}/#{RUN}/timeline")
+    page.wait_for_selector(".pi-tl-summary-panel", timeout=90_000)
+    assert "holds no timeline" in page.inner_text(".pi-tl-summary-panel")
+    assert page.eval_on_selector_all(".pi-open-suspicious .pi-open-rank", "bs => bs.map(b => b.dataset.rank)") == ["3"]
+    page.select_option(".pi-open-rank-pick", "2")
+    page.click(".pi-open-rank-go")
+    page.wait_for_function("() => /^#rank_2_ascend_pt[^/]*\\/timeline/.test(location.hash)", timeout=60_000)
+    page.wait_for_selector(".pi-tl[data-state='ready']", timeout=90_000)
+    page.wait_for_load_state("networkidle")  # the idle-gap marks asked after the first paint have come
     assert page.errors == []

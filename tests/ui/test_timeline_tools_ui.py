@@ -13,6 +13,7 @@ from profinsight import timeline as tl
 
 RANK0 = ("ascend_pt", "text_level1", "rank0_ascend_pt")
 GUTTER = 230
+RULER_H, UNIT_H = 26, 22
 pytestmark = pytest.mark.browser
 
 
@@ -110,32 +111,56 @@ def test_ruler_drag_range_stats_equal_sql(base, page, prof, shot):
     assert cells[0] == first["name"] and cells[1] == str(first["count"]) and cells[2] == fmt_duration(first["total_ns"])
     assert page.locator(".pi-tl-range-summary").inner_text().startswith(f"{n:,} slices")
     shot(page, "timeline_range_stats")
+    # a name's row jumps to its first slice inside the range (the vendor's "More" list), not to
+    # the profile's first: a name that also ran before the range
+    table = tl.index_of(prof).slice_table()
+    lo = int(st["origin_ns"]) + rng["start_ns"]
+    j, name = next(
+        (j, x["name"])
+        for j, x in enumerate(st["names"][:100])
+        if prof.connection()
+        .execute(f"select min(start_ns + dur_ns) < {lo} from {table} where name = ?", [x["name"]])
+        .fetchall()[0][0]
+    )
+    assert rows.nth(j).locator("td").first.inner_text() == name
+    rows.nth(j).click()
+    page.wait_for_function(f"() => window.profinsightTimeline.selected()?.name === {name!r}")
+    sel = _hook(page, "selected()")
+    assert sel["start_ns"] < rng["end_ns"] and sel["start_ns"] + sel["dur_ns"] > rng["start_ns"]
+    _settle(page)
     # Escape clears the range
     page.keyboard.press("Escape")
     assert _hook(page, "range()") is None
     assert page.errors == []
 
 
-def test_lane_filter_and_shift_drag_range(base, page, prof, shot):
+def test_lane_filter_and_shift_drag_box(base, page, prof, shot):
+    """A Shift+drag over the rows is a box, as in the vendor's viewer: the statistics count the
+    tracks of the rows it spans, equal to SQL over those tracks and that window."""
     _open(page, base)
     page.fill(".pi-tl-filter", "plane")
     _settle(page)
     tracks = [r for r in _hook(page, "tracks()") if r["kind"] == "track"]
     assert [r["label"] for r in tracks] == [f"Plane {i}" for i in range(8)]
-    ids = [r["key"] for r in tracks]
     box = _box(page)
+    y0, y1 = 200, 260
     page.keyboard.down("Shift")
-    page.mouse.move(box["x"] + GUTTER + 100, box["y"] + 200)
+    page.mouse.move(box["x"] + GUTTER + 100, box["y"] + y0)
     page.mouse.down()
-    page.mouse.move(box["x"] + box["width"] - 40, box["y"] + 260, steps=6)
+    page.mouse.move(box["x"] + box["width"] - 40, box["y"] + y1, steps=6)
     page.mouse.up()
     page.keyboard.up("Shift")
     page.wait_for_function("() => window.profinsightTimeline.stats() !== null")
     st = _hook(page, "stats()")
-    assert st["tracks"] == 8
+    ids = [r["key"] for r in tracks if r["y"] < y1 and r["y"] + r["h"] > y0]
+    assert 1 < len(ids) < 8 and sorted(_hook(page, "range()")["tracks"]) == sorted(ids)
+    assert st["tracks"] == len(ids)
     n, total = _window_sql(prof, int(st["origin_ns"]), st["start_ns"], st["end_ns"], ids)
     assert (st["count"], st["total_ns"]) == (n, total) and n > 0
-    shot(page, "timeline_filter_planes")
+    # the box is in the link
+    page.wait_for_function("() => location.hash.includes('rtracks=')")
+    shot(page, "timeline_filter_planes_box")
+    page.keyboard.press("Escape")
     page.fill(".pi-tl-filter", "")
     _settle(page)
     assert len([r for r in _hook(page, "tracks()") if r["kind"] == "track"]) > 8
@@ -155,13 +180,33 @@ def test_pin_markers_and_wheel(base, page, shot):
     assert _hook(page, "pinned()") == ["r0/hccl/5"]
     top = _hook(page, "tracks()")[:2]
     assert [r["key"] for r in top] == ["pinned", "r0/hccl/5"] and top[1]["label"] == "R0 · HCCL · Plane 5"
-    # plain wheel scrolls the rows and leaves the window alone
+    assert [(r["y"], r["sticky"]) for r in top] == [(RULER_H, True), (RULER_H + UNIT_H, True)]
+    # plain wheel scrolls the rows and leaves the window alone; the pinned rows stay where they are
     w = _hook(page, "visibleWindow()")
     y0 = _hook(page, "tracks()")[3]["y"]
     page.mouse.move(box["x"] + 700, box["y"] + 300)
-    page.mouse.wheel(0, 120)
-    page.wait_for_function(f"() => window.profinsightTimeline.tracks()[3].y < {y0}")
+    page.mouse.wheel(0, 600)
+    page.wait_for_function(f"() => window.profinsightTimeline.tracks()[3].y < {y0} - 300")
     assert _hook(page, "visibleWindow()") == w
+    assert [r["y"] for r in _hook(page, "tracks()")[:2]] == [RULER_H, RULER_H + UNIT_H]
+    _settle(page)
+    # and they still answer the pointer: the tooltip of a pinned slice after the scroll
+    cols = _hook(page, "slices('r0/hccl/5')")
+    i = max(range(len(cols["dur_ns"])), key=lambda j: (cols["merged"][j] == 0, cols["dur_ns"][j]))
+    s, d = cols["start_ns"][i], cols["dur_ns"][i]
+    page.evaluate(f"() => window.profinsightTimeline.setWindow({s - d}, {s + 2 * d})")
+    _settle(page)
+    x = page.evaluate(f"() => window.profinsightTimeline.xOf({s + d / 2})")
+    y = page.evaluate(f"() => window.profinsightTimeline.yOf('r0/hccl/5', {cols['depth'][i]})")
+    assert RULER_H + UNIT_H < y < RULER_H + UNIT_H + top[1]["h"]
+    page.mouse.move(box["x"] + x, box["y"] + y)
+    page.wait_for_selector(".pi-tl-tip:not([hidden])")
+    tip = _hook(page, "tooltip()")
+    assert tip["dur_ns"] == d and "Plane 5" in tip["text"]
+    shot(page, "timeline_pinned_after_scroll")
+    page.mouse.move(box["x"] + 700, box["y"] + 300)
+    page.evaluate(f"() => window.profinsightTimeline.setWindow({w['start_ns']}, {w['end_ns']})")
+    _settle(page)
     # Ctrl+wheel zooms at the cursor
     page.keyboard.down("Control")
     page.mouse.wheel(0, -200)
@@ -176,6 +221,11 @@ def test_pin_markers_and_wheel(base, page, shot):
     pxns = (w2["end_ns"] - w2["start_ns"]) / (box["width"] - GUTTER)
     assert len(marks) == 2 and marks[1] - marks[0] == pytest.approx(300 * pxns, rel=0.02)
     assert page.locator(".pi-tl-markers").inner_text().startswith("⚑1 ")
+    # a marker in the list centres the window on it (the vendor's flag list jumps the same way)
+    page.click(".pi-tl-marker[data-marker='2']")
+    w3 = _hook(page, "visibleWindow()")
+    assert (w3["start_ns"] + w3["end_ns"]) / 2 == pytest.approx(marks[1], abs=1)
+    assert w3["end_ns"] - w3["start_ns"] == pytest.approx(w2["end_ns"] - w2["start_ns"], rel=1e-9)
     _settle(page)
     shot(page, "timeline_pinned_markers")
     page.click(".pi-tl-markers-clear")

@@ -80,7 +80,9 @@ def test_deep_host_thread_capped_so_device_shows_first(base, page, prof, shot):
     canvas_h = page.locator(".pi-tl-canvas").bounding_box()["height"]
     device = [r for r in rows if r["kind"] == "track" and r["unit"] == "Ascend Hardware"]
     assert len(device) == 4 and all(r["y"] + r["h"] <= canvas_h for r in device), (device, canvas_h)
-    # nothing below the cap is drawn: every drawn slice of the main thread is in lanes 0..7
+    # nothing below the cap is drawn, nor fetched: the main thread's slices in memory are in lanes 0..7
+    first = _hook(page, f"slices('{main['key']}')")
+    assert first and max(first["depth"]) == 7
     shot(page, "timeline_first_open")
     box = page.locator(".pi-tl-canvas").bounding_box()
     page.mouse.click(box["x"] + 60, box["y"] + main["y"] + 30)  # its gutter: "show all 30 levels"
@@ -99,6 +101,8 @@ def test_deep_host_thread_capped_so_device_shows_first(base, page, prof, shot):
         f"() => window.profinsightTimeline.tracks().find(r => r.key === '{main['key']}').lanes === 30"
     )
     _settle(page)
+    # all its levels are fetched once shown
+    assert max(_hook(page, f"slices('{main['key']}')")["depth"]) >= 12
     shot(page, "timeline_deep_selected")
     assert page.errors == []
 

@@ -7,6 +7,7 @@
  */
 
 import type {
+  AlignAnswer,
   AnalysesAnswer,
   AnalysisPayload,
   CountersAnswer,
@@ -16,6 +17,7 @@ import type {
   Json,
   LoadStatus,
   MessagesAnswer,
+  OpenRankAnswer,
   ProfileInfo,
   ProfilesAnswer,
   SearchAnswer,
@@ -47,6 +49,7 @@ export interface TimelineAnswers {
   details: DetailsAnswer;
   stats: StatsAnswer;
   gaps: GapsAnswer;
+  align: AlignAnswer;
 }
 
 /** `GET api/compare`: the JSON form of `profinsight compare --format json`. */
@@ -128,6 +131,10 @@ export class Api {
   }
   status(id: string): Promise<LoadStatus> {
     return this.call(`api/profiles/${enc(id)}/status`);
+  }
+  /** The id under which rank `rank` of run `id` is served on its own, in full (its traces). */
+  openRank(id: string, rank: number): Promise<OpenRankAnswer> {
+    return this.call(`api/profiles/${enc(id)}/ranks/${enc(String(rank))}`);
   }
   messages(lang: string): Promise<MessagesAnswer> {
     return this.call('api/messages', { lang });

@@ -11,9 +11,16 @@
  *   rank     the rank to expand and scroll to
  *   sel      the selected slice: <kind>:<rank>:<id> (kind device_task | host_op | api_call | comm_op | trace_slice)
  *   range    a selected time range: <start ns>-<end ns>, absolute, decimal
+ *   rtracks  the slice tracks of a range dragged as a box over rows, comma-separated track ids
+ *            (absent: the range is over every shown track)
  *   lanes    the timeline's lane filter text
  *   q        a search to run
  *   step     a step number
+ *   ranks    the timeline's ranks shown side by side, comma-separated (absent: every rank)
+ *   align    what lines the ranks up: step:<N> (each rank's start of step N) or
+ *            coll:<kind>:<rank>:<id>[:end] (one collective, matched on every rank; its start, or
+ *            its end); the offsets are computed by the server from the data
+ *   skew     the user's own per-rank adjustment on top of the alignment, <rank>:<ns>,...
  *
  * Example: `#text_level1/timeline?start=1736408883700000000&end=1736408883800000000&q=hcom`.
  * `start_ns`, `end_ns` and `query` are read as aliases of `start`, `end` and `q`.
@@ -29,12 +36,40 @@ export interface ViewState {
   select?: { kind: string; rank?: number; id: number; name?: string };
   query?: string;
   step?: number;
-  /** a selected time range, absolute ns */
-  range?: { start_ns: string; end_ns: string };
+  /** a selected time range, absolute ns; `tracks`: the rows of a box (absent: every shown track) */
+  range?: { start_ns: string; end_ns: string; tracks?: string[] };
   /** the timeline's lane filter */
   lanes?: string;
   /** show the window as given (a link), not with the 10 % margin a jump from another view gets */
   exact?: boolean;
+  /** the timeline's ranks shown side by side (absent: every rank) */
+  ranks?: number[];
+  /** what lines the ranks up (offsets from the server: timeline/align) */
+  align?: AlignSpec;
+  /** the user's per-rank adjustment in ns on top of the alignment (clock skew) */
+  skew?: Record<number, number>;
+}
+
+/** A step start, or one collective (as the timeline names its slice) at its start or end. */
+export type AlignSpec =
+  | { by: 'step'; step: number }
+  | { by: 'collective'; kind: string; rank: number; id: number; edge: 'start' | 'end' };
+
+/** `align=` text of a spec. */
+export function alignText(a: AlignSpec): string {
+  return a.by === 'step' ? `step:${a.step}` : `coll:${a.kind}:${a.rank}:${a.id}${a.edge === 'end' ? ':end' : ''}`;
+}
+
+/** The spec of an `align=` text, or undefined when it is not one. */
+export function parseAlign(text: string): AlignSpec | undefined {
+  const p = text.split(':');
+  if (p[0] === 'step' && p.length === 2 && INT.test(p[1])) {
+    return { by: 'step', step: Number(p[1]) };
+  }
+  if (p[0] === 'coll' && (p.length === 4 || (p.length === 5 && p[4] === 'end')) && /^[a-z_]+$/.test(p[1]) && INT.test(p[2]) && INT.test(p[3])) {
+    return { by: 'collective', kind: p[1], rank: Number(p[2]), id: Number(p[3]), edge: p[4] === 'end' ? 'end' : 'start' };
+  }
+  return undefined;
 }
 
 export interface Link {
@@ -87,6 +122,10 @@ export function parseHash(hash: string): Link | null {
   const range = (p.get('range') || '').match(/^(-?\d+)-(-?\d+)$/);
   if (range) {
     state.range = { start_ns: range[1], end_ns: range[2] };
+    const rtracks = (p.get('rtracks') || '').split(',').filter(t => t);
+    if (rtracks.length) {
+      state.range.tracks = rtracks;
+    }
   }
   const query = p.get('q') ?? p.get('query');
   if (query) {
@@ -94,6 +133,24 @@ export function parseHash(hash: string): Link | null {
   }
   if (p.get('lanes')) {
     state.lanes = p.get('lanes')!;
+  }
+  const ranks = (p.get('ranks') || '').split(',').filter(r => INT.test(r));
+  if (ranks.length) {
+    state.ranks = ranks.map(Number);
+  }
+  const align = parseAlign(p.get('align') || '');
+  if (align) {
+    state.align = align;
+  }
+  const skew: Record<number, number> = {};
+  for (const part of (p.get('skew') || '').split(',')) {
+    const m = part.match(/^(\d+):(-?\d+)$/);
+    if (m) {
+      skew[Number(m[1])] = Number(m[2]);
+    }
+  }
+  if (Object.keys(skew).length) {
+    state.skew = skew;
   }
   return { profile: pid, view: view || 'overview', state };
 }
@@ -113,6 +170,9 @@ export function buildHash(profile: string, view: string, state: ViewState = {}):
   }
   if (state.range) {
     p.set('range', `${state.range.start_ns}-${state.range.end_ns}`);
+    if (state.range.tracks) {
+      p.set('rtracks', state.range.tracks.join(','));
+    }
   }
   if (state.lanes) {
     p.set('lanes', state.lanes);
@@ -122,6 +182,16 @@ export function buildHash(profile: string, view: string, state: ViewState = {}):
   }
   if (typeof state.step === 'number') {
     p.set('step', String(state.step));
+  }
+  if (state.ranks && state.ranks.length) {
+    p.set('ranks', state.ranks.join(','));
+  }
+  if (state.align) {
+    p.set('align', alignText(state.align));
+  }
+  const skew = Object.entries(state.skew || {}).filter(([, ns]) => Math.round(ns) !== 0);
+  if (skew.length) {
+    p.set('skew', skew.map(([r, ns]) => `${r}:${Math.round(ns)}`).join(','));
   }
   const qs = p.toString();
   return `#${encodeURIComponent(profile)}/${view}${qs ? `?${qs}` : ''}`;

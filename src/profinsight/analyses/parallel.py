@@ -30,8 +30,7 @@ import json
 import pandas as pd
 
 from ..registry import Chart, Param, analysis
-from .ranks import rank_summary
-from .steps import breakdown
+from .ranks import memo, rank_summary, step_figures
 
 #: declared group names -> the parallel dimension they are (the layout's words)
 DIMENSIONS = {
@@ -62,7 +61,13 @@ def layout(profile) -> tuple[dict, list[dict]]:
     """``(sizes, groups)``: the parallel sizes of ``distributed_args`` (``{"tp": 1, "pp": 2, ...}``,
     the first rank that records them) and the declared groups, one dict per distinct (name, ranks):
     ``name``, ``ranks`` (tuple, in the declared order: for ``pp`` the stage order), ``ids``
-    (the ``group_name_N`` keys).  Both empty where no rank records its layout."""
+    (the ``group_name_N`` keys).  Both empty where no rank records its layout.  Read once per
+    profile (every rank's metadata is parsed: on 1,024 ranks that is worth not repeating)."""
+    sizes, groups = memo(profile, "_parallel_layout", _layout)
+    return dict(sizes), [dict(g, ids=list(g["ids"])) for g in groups]
+
+
+def _layout(profile) -> tuple[dict, list[dict]]:
     info = profile.table("run_info")
     sizes: dict = {}
     groups: dict[tuple, dict] = {}
@@ -130,6 +135,10 @@ def wait_chain(profile) -> pd.DataFrame:
     for (the one that waited least: it came last), how long each other rank waited for it, and the
     longest waiter.  From the vendor's per-op wait times (``comm_ops.wait_ns``), so clock offsets
     between ranks do not matter."""
+    return memo(profile, "_wait_chain", _wait_chain).copy()  # parallel_groups starts from it too
+
+
+def _wait_chain(profile) -> pd.DataFrame:
     c = _ops(profile)
     if c.empty or "wait_ns" not in c or c["wait_ns"].isna().all():
         return pd.DataFrame(columns=list(_CHAIN_COLS))
@@ -213,7 +222,7 @@ def parallel_groups(profile, min_share: float = 0.02) -> pd.DataFrame:
         return pd.DataFrame(columns=list(_GROUP_COLS))
     _, groups = layout(profile)
     names = _names_by_ranks(groups)
-    b = breakdown(profile)
+    b = step_figures(profile)
     b = b[b["step"].notna()] if b["step"].notna().any() else b
     step_of = pd.to_numeric(b.groupby("rank")["step_us"].mean(), errors="coerce").astype("float64")
     n_steps = max(int(b["step"].nunique()), 1) if b["step"].notna().any() else 1
@@ -321,7 +330,7 @@ def pipeline_bubbles(profile) -> pd.DataFrame:
         if g["name"] == "pp" and len(g["ranks"]) >= 2:
             for i, r in enumerate(g["ranks"]):
                 stage_of.setdefault(int(r), i)
-    b = breakdown(profile)
+    b = step_figures(profile)
     b = b[b["step"].notna() & b["rank"].isin(list(stage_of))]
     if b.empty:
         return pd.DataFrame(columns=list(_BUBBLE_COLS))

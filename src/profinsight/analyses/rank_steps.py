@@ -13,8 +13,7 @@ import pandas as pd
 
 from ..registry import Chart, analysis
 from .parallel import layout
-from .ranks import _rows
-from .steps import breakdown
+from .ranks import _rows, step_figures
 
 #: declared group names tried in turn for the rank's place in the heat map
 GROUPING = ("dp", "dp_cp", "pp")
@@ -62,7 +61,7 @@ def rank_steps(profile) -> pd.DataFrame:
     cols = [*_COLS, "label"]
     if r.empty:
         return pd.DataFrame(columns=cols)
-    src = breakdown(profile)[["rank", "step", "source"]]
+    src = step_figures(profile)[["rank", "step", "source"]]
     r = r.merge(src, on=["rank", "step"], how="left")
     groups = rank_groups(profile)
     r["group"] = [groups.get(int(k), ("", 0))[0] for k in r["rank"]]

@@ -15,6 +15,8 @@ against the median (shorter = the others waited for it).
 
 from __future__ import annotations
 
+import threading
+
 import pandas as pd
 
 from ..registry import Chart, Param, analysis
@@ -46,8 +48,37 @@ _RANK_COLUMNS = {
 }
 
 
+_MEMO_LOCK = threading.RLock()
+
+
+def memo(profile, key: str, make):
+    """``make(profile)`` once per profile (kept with its analysis results); ``None`` profiles
+    without that store compute each time.  Built under one lock: the server asks for the rank
+    analyses in parallel threads, which would otherwise each build the same rows (4x the work on
+    1,024 ranks)."""
+    store = getattr(profile, "_results", None)
+    if store is None:
+        return make(profile)
+    with _MEMO_LOCK:
+        if (key,) not in store:
+            store[(key,)] = make(profile)
+        return store[(key,)]
+
+
+def step_figures(profile) -> pd.DataFrame:
+    """``steps.breakdown`` of ``profile``, built once for the rank analyses (rank rows, groups,
+    bubbles and the rank x step grid each read it); a copy each caller may change."""
+    return memo(profile, "_breakdown", breakdown).copy()
+
+
 def _rows(profile) -> pd.DataFrame:
-    b = breakdown(profile)
+    """Per rank and step: the breakdown's figures and the communication wait.  Built once per
+    profile: rank_summary, slow_ranks, load_imbalance and the parallel groups all start here."""
+    return memo(profile, "_rank_rows", _build_rows).copy()
+
+
+def _build_rows(profile) -> pd.DataFrame:
+    b = step_figures(profile)
     rows = b[b["step"].notna()] if b["step"].notna().any() else b
     rows = rows[rows["span_us"].notna()].copy()
     cols = ["step_us", "computing_us", "comm_not_overlapped_us", "free_us", "preparing_us", "comm_us"]

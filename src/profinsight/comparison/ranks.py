@@ -18,6 +18,10 @@ from ..i18n import resolve_lang, t
 __all__ = ["COMPONENTS", "RanksReport", "load_imbalance", "rank_summary", "slow_links", "slow_ranks"]
 
 
+#: sentences of one kind in the verdict before the rest are counted in one
+MAX_SENTENCES = 16
+
+
 class RanksReport:
     """Everything about the ranks of one profile: ``summary()``, ``slow_ranks()``,
     ``imbalance()``, ``verdict()``, ``to_dict()``, rich display."""
@@ -71,7 +75,21 @@ class RanksReport:
     def _group_verdict(self) -> str:
         g = self.groups()
         g = g[g["slow_rank"].notna()] if not g.empty else g
-        return (" In the parallel groups: " + " ".join(g["evidence"])) if not g.empty else ""
+        if g.empty:
+            return ""
+        ids = [int(r) for r in g["slow_rank"]]
+        return " In the parallel groups: " + self._capped(list(g["evidence"]), ids, "groups")
+
+    def _capped(self, sentences: list[str], ids: list, what: str) -> str:
+        """At most :data:`MAX_SENTENCES` sentences, then one that counts and names the rest (a
+        1,024-rank job has 128 groups: the verdict is read, the JSON holds every one)."""
+        if len(sentences) <= MAX_SENTENCES:
+            return " ".join(sentences)
+        rest = sorted(ids[MAX_SENTENCES:]) if all(isinstance(i, int) for i in ids) else ids[MAX_SENTENCES:]
+        more = t(
+            "ranks.more", self.lang, n=len(rest), what=t(f"ranks.more.{what}", self.lang), ids=", ".join(map(str, rest))
+        )
+        return " ".join(sentences[:MAX_SENTENCES]) + " " + more
 
     def _rank_verdict(self) -> str:
         n = len(self.profile.ranks)
@@ -82,7 +100,7 @@ class RanksReport:
             if n < 3:
                 return t("ranks.too_few", self.lang, n=n)
             return t("ranks.none_stands_out", self.lang, n=n, threshold=self.threshold)
-        return " ".join(sr["evidence"])
+        return self._capped(list(sr["evidence"]), list(sr["rank"]), "ranks")
 
     def to_dict(self) -> dict:
         import json

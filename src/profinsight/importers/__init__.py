@@ -59,6 +59,31 @@ def load_rank(source: RankSource) -> RankData:
     return data
 
 
+def cacheable(fmt: str) -> bool:
+    """Whether the ranks of format ``fmt`` go to the Parquet cache (an importer whose ranks are
+    cheaper to read again than to cache says ``CACHE = False``)."""
+    return getattr(importer(fmt), "CACHE", True)
+
+
+def load_ranks(sources) -> list[RankData]:
+    """Import several ranks of one format in this process, as :func:`load_rank` does each, through
+    the importer's ``load_ranks`` where it has one (it reads a file that holds many ranks once)."""
+    from .checks import rank_checks
+
+    sources = list(sources)
+    if not sources:
+        return []
+    mod = importer(sources[0].format)
+    many = getattr(mod, "load_ranks", None)
+    out = [d.finish() for d in (many(sources) if many else [mod.load_rank(s) for s in sources])]
+    for data in out:
+        try:
+            data.diagnostics.extend(rank_checks(data))
+        except Exception:  # noqa: BLE001 - a check that fails never costs the user the rank's tables
+            pass
+    return out
+
+
 def __getattr__(name: str):
     if name == "FORMATS":  # the format -> module map, built on first use
         return formats()
@@ -73,6 +98,8 @@ __all__ = [
     "Recognised",
     "formats",
     "importer",
+    "cacheable",
     "importers",
     "load_rank",
+    "load_ranks",
 ]

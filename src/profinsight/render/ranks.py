@@ -10,17 +10,13 @@ from __future__ import annotations
 
 import html
 
-import pandas as pd
-
-from ..registry import get
-from .notebook import render_html
 from .styles import page
 
 
 def figure_text(v, col: str = "") -> str:
     """One figure of a ranks table as text: ratios and shares with four significant digits (a
     2.1% imbalance reads 0.021, never 0.0), other floats with one decimal, empty for a missing one."""
-    if v is None or v is pd.NA or (isinstance(v, float) and v != v):
+    if v is None or type(v).__name__ == "NAType" or (isinstance(v, float) and v != v):  # pandas' NA, no pandas import
         return "-"
     if isinstance(v, float):
         return f"{v:.4g}" if col.endswith("ratio") or col == "mads" else f"{v:,.1f}"
@@ -31,6 +27,9 @@ def ranks_html(rep) -> str:
     """The verdict, the rank summary, the slow ranks, the imbalance per component, the parallel
     groups (where the profile records its layout or its collectives' groups), the pipeline
     bubble per stage and (when there are any) the slow links."""
+    from ..registry import get
+    from .notebook import render_html
+
     links, groups, bubbles = rep.slow_links(), rep.groups(), rep.bubbles()
     return (
         f"<div class='profinsight-ranks'><p>{html.escape(rep.verdict())}</p>"

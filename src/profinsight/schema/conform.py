@@ -2,19 +2,24 @@
 
 from __future__ import annotations
 
+from functools import cache
+
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from .tables import PMU_PREFIX, TABLES
 
 
+@cache
 def arrow_schema(name: str) -> pa.Schema:
     """The declared Arrow schema of canonical table ``name``."""
     return pa.schema([pa.field(c.name, c.type) for c in TABLES[name].columns])
 
 
+@cache
 def empty_table(name: str) -> pa.Table:
-    """A zero-row table with the declared schema."""
+    """A zero-row table with the declared schema (one per name, shared: Arrow tables are
+    immutable, and a 1,024-rank summary asks for ten of them a rank)."""
     return arrow_schema(name).empty_table()
 
 

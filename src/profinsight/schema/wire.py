@@ -159,9 +159,12 @@ class _ProfileInfoBase(TypedDict):
 
 
 class ProfileInfo(_ProfileInfoBase, total=False):
-    """A served profile (``GET api/profiles/ID``); ``tables`` (row counts) once it is loaded."""
+    """A served profile (``GET api/profiles/ID``); ``tables`` (row counts) once it is loaded, and
+    ``tier``: ``summary`` where its ranks were read from their own summaries (no trace parsed),
+    ``full`` where their traces were imported."""
 
     tables: dict[str, int]
+    tier: Literal["summary", "full"]
 
 
 class ProfilesAnswer(TypedDict):
@@ -177,6 +180,22 @@ class LoadStatus(TypedDict):
     done: int
     total: int
     elapsed_s: float
+    background: BackgroundImport
+
+
+class BackgroundImport(TypedDict):
+    """The background full import of a summary-tier run: the ranks planned (most suspicious
+    first) and those already in the cache (opening them is a warm read)."""
+
+    ranks: list[int]
+    done: list[int]
+
+
+class OpenRankAnswer(TypedDict):
+    """``GET api/profiles/ID/ranks/R``: the id under which rank R is served on its own, in full."""
+
+    id: str
+    rank: int
 
 
 class MessagesAnswer(TypedDict):
@@ -383,6 +402,31 @@ class GapsAnswer(TypedDict):
     ranks: dict[str, RankGaps]
 
 
+class RankAlignment(TypedDict):
+    """One rank of an alignment: its anchor time (None: the rank lacks it), the offset that puts
+    the anchor on the reference rank's, and the anchor as drawn (the collective to highlight)."""
+
+    rank: int
+    anchor_ns: int | None
+    offset_ns: int
+    slice: TimelineSlice | None
+
+
+class AlignAnswer(TypedDict):
+    """``GET .../timeline/align``: per-rank offsets lining up a step start or one collective
+    (timeline/align.py); ``steps`` lists the steps every rank recorded."""
+
+    origin_ns: str
+    by: str
+    edge: str
+    step: int | None
+    reference: int
+    name: str | None
+    steps: list[int]
+    missing: list[int]
+    ranks: list[RankAlignment]
+
+
 #: what the generated TypeScript file declares, in this order
 WIRE_TYPES: tuple[Any, ...] = (
     ChartSpec,
@@ -395,6 +439,8 @@ WIRE_TYPES: tuple[Any, ...] = (
     ProfileInfo,
     ProfilesAnswer,
     LoadStatus,
+    BackgroundImport,
+    OpenRankAnswer,
     MessagesAnswer,
     TablePage,
     TrackInfo,
@@ -415,6 +461,8 @@ WIRE_TYPES: tuple[Any, ...] = (
     StatsAnswer,
     RankGaps,
     GapsAnswer,
+    RankAlignment,
+    AlignAnswer,
 )
 
 #: named aliases: an annotation equal to one of these is written as its name

@@ -110,6 +110,23 @@ class ApiHandler(tornado.web.RequestHandler):
     def list_arg(self, name: str) -> list[str]:
         return [t for v in self.get_query_arguments(name) for t in v.split(",") if t]
 
+    def shift_arg(self) -> dict[int, int] | None:
+        """``shift=RANK:NS,RANK:NS``: per-rank time offsets of an aligned multi-rank timeline
+        (timeline/align.py), each within +-2^50 ns (13 days), else a 400."""
+        out = {}
+        for part in self.list_arg("shift"):
+            rank, _, ns = part.partition(":")
+            try:
+                r, v = int(rank), int(ns)
+            except ValueError:
+                raise ProfileError(
+                    f"shift must be RANK:NS,RANK:NS, not {part[:40]!r}", fix="e.g. shift=1:-125000"
+                ) from None
+            if not (0 <= r < 2**31 and abs(v) <= 2**50):
+                raise ProfileError(f"shift {part[:40]} is out of range", fix="a rank >= 0 and |ns| <= 2^50")
+            out[r] = v
+        return {r: v for r, v in out.items() if v} or None
+
 
 class ProfilesHandler(ApiHandler):
     async def get(self):
@@ -149,6 +166,15 @@ class StatusHandler(ApiHandler):
 
     def get(self, pid):
         self.send_json(self.store.status(pid))
+
+
+class OpenRankHandler(ApiHandler):
+    """``api/profiles/ID/ranks/R``: the id of rank R of run ID served on its own, in full (the
+    summary tier holds no trace of a rank; this is how its timeline opens)."""
+
+    async def get(self, pid, rank):
+        rid = await self.engine(self.store.open_rank, pid, int(rank))
+        self.send_json({"id": rid, "rank": int(rank)})
 
 
 class MessagesHandler(ApiHandler):
@@ -307,7 +333,7 @@ class WindowHandler(TimelineHandler):
     def arrow_answer(self, profile, s, e, ids, width):
         raise NotImplementedError
 
-    def json_answer(self, profile, s, e, ids, width, meta, origin) -> bytes:
+    def json_answer(self, profile, s, e, ids, width, meta, origin, shift=None, lanes=None) -> bytes:
         raise NotImplementedError
 
     async def get(self, pid):
@@ -321,10 +347,17 @@ class WindowHandler(TimelineHandler):
             "width": width,
             "px_ns": (e - s) / width,
         }
+        shift = self.shift_arg()
+        # ``capped=ID,ID&lanes=N``: those tracks only down to N nesting levels (the page draws a
+        # deep host thread's first levels until its "show all" toggle is used)
+        capped = self.list_arg("capped")
+        lanes = dict.fromkeys(capped, self.int_arg("lanes", 8, 1, 100_000)) if capped else None
         if arrow:
+            if shift or lanes:
+                raise ProfileError("shift and capped are answered in JSON only", fix="leave format=arrow out")
             table = await self.engine(self.arrow_answer, profile, s, e, ids, width)
             return self.send_arrow(table, **meta, rows=table.num_rows)
-        body = await self.engine(self.json_answer, profile, s, e, ids, width, meta, origin)
+        body = await self.engine(self.json_answer, profile, s, e, ids, width, meta, origin, shift, lanes)
         self.set_header("Content-Type", "application/json; charset=UTF-8")
         self.finish(body)
 
@@ -387,9 +420,33 @@ class StatsHandler(TimelineHandler):
     async def get(self, pid):
         profile, origin = await self.profile_and_origin(pid)
         s, e = origin + self.int_arg("start"), origin + self.int_arg("end")
-        out = await self.engine(timeline.range_stats, profile, s, e, self.list_arg("tracks"))
+        out = await self.engine(timeline.range_stats, profile, s, e, self.list_arg("tracks"), self.shift_arg())
         out.update(origin_ns=str(origin), start_ns=s - origin, end_ns=e - origin)
         self.send_json(out)
+
+
+class AlignHandler(TimelineHandler):
+    """``?by=step[&step=N][&ref=R]`` or ``?by=collective&kind=K&rank=R&id=ID[&edge=start|end]``:
+    per-rank offsets that line up a step start or one collective on every rank
+    (timeline/align.py); times relative to origin_ns, offsets in ns."""
+
+    async def get(self, pid):
+        profile, origin = await self.profile_and_origin(pid)
+        by = self.get_query_argument("by", "step")
+        step = self.int_arg("step", -1) if self.get_query_argument("step", None) is not None else None
+        ref = self.int_arg("ref", 0, 0) if self.get_query_argument("ref", None) is not None else None
+        kw = {"step": step, "reference": ref, "edge": self.get_query_argument("edge", "start")}
+        if by == "collective":
+            kw.update(
+                kind=self.get_query_argument("kind", "comm_op"), rank=self.int_arg("rank", 0, 0), id_=self.int_arg("id")
+            )
+        out = await self.engine(lambda: timeline.alignment(profile, by, **kw))
+        for r in out["ranks"]:
+            if r["anchor_ns"] is not None:
+                r["anchor_ns"] -= origin
+            if r["slice"]:
+                _relative(r["slice"], origin)
+        self.send_json({"origin_ns": str(origin), **out})
 
 
 class GapsHandler(TimelineHandler):
@@ -397,20 +454,20 @@ class GapsHandler(TimelineHandler):
 
     async def get(self, pid):
         profile, origin, s, e, _, width = await self.window(pid)
-        out = await self.engine(timeline.gaps, profile, s, e, width)
+        out = await self.engine(timeline.gaps, profile, s, e, width, self.shift_arg())
         for g in out["ranks"].values():
             g["start_ns"] = [x - origin for x in g["start_ns"]]
             g["end_ns"] = [x - origin for x in g["end_ns"]]
         self.send_json({"origin_ns": str(origin), "start_ns": s - origin, "end_ns": e - origin, **out})
 
 
-def _slices_answer(profile, s, e, ids, width, meta, origin) -> bytes:
+def _slices_answer(profile, s, e, ids, width, meta, origin, shift=None, lanes=None) -> bytes:
     # query and encoding in one engine call: one hop through the engine's queue, not two
-    return _slices_json(meta, timeline.slice_columns(profile, s, e, ids, width, True), origin)
+    return _slices_json(meta, timeline.slice_columns(profile, s, e, ids, width, True, shift, lanes), origin)
 
 
-def _counters_answer(profile, s, e, ids, width, meta, origin) -> bytes:
-    return _counters_json(meta, timeline.counter_columns(profile, s, e, ids, width), origin)
+def _counters_answer(profile, s, e, ids, width, meta, origin, shift=None, lanes=None) -> bytes:
+    return _counters_json(meta, timeline.counter_columns(profile, s, e, ids, width, shift), origin)
 
 
 def _slices_json(meta: dict, tracks: dict, origin: int) -> bytes:
@@ -474,6 +531,7 @@ ROUTES = [
     (r"api/compare", CompareHandler),
     (r"api/profiles/([^/]+)", ProfileHandler),
     (r"api/profiles/([^/]+)/status", StatusHandler),
+    (r"api/profiles/([^/]+)/ranks/([0-9]+)", OpenRankHandler),
     (r"api/profiles/([^/]+)/tables/([^/]+)", TableHandler),
     (r"api/profiles/([^/]+)/analyses", AnalysesHandler),
     (r"api/profiles/([^/]+)/analyses/([^/]+)", AnalysisHandler),
@@ -485,6 +543,7 @@ ROUTES = [
     (r"api/profiles/([^/]+)/timeline/details", DetailsHandler),
     (r"api/profiles/([^/]+)/timeline/stats", StatsHandler),
     (r"api/profiles/([^/]+)/timeline/gaps", GapsHandler),
+    (r"api/profiles/([^/]+)/timeline/align", AlignHandler),
 ]
 
 

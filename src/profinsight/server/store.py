@@ -52,6 +52,43 @@ class Entry:
     total: int = 0
     started: float | None = None
     finished: float | None = None
+    #: the background full import of a summary-tier run (most suspicious ranks first): ranks
+    #: planned, ranks in the cache so far
+    background: list[int] = field(default_factory=list)
+    background_done: list[int] = field(default_factory=list)
+
+
+#: how many of a summary-tier run's ranks are imported in full in the background, most suspicious
+#: first (``PROFINSIGHT_BACKGROUND_RANKS``; 0: none): opening one of them is then a warm read
+BACKGROUND_RANKS = 4
+#: a run of more ranks than this opens in the summary tier where its ranks have their summaries
+#: (the cluster view in seconds; the traces of 1,024 ranks would take an hour); ``PROFINSIGHT_SUMMARY_RANKS``
+#: moves the bar
+SUMMARY_RANKS = 16
+
+
+def tier_for(run: Run) -> str:
+    """The tier a served run opens in: ``auto`` (the summary tier where every rank has its
+    summaries) for a run of more than :data:`SUMMARY_RANKS` ranks, else ``full``."""
+    import os
+
+    try:
+        bar = int(os.environ.get("PROFINSIGHT_SUMMARY_RANKS", SUMMARY_RANKS))
+    except ValueError:
+        bar = SUMMARY_RANKS
+    return "auto" if len(run.sources) > bar else "full"
+
+
+def _close(ref) -> None:
+    store = ref()
+    if store is not None:
+        store.close()
+
+
+def _tier(profile) -> str:
+    from ..api import tier_of
+
+    return tier_of(profile.run)
 
 
 class ProfileStore:
@@ -63,6 +100,9 @@ class ProfileStore:
         self.root = None if root is None else Path(root).expanduser().resolve()
         self._lock = threading.Lock()
         self._scan: dict | None = None  # root mode: the last listing (see runs())
+        self._rank_ids: dict[tuple[str, int], str] = {}  # (run id, rank) -> id of that rank opened alone
+        self._stop = threading.Event()  # ends the background imports (close(), and at exit)
+        self._threads: list[threading.Thread] = []
         for path in paths:
             for run in discover(path, prefer=prefer):
                 self.add(run)
@@ -99,14 +139,76 @@ class ProfileStore:
 
                 e.started, e.stage, e.total = time.monotonic(), "importing", len(e.run.sources)
                 try:
-                    e.profile = load(e.run, progress=progress)
+                    e.profile = load(e.run, progress=progress, tier=tier_for(e.run))
                 except ProfileError as exc:
                     e.error = exc
                 finally:
                     e.finished = time.monotonic()
+                if e.profile is not None and e.run.format != "cluster" and _tier(e.profile) == "summary":
+                    self._background(e)
             if e.error is not None:
                 raise e.error
             return e.profile
+
+    def _background(self, e: Entry) -> None:
+        """Import the most suspicious ranks of a summary-tier run in full, in one spawned process,
+        so that opening one of them (:meth:`open_rank`) is a warm read."""
+        import os
+
+        try:
+            n = int(os.environ.get("PROFINSIGHT_BACKGROUND_RANKS", BACKGROUND_RANKS))
+        except ValueError:
+            n = BACKGROUND_RANKS
+        if n <= 0:
+            return
+        from ..api import import_full, suspicious_ranks
+
+        profile = e.profile
+        e.background = suspicious_ranks(profile)[:n]
+
+        def work():
+            for r in e.background:
+                if self._stop.is_set():
+                    return
+                try:
+                    e.background_done.extend(import_full(profile, [r], stop=self._stop))
+                except Exception:  # noqa: BLE001 - a background warm-up never fails the view; opening the rank reports
+                    continue
+
+        t = threading.Thread(target=work, name=f"profinsight-background-{e.id}", daemon=True)
+        self._threads.append(t)
+        if len(self._threads) == 1:
+            import atexit
+            import weakref
+
+            atexit.register(_close, weakref.ref(self))  # a server that exits ends its imports first
+        t.start()
+
+    def close(self, timeout: float = 5.0) -> None:
+        """Stop the background imports: the worker of a rank being imported is ended."""
+        self._stop.set()
+        for t in self._threads:
+            t.join(timeout)
+
+    def open_rank(self, pid: str, rank: int) -> str:
+        """The id under which rank ``rank`` of run ``pid`` is served on its own, in full (its
+        traces: timeline, kernels, operators); the rank folder comes from the run, never from
+        the client."""
+        e = self.entry(pid)
+        with self._lock:
+            if (pid, rank) in self._rank_ids:
+                return self._rank_ids[(pid, rank)]
+        from ..api import rank_run
+
+        run = rank_run(e.run, rank, prefer=self.prefer)
+        if len(e.run.sources) == 1:
+            return pid
+        rid = self._add_rel(run) if self.root is not None else self.add(run)
+        if rid is None:
+            raise UnknownTable(f"rank {rank} of {pid!r} lies outside the Jupyter root", fix="serve it directly")
+        with self._lock:
+            self._rank_ids[(pid, rank)] = rid
+        return rid
 
     def status(self, pid: str) -> dict:
         """Where loading ``pid`` stands, answered at once (never waits for the load):
@@ -129,6 +231,7 @@ class ProfileStore:
             "done": e.done,
             "total": e.total or len(e.run.sources),
             "elapsed_s": round(end - e.started, 3) if e.started is not None else 0.0,
+            "background": {"ranks": list(e.background), "done": list(e.background_done)},
         }
 
     def describe(self, pid: str, load: bool = True, lang: str = "en") -> dict:
@@ -159,6 +262,7 @@ class ProfileStore:
             ranks=p.ranks,
             steps=p.steps,
             loaded=True,
+            tier=_tier(p),
             tables=p.row_counts(),
             diagnostics=[_localized(d, lang) for d in p.diagnostics],
         )

@@ -29,21 +29,9 @@ from ..diagnostics import Diagnostic
 from ..importers import RankData, RankSource, importer
 from ..importers.checks import CHECKS_VERSION
 from ..schema import SCHEMA_VERSION, TABLES
+from .root import cache_root
 
-_OFF = {"off", "0", "none", "false", "no"}
 _META = "meta.json"
-
-
-def cache_root() -> Path | None:
-    """The cache folder, or None when caching is switched off."""
-    env = os.environ.get("PROFINSIGHT_CACHE")
-    if env is not None and env.strip().lower() in _OFF:
-        return None
-    if env:
-        return Path(env).expanduser()
-    from platformdirs import user_cache_dir
-
-    return Path(user_cache_dir("profinsight"))
 
 
 def cache_key(source: RankSource) -> str:

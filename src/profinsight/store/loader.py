@@ -17,7 +17,7 @@ import pyarrow as pa
 
 from .. import diagnostics as dg
 from ..errors import ProfileError
-from ..importers import RankData, RankSource, load_rank
+from ..importers import RankData, RankSource, cacheable, load_rank, load_ranks
 from . import cache
 
 Progress = Callable[[int, int, str], None]
@@ -32,6 +32,9 @@ class LoadedRank:
     diagnostics: list[dg.Diagnostic]
     cached: cache.CachedRank | None = None
     tables: dict[str, pa.Table] | None = None
+    #: where the rank was imported this time: ``{"pid": ..., "host": ..., "worker": <Dask worker
+    #: address or None>}``; None when it came from the cache or was read in this process
+    loaded_by: dict | None = None
 
     def read(self, name: str) -> pa.Table:
         if self.tables is not None:
@@ -81,27 +84,48 @@ def import_rank(source: RankSource) -> RankData:
 
 
 def _import_and_store(source: RankSource, threads: int | None = None):
-    """Import and cache one rank; ``threads``: the DuckDB threads it may use (its share of the
-    cores when several ranks are imported at once; None: every core, for ranks imported one at a
-    time)."""
+    """The unit of work of every executor: import one rank and store it in the cache.  Returns
+    ``(how, cache folder, tables or None, where it ran)``.  ``threads``: the DuckDB threads the
+    import may use (its share of the cores when several ranks are imported at once; None: the
+    idle cores, for ranks imported one at a time)."""
     from ..importers._common import set_rank_threads
 
     set_rank_threads(threads)
     data = import_rank(source)
+    where = _where()
     if any(d.code == "import-failed" for d in data.diagnostics):
         # a failed import (out of memory, a bug) is not the profile's content: never cache it,
         # so the next load tries again
-        return ("memory", None, data)
+        return ("memory", None, data, where)
     entry = cache.store(source, data)
     if entry is not None:
-        return ("cached", entry.folder, None)
-    return ("memory", None, data)
+        return ("cached", entry.folder, None, where)
+    return ("memory", None, data, where)
+
+
+def _where() -> dict:
+    """The process that ran a rank's import (and the Dask worker, when it is one)."""
+    import socket
+    import sys
+
+    worker = None
+    if "distributed" in sys.modules:  # only a process that imported Dask can be its worker
+        try:
+            from distributed import get_worker
+
+            worker = get_worker().address
+        except (ImportError, ValueError):
+            worker = None
+    return {"pid": os.getpid(), "host": socket.gethostname(), "worker": worker}
 
 
 def load_sources(
     sources: tuple[RankSource, ...], progress: Progress | None = None, workers: int | None = None
 ) -> list[LoadedRank]:
-    """Load every rank source, cache first; ranks to import run in parallel processes."""
+    """Load every rank source, cache first; ranks to import run in parallel processes.  Ranks of
+    a format that is not cached (summaries: a few KB a rank) are read here, all at once."""
+    if in_process(sources):
+        return load_in_process(sources, progress)
     loaded, todo = cache_first(sources, progress)
     n_workers = min(len(todo), workers or os.cpu_count() or 1)
     if workers is None and _source_bytes(sources[i] for i in todo) < PARALLEL_MIN_BYTES:
@@ -115,6 +139,70 @@ def load_sources(
     else:
         collect(sources, todo, (_import_and_store(sources[i]) for i in todo), loaded, progress)
     return [loaded[i] for i in range(len(sources))]
+
+
+def import_isolated(sources, stop=None, progress: Progress | None = None) -> list[int]:
+    """Import and cache ``sources`` one at a time in one spawned worker process, skipping those
+    already cached: the background import of a summary-tier view, so that the process that asked
+    (a server answering the browser) keeps its interpreter to itself.  ``stop`` (an Event) ends
+    it -- between ranks, or during one, by ending the worker (half a second at most: a server
+    that stops leaves no import running behind it).  Returns the positions imported."""
+    from concurrent.futures import TimeoutError as Pending
+
+    todo = [i for i, s in enumerate(sources) if cache.lookup(s) is None]
+    done: list[int] = []
+    if not todo:
+        return done
+    pool = ProcessPoolExecutor(max_workers=1, mp_context=mp.get_context("spawn"))
+    try:
+        for n, i in enumerate(todo):
+            fut = pool.submit(_import_and_store, sources[i])
+            while True:
+                if stop is not None and stop.is_set():
+                    _end(pool)
+                    return done
+                try:
+                    fut.result(timeout=0.5)
+                    break
+                except Pending:
+                    continue
+            done.append(i)
+            if progress:
+                progress(n + 1, len(todo), str(sources[i].path))
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+    return done
+
+
+def _end(pool: ProcessPoolExecutor) -> None:
+    """End the pool's worker now (its rank was not stored: a cache entry is only one once it is
+    complete, so nothing half-written is ever read)."""
+    for proc in list((getattr(pool, "_processes", None) or {}).values()):
+        proc.terminate()
+    pool.shutdown(wait=True, cancel_futures=True)
+
+
+def in_process(sources) -> bool:
+    """Whether ``sources`` are ranks read in this process and never cached (the summary tier):
+    a process or a Dask task per rank would cost more than reading the rank."""
+    return bool(sources) and all(not cacheable(s.format) for s in sources)
+
+
+def load_in_process(sources, progress: Progress | None = None) -> list[LoadedRank]:
+    """Every rank of ``sources`` read in this process (the importer reads a file that holds many
+    ranks once), held in memory.  An importer failure falls back to one rank at a time, so a
+    bad rank costs only itself (``import_rank`` turns it into a diagnostic)."""
+    try:
+        datas = load_ranks(sources)
+    except Exception:  # noqa: BLE001 - retried rank by rank below, where each failure is reported
+        datas = [import_rank(s) for s in sources]
+    out = []
+    for i, (src, data) in enumerate(zip(sources, datas)):
+        rank = (src.rank_hint or 0) if data.rank is None else int(data.rank)
+        out.append(LoadedRank(src, rank, list(data.diagnostics), tables=data.tables))
+        if progress and (i + 1 == len(sources) or (i + 1) % 64 == 0):
+            progress(i + 1, len(sources), str(src.path))
+    return out
 
 
 def cache_first(sources, progress: Progress | None = None) -> tuple[dict[int, LoadedRank], list[int]]:
@@ -159,11 +247,12 @@ def _source_bytes(sources) -> int:
 
 
 def _to_loaded(source: RankSource, result) -> LoadedRank:
-    how, folder, data = result
+    how, folder, data, where = result
     if how == "cached":
         entry = cache._open(folder)
         if entry is not None:
-            return LoadedRank(source, entry.rank, entry.diagnostics, cached=entry)
+            return LoadedRank(source, entry.rank, entry.diagnostics, cached=entry, loaded_by=where)
         data = import_rank(source)  # the entry vanished (cache cleared meanwhile): keep in memory
+        where = _where()
     rank = 0 if data.rank is None else int(data.rank)
-    return LoadedRank(source, rank, list(data.diagnostics), tables=data.tables)
+    return LoadedRank(source, rank, list(data.diagnostics), tables=data.tables, loaded_by=where)

@@ -16,7 +16,8 @@ Track ids are URL-safe and stable across loads of the same profile::
     r{rank}/mem/{hash}              memory_samples  (unit "Memory": allocated/reserved/active)
 
 A collective that is both a device task without a stream and a ``comm_ops`` row (same rank,
-start and duration) is drawn once, on its group's track.
+start and duration) is drawn once, on its group's track; one that is a kernel on a device stream
+(Kineto's NCCL kernels) is drawn once, on that stream.
 """
 
 from __future__ import annotations
@@ -65,6 +66,13 @@ _DRAWN_AS_COMM_OP = """kind = 'communication' AND stream IS NULL AND EXISTS (SEL
     WHERE c.rank = d.rank AND c.start_ns = d.start_ns AND c.dur_ns IS NOT DISTINCT FROM d.dur_ns)"""
 
 
+#: a collective that is a kernel on a device stream (Kineto: the NCCL kernel is both a device task
+#: on its stream and a comm_ops row): drawn once, on the stream it ran on, so that it is neither
+#: seen nor counted twice; alignment and highlights find it there (align.py)
+_DRAWN_ON_STREAM = """EXISTS (SELECT 1 FROM device_tasks d WHERE d.rank = o.rank AND d.start_ns = o.start_ns
+    AND coalesce(d.dur_ns, 0) = o.dur_ns AND d.kind = 'communication' AND d.stream IS NOT NULL)"""
+
+
 def _slice_sources(device_unit: str, api_unit: str) -> list[str]:
     return [
         """SELECT rank, 'r' || rank || '/thread/' || coalesce(pid, 0) || '.' || coalesce(thread, 0) AS track,
@@ -82,11 +90,11 @@ def _slice_sources(device_unit: str, api_unit: str) -> list[str]:
         f"""SELECT rank, 'r' || rank || '/hccl/' || plane_id, 'device_task', task_uid, name, start_ns,
                coalesce(dur_ns, 0), 'HCCL', 'communication', 'Plane ' || plane_id
             FROM device_tasks d WHERE start_ns IS NOT NULL AND {_PLANE_TASK}""",
-        f"""SELECT rank, 'r' || rank || '/comm/' || {_GROUP_HASH}, 'comm_op',
+        f"""SELECT * FROM (SELECT rank, 'r' || rank || '/comm/' || {_GROUP_HASH} AS track, 'comm_op',
                row_number() OVER (PARTITION BY rank ORDER BY {SYNTHETIC_ORDER["comm_ops"]}) - 1,
-               name, start_ns, coalesce(dur_ns, 0), 'Communication', 'communication',
+               name, start_ns, coalesce(dur_ns, 0) AS dur_ns, 'Communication', 'communication',
                'Group ' || coalesce("group", '?')
-            FROM comm_ops WHERE start_ns IS NOT NULL""",
+            FROM comm_ops WHERE start_ns IS NOT NULL) o WHERE NOT ({_DRAWN_ON_STREAM})""",
         f"""SELECT rank, 'r' || rank || '/ts/' || {_h("coalesce(process, '') || chr(31) || coalesce(thread, '')")},
                'trace_slice', row_number() OVER (PARTITION BY rank ORDER BY {SYNTHETIC_ORDER["trace_slices"]}) - 1,
                name, start_ns, coalesce(dur_ns, 0), coalesce(nullif(process, ''), 'Other'), 'slices',

@@ -30,7 +30,7 @@ import numpy as np
 
 #: bump when what the persisted index holds or how it is laid out changes: older copies are
 #: then rebuilt (the Parquet cache key covers the data itself)
-TIMELINE_VERSION = 3  # 3: HCCL plane tracks; collectives drawn once
+TIMELINE_VERSION = 4  # 3: HCCL plane tracks; collectives drawn once; 4: stream kernels' comm_ops once
 
 
 class RankPart:

@@ -77,7 +77,7 @@ export interface ErrorAnswer {
   fix: string | null;
 }
 
-/** A served profile (`GET api/profiles/ID`); `tables` (row counts) once it is loaded. */
+/** A served profile (`GET api/profiles/ID`); `tables` (row counts) once it is loaded, and `tier`: `summary` where its ranks were read from their own summaries (no trace parsed), `full` where their traces were imported. */
 export interface ProfileInfo {
   id: string;
   path: string;
@@ -89,6 +89,7 @@ export interface ProfileInfo {
   loaded: boolean;
   error: ErrorAnswer | null;
   tables?: Record<string, number>;
+  tier?: 'summary' | 'full';
 }
 
 export interface ProfilesAnswer {
@@ -103,6 +104,19 @@ export interface LoadStatus {
   done: number;
   total: number;
   elapsed_s: number;
+  background: BackgroundImport;
+}
+
+/** The background full import of a summary-tier run: the ranks planned (most suspicious first) and those already in the cache (opening them is a warm read). */
+export interface BackgroundImport {
+  ranks: number[];
+  done: number[];
+}
+
+/** `GET api/profiles/ID/ranks/R`: the id under which rank R is served on its own, in full. */
+export interface OpenRankAnswer {
+  id: string;
+  rank: number;
 }
 
 /** The viewer's labels (`ui.*` keys of the message catalogue). */
@@ -287,4 +301,25 @@ export interface GapsAnswer {
   total: number;
   shown: number;
   ranks: Record<string, RankGaps>;
+}
+
+/** One rank of an alignment: its anchor time (None: the rank lacks it), the offset that puts the anchor on the reference rank's, and the anchor as drawn (the collective to highlight). */
+export interface RankAlignment {
+  rank: number;
+  anchor_ns: number | null;
+  offset_ns: number;
+  slice: TimelineSlice | null;
+}
+
+/** `GET .../timeline/align`: per-rank offsets lining up a step start or one collective (timeline/align.py); `steps` lists the steps every rank recorded. */
+export interface AlignAnswer {
+  origin_ns: string;
+  by: string;
+  edge: string;
+  step: number | null;
+  reference: number;
+  name: string | null;
+  steps: number[];
+  missing: number[];
+  ranks: RankAlignment[];
 }

@@ -17,6 +17,20 @@ export interface DetailsOptions {
   onClose: () => void;
   /** absolute epoch ns of relative 0 (a string): absolute times in the row show from it */
   origin?: string;
+  /**
+   * line the ranks up on this slice when it is a collective (a multi-rank timeline passes it):
+   * its start or its end
+   */
+  onAlign?: (edge: 'start' | 'end') => void;
+}
+
+/** Whether the slice is a collective (a comm_ops row, or the kernel on a stream it is drawn as). */
+export function isCollective(m: Mark, det: DetailsResult | null): boolean {
+  if (m.kind === 'comm_op') {
+    return true;
+  }
+  const row = det && 'row' in det && det.row ? det.row : null;
+  return m.kind === 'device_task' && !!row && row.kind === 'communication';
 }
 
 /** Columns holding absolute times (epoch ns), shown as time from the profile start. */
@@ -49,7 +63,9 @@ export function cellText(key: string, v: Json, origin?: string): { text: string;
     text = fmtBytes(n);
   } else if (key.endsWith('_us')) {
     text = fmtDuration(n * 1e3);
-  } else if (Math.abs(n) >= 1e4 && !/(^|_)id$|uid$|_idx$/.test(key)) {
+  } else if (typeof v === 'number' && Math.abs(n) >= 1e4 && !/(^|_)id$|uid$|_idx$/.test(key)) {
+    // numbers only: a text column of digits (a communication group's hash) is a name, and
+    // reading it as a number would round it
     text = fmtNumber(n);
   }
   return text === null || text === raw ? { text: raw, raw: null } : { text, raw };
@@ -100,6 +116,16 @@ export function renderDetails(el: HTMLElement, m: Mark, det: DetailsResult | nul
     );
   }
   const close = t('ui.timeline.close');
+  const onAlign = o.onAlign;
+  const align =
+    onAlign && isCollective(m, det)
+      ? h(
+          'div',
+          { class: 'pi-tl-align-btns', title: t('ui.timeline.ranks.align_help') },
+          h('button', { class: 'pi-tl-btn pi-tl-align-start', onclick: () => onAlign('start') }, t('ui.timeline.ranks.align_start')),
+          h('button', { class: 'pi-tl-btn pi-tl-align-end', onclick: () => onAlign('end') }, t('ui.timeline.ranks.align_end'))
+        )
+      : null;
   append(el, [
     h(
       'div',
@@ -108,6 +134,7 @@ export function renderDetails(el: HTMLElement, m: Mark, det: DetailsResult | nul
       h('button', { class: 'pi-tl-close', title: close, 'aria-label': close, onclick: o.onClose }, '×')
     ),
     facts,
+    align,
     flows.length ? h('div', { class: 'pi-tl-sub' }, t('ui.timeline.d.flows', { n: flows.length })) : null,
     flows.length ? flowList : null,
     det && 'error' in det && det.error ? h('div', { class: 'pi-error-message' }, errorText(det.error)) : null,

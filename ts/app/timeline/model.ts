@@ -52,6 +52,11 @@ export interface Row {
   capped?: boolean;
   /** a track shown in the pinned group at the top */
   pinned?: boolean;
+  /**
+   * drawn at a fixed place under the ruler, whatever the vertical scroll (the pinned group's
+   * header and tracks, while they take at most STICKY_MAX of the rows' height)
+   */
+  sticky?: boolean;
   y: number;
   h: number;
 }
@@ -99,6 +104,8 @@ export interface LayoutOptions {
   filter?: string;
   /** track ids drawn first, in a "Pinned" group above every rank, in pin order */
   pinned?: string[];
+  /** the ranks shown (side by side, in rank order); undefined: every rank */
+  ranks?: Set<number>;
 }
 
 /** Whether the track `path` ("Rank 0 / HCCL / Plane 3") passes `filter`. */
@@ -115,6 +122,37 @@ export function passes(path: string, filter: string | undefined): boolean {
 }
 
 export const PINNED_KEY = 'pinned';
+
+/**
+ * The pinned group stays on screen while the rows under it scroll as long as it takes at most
+ * this share of the rows' height; a taller group scrolls with the rest (else nothing would be
+ * left to scroll).
+ */
+export const STICKY_MAX = 0.6;
+
+/**
+ * Marks the pinned group's rows sticky when they fit in STICKY_MAX of `viewH` (the rows'
+ * height on screen) and returns the sticky height (0: nothing sticks).  The group is always the
+ * first rows of a layout, so the sticky rows are `rows[0..k)` and their bottom is the height.
+ */
+export function stickPinned(rows: Row[], viewH: number): number {
+  let h = 0;
+  let k = 0;
+  while (k < rows.length && (rows[k].key === PINNED_KEY || rows[k].pinned)) {
+    h = rows[k].y + rows[k].h;
+    k++;
+  }
+  const stick = h > 0 && h <= viewH * STICKY_MAX;
+  for (let i = 0; i < k; i++) {
+    rows[i].sticky = stick;
+  }
+  return stick ? h : 0;
+}
+
+/** Canvas y (css px) of the top of `row`: sticky rows ignore the vertical scroll. */
+export function rowTop(row: Row, scrollY: number): number {
+  return RULER_H + row.y - (row.sticky ? 0 : scrollY);
+}
 
 /**
  * Rows top to bottom; collapsed ranks/units keep only their header.  Capped tracks (see
@@ -163,6 +201,9 @@ export function layout(
     }
   }
   for (const r of tree.ranks) {
+    if (opts.ranks && !opts.ranks.has(r.rank)) {
+      continue;
+    }
     const rankLabel = t('ui.timeline.rank', { rank: r.rank });
     const units = r.units
       .map(u => ({ u, tracks: u.tracks.filter(tr => !pinned.has(tr.id) && passes(`${rankLabel} / ${u.name} / ${tr.name}`, opts.filter)) }))

@@ -12,6 +12,7 @@ import {
   LANE_CAP,
   nameColor,
   Row,
+  rowTop,
   RULER_H,
   SLICE_H,
   SliceCols,
@@ -31,18 +32,28 @@ export interface Scene {
   height: number;
   rows: Row[];
   scrollY: number;
+  /** height of the sticky rows at the top of `rows` (drawn under the ruler, not scrolled) */
+  stickyH: number;
   start: number;
   end: number;
   slices: Map<string, SliceCols>;
   counters: Map<string, CounterCols>;
+  /** the window (relative ns) the counters in memory were fetched for, or null */
+  counterSpan: { start: number; end: number } | null;
   /** device idle gaps per rank, [start, end] relative ns */
   gaps: Map<number, [number, number][]>;
   selected: Mark | null;
   flows: Flow[];
   /** the drag-selected time range (relative ns), or null */
   range: { start: number; end: number } | null;
+  /** the tracks of a range dragged as a box over rows (their rows are tinted); null: every row */
+  rangeRows: Set<string> | null;
   /** markers (flags) the user dropped, relative ns */
   markers: number[];
+  /** the anchor of an aligned multi-rank view on every rank (the same collective), outlined */
+  highlights: Mark[];
+  /** the time the ranks are lined up at (relative ns), a line through every row; null: none */
+  anchor: number | null;
   /** row of a track (its own, or its collapsed unit/rank header) */
   rowOf: (track: string, rank: number) => Row | null;
   t: (k: string, v?: Record<string, string | number>) => string;
@@ -53,6 +64,8 @@ export interface FrameInfo {
   arrows: number;
   gaps: number;
   slices: number;
+  /** ms the frame took to draw (set by the view) */
+  ms?: number;
 }
 
 let hatch: CanvasPattern | null = null;
@@ -86,11 +99,11 @@ function gapPattern(ctx: CanvasRenderingContext2D): CanvasPattern | null {
 /** y (canvas px, top of the depth lane) of `depth` in a track row. */
 export function laneY(row: Row, depth: number, scrollY: number): number {
   if (row.kind !== 'track') {
-    return RULER_H + row.y - scrollY + row.h / 2 - SLICE_H / 2;
+    return rowTop(row, scrollY) + row.h / 2 - SLICE_H / 2;
   }
   // a level hidden by the lane cap: point at the last lane drawn
   const lane = row.lanes !== undefined ? Math.min(depth, row.lanes - 1) : depth;
-  return RULER_H + row.y - scrollY + TRACK_PAD + lane * SLICE_H;
+  return rowTop(row, scrollY) + TRACK_PAD + lane * SLICE_H;
 }
 
 export function draw(ctx: CanvasRenderingContext2D, s: Scene): FrameInfo {
@@ -105,46 +118,33 @@ export function draw(ctx: CanvasRenderingContext2D, s: Scene): FrameInfo {
   ctx.textBaseline = 'middle';
   ctx.font = '11px system-ui, sans-serif';
 
-  const first = firstRowBelow(s.rows, s.scrollY);
+  // the rows that scroll, clipped below the sticky (pinned) rows, then the sticky rows on top
+  const stickyH = Math.min(s.stickyH, Math.max(0, height - RULER_H));
+  const first = firstRowBelow(s.rows, s.scrollY + stickyH);
   const bottom = s.scrollY + height - RULER_H;
+  ctx.save();
+  ctx.beginPath();
+  ctx.rect(0, RULER_H + stickyH, width, height - RULER_H - stickyH);
+  ctx.clip();
+  for (let i = first; i < s.rows.length && s.rows[i].y < bottom; i++) {
+    drawRow(ctx, s, s.rows[i], RULER_H + s.rows[i].y - s.scrollY, plotW, xOf, pxNs, info);
+  }
+  ctx.restore();
   ctx.save();
   ctx.beginPath();
   ctx.rect(0, RULER_H, width, height - RULER_H);
   ctx.clip();
-  for (let i = first; i < s.rows.length && s.rows[i].y < bottom; i++) {
-    const row = s.rows[i];
-    const top = RULER_H + row.y - s.scrollY;
-    // track area
-    ctx.save();
-    ctx.beginPath();
-    ctx.rect(GUTTER_W, top, plotW, row.h);
-    ctx.clip();
-    if (row.kind === 'track' && row.track) {
-      if (row.unit && row.unit.kind === 'device') {
-        info.gaps += drawGaps(ctx, s, row.rank, top, row.h, xOf);
-      }
-      if (row.track.kind === 'slice') {
-        info.slices += drawSlices(ctx, s, row, top, xOf, pxNs);
-      } else {
-        drawCounter(ctx, s, row, top, xOf);
-      }
-    } else {
-      ctx.fillStyle = row.kind === 'rank' ? colors.bg2 : colors.bg;
-      ctx.fillRect(GUTTER_W, top, plotW, row.h);
-      // idle device time shows on the rank header too, so it jumps out even when scrolled away
-      if (row.kind === 'rank' || (row.kind === 'unit' && row.unit && row.unit.kind === 'device')) {
-        info.gaps += drawGaps(ctx, s, row.rank, top, row.h, xOf);
-      }
+  if (stickyH > 0) {
+    for (let i = 0; i < s.rows.length && s.rows[i].sticky; i++) {
+      drawRow(ctx, s, s.rows[i], RULER_H + s.rows[i].y, plotW, xOf, pxNs, info);
     }
-    ctx.restore();
-    // separator and gutter label
-    ctx.strokeStyle = colors.border;
-    ctx.lineWidth = 1;
+    // the edge the scrolling rows slide under
+    ctx.strokeStyle = colors.accent;
+    ctx.lineWidth = 2;
     ctx.beginPath();
-    ctx.moveTo(0, top + row.h - 0.5);
-    ctx.lineTo(width, top + row.h - 0.5);
+    ctx.moveTo(0, RULER_H + stickyH - 1);
+    ctx.lineTo(width, RULER_H + stickyH - 1);
     ctx.stroke();
-    drawLabel(ctx, s, row, top);
   }
   info.arrows = drawFlows(ctx, s, xOf);
   if (s.selected) {
@@ -163,6 +163,7 @@ export function draw(ctx: CanvasRenderingContext2D, s: Scene): FrameInfo {
       ctx.restore();
     }
   }
+  drawHighlights(ctx, s, xOf, plotW);
   drawRange(ctx, s, xOf);
   ctx.restore();
   drawRuler(ctx, s, pxNs, xOf);
@@ -174,6 +175,54 @@ export function draw(ctx: CanvasRenderingContext2D, s: Scene): FrameInfo {
   ctx.lineTo(GUTTER_W - 0.5, height);
   ctx.stroke();
   return info;
+}
+
+/** One row (track area, separator, gutter label) with its top at canvas y `top`. */
+function drawRow(
+  ctx: CanvasRenderingContext2D,
+  s: Scene,
+  row: Row,
+  top: number,
+  plotW: number,
+  xOf: (ns: number) => number,
+  pxNs: number,
+  info: FrameInfo
+): void {
+  const { width, colors } = s;
+  ctx.save();
+  ctx.beginPath();
+  ctx.rect(GUTTER_W, top, plotW, row.h);
+  ctx.clip();
+  if (row.kind === 'track' && row.track) {
+    if (row.sticky) {
+      ctx.fillStyle = colors.bg;
+      ctx.fillRect(GUTTER_W, top, plotW, row.h);
+    }
+    if (row.unit && row.unit.kind === 'device') {
+      info.gaps += drawGaps(ctx, s, row.rank, top, row.h, xOf);
+    }
+    if (row.track.kind === 'slice') {
+      info.slices += drawSlices(ctx, s, row, top, xOf, pxNs);
+    } else {
+      drawCounter(ctx, s, row, top, xOf);
+    }
+  } else {
+    ctx.fillStyle = row.kind === 'rank' ? colors.bg2 : colors.bg;
+    ctx.fillRect(GUTTER_W, top, plotW, row.h);
+    // idle device time shows on the rank header too, so it jumps out even when scrolled away
+    if (row.kind === 'rank' || (row.kind === 'unit' && row.unit && row.unit.kind === 'device')) {
+      info.gaps += drawGaps(ctx, s, row.rank, top, row.h, xOf);
+    }
+  }
+  ctx.restore();
+  // separator and gutter label
+  ctx.strokeStyle = colors.border;
+  ctx.lineWidth = 1;
+  ctx.beginPath();
+  ctx.moveTo(0, top + row.h - 0.5);
+  ctx.lineTo(width, top + row.h - 0.5);
+  ctx.stroke();
+  drawLabel(ctx, s, row, top);
 }
 
 function drawLabel(ctx: CanvasRenderingContext2D, s: Scene, row: Row, top: number): void {
@@ -253,9 +302,21 @@ function drawGaps(
   let n = 0;
   let runA = 0;
   let runB = -Infinity;
-  for (const [a, b] of gaps) {
-    if (b < s.start || a > s.end) {
-      continue;
+  // a rank's gaps are disjoint and sorted: start at the first that ends in the window
+  let lo = 0;
+  let hi = gaps.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (gaps[mid][1] < s.start) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  for (let k = lo; k < gaps.length; k++) {
+    const [a, b] = gaps[k];
+    if (a > s.end) {
+      break;
     }
     n++;
     const x0 = xOf(a);
@@ -379,6 +440,28 @@ function lowerBound(a: number[], v: number): number {
   return lo;
 }
 
+/**
+ * A counter row drawn once per answer and scale into an image of the whole fetched window, then
+ * copied at each frame's offset: a drag pans at one scale, and filling and stroking thousands of
+ * path points per counter row every frame was most of a frame's time where counters are on
+ * screen (the browser rasterises paths in software here).  Built on the second frame at a scale,
+ * so a zoom (a new scale every frame) keeps drawing directly.
+ */
+interface CounterImage {
+  d: CounterCols;
+  pxNs: number;
+  h: number;
+  start: number;
+  seen: number;
+  img: HTMLCanvasElement | null;
+}
+
+const counterImages = new Map<string, CounterImage>();
+/** the most counter rows kept as images (about 0.4 MB each) */
+const COUNTER_IMAGES = 48;
+/** wider images are not made (the fetched window is twice a screen) */
+const COUNTER_IMAGE_MAX_W = 8192;
+
 function drawCounter(ctx: CanvasRenderingContext2D, s: Scene, row: Row, top: number, xOf: (ns: number) => number): void {
   const d = s.counters.get(row.key);
   if (!d || !row.track) {
@@ -393,20 +476,78 @@ function drawCounter(ctx: CanvasRenderingContext2D, s: Scene, row: Row, top: num
   if (!Number.isFinite(hi)) {
     return;
   }
+  const color = nameColor(row.track.name);
+  const pxNs = (s.end - s.start) / Math.max(1, s.width - GUTTER_W);
+  const span = s.counterSpan;
+  let c = counterImages.get(row.key);
+  if (!c || c.d !== d || c.h !== row.h || Math.abs(c.pxNs - pxNs) > pxNs * 1e-9 || !span || c.start !== span.start) {
+    c = { d, pxNs, h: row.h, start: span ? span.start : 0, seen: 0, img: null };
+  }
+  counterImages.delete(row.key);
+  counterImages.set(row.key, c); // most recent last
+  if (counterImages.size > COUNTER_IMAGES) {
+    counterImages.delete(counterImages.keys().next().value as string);
+  }
+  c.seen++;
+  const w = span ? Math.ceil((span.end - span.start) / pxNs) + 1 : Infinity;
+  if (span && c.seen >= 2 && w <= COUNTER_IMAGE_MAX_W && s.start >= span.start && s.end <= span.end) {
+    if (!c.img) {
+      const dpr = window.devicePixelRatio || 1;
+      const img = document.createElement('canvas');
+      img.width = Math.ceil(w * dpr);
+      img.height = Math.ceil(row.h * dpr);
+      const g = img.getContext('2d');
+      if (g) {
+        g.setTransform(dpr, 0, 0, dpr, 0, 0);
+        counterArea(g, d, row, 0, ns => (ns - span.start) / pxNs, 0, w, span.start, span.end, hi, lo, color);
+        c.img = img;
+      }
+    }
+    if (c.img) {
+      ctx.drawImage(c.img, Math.round(xOf(span.start)), top, c.img.width / (window.devicePixelRatio || 1), row.h);
+    }
+  } else {
+    counterArea(ctx, d, row, top, xOf, GUTTER_W, s.width, s.start, s.end, hi, lo, color);
+  }
+  // peak of the window, top right of the track, in the track's unit
+  const unit = row.track.value_unit;
+  const peak = unit === 'bytes' ? fmtBytes(hi) : `${fmtNumber(hi, 2)}${unit ? ' ' + unit : ''}`;
+  ctx.fillStyle = s.colors.fg2;
+  ctx.fillText(s.t('ui.timeline.peak', { value: peak }), GUTTER_W + 4, top + 9);
+}
+
+/** The area and outline of a counter row between x `left` and `right` (times `start`..`end`). */
+function counterArea(
+  ctx: CanvasRenderingContext2D,
+  d: CounterCols,
+  row: Row,
+  top: number,
+  xOf: (ns: number) => number,
+  left: number,
+  right: number,
+  start: number,
+  end: number,
+  hi: number,
+  lo: number,
+  color: string
+): void {
   const base = Math.min(0, lo);
   const range = hi - base || 1;
   const h = row.h - 8;
   const yOf = (v: number) => top + 4 + h - ((v - base) / range) * h;
-  const color = nameColor(row.track.name);
   ctx.beginPath();
   const y0 = yOf(base);
-  let x = xOf(d.before ? d.before.ts_ns : d.start_ns.length ? d.start_ns[0] : s.start);
-  ctx.moveTo(Math.max(GUTTER_W, x), y0);
-  let last = d.before ? d.before.value : null;
+  // only the buckets in [start, end] become path points: the answer covers twice the window
+  // (panning redraws from memory)
+  const i0 = lowerBound(d.end_ns, start);
+  const i1 = lowerBound(d.start_ns, end + 1);
+  let x = i0 > 0 ? left : xOf(d.before ? d.before.ts_ns : d.start_ns.length ? d.start_ns[0] : start);
+  ctx.moveTo(Math.max(left, x), y0);
+  let last = i0 > 0 ? d.last[i0 - 1] : d.before ? d.before.value : null;
   if (last !== null) {
-    ctx.lineTo(Math.max(GUTTER_W, x), yOf(last));
+    ctx.lineTo(Math.max(left, x), yOf(last));
   }
-  for (let i = 0; i < d.start_ns.length; i++) {
+  for (let i = i0; i < i1; i++) {
     const xs = xOf(d.start_ns[i]);
     const xe = Math.max(xs + 1, xOf(d.end_ns[i]));
     if (last !== null) {
@@ -421,7 +562,7 @@ function drawCounter(ctx: CanvasRenderingContext2D, s: Scene, row: Row, top: num
     last = d.last[i];
     x = xe;
   }
-  const xEnd = Math.min(s.width, Math.max(x, xOf(row.track.end_ns)));
+  const xEnd = Math.min(right, Math.max(x, xOf(row.track!.end_ns)));
   if (last !== null) {
     ctx.lineTo(xEnd, yOf(last));
   }
@@ -434,11 +575,6 @@ function drawCounter(ctx: CanvasRenderingContext2D, s: Scene, row: Row, top: num
   ctx.strokeStyle = color;
   ctx.lineWidth = 1;
   ctx.stroke();
-  // peak of the window, top right of the track, in the track's unit
-  const unit = row.track.value_unit;
-  const peak = unit === 'bytes' ? fmtBytes(hi) : `${fmtNumber(hi, 2)}${unit ? ' ' + unit : ''}`;
-  ctx.fillStyle = s.colors.fg2;
-  ctx.fillText(s.t('ui.timeline.peak', { value: peak }), GUTTER_W + 4, top + 9);
 }
 
 function drawFlows(ctx: CanvasRenderingContext2D, s: Scene, xOf: (ns: number) => number): number {
@@ -513,6 +649,43 @@ function drawRuler(ctx: CanvasRenderingContext2D, s: Scene, pxNs: number, xOf: (
   ctx.fillText(s.t('ui.timeline.ruler'), 6, RULER_H / 2);
 }
 
+/** The alignment's anchor: the same collective outlined on every rank, and a line at the time
+ * they are lined up at. */
+function drawHighlights(ctx: CanvasRenderingContext2D, s: Scene, xOf: (ns: number) => number, plotW: number): void {
+  if (!s.highlights.length && s.anchor === null) {
+    return;
+  }
+  ctx.save();
+  ctx.beginPath();
+  ctx.rect(GUTTER_W, RULER_H, plotW, s.height - RULER_H);
+  ctx.clip();
+  ctx.strokeStyle = s.colors.accent;
+  if (s.anchor !== null) {
+    const x = Math.round(xOf(s.anchor)) + 0.5;
+    ctx.lineWidth = 1;
+    ctx.setLineDash([2, 3]);
+    ctx.beginPath();
+    ctx.moveTo(x, RULER_H);
+    ctx.lineTo(x, s.height);
+    ctx.stroke();
+    ctx.setLineDash([]);
+  }
+  ctx.lineWidth = 2;
+  for (const m of s.highlights) {
+    const row = s.rowOf(m.track, m.rank);
+    if (!row) {
+      continue;
+    }
+    const y = laneY(row, row.kind === 'track' ? m.depth : 0, s.scrollY);
+    const x0 = xOf(m.start_ns);
+    const x1 = Math.max(x0 + 3, xOf(m.start_ns + m.dur_ns));
+    ctx.fillStyle = 'rgba(26, 115, 232, 0.18)';
+    ctx.fillRect(x0, y, x1 - x0, SLICE_H - 1);
+    ctx.strokeRect(x0 - 1, y - 0.5, x1 - x0 + 2, SLICE_H);
+  }
+  ctx.restore();
+}
+
 /** The drag-selected range: shaded outside, edged inside, over every row. */
 function drawRange(ctx: CanvasRenderingContext2D, s: Scene, xOf: (ns: number) => number): void {
   if (!s.range) {
@@ -527,6 +700,18 @@ function drawRange(ctx: CanvasRenderingContext2D, s: Scene, xOf: (ns: number) =>
   }
   if (x1 < s.width) {
     ctx.fillRect(Math.max(GUTTER_W, x1), RULER_H, s.width - Math.max(GUTTER_W, x1), s.height - RULER_H);
+  }
+  if (s.rangeRows) {
+    // a box: the rows it holds tinted between the edges
+    ctx.fillStyle = 'rgba(26, 115, 232, 0.14)';
+    for (const row of s.rows) {
+      if (row.track && s.rangeRows.has(row.key)) {
+        const top = rowTop(row, s.scrollY);
+        if (top + row.h > RULER_H && top < s.height && (row.sticky || top >= RULER_H + s.stickyH)) {
+          ctx.fillRect(x0, top, Math.max(1, x1 - x0), row.h - 1);
+        }
+      }
+    }
   }
   ctx.strokeStyle = s.colors.accent;
   ctx.lineWidth = 1;

@@ -19,8 +19,12 @@ export class TimelineSearch {
     private readonly go: (hit: Mark) => void
   ) {}
 
-  /** Runs `q` (again only when it changed), then steps `dir` (1 or -1) through the hits. */
-  async run(q: string, dir: number): Promise<void> {
+  /**
+   * Runs `q` (again only when it changed), then steps `dir` (1 or -1) through the hits; with
+   * `within` (relative ns) the step lands on the first hit that overlaps it (a range's name: its
+   * first slice in the range, as the vendor's "More" list does).
+   */
+  async run(q: string, dir: number, within?: { start: number; end: number }): Promise<void> {
     q = q.trim();
     if (!q) {
       this.hits = [];
@@ -44,6 +48,13 @@ export class TimelineSearch {
         this.label.textContent = e instanceof Error ? e.message : String(e);
         this.lastQuery = '';
         return;
+      }
+    }
+    if (within) {
+      const i = this.hits.findIndex(hit => hit.start_ns < within.end && hit.start_ns + hit.dur_ns > within.start);
+      if (i >= 0) {
+        this.index = i - 1;
+        dir = 1;
       }
     }
     this.jump(dir);

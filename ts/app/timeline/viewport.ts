@@ -6,7 +6,8 @@
  *   Ctrl+wheel (or Cmd+wheel, and a touchpad pinch, which browsers send as Ctrl+wheel) zooms at
  *   the cursor
  * - drag: pan in time and scroll the rows; a press without a move is a click
- * - drag on the ruler, or Shift+drag anywhere: select a time range (its statistics open)
+ * - drag on the ruler: select a time range over every track (its statistics open); Shift+drag
+ *   over the rows: a box, the time range over the rows it spans (as the vendor's viewer selects)
  * - hover: the tooltip of the slice under the cursor
  * - keys (when no text field has focus): W/S zoom in/out at the cursor, A/D pan by a fifth of
  *   the window, M drops a marker at the cursor, Escape clears the selection and the range
@@ -28,6 +29,8 @@ export class Viewport {
   height = 400;
   /** height of all rows (the scrollable content below the ruler) */
   contentHeight = 0;
+  /** height of the sticky (pinned) rows at the top of the layout, drawn without the scroll */
+  stickyH = 0;
   /** the profile's extent: the window never leaves it by more than 10 % */
   private bounds: { start: number; end: number } | null = null;
 
@@ -51,6 +54,11 @@ export class Viewport {
     this.bounds = { start, end };
     this.start = start;
     this.end = Math.max(end, start + MIN_SPAN);
+  }
+
+  /** Sets the extent (an aligned multi-rank view moves ranks) and leaves the window where it is. */
+  setExtent(start: number, end: number): void {
+    this.bounds = { start, end: Math.max(end, start + MIN_SPAN) };
   }
 
   setWindow(a: number, b: number, margin = 0): void {
@@ -135,7 +143,8 @@ export function hitTest(vp: Viewport, rows: Row[], slices: Map<string, SliceCols
   if (y < RULER_H) {
     return { kind: 'nothing' };
   }
-  const cy = y - RULER_H + vp.scrollY;
+  // over the sticky rows the layout's y is the screen's; below them the rows scroll
+  const cy = y - RULER_H < vp.stickyH ? y - RULER_H : y - RULER_H + vp.scrollY;
   const row = rows[firstRowBelow(rows, cy)];
   if (!row || row.y > cy) {
     return { kind: 'nothing' };
@@ -221,8 +230,11 @@ export interface InputActions {
   clearSelection(): void;
   /** the pointer over the canvas (css px in the canvas, and in the page), or null when it left */
   hover(at: { x: number; y: number; clientX: number; clientY: number } | null): void;
-  /** a range being dragged (`done` false) or released (`done` true), relative ns */
-  range(start: number, end: number, done: boolean): void;
+  /**
+   * a range being dragged (`done` false) or released (`done` true), relative ns; `rows` the
+   * canvas y span of a box dragged over the rows (null: a ruler drag, every row)
+   */
+  range(start: number, end: number, done: boolean, rows: { y0: number; y1: number } | null): void;
   /** drop a marker at a relative time */
   mark(ns: number): void;
 }
@@ -240,6 +252,8 @@ export function bindInput(canvas: HTMLCanvasElement, root: HTMLElement, vp: View
     scroll: number;
     moved: boolean;
     range: boolean;
+    /** canvas y where a box drag began (null: a ruler drag) */
+    y0: number | null;
     t0: number;
   } | null = null;
   let mouseX: number | null = null;
@@ -264,6 +278,14 @@ export function bindInput(canvas: HTMLCanvasElement, root: HTMLElement, vp: View
   };
 
   const tAt = (x: number) => vp.start + (x - GUTTER_W) * vp.pxNs;
+  /** the canvas y span of a box drag from `y0` to the pointer, or null for a ruler drag */
+  const box = (y0: number | null, e: MouseEvent): { y0: number; y1: number } | null => {
+    if (y0 === null) {
+      return null;
+    }
+    const y = Math.max(RULER_H, Math.min(vp.height, e.clientY - canvas.getBoundingClientRect().top));
+    return { y0: Math.min(y0, y), y1: Math.max(y0, y) };
+  };
 
   const down = (e: MouseEvent): void => {
     if (e.button !== 0) {
@@ -274,7 +296,8 @@ export function bindInput(canvas: HTMLCanvasElement, root: HTMLElement, vp: View
     const x = e.clientX - rect.left;
     const y = e.clientY - rect.top;
     const range = x >= GUTTER_W && (e.shiftKey || y < RULER_H);
-    drag = { x: e.clientX, y: e.clientY, start: vp.start, end: vp.end, scroll: vp.scrollY, moved: false, range, t0: tAt(x) };
+    const y0 = range && y >= RULER_H ? y : null;
+    drag = { x: e.clientX, y: e.clientY, start: vp.start, end: vp.end, scroll: vp.scrollY, moved: false, range, y0, t0: tAt(x) };
     act.hover(null);
   };
 
@@ -294,7 +317,7 @@ export function bindInput(canvas: HTMLCanvasElement, root: HTMLElement, vp: View
     drag.moved = true;
     if (drag.range) {
       const t = tAt(Math.max(GUTTER_W, Math.min(vp.width, mouseX)));
-      act.range(Math.min(drag.t0, t), Math.max(drag.t0, t), false);
+      act.range(Math.min(drag.t0, t), Math.max(drag.t0, t), false, box(drag.y0, e));
       return;
     }
     const pxNs = (drag.end - drag.start) / Math.max(1, vp.width - GUTTER_W);
@@ -314,7 +337,7 @@ export function bindInput(canvas: HTMLCanvasElement, root: HTMLElement, vp: View
     const rect = canvas.getBoundingClientRect();
     if (d.range && d.moved) {
       const t = tAt(Math.max(GUTTER_W, Math.min(vp.width, e.clientX - rect.left)));
-      act.range(Math.min(d.t0, t), Math.max(d.t0, t), true);
+      act.range(Math.min(d.t0, t), Math.max(d.t0, t), true, box(d.y0, e));
       return;
     }
     if (d.moved) {

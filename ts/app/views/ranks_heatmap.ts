@@ -41,7 +41,10 @@ export function heatmap(t: Translate, rows: Row[], charts: Chart[]): HTMLElement
     picker.appendChild(h('option', { value: m }, t(`ui.col.${m}`)));
   }
   const many = ranks.length > 64;
-  const chart = new Chart(Math.min(4000, 70 + ranks.length * (many ? 4 : 24)), 'pi-heat-chart');
+  // one pixel row per rank above 64 ranks (1,024 ranks in a 1,100 px chart, every rank a line of
+  // its group's block); wheel or drag on the chart zooms into a band of ranks.  Taller canvases
+  // cost seconds to clear and raster (three layers of 1,376 x 4,000 px froze the page 2.4 s)
+  const chart = new Chart(Math.min(2200, 70 + ranks.length * (many ? 1 : 24)), 'pi-heat-chart');
   charts.push(chart);
   const grid = h('div', { class: 'pi-heat-table' });
   const label = (rank: number, i: number) => {
@@ -85,6 +88,7 @@ export function heatmap(t: Translate, rows: Row[], charts: Chart[]): HTMLElement
         formatter: (v: number) => fmtUs(v),
         inRange: { color: ['#f7fbff', '#fdae6b', '#d94801'] }
       },
+      dataZoom: many ? [{ type: 'inside', yAxisIndex: 0, filterMode: 'weakFilter' }] : [],
       series: [{ type: 'heatmap', data, progressive: 0, itemStyle: { borderColor: 'rgba(128,128,128,0.35)', borderWidth: many ? 0 : 1 } }]
     });
     clear(grid);

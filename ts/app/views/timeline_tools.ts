@@ -17,6 +17,8 @@ export interface TipContent {
   track: string;
   /** slices a merged bucket stands for (1 for one slice) */
   count: number;
+  /** the offset (ns) an alignment moved this slice's rank by; 0 or absent: none */
+  shift?: number;
 }
 
 /** The hover tooltip: name, duration (formatted), start, track; follows the pointer. */
@@ -36,7 +38,14 @@ export class Tooltip {
       h('div', { class: 'pi-tl-tip-name' }, c.count > 1 ? t('ui.timeline.tip.merged', { n: c.count, name: c.name }) : c.name),
       h('div', { class: 'pi-tl-tip-dur' }, `${t(c.count > 1 ? 'ui.timeline.tip.extent' : 'ui.timeline.d.duration')}: ${fmtDuration(c.dur_ns)}`),
       h('div', { class: 'pi-tl-tip-at' }, `${t('ui.timeline.d.start')}: ${fmtDuration(c.start_ns)}`),
-      h('div', { class: 'pi-tl-tip-track' }, c.track)
+      h('div', { class: 'pi-tl-tip-track' }, c.track),
+      c.shift
+        ? h(
+            'div',
+            { class: 'pi-tl-tip-shift' },
+            t('ui.timeline.tip.shifted', { offset: `${c.shift > 0 ? '+' : '−'}${fmtDuration(Math.abs(c.shift))}` })
+          )
+        : null
     ]);
     this.el.hidden = false;
     const host = this.el.offsetParent as HTMLElement | null;
@@ -131,17 +140,24 @@ export function renderRange(el: HTMLElement, r: StatsAnswer | { error: string } 
   }
 }
 
-/** The marker list in the toolbar: "⚑ 1 · 2 (+3.2 ms)" and a clear button. */
-export function renderMarkers(el: HTMLElement, markers: number[], t: T, onClear: () => void): void {
+/**
+ * The marker list in the toolbar: "⚑1 3.2 ms · ⚑2 +1.1 ms" (each a button that centres the
+ * window on its marker, as the vendor's flag list jumps) and a clear button.
+ */
+export function renderMarkers(el: HTMLElement, markers: number[], t: T, onClear: () => void, onJump: (ns: number) => void): void {
   clear(el);
   if (!markers.length) {
     el.hidden = true;
     return;
   }
   el.hidden = false;
-  const parts = markers.map((m, i) => (i === 0 ? `⚑1 ${fmtDuration(m)}` : `⚑${i + 1} +${fmtDuration(m - markers[i - 1])}`));
-  append(el, [
-    h('span', { class: 'pi-tl-marker-list', title: t('ui.timeline.markers.help') }, parts.join(' · ')),
-    h('button', { class: 'pi-tl-btn pi-tl-markers-clear', title: t('ui.timeline.markers.clear'), onclick: onClear }, '⌫')
-  ]);
+  const list = h('span', { class: 'pi-tl-marker-list', title: t('ui.timeline.markers.help') });
+  markers.forEach((m, i) => {
+    if (i) {
+      list.appendChild(document.createTextNode(' · '));
+    }
+    const text = i === 0 ? `⚑1 ${fmtDuration(m)}` : `⚑${i + 1} +${fmtDuration(m - markers[i - 1])}`;
+    list.appendChild(h('button', { class: 'pi-tl-marker', 'data-marker': String(i + 1), onclick: () => onJump(m) }, text));
+  });
+  append(el, [list, h('button', { class: 'pi-tl-btn pi-tl-markers-clear', title: t('ui.timeline.markers.clear'), onclick: onClear }, '⌫')]);
 }

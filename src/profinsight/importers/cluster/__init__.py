@@ -20,7 +20,7 @@ from ..base import Importer, RankData, RankSource, Recognised
 from . import _ranks
 from . import _read as R
 from . import _tables as T
-from ._ranks import summary_sources  # noqa: F401 - the facade and the CLI build summary runs with it
+from ._ranks import summary_sources, tier_note  # noqa: F401 - the facade builds summary runs with them
 
 VERSION = "3"  # 3: the summary tier of rank folders (_ranks); 2: the step figures in steps.vendor_*_ns
 FORMAT = "cluster"
@@ -57,30 +57,54 @@ def _run(path: Path, files: tuple[Path, ...], ranks: list[int]) -> Recognised | 
     return Recognised(sources=sources, world_size=len(ranks))
 
 
+#: the ranks of a summary are never written to the Parquet cache: a rank's share of a summary is
+#: a few KB, read again faster than its 13 Parquet files are written and read back (writing them
+#: was 1.2 s of the 1.7 s that loading 64 ranks' summaries took)
+CACHE = False
+
+
 # -- load -----------------------------------------------------------------------------------
 def load_rank(source: RankSource) -> RankData:
     """The canonical tables of one rank of the summary, plus what the doctor found."""
-    path = Path(source.path)
-    rank = int(dict(source.options).get("rank", source.rank_hint or 0))
-    if dict(source.options).get("tier") == _ranks.TIER:
-        return _load_rank_summary(path, rank)
+    return load_ranks((source,))[0]
+
+
+def load_ranks(sources) -> list[RankData]:
+    """The ranks of ``sources`` in their order, each summary file read once: a cluster summary
+    holds every rank of the job, and reading it again for each of 1,000 ranks would cost
+    1,000 times the read (and filtering every record per rank, 1,000 squared)."""
+    read: dict[Path, tuple[R.Summary, dict[int, R.Summary]]] = {}
+    out = []
+    for source in sources:
+        path = Path(source.path)
+        rank = int(dict(source.options).get("rank", source.rank_hint or 0))
+        if dict(source.options).get("tier") == _ranks.TIER:
+            out.append(_load_rank_summary(path, rank, dict(source.options).get("summary") == "db"))
+            continue
+        if path not in read:
+            summary = _read(path)
+            read[path] = (summary, R.split(summary))
+        summary, parts = read[path]
+        part = parts.get(rank) or R.split(summary, only=rank)[rank]
+        tables = T.build(part, rank)
+        tables["run_info"] = T.run_info(path, rank, summary, EXPORT_KIND, FORMAT)
+        out.append(RankData(rank=rank, tables=tables, diagnostics=_diagnostics(path, rank, summary, part)))
+    return out
+
+
+def _read(path: Path) -> R.Summary:
     if path.suffix.lower() == ".csv":  # the step trace under another name: its folder is the summary
-        summary = R.read_folder(path.parent, path)
-    elif path.is_file():
-        summary = R.read_db(path)
-    else:
-        summary = R.read_folder(path)
-    tables = T.build(summary, rank)
-    tables["run_info"] = T.run_info(path, rank, summary, EXPORT_KIND, FORMAT)
-    return RankData(rank=rank, tables=tables, diagnostics=_diagnostics(path, rank, summary))
+        return R.read_folder(path.parent, path)
+    if path.is_file():
+        return R.read_db(path)
+    return R.read_folder(path)
 
 
-def _load_rank_summary(folder: Path, rank: int) -> RankData:
+def _load_rank_summary(folder: Path, rank: int, db: bool = False) -> RankData:
     """The summary tier of one torch_npu rank folder (:mod:`._ranks`): no trace parsed."""
-    summary = _ranks.read_rank_folder(folder, rank)
+    summary = _ranks.read_rank_folder(folder, rank, db)
     tables = T.build(summary, rank, sender_only=False)
     tables["run_info"] = T.run_info(folder, rank, summary, "rank_summary", FORMAT)
-    out = _ranks.output(folder)
     diags = [
         dg.warning(
             "cluster-unreadable",
@@ -91,22 +115,11 @@ def _load_rank_summary(folder: Path, rank: int) -> RankData:
         )
         for file, why in summary.problems
     ]
-    diags.append(
-        dg.info(
-            "summary-tier",
-            f"rank {rank} comes from its own summaries ({_ranks.STEP_CSV}, {_ranks.COMM}, {_ranks.MATRIX}): the "
-            "step figures are the vendor's (source vendor_summary), the collectives and links as written; no "
-            "trace was parsed, so kernels, operators, memory and the timeline of this rank are not loaded",
-            file=out / _ranks.STEP_CSV,
-            fix=f"load the rank folder itself (profinsight.load('{folder}')) or run profinsight ranks with "
-            "--tier full for every rank's tasks",
-            rank=rank,
-        )
-    )
     return RankData(rank=rank, tables=tables, diagnostics=diags)
 
 
-def _diagnostics(path: Path, rank: int, s: R.Summary) -> list[dg.Diagnostic]:
+def _diagnostics(path: Path, rank: int, s: R.Summary, part: R.Summary) -> list[dg.Diagnostic]:
+    """What the doctor says of ``rank`` (``part``: its records) in summary ``s``."""
     where = path if path.is_file() else path / R.STEP_CSV
     comm_where = (
         path.parent / R.COMM_JSON if path.suffix.lower() == ".csv" else path if path.is_file() else path / R.COMM_JSON
@@ -122,7 +135,7 @@ def _diagnostics(path: Path, rank: int, s: R.Summary) -> list[dg.Diagnostic]:
                 rank=rank,
             )
         )
-    rows = [r for r in s.ranks if r["rank"] == rank]
+    rows = part.ranks
     if rows:
         steps = ", ".join("-" if r["step"] is None else str(r["step"]) for r in rows)
         out.append(
@@ -150,7 +163,7 @@ def _diagnostics(path: Path, rank: int, s: R.Summary) -> list[dg.Diagnostic]:
                 rank=rank,
             )
         )
-    if s.ops and not any(o["rank"] == rank for o in s.ops):
+    if s.ops and not part.ops:
         covered = sorted({o["rank"] for o in s.ops})
         out.append(
             dg.info(

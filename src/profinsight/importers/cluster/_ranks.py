@@ -18,6 +18,7 @@ import json
 from decimal import Decimal
 from pathlib import Path
 
+from ... import diagnostics as dg
 from ..base import RankSource
 from . import _read as R
 
@@ -26,6 +27,7 @@ STEP_CSV = "step_trace_time.csv"
 COMM = "communication.json"
 MATRIX = "communication_matrix.json"
 META = "profiler_metadata.json"
+ANALYSIS_DB = "analysis.db"
 TIER = "rank_summary"
 
 
@@ -33,10 +35,12 @@ def output(folder: Path) -> Path:
     return Path(folder) / OUTPUT
 
 
-def rank_files(folder: Path) -> tuple[Path, ...]:
-    """The files the summary tier reads for a rank folder (the cache key is built from them)."""
+def rank_files(folder: Path, db: bool = False) -> tuple[Path, ...]:
+    """The files the summary tier reads for a rank folder (its witness is built from them):
+    the text summaries, or (``db``) the DB export's ``analysis.db``."""
     out = output(folder)
-    files = [out / n for n in (STEP_CSV, COMM, MATRIX) if (out / n).is_file()]
+    names = (ANALYSIS_DB,) if db else (STEP_CSV, COMM, MATRIX)
+    files = [out / n for n in names if (out / n).is_file()]
     files += [p for p in (Path(folder) / META,) if p.is_file()]
     files += sorted(Path(folder).glob("profiler_info*.json"))
     return tuple(files)
@@ -44,29 +48,57 @@ def rank_files(folder: Path) -> tuple[Path, ...]:
 
 def summary_sources(sources) -> tuple[RankSource, ...] | None:
     """Sources of the summary tier for the rank folders of ``sources`` (torch_npu rank folders
-    with ranks), or None where a rank has no ``step_trace_time.csv`` (its summary is not there:
-    the full import is the only way)."""
+    with ranks), or None where a rank has neither its ``step_trace_time.csv`` nor (DB export) its
+    ``analysis.db`` (its summary is not there: the full import is the only way).  A DB export
+    (format ``ascend_db``) reads ``analysis.db`` where it has one; a text export its CSV and JSON."""
     out = []
     for s in sources:
         folder = Path(s.path)
-        if s.rank_hint is None or not (output(folder) / STEP_CSV).is_file():
+        db = s.format == "ascend_db" and (output(folder) / ANALYSIS_DB).is_file()
+        if s.rank_hint is None or not (db or (output(folder) / STEP_CSV).is_file()):
             return None
         out.append(
             RankSource(
                 format="cluster",
                 path=folder,
-                files=rank_files(folder),
+                files=rank_files(folder, db),
                 rank_hint=s.rank_hint,
-                options=(("rank", str(s.rank_hint)), ("tier", TIER)),
+                options=(("rank", str(s.rank_hint)), ("tier", TIER)) + ((("summary", "db"),) if db else ()),
             )
         )
     return tuple(out)
 
 
-def read_rank_folder(folder: Path, rank: int) -> R.Summary:
-    """The summaries of one rank folder as a :class:`~._read.Summary` holding that rank."""
-    out = R.Summary()
+def tier_note(root: Path, sources) -> dg.Diagnostic:
+    """The one note of a run loaded in the summary tier (one for the run, not one per rank: a
+    1,024-rank job would otherwise list 1,024 identical notes)."""
+    first = Path(sources[0].path)
+    return dg.info(
+        "summary-tier",
+        f"the {len(sources)} ranks come from their own summaries ({_names(sources)}): "
+        "the step figures are the vendor's (source vendor_summary), the collectives and links as written; no "
+        "trace was parsed, so the kernels, operators, memory and timeline of the ranks are not loaded",
+        file=root,
+        fix=f"load one rank folder itself (profinsight.load('{first}')) for its kernels and timeline, or "
+        "tier='full' (CLI: profinsight ranks --tier full) for every rank's tasks",
+    )
+
+
+def _names(sources) -> str:
+    if any(dict(s.options).get("summary") == "db" for s in sources):
+        return f"{ANALYSIS_DB}, {META}"
+    return f"{STEP_CSV}, {COMM}, {MATRIX}, {META}"
+
+
+def read_rank_folder(folder: Path, rank: int, db: bool = False) -> R.Summary:
+    """The summaries of one rank folder as a :class:`~._read.Summary` holding that rank (``db``:
+    from its ``analysis.db``)."""
     src = output(folder)
+    if db:
+        out = R.read_db(src / ANALYSIS_DB, rank)
+        _metadata(folder, out)
+        return out
+    out = R.Summary()
     _step_csv(src / STEP_CSV, rank, out)
     comm = _exact_json(src / COMM, out.problems)
     if isinstance(comm, dict):
@@ -74,10 +106,14 @@ def read_rank_folder(folder: Path, rank: int) -> R.Summary:
     matrix = R._json(src / MATRIX, out.problems)
     if isinstance(matrix, dict):
         R._matrix_json(_by_category(matrix, None), out)
+    _metadata(folder, out)
+    return out
+
+
+def _metadata(folder: Path, out: R.Summary) -> None:
     meta = R._json(Path(folder) / META, out.problems)
     if isinstance(meta, dict):
         out.metadata = {k: v for k, v in meta.items() if k != "ENV_VARIABLES"}
-    return out
 
 
 def _exact_json(path: Path, problems: list):

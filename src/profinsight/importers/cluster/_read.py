@@ -85,6 +85,37 @@ class Summary:
     metadata: dict = field(default_factory=dict)
 
 
+def split(summary: Summary, only: int | None = None) -> dict[int, Summary]:
+    """The records of each rank (``only``: of that rank alone, empty where it has none), in one
+    pass over the summary: ``ranks``, ``ops``, ``totals`` and ``bands`` by their rank, ``links``
+    by the rank that sends; ``stages``, ``groups``, ``problems`` and ``metadata`` are the job's
+    and shared."""
+    parts: dict[int, Summary] = {}
+
+    def part(rank) -> Summary | None:
+        if only is not None and rank != only:
+            return None
+        if rank not in parts:
+            parts[rank] = Summary(
+                stages=summary.stages, groups=summary.groups, problems=summary.problems, metadata=summary.metadata
+            )
+        return parts[rank]
+
+    if only is not None:
+        part(only)
+    for kind in ("ranks", "ops", "totals"):
+        for rec in getattr(summary, kind):
+            if (p := part(rec["rank"])) is not None:
+                getattr(p, kind).append(rec)
+    for key, bands in summary.bands.items():
+        if (p := part(key[0])) is not None:
+            p.bands[key] = bands
+    for link in summary.links:
+        if (p := part(link["src"])) is not None:
+            p.links.append(link)
+    return parts
+
+
 # -- recognising ----------------------------------------------------------------------------
 def is_step_csv(path: Path) -> bool:
     """Whether ``path`` is a cluster step trace: its header, not its name, decides."""
@@ -189,8 +220,13 @@ def read_folder(folder: Path, step_csv: Path | None = None) -> Summary:
     return out
 
 
-def read_db(path: Path) -> Summary:
-    """The summary of a ``cluster_analysis.db``."""
+def read_db(path: Path, rank: int | None = None) -> Summary:
+    """The summary of a ``cluster_analysis.db``, or (``rank`` given) of one rank's own
+    ``analysis.db`` (the DB export of torch_npu: ``StepTraceTime``, ``CommAnalyzerTime``,
+    ``CommAnalyzerBandwidth``, ``CommAnalyzerMatrix`` -- the cluster tables without the
+    ``Cluster`` prefix and without a rank column, the step trace with Preparing)."""
+    if rank is not None:
+        return _read_rank_db(path, int(rank))
     out = Summary()
     try:
         con = connect(path)
@@ -233,28 +269,11 @@ def read_db(path: Path) -> Summary:
                 key = (_int(rank), step_of(step), name)
                 out.bands.setdefault(key, {}).setdefault(str(band).upper(), (size, ms))
         if "ClusterCommAnalyzerMatrix" in have:
-            for step, key, group, src, dst, size, ms, transport, op_name in con.execute(
+            rows = con.execute(
                 "SELECT step, hccl_op_name, group_name, src_rank, dst_rank, transit_size, transit_time, "
                 "transport_type, op_name FROM ClusterCommAnalyzerMatrix"
-            ):
-                if key == TOTAL:
-                    continue
-                op_type, _, summary = str(key or "").rpartition("-")
-                out.links.append(
-                    {
-                        "step": step_of(step),
-                        "category": "p2p" if op_type.lower() in ("send", "receive", "batchsendrecv") else "collective",
-                        "op_type": (op_type or str(key)).lower(),
-                        "summary": summary if op_type else None,
-                        "group": group or None,
-                        "src": _int(src),
-                        "dst": _int(dst),
-                        "transport": transport,
-                        "size_mb": size,
-                        "time_ms": ms,
-                        "op_name": op_name or None,
-                    }
-                )
+            )
+            _matrix_rows(rows, out)
         if "CommunicationGroup" in have:
             for typ, ranks in con.execute("SELECT type, rank_set FROM CommunicationGroup"):
                 out.groups.setdefault(str(typ), []).append(_rank_set(ranks))
@@ -263,6 +282,85 @@ def read_db(path: Path) -> Summary:
     finally:
         con.close()
     return out
+
+
+def _read_rank_db(path: Path, rank: int) -> Summary:
+    out = Summary()
+    try:
+        con = connect(path)
+        have = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    except sqlite3.Error as exc:
+        out.problems.append((path, str(exc)))
+        return out
+    try:
+        if "StepTraceTime" in have:
+            cols = [c[1] for c in con.execute("PRAGMA table_info(StepTraceTime)")]
+            figs = ", ".join(f'"{db}"' if db in cols else "NULL" for _, db, _ in FIGURES)
+            prep = '"preparing"' if "preparing" in cols else "NULL"
+            for step, *values, preparing in con.execute(f"SELECT step, {figs}, {prep} FROM StepTraceTime"):
+                rec = {"rank": rank, "step": step_of(step), **{k: _float(v) for (_, _, k), v in zip(FIGURES, values)}}
+                if "preparing" in cols:
+                    rec["preparing"] = _float(preparing)
+                out.ranks.append(rec)
+        if "CommAnalyzerTime" in have:
+            for step, name, group, start, elapse, transit, wait, sync, idle in con.execute(
+                "SELECT step, hccl_op_name, group_name, start_timestamp, elapse_time, transit_time, wait_time, "
+                "synchronization_time, idle_time FROM CommAnalyzerTime"
+            ):
+                rec = {
+                    "rank": rank,
+                    "step": step_of(step),
+                    "category": category_of(name),
+                    "name": name,
+                    "group": group or None,
+                    "start_us": start,
+                    "elapse_ms": elapse,
+                    "transit_ms": transit,
+                    "wait_ms": wait,
+                    "sync_ms": sync,
+                    "idle_ms": idle,
+                }
+                (out.totals if name == TOTAL else out.ops).append(rec)
+        if "CommAnalyzerBandwidth" in have:
+            for step, name, band, size, ms in con.execute(
+                "SELECT step, hccl_op_name, transport_type, transit_size, transit_time FROM CommAnalyzerBandwidth"
+            ):  # the totals repeat on every packet-size row: the first row of each transport counts
+                out.bands.setdefault((rank, step_of(step), name), {}).setdefault(str(band).upper(), (size, ms))
+        if "CommAnalyzerMatrix" in have:
+            rows = con.execute(
+                "SELECT step, hccl_op_name, group_name, src_rank, dst_rank, transit_size, transit_time, "
+                "transport_type, op_name FROM CommAnalyzerMatrix"
+            )
+            _matrix_rows(rows, out)
+    except sqlite3.Error as exc:
+        out.problems.append((path, str(exc)))
+    finally:
+        con.close()
+    return out
+
+
+def _matrix_rows(rows, out: Summary) -> None:
+    """Matrix rows (step, key, group, src, dst, size MB, time ms, transport, op name) of either DB:
+    the key is ``<op type>-<summary>`` (``allreduce-top1``)."""
+    for step, key, group, src, dst, size, ms, transport, op_name in rows:
+        if key == TOTAL:
+            continue
+        op_type, _, summary = str(key or "").rpartition("-")
+        out.links.append(
+            {
+                "step": step_of(step),
+                "category": "p2p" if op_type.lower() in ("send", "receive", "batchsendrecv") else "collective",
+                "op_type": (op_type or str(key)).lower(),
+                "summary": summary if op_type else None,
+                "group": group or None,
+                "src": _int(src),
+                "dst": _int(dst),
+                "transport": transport,
+                "size_mb": size,
+                "time_ms": ms,
+                "op_name": op_name or None,
+            }
+        )
 
 
 def csv_rows(path: Path, out: Summary) -> list[list[str]]:

@@ -154,26 +154,41 @@ def _comm_links(s: Summary, rank: int, sender_only: bool = True) -> pa.Table:
 
 
 def run_info(path: Path, rank: int, s: Summary, export_kind: str, fmt: str) -> pa.Table:
-    ranks = sorted({r["rank"] for r in s.ranks} | {o["rank"] for o in s.ops})
+    world, text = _job(s)
+    row = _info_row(path, export_kind, fmt, world, text)
+    types = {"device": pa.int32(), "world_size": pa.int64()}
+    types.update({k: pa.bool_() for k in ("has_host_ops", "has_stack", "has_memory")})
+    return pa.table({k: pa.array([v], types.get(k, pa.string())) for k, v in row.items()})
+
+
+def _job(s: Summary) -> tuple[int | None, str]:
+    """The world size and the ``extra`` text of summary ``s``, worked out once per summary (every
+    rank of a 1,000-rank cluster summary asks for them)."""
+    cached = getattr(s, "_job", None)
+    if cached is not None:
+        return cached
+    ranks = {r["rank"] for r in s.ranks} | {o["rank"] for o in s.ops}
     stages = [{"step": st["step"], "ranks": st["ranks"]} for st in s.stages]
     extra = {"collection": "msprof-analyze cluster", "stages": stages, "groups": s.groups}
     if s.metadata:  # the summary tier of a rank folder: its profiler_metadata.json (parallel layout)
         extra = {"collection": "rank summaries", "metadata": s.metadata}
-    row = {
+    s._job = (len(ranks) or None, json.dumps(extra, sort_keys=True))
+    return s._job
+
+
+def _info_row(path: Path, export_kind: str, fmt: str, world: int | None, extra: str) -> dict:
+    return {
         "device": None,
         "source_format": fmt,
         "path": str(path),
         "activities": "NPU",
         "env": "{}",
         "versions": "{}",
-        "world_size": len(ranks) or None,
-        "extra": json.dumps(extra, sort_keys=True),
+        "world_size": world,
+        "extra": extra,
         "device_family": "npu",
         "export_kind": export_kind,
         "has_host_ops": False,
         "has_stack": False,
         "has_memory": False,
     }
-    types = {"device": pa.int32(), "world_size": pa.int64()}
-    types.update({k: pa.bool_() for k in ("has_host_ops", "has_stack", "has_memory")})
-    return pa.table({k: pa.array([v], types.get(k, pa.string())) for k, v in row.items()})

@@ -24,7 +24,7 @@ from .. import chrome_trace
 from .._common import close_duck, duck, rank_threads, sql_str, temp_folder
 from .._steps import assign_steps, build_steps
 from ..base import Importer, RankData, RankSource, Recognised
-from . import _bare, _comm, _links, _runinfo, _sql, _tables
+from . import _bare, _comm, _links, _prepass, _runinfo, _sql, _tables
 from ._events import Malformed, load_raw, load_rest
 
 VERSION = (
@@ -107,7 +107,10 @@ IMPORTER = Importer(
 
 
 def load_rank(source: RankSource) -> RankData:
-    """Import one Kineto trace file."""
+    """Import one Kineto trace file (``("tier", "steps")`` in its options: the pre-pass of
+    :mod:`._prepass`, steps, device tasks and collectives only)."""
+    if dict(source.options).get("tier") == _prepass.STEPS:
+        return _prepass.load(source, _prepass.Full(_base_ns, _duck_error, _limit_memory, _rank, _stepped, _unreadable))
     path = Path(source.files[0] if source.files else source.path)
     with temp_folder("kineto") as tmp:
         try:

@@ -246,7 +246,7 @@ _IS_ID = "(key = 'id' OR key LIKE '%\\_id' ESCAPE '\\')"
 #: the counter samples: one row per numeric, non-id argument of every C event, named as
 #: ``counters`` names it.  Each event's args are parsed once, into a map, and its value count and
 #: id text are list functions over that one map (no window, GROUP BY or join over the samples).
-#: An args object a map cannot hold (a key written twice) takes the general path, ``json_each``
+#: Args a map cannot hold (a key written twice, an array) take the general path, ``json_each``
 #: with a GROUP BY over those few events, which keeps every value as before
 _C_EVENTS = "SELECT rowid AS idx, pid, name, start_ns AS ts_ns, args FROM tr_all WHERE ph = 'C' AND loss IS NULL"
 _IS_ID_E = "(e.key = 'id' OR e.key LIKE '%\\_id' ESCAPE '\\')"
@@ -265,7 +265,7 @@ _COUNTERS = f"""CREATE OR REPLACE TABLE tr_cv AS
                     FROM (SELECT *, map_entries(m) AS ents FROM c WHERE m IS NOT NULL)))),
     kv AS (
         SELECT c.idx, c.pid, c.name, c.ts_ns, je.key, je.type AS jt, je.value->>'$' AS v
-        FROM (SELECT * FROM c WHERE m IS NULL AND json_type(args) = 'OBJECT') c, json_each(c.args) je
+        FROM (SELECT * FROM c WHERE m IS NULL AND json_type(args) IN ('OBJECT', 'ARRAY')) c, json_each(c.args) je
         WHERE je.key IS NOT NULL),
     ids AS (SELECT idx, string_agg(key || ' ' || v, ', ' ORDER BY key) AS id_text FROM kv
             WHERE {_IS_ID} GROUP BY idx),

@@ -7,6 +7,7 @@
 import { IRenderMime } from '@jupyterlab/rendermime-interfaces';
 import { Widget } from '@lumino/widgets';
 import type { AnalysisPayload } from './app/generated/wire';
+import { findingCards } from './app/widgets/findings';
 import { AnalysisResult } from './app/widgets/result';
 
 export const MIME = 'application/vnd.profinsight.analysis+json';
@@ -29,6 +30,11 @@ class AnalysisRenderer extends Widget implements IRenderMime.IRenderer {
     this.node.textContent = '';
     if (!data || !Array.isArray(data.rows) || !Array.isArray(data.columns)) {
       this.node.textContent = 'profinsight: no analysis data in this output';
+      return;
+    }
+    if (data.analysis === 'advise' && data.columns.includes('severity')) {
+      // the advisor's findings as the viewer's cards, the evidence folded under each
+      this.node.appendChild(findingCards(data.rows, { t: identity, evidence: true }));
       return;
     }
     this.result = new AnalysisResult(data, { t: identity, title: true });

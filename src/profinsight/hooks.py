@@ -30,6 +30,7 @@ NAMES = (
     "comparison_html",
     "framework_html",
     "ranks_html",
+    "waterfall_html",
 )
 
 

@@ -15,6 +15,7 @@ them, so the table fills the first time anyone asks for it, whichever surface as
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -36,6 +37,10 @@ class Param:
     default: Any = None
     choices: tuple | None = None
     help: str = ""
+    #: pairs with other parameters that have no answer, declared so that a form (the viewer's
+    #: Analyses view) never offers them: ``((value, other, allowed), ...)`` -- with this
+    #: parameter at ``value``, ``other`` must be one of ``allowed``
+    requires: tuple = ()
 
     def coerce(self, value):
         """Validate/convert a value given by a user (Python or CLI text)."""
@@ -123,6 +128,10 @@ def analysis(
 
 
 _filled = False
+#: one thread fills the table; another asking meanwhile waits for it (a server answers the first
+#: paint on a worker of its own beside the engine: both may ask first)
+_fill_lock = threading.RLock()
+_filling = threading.local()
 
 
 def all_analyses() -> dict[str, Analysis]:
@@ -130,11 +139,21 @@ def all_analyses() -> dict[str, Analysis]:
     :mod:`profinsight.hooks`, which imports the analysis modules (the package root fills it), so
     this module never names them."""
     global _filled
-    if not _filled:
-        _filled = True
+    if _filled:
+        return ANALYSES
+    with _fill_lock:
+        # the filling thread itself asks again while the modules import: it gets the table so far
+        if _filled or getattr(_filling, "active", False):
+            return ANALYSES
         fill = hooks.get("register_analyses")
-        if fill is not None:
+        if fill is None:
+            return ANALYSES  # nothing to fill with yet: a later call, once the slot is set, fills
+        _filling.active = True
+        try:
             fill()
+        finally:
+            _filling.active = False
+        _filled = True
     return ANALYSES
 
 

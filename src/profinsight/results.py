@@ -51,3 +51,27 @@ class ResultFrame(pd.DataFrame):
         if bundle is None:
             return None  # IPython falls back to _repr_html_ / repr
         return bundle(pd.DataFrame(self), self.analysis, self.params)
+
+
+class DisplayFrame(pd.DataFrame):
+    """A DataFrame drawn in a notebook by a render slot of :mod:`profinsight.hooks` (e.g. a
+    comparison's waterfall as its chart); any operation returns a plain DataFrame, and without
+    the slot it displays as any DataFrame."""
+
+    _metadata = ["_slot"]
+
+    @property
+    def _constructor(self):
+        return pd.DataFrame
+
+    @classmethod
+    def wrap(cls, df: pd.DataFrame, slot: str) -> DisplayFrame:
+        out = cls(df)
+        out._slot = slot
+        return out
+
+    def _repr_html_(self) -> str:
+        draw = hooks.get(getattr(self, "_slot", ""))
+        if draw is None:
+            return pd.DataFrame(self)._repr_html_()
+        return draw(pd.DataFrame(self))

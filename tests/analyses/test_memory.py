@@ -205,3 +205,32 @@ def test_rich_display_has_charts(prof):
     assert "<polyline" in prof.memory_curve(component="PTA")._repr_html_()
     assert "<rect" in prof.memory_by_op()._repr_html_()
     assert "<table" in prof.memory_peaks()._repr_html_()
+
+
+def test_memory_allocations_exact(prof):
+    """One row per block, largest first; a time range keeps the blocks live in it (an open end
+    counts as live), on the curves' t_ms axis (0 = the first sample at tick 0)."""
+    a = prof.memory_allocations()
+    assert list(a["name"]) == ["aten::b", "aten::a", "aten::a", "cann::X", "aten::a"]
+    assert list(a["size_bytes"]) == [650 * MIB, 200 * MIB, 100 * MIB, 64 * MIB, 50 * MIB]
+    assert list(a["lifetime_us"].astype(object).where(a["lifetime_us"].notna(), None)) == [20.0, 10.0, 10.0, 20.0, None]
+    assert a["alloc_ms"].tolist() == [0.03, 0.01, 0.035, 0.015, 0.04]
+    # live somewhere in 0.021 .. 0.034 ms: b (30..50) and X (15..35); a (10..20) ended before
+    live = prof.memory_allocations(start_ms=0.021, end_ms=0.034)
+    assert sorted(live["name"]) == ["aten::b", "cann::X"]
+    # from 0.046 ms on: b (until 50) and the block never freed
+    assert sorted(prof.memory_allocations(start_ms=0.046)["name"]) == ["aten::a", "aten::b"]
+    assert list(prof.memory_allocations(component="GE")["name"]) == ["cann::X"]
+    assert len(prof.memory_allocations(top=2)) == 2
+
+
+def test_memory_allocations_on_the_fixture(level1_rank0):
+    p, _ = level1_rank0
+    a = p.memory_allocations()
+    blocks = p.table("memory_blocks")
+    blocks = blocks.to_pandas() if hasattr(blocks, "to_pandas") else blocks
+    assert len(a) == len(blocks) == 184
+    assert a["size_bytes"].sum() == blocks["size_bytes"].abs().sum()
+    top = a.iloc[0]
+    assert (top["name"], int(top["size_bytes"]), round(float(top["alloc_ms"]), 3)) == ("aten::mm", 150995456, 158.544)
+    assert pd.isna(top["release_ns"])

@@ -133,3 +133,55 @@ def test_the_table_fills_itself_whichever_surface_reads_it_first():
     assert {"op_summary", "slow_ranks", "advise"} <= set(expected)
     assert alone == expected
     assert [line.split()[0] for line in listed] == expected
+
+
+def test_invalid_parameter_pairs_are_declared_for_forms():
+    """op_summary groups host ops by name or name_shape only: the registration says so, the
+    analyses route hands the rule to the viewer's form, and the analysis refuses the pair."""
+    import pytest
+
+    from profinsight.errors import ProfileError
+    from profinsight.registry import get
+    from profinsight.server.handlers import describe_analysis
+    from profinsight.testing import profile_from_tables
+
+    by = {p.name: p for p in get("op_summary").params}["by"]
+    assert by.requires == (("type", "where", ("device",)), ("core", "where", ("device",)))
+    info = {p["name"]: p for p in describe_analysis(get("op_summary"))["params"]}
+    assert info["by"]["requires"][0] == {"value": "type", "param": "where", "allowed": ["device"]}
+    assert info["where"]["requires"] == []
+    with pytest.raises(ProfileError, match="groups by name or name_shape"):
+        profile_from_tables({}).op_summary(by="type", where="host")
+
+
+def test_the_table_fills_once_while_other_threads_wait():
+    """A server asks from two threads (the engine and the first-paint worker): a thread asking
+    while another fills the table waits for it, never sees it half-filled (fresh process)."""
+    import subprocess
+    import sys
+
+    code = """
+import threading, time
+import profinsight
+from profinsight import hooks, registry
+
+profinsight.load  # the package root provides the slot that imports the analysis modules
+real = hooks.get("register_analyses")
+
+def slow_fill():
+    time.sleep(0.3)  # the analysis modules take a while to import
+    real()
+
+hooks.provide("register_analyses", slow_fill)
+out = []
+threads = [threading.Thread(target=lambda: out.append(len(registry.all_analyses()))) for _ in range(4)]
+for t in threads:
+    t.start()
+    time.sleep(0.02)
+for t in threads:
+    t.join()
+print(sorted(set(out)), len(registry.ANALYSES))
+"""
+    got = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    seen, total = got.rsplit(" ", 1)
+    assert int(total) > 20 and seen == f"[{total}]"  # every thread saw the whole table

@@ -100,7 +100,9 @@ def test_three_run_series_is_one_object(base, variant):
     assert second.loc["matmul", "delta_us"] == pytest.approx(d_comp, abs=1e-6)
     assert second.loc["format_conversion", "delta_us"] == pytest.approx(0.0, abs=1e-6)
     assert len(cmp.summary()) == 3 and len(cmp.verdicts()) == 3
-    assert cmp._repr_html_().count("<svg") == 3
+    # the runs' step chart, then one waterfall per pair
+    page = cmp._repr_html_()
+    assert page.count("<svg") == 4 and "step per run" in page
 
 
 @pytest.mark.slow

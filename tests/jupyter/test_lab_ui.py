@@ -10,6 +10,7 @@ The labextension must be installed (``pip install .``; in a dev checkout
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import shutil
@@ -21,7 +22,9 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from _support import CHROMIUM, FLAGS, artifacts_dir, require, require_chromium
+from _support import CHROMIUM, FLAGS, artifacts_dir, fmt_duration, require, require_chromium
+
+import profinsight
 
 REPO = Path(__file__).resolve().parents[2]
 TOKEN = "profinsight-lab-test"
@@ -65,7 +68,11 @@ def lab(fixtures, tmp_path_factory):
     (root / "analysis.ipynb").write_text(
         json.dumps(
             _notebook(
-                [f"import profinsight\np = profinsight.load({NOTEBOOK_TRACE!r})\np.op_summary(top=5)", "p.show()"]
+                [
+                    f"import profinsight\np = profinsight.load({NOTEBOOK_TRACE!r})\np.op_summary(top=5)",
+                    "p.advise()",
+                    "p.show()",
+                ]
             )
         )
     )
@@ -228,9 +235,20 @@ def test_sidebar_lists_one_entry_per_run(page):
     shot(page, "sidebar_light")
 
 
-def test_open_from_sidebar_shows_the_viewer(page):
+def test_open_from_sidebar_shows_the_viewer(page, lab):
     sidebar = open_sidebar(page)
     sidebar.locator(f".jp-ProfinsightSidebar-run[data-id='{RUN}']").click()
+    # at once, under the entry: the run's step time from the profiler's own step_trace_time.csv
+    sel = f"#profinsight-sidebar .jp-ProfinsightSidebar-run[data-id='{RUN}'] .jp-ProfinsightSidebar-progress"
+    page.wait_for_function(f"() => (document.querySelector(\"{sel}\")?.textContent || '').includes('Step time')")
+    line = page.locator(sel)
+    stages = [
+        float(r["Stage"])
+        for f in sorted((lab["root"] / RUN).glob("*/ASCEND_PROFILER_OUTPUT/step_trace_time.csv"))
+        for r in csv.DictReader(open(f, encoding="utf-8-sig"))
+    ]
+    assert f"Step time {fmt_duration(sum(stages) / len(stages) * 1e3)}" in line.inner_text(), line.inner_text()
+    assert "vendor summary" in line.inner_text()
     v = viewer_tab(page, RUN)
     assert v.locator(".pi-profile-name").inner_text() == RUN
     tabs = [t.get_attribute("data-view") for t in v.locator(".pi-tabs .pi-tab").all()]
@@ -329,6 +347,12 @@ def test_notebook_renders_analysis_and_show_opens_viewer(page, lab):
     text = out.first.inner_text()
     # op_summary(top=5) of both ranks: the top kernel by total time, as in the notebook API
     assert "aclnnForeachAddListV2" in text and "import-failed" not in text
+    # advise() as the viewer's finding cards, one per finding, in the advisor's order
+    adv = profinsight.load(lab["root"] / RUN).advise()
+    fired = list(adv[adv["severity"] != "not_applicable"]["rule"])
+    cards = page.locator(".jp-NotebookPanel .jp-Cell").nth(1).locator(".pi-finding")
+    cards.first.wait_for(state="attached", timeout=120_000)
+    assert [cards.nth(i).get_attribute("data-rule") for i in range(cards.count())] == fired
     show = page.locator(".jp-ProfinsightShow")
     # the viewer tab comes to the front, so the notebook (and this output) is hidden by then
     page.wait_for_selector(".jp-ProfinsightShow[data-state='opened']", state="attached", timeout=120_000)

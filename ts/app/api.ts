@@ -23,12 +23,14 @@ import type {
   SearchAnswer,
   SlicesAnswer,
   StatsAnswer,
+  ReadyAnswer,
+  SummaryAnswer,
   TablePage,
   TrackTree
 } from './generated/wire';
 
 // the wire shapes are declared once, in Python (src/profinsight/schema/wire.py)
-export type { AnalysisPayload, Diagnostic, Json, LoadStatus, ProfileInfo } from './generated/wire';
+export type { AnalysisPayload, Diagnostic, Json, LoadStatus, ProfileInfo, SummaryAnswer } from './generated/wire';
 
 export type Params = Record<string, string | number | boolean | string[] | undefined | null>;
 
@@ -135,6 +137,14 @@ export class Api {
   /** The id under which rank `rank` of run `id` is served on its own, in full (its traces). */
   openRank(id: string, rank: number): Promise<OpenRankAnswer> {
     return this.call(`api/profiles/${enc(id)}/ranks/${enc(String(rank))}`);
+  }
+  /** The ranks of a run imported so far, while the rest import: their step breakdown from their tasks. */
+  ready(id: string): Promise<ReadyAnswer> {
+    return this.call(`api/profiles/${enc(id)}/ready`);
+  }
+  /** The run before its import: discovery's facts and the vendor's own summaries (no trace parsed). */
+  summary(id: string): Promise<SummaryAnswer> {
+    return this.call(`api/profiles/${enc(id)}/summary`);
   }
   messages(lang: string): Promise<MessagesAnswer> {
     return this.call('api/messages', { lang });

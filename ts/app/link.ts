@@ -16,6 +16,7 @@
  *   lanes    the timeline's lane filter text
  *   q        a search to run
  *   step     a step number
+ *   coll     a collective type (Communication: `hcom_allReduce_`, `nccl:all_reduce`, ...)
  *   ranks    the timeline's ranks shown side by side, comma-separated (absent: every rank)
  *   align    what lines the ranks up: step:<N> (each rank's start of step N) or
  *            coll:<kind>:<rank>:<id>[:end] (one collective, matched on every rank; its start, or
@@ -36,6 +37,8 @@ export interface ViewState {
   select?: { kind: string; rank?: number; id: number; name?: string };
   query?: string;
   step?: number;
+  /** a collective type the view is filtered to (Communication) */
+  collective?: string;
   /** a selected time range, absolute ns; `tracks`: the rows of a box (absent: every shown track) */
   range?: { start_ns: string; end_ns: string; tracks?: string[] };
   /** the timeline's lane filter */
@@ -134,6 +137,9 @@ export function parseHash(hash: string): Link | null {
   if (p.get('lanes')) {
     state.lanes = p.get('lanes')!;
   }
+  if (p.get('coll')) {
+    state.collective = p.get('coll')!;
+  }
   const ranks = (p.get('ranks') || '').split(',').filter(r => INT.test(r));
   if (ranks.length) {
     state.ranks = ranks.map(Number);
@@ -182,6 +188,9 @@ export function buildHash(profile: string, view: string, state: ViewState = {}):
   }
   if (typeof state.step === 'number') {
     p.set('step', String(state.step));
+  }
+  if (state.collective) {
+    p.set('coll', state.collective);
   }
   if (state.ranks && state.ranks.length) {
     p.set('ranks', state.ranks.join(','));

@@ -5,12 +5,14 @@
  * timeline keeps its zoom when the user goes to Operators and back.
  */
 import { Api, ApiError, LoadStatus, ProfileInfo, Transport } from './api';
-import { append, clear, h } from './dom';
+import { append, clear, fmtBytes, h } from './dom';
 import { defaultLang, Lang, Messages, saveLang } from './i18n';
 import { buildHash, parseHash } from './link';
 import { VIEWS } from './views';
 import type { View, ViewContext, ViewSpec, ViewState } from './views/types';
 import { diagnosticsBanner } from './widgets/diagnosticsBanner';
+import type { Chart } from './widgets/chart';
+import { firstPaint, readyRanks } from './widgets/firstPaint';
 import { errorBox } from './widgets/parts';
 
 export interface ViewerOptions {
@@ -176,15 +178,47 @@ export class Viewer {
     this.renderHeader(id);
     clear(this.body);
     const progress = h('div', { class: 'pi-loading', 'data-state': 'loading' });
-    this.body.appendChild(progress);
+    // the run from its own summaries, painted while the import runs (GET .../summary answers
+    // beside the import, without parsing a trace)
+    const early = h('div', { class: 'pi-first-paint', 'data-state': 'waiting' });
+    this.body.appendChild(h('div', { class: 'pi-loading-page' }, progress, early));
     let done = false;
     const started = performance.now();
+    const earlyCharts: Chart[] = [];
+    const readyCharts: Chart[] = [];
+    void this.api
+      .summary(id)
+      .then(s => {
+        if (!done && !this.disposed) {
+          early.dataset.state = 'shown';
+          early.dataset.ms = String(Math.round(performance.now() - started));
+          append(early, [firstPaint(s, this.t, earlyCharts)]);
+        }
+      })
+      .catch(() => {
+        early.dataset.state = 'none'; // advisory: the import goes on
+      });
+    // a run of several ranks: each rank imported is painted from its own tasks while the rest import
+    const ready = h('div', { class: 'pi-first-ready', 'data-ranks': '' });
+    early.after(ready);
+    let shownReady = 0;
     const poll = async () => {
       while (!done && !this.disposed) {
         try {
           const st = await this.api.status(id);
           if (!done) {
             this.renderProgress(progress, st, (performance.now() - started) / 1000);
+          }
+          const n = st.ranks_ready ? st.ranks_ready.length : 0;
+          if (!done && st.total > 1 && n > shownReady && n < st.total) {
+            shownReady = n;
+            const r = await this.api.ready(id);
+            if (!done && r.steps && r.ranks.length) {
+              readyCharts.splice(0).forEach(c => c.dispose());
+              clear(ready);
+              ready.dataset.ranks = r.ranks.join(',');
+              append(ready, [readyRanks(r, this.t, readyCharts)]);
+            }
           }
         } catch {
           /* the status route is advisory */
@@ -199,6 +233,8 @@ export class Viewer {
       return this.fail(e);
     } finally {
       done = true;
+      earlyCharts.splice(0).forEach(c => c.dispose());
+      readyCharts.splice(0).forEach(c => c.dispose());
     }
     if (this.profile.error) {
       return this.fail(new ApiError(this.profile.error.error, 400, this.profile.error.fix));
@@ -378,8 +414,14 @@ export class Viewer {
   private renderProgress(el: HTMLElement, st: LoadStatus, elapsed: number): void {
     const t = this.t;
     clear(el);
-    const pct = st.total > 0 ? Math.min(100, Math.round((100 * st.done) / st.total)) : null;
+    // bytes when the server counts them (a 1 GB single-rank import moves long before its rank is done)
+    const bytes = st.bytes_total > 0;
+    const frac = bytes ? st.bytes_done / st.bytes_total : st.total > 0 ? st.done / st.total : null;
+    const pct = frac === null ? null : Math.min(100, Math.round(100 * frac));
     const bar = h('div', { class: 'pi-progress' }, h('div', { class: 'pi-progress-fill', style: `width:${pct ?? 5}%` }));
+    el.dataset.bytesDone = String(st.bytes_done ?? 0);
+    el.dataset.bytesTotal = String(st.bytes_total ?? 0);
+    el.dataset.stage = st.stage || '';
     append(el, [
       h('div', { class: 'pi-loading-title' }, t('ui.loading', { id: st.id })),
       bar,
@@ -387,13 +429,17 @@ export class Viewer {
         'div',
         { class: 'pi-loading-detail' },
         [
-          st.stage ? t(`ui.stage.${st.stage}`) : null,
-          st.total > 0 ? t('ui.ranks_done', { done: st.done, total: st.total }) : null,
+          st.stage ? t(`ui.stage.${st.stage}`, { file: st.file || '' }) : null,
+          bytes ? t('ui.bytes_read', { done: fmtBytes(st.bytes_done), total: fmtBytes(st.bytes_total), pct: pct ?? 0 }) : null,
+          st.total > 1 ? t('ui.ranks_done', { done: st.done, total: st.total }) : null,
           `${elapsed.toFixed(1)} s`
         ]
           .filter(Boolean)
           .join(' · ')
-      )
+      ),
+      st.total > 1 && st.ranks_ready && st.ranks_ready.length
+        ? h('div', { class: 'pi-loading-ranks' }, t('ui.ranks_ready', { ranks: st.ranks_ready.join(', ') }))
+        : null
     ]);
   }
 

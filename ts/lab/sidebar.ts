@@ -11,6 +11,8 @@ import { Message } from '@lumino/messaging';
 import { Widget } from '@lumino/widgets';
 import { refreshIcon } from '@jupyterlab/ui-components';
 import { append, clear, fmtBytes, h } from '../app/dom';
+import type { LoadStatus, SummaryAnswer } from '../app/generated/wire';
+import { vendorCards } from '../app/widgets/firstPaint';
 import { profinsightIcon } from './icon';
 import { LabLabels } from './labels';
 import { LabApi, RunEntry, RunListing } from './transport';
@@ -23,6 +25,10 @@ export class ProfilesSidebar extends Widget {
   private readonly refreshButton: HTMLButtonElement;
   private busy = false;
   private listedAt = 0;
+  /** first paint and load progress of the runs opened from here (or found loading) */
+  private summaries = new Map<string, SummaryAnswer | null>();
+  private statuses = new Map<string, LoadStatus>();
+  private polling = new Set<string>();
 
   constructor(
     private readonly api: LabApi,
@@ -163,7 +169,13 @@ export class ProfilesSidebar extends Widget {
       run.state === 'loading' ? h('span', { class: 'jp-ProfinsightSidebar-tag' }, t('ui.lab.loading')) : null,
       run.cached && run.state !== 'loaded' ? h('span', { class: 'jp-ProfinsightSidebar-tag' }, t('ui.lab.cached')) : null
     );
-    const open = () => this.openRun(run.id);
+    const open = () => {
+      this.openRun(run.id);
+      void this.track(run.id);
+    };
+    if (run.state === 'loading') {
+      void this.track(run.id);
+    }
     const li = h(
       'li',
       {
@@ -189,8 +201,86 @@ export class ProfilesSidebar extends Widget {
         h('span', { class: 'jp-ProfinsightSidebar-leaf' }, run.id === ':root' ? run.name : run.id.slice(slash + 1))
       ),
       h('div', { class: 'jp-ProfinsightSidebar-meta' }, meta),
-      badges
+      badges,
+      this.progressLine(run.id)
     );
     return li;
+  }
+
+  /**
+   * While a run opened from here imports: its summary (from the profiler's own summaries, at
+   * once) and the bytes read so far, under its entry, until the import ends.
+   */
+  async track(id: string): Promise<void> {
+    if (this.polling.has(id)) {
+      return;
+    }
+    this.polling.add(id);
+    try {
+      if (!this.summaries.has(id)) {
+        void this.api
+          .summary(id)
+          .then(s => this.summaries.set(id, s))
+          .catch(() => this.summaries.set(id, null))
+          .finally(() => this.updateProgress(id));
+      }
+      for (let i = 0; i < 3600; i++) {
+        const st = await this.api.status(id);
+        this.statuses.set(id, st);
+        this.updateProgress(id);
+        if (st.state === 'loaded' || st.state === 'error' || (st.state === 'idle' && i > 20)) {
+          break;
+        }
+        await new Promise(r => setTimeout(r, 700));
+      }
+    } catch {
+      /* advisory */
+    } finally {
+      this.polling.delete(id);
+    }
+  }
+
+  private updateProgress(id: string): void {
+    const li = Array.from(this.body.querySelectorAll('.jp-ProfinsightSidebar-run')).find(el => (el as HTMLElement).dataset.id === id);
+    if (!li) {
+      return;
+    }
+    li.querySelector('.jp-ProfinsightSidebar-progress')?.remove();
+    const line = this.progressLine(id);
+    if (line) {
+      li.appendChild(line);
+    }
+  }
+
+  private progressLine(id: string): HTMLElement | null {
+    const t = this.labels.t;
+    const s = this.summaries.get(id);
+    const st = this.statuses.get(id);
+    if (!s && !st) {
+      return null;
+    }
+    const parts: string[] = [];
+    if (s && s.vendor) {
+      const c = vendorCards(t, s.vendor.steps.rows);
+      if (c.length) {
+        parts.push(`${t('ui.overview.step_time')} ${c[0].value} · ${t('ui.overview.computing')} ${c[1].value} (${t('ui.lab.vendor')})`);
+      }
+    }
+    if (st && st.state === 'loading') {
+      const pct = st.bytes_total > 0 ? Math.round((100 * st.bytes_done) / st.bytes_total) : 0;
+      parts.push(
+        [st.stage ? t(`ui.stage.${st.stage}`, { file: st.file || '' }) : null, st.bytes_total > 0 ? t('ui.bytes_read', { done: fmtBytes(st.bytes_done), total: fmtBytes(st.bytes_total), pct }) : null]
+          .filter(Boolean)
+          .join(' · ')
+      );
+    }
+    if (!parts.length) {
+      return null;
+    }
+    return h(
+      'div',
+      { class: 'jp-ProfinsightSidebar-progress', 'data-state': st ? st.state : 'idle', 'data-bytes-done': st ? st.bytes_done : 0 },
+      parts.map(p => h('div', {}, p))
+    );
   }
 }

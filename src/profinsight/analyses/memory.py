@@ -251,3 +251,52 @@ def memory_by_op(profile, top=20, rank=None) -> pd.DataFrame:
     FROM g {keep}
     ORDER BY rank, total_bytes DESC, name"""
     return query(profile, sql)
+
+
+ALLOCATION_COLUMNS = {
+    "rank": "rank",
+    "component": "allocator of the block (PTA, GE, CUDA ...)",
+    "name": "allocating op",
+    "size_bytes": "block size",
+    "alloc_ns": "allocation time, epoch ns (null: allocated before the capture)",
+    "release_ns": "free time, epoch ns (null: still live at the end of the capture)",
+    "alloc_ms": "allocation, ms since the first memory sample (the curves' t_ms)",
+    "release_ms": "free, ms since the first memory sample",
+    "lifetime_us": "release - allocation (null when either end lies outside the capture)",
+    "allocated_after_bytes": "the allocator's total allocated right after this allocation",
+}
+
+
+@analysis(
+    "memory_allocations",
+    title="Device memory allocations",
+    params=(
+        Param("rank", int, None, help="one rank; all when omitted"),
+        Param("component", str, None, help="one allocator component (PTA, GE, CUDA ...); all when omitted"),
+        Param("start_ms", float, None, help="only blocks live at or after this t_ms"),
+        Param("end_ms", float, None, help="only blocks live before this t_ms"),
+        Param("top", int, None, help="keep the N largest blocks (all when omitted)"),
+    ),
+    chart=None,
+    columns=ALLOCATION_COLUMNS,
+)
+def memory_allocations(profile, rank=None, component=None, start_ms=None, end_ms=None, top=None) -> pd.DataFrame:
+    """One row per tensor allocation (``memory_blocks``): which op allocated how many bytes when,
+    when it was freed and how long it lived, largest first.  ``start_ms`` / ``end_ms`` keep the
+    blocks live somewhere in that stretch of the memory curves' time axis (``t_ms``), so the
+    blocks behind a spike are one filter away."""
+    where = _filters(rank, component, alias="b")
+    if start_ms is not None:
+        where += f" AND (b.release_ns IS NULL OR b.release_ns >= {_T0} + {float(start_ms) * 1e6:.0f})"
+    if end_ms is not None:
+        where += f" AND (b.alloc_ns IS NULL OR b.alloc_ns < {_T0} + {float(end_ms) * 1e6:.0f})"
+    limit = f"LIMIT {int(top)}" if top else ""
+    sql = f"""
+    SELECT b.rank, b.component, coalesce(b.name, '(unknown)') AS name, abs(b.size_bytes)::BIGINT AS size_bytes,
+           b.alloc_ns, b.release_ns,
+           (b.alloc_ns - {_T0}) / 1e6 AS alloc_ms, (b.release_ns - {_T0}) / 1e6 AS release_ms,
+           (b.release_ns - b.alloc_ns) / 1e3 AS lifetime_us,
+           b.alloc_total_allocated_bytes AS allocated_after_bytes
+    FROM memory_blocks b WHERE {where}
+    ORDER BY abs(b.size_bytes) DESC, b.alloc_ns NULLS FIRST, b.rank {limit}"""
+    return query(profile, sql)

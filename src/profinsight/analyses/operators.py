@@ -157,6 +157,8 @@ _OP_SUMMARY_COLUMNS = {
             "name",
             choices=("name", "type", "name_shape", "core"),
             help="group by kernel name, (type, core), (name, input shapes) or core",
+            # host framework ops have a name and shapes, no op type or core
+            requires=(("type", "where", ("device",)), ("core", "where", ("device",))),
         ),
         Param("where", str, "device", choices=("device", "host"), help="device kernels or host framework ops"),
         Param("top", int, None, help="keep the first N rows"),

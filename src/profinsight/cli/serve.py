@@ -29,6 +29,7 @@ def run(args) -> int:
     from tornado.netutil import bind_sockets
 
     from ..server import make_app
+    from ..server.handlers import warm
     from .common import paths
 
     app = make_app(paths(args), token=None if args.no_token else "", host=args.host, prefer=args.prefer)
@@ -50,6 +51,7 @@ def run(args) -> int:
 
     async def main():
         HTTPServer(app).add_sockets(sockets)
+        warm(app.settings["store"])  # the engine's imports and the runs' first paint, in the background
         await asyncio.Event().wait()
 
     asyncio.run(main())

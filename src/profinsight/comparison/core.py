@@ -31,6 +31,7 @@ import pandas as pd
 from .. import hooks
 from ..analyses.steps import breakdown
 from ..i18n import resolve_lang
+from ..results import DisplayFrame
 from .noise import comparability, noise_verdict, signature, step_samples
 
 #: compute categories of the waterfall (kernel categories of analyses.categories)
@@ -247,7 +248,8 @@ class Comparison:
         categories; rows with ``in_step`` add up to ``to_step_us - from_step_us``.  ``from_us`` /
         ``to_us`` of compute categories are summed kernel times (not unions); ``raw_delta_us``
         their difference, ``delta_us`` the attributed change (module docstring)."""
-        return pd.concat([self._waterfall_pair(i, j) for i, j in self._pair_index(pair)], ignore_index=True)
+        out = pd.concat([self._waterfall_pair(i, j) for i, j in self._pair_index(pair)], ignore_index=True)
+        return DisplayFrame.wrap(out, "waterfall_html")  # a notebook draws it as its chart
 
     def _ops_of(self, k: int, by: str) -> pd.DataFrame:
         key = (k, by)

@@ -31,6 +31,9 @@ def _load_jupyter_server_extension(serverapp):
         + jupyter_only_handlers(store, base_url),
     )
     serverapp.log.info("profinsight: API at %s/api/profiles, profiles under %s", base_url, store.root)
+    from ..server.handlers import warm
+
+    warm(store, first_paint=False)  # the engine's imports in the background: the first open paints sooner
 
 
 # jupyter-server < 2 / notebook names

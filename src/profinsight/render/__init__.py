@@ -56,6 +56,12 @@ def _framework_html(cmp):
     return framework_html(cmp)
 
 
+def _waterfall_html(wf):
+    from .compare import waterfall_html
+
+    return waterfall_html(wf)
+
+
 def _ranks_html(rep):
     from .ranks import ranks_html
 
@@ -71,3 +77,4 @@ def install() -> None:
     hooks.provide("comparison_html", _comparison_html)
     hooks.provide("framework_html", _framework_html)
     hooks.provide("ranks_html", _ranks_html)
+    hooks.provide("waterfall_html", _waterfall_html)

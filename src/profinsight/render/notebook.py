@@ -15,7 +15,16 @@ import pandas as pd
 from .svg import render_svg
 from .tree import is_tree, tree_html
 
-__all__ = ["MIME", "payload", "profile_bundle", "profile_html", "render_html", "render_svg", "result_bundle"]
+__all__ = [
+    "MIME",
+    "exact_columns",
+    "payload",
+    "profile_bundle",
+    "profile_html",
+    "render_html",
+    "render_svg",
+    "result_bundle",
+]
 
 MIME = "application/vnd.profinsight.analysis+json"
 _MAX_HTML_ROWS = 50
@@ -27,7 +36,7 @@ def payload(df: pd.DataFrame, analysis, params: dict) -> dict:
         df.head(5000).to_json(orient="records", date_format="iso", default_handler=str, double_precision=15)
     )
     chart = None if analysis is None or analysis.chart is None else analysis.chart.spec()
-    return {
+    out = {
         "analysis": getattr(analysis, "name", None),
         "title": getattr(analysis, "title", None),
         "params": {k: v for k, v in params.items()},
@@ -37,6 +46,30 @@ def payload(df: pd.DataFrame, analysis, params: dict) -> dict:
         "total_rows": int(len(df)),
         "chart": chart,
     }
+    exact = exact_columns(df.head(5000))
+    if exact:
+        out["exact"] = exact
+    return out
+
+
+#: the largest integer a JavaScript number holds exactly
+_JS_EXACT = 2**53
+
+
+def exact_columns(df: pd.DataFrame) -> dict[str, list[str | None]]:
+    """Integer columns holding values beyond 2^53 (epoch nanoseconds), as decimal text: JSON
+    readers in the browser turn them into doubles and lose the last digits, so the viewer's
+    tables and CSV exports take these instead."""
+    out: dict[str, list[str | None]] = {}
+    for c in df.columns:
+        col = df[c]
+        if not pd.api.types.is_integer_dtype(col.dtype) or not len(col):
+            continue
+        big = col.abs().max()
+        if pd.isna(big) or int(big) < _JS_EXACT:
+            continue
+        out[str(c)] = [None if pd.isna(v) else str(int(v)) for v in col.tolist()]
+    return out
 
 
 def render_html(df: pd.DataFrame, analysis=None, params: dict | None = None) -> str:
@@ -48,6 +81,10 @@ def render_html(df: pd.DataFrame, analysis=None, params: dict | None = None) -> 
         if title
         else ""
     )
+    if getattr(analysis, "name", None) == "advise" and "severity" in df.columns:
+        from .findings import findings_html  # the viewer's finding cards, not a table of dicts
+
+        return f"<div class='profinsight-result'>{head}{findings_html(df, (params or {}).get('lang'))}</div>"
     svg = ""
     if analysis is not None and analysis.chart is not None and len(df):
         try:
@@ -55,8 +92,6 @@ def render_html(df: pd.DataFrame, analysis=None, params: dict | None = None) -> 
         except (KeyError, TypeError, ValueError, IndexError):
             svg = ""
     footer = ""
-    if getattr(analysis, "name", None) == "advise" and "severity" in df.columns:
-        df, footer = _not_applicable_footer(df, (params or {}).get("lang"))
     shown = df.head(_MAX_HTML_ROWS)
     more = f"<div style='color:#666'>{len(df) - len(shown):,} more rows</div>" if len(df) > len(shown) else ""
     table = _short_cells(shown).to_html(
@@ -74,33 +109,25 @@ _MAX_CELL = 240
 
 
 def _short_cells(df: pd.DataFrame) -> pd.DataFrame:
-    """Long text cells cut for display, so one evidence column cannot swamp the table."""
+    """Long text cells cut for display, so one evidence column cannot swamp the table; HCCL's
+    collective types without their trailing underscore (``hcom_allReduce``)."""
+    from .terminal import display_name
+
     out = df
     for c in df.columns:
         if df[c].dtype == object or str(df[c].dtype) in ("string", "str"):
             col = df[c].astype("object")
+            shown = col.map(display_name)
+            if not shown.equals(col):
+                if out is df:
+                    out = df.copy()
+                out[c] = col = shown
             long = col.map(lambda v: isinstance(v, str) and len(v) > _MAX_CELL)
             if long.any():
                 if out is df:
                     out = df.copy()
                 out[c] = col.map(lambda v: v[:_MAX_CELL] + " …" if isinstance(v, str) and len(v) > _MAX_CELL else v)
     return out
-
-
-def _not_applicable_footer(df: pd.DataFrame, lang=None) -> tuple[pd.DataFrame, str]:
-    """``advise()``: the findings table without the ``not_applicable`` rows, and one footer line
-    listing those rules with the reason."""
-    na = df[df["severity"] == "not_applicable"]
-    if not len(na):
-        return df, ""
-    from ..i18n import t
-
-    reasons = list(dict.fromkeys(str(m) for m in na["message"]))
-    text = f"{t('section.not_applicable', lang)}: {', '.join(str(r) for r in na['rule'])} ({'; '.join(reasons)})"
-    return (
-        df[df["severity"] != "not_applicable"],
-        f"<div class='profinsight-footer' style='color:#666;margin-top:4px'>{html.escape(text)}</div>",
-    )
 
 
 def result_bundle(df: pd.DataFrame, analysis, params: dict) -> dict:

@@ -14,6 +14,7 @@ import pandas as pd
 
 from .styles import BAD, GOOD, INFO, LANE_COLORS, TOTAL
 from .styles import PALETTE as _PALETTE
+from .terminal import display_name
 
 
 def render_svg(df: pd.DataFrame, chart, width: int = 640) -> str:
@@ -37,7 +38,7 @@ def _bars(df, chart, width, stacked: bool) -> str:
     ys = [y for y in chart.y if y in data.columns]
     if not ys:
         return ""
-    labels = [str(v) for v in data[chart.x]] if chart.x in data.columns else [str(i) for i in data.index]
+    labels = [str(display_name(v)) for v in data[chart.x]] if chart.x in data.columns else [str(i) for i in data.index]
     totals = [sum(_num(r[y]) for y in ys) if stacked else _num(r[ys[0]]) for _, r in data.iterrows()]
     vmax = max(totals + [1e-12])
     bar_h, label_w = 16, 200
@@ -122,6 +123,13 @@ def _lines(df, chart, width, height: int = 200) -> str:
     return "".join(out)
 
 
+def _ms(us, signed: bool = False) -> str:
+    """Microseconds as a person reads them: 1.23 ms, 450.0 us (signed: +1.23 ms)."""
+    us = float(us)
+    text = f"{us / 1e3:,.2f} ms" if abs(us) >= 1e3 else f"{us:,.1f} us"
+    return ("+" if signed and us > 0 else "") + text
+
+
 def svg_waterfall(wf: pd.DataFrame, width: int = 640) -> str:
     """Horizontal waterfall of one pair: each in-step component floats from the running sum of
     the earlier ones (green = time saved, red = time added), the last bar is the step change;
@@ -147,8 +155,8 @@ def svg_waterfall(wf: pd.DataFrame, width: int = 640) -> str:
     h = bar_h * len(spans) + 30
     x = lambda v: label_w + plot_w * (v - lo) / rng  # noqa: E731
     title = (
-        f"{wf['from_run'].iloc[0]} → {wf['to_run'].iloc[0]}: step {wf['from_step_us'].iloc[0]:,.1f} → "
-        f"{wf['to_step_us'].iloc[0]:,.1f} us"
+        f"{wf['from_run'].iloc[0]} → {wf['to_run'].iloc[0]}: step {_ms(wf['from_step_us'].iloc[0])} → "
+        f"{_ms(wf['to_step_us'].iloc[0])}"
     )
     out = [
         f"<svg xmlns='http://www.w3.org/2000/svg' width='{width}' height='{h}' font-family='sans-serif' "
@@ -161,9 +169,9 @@ def svg_waterfall(wf: pd.DataFrame, width: int = 640) -> str:
         out.append(f"<text x='{label_w - 6}' y='{y0 + 12}' text-anchor='end'>{e(str(label)[:38])}</text>")
         out.append(
             f"<rect x='{x0:.1f}' y='{y0 + 2}' width='{max(x1 - x0, 0.5):.1f}' height='{bar_h - 5}' "
-            f"fill='{color}'><title>{e(str(label))}: {b - a:+,.3f} us</title></rect>"
+            f"fill='{color}'><title>{e(str(label))}: {_ms(b - a, signed=True)}</title></rect>"
         )
-        out.append(f"<text x='{max(x0, x1) + 4:.1f}' y='{y0 + 12}' fill='#444'>{b - a:+,.1f}</text>")
+        out.append(f"<text x='{max(x0, x1) + 4:.1f}' y='{y0 + 12}' fill='#444'>{e(_ms(b - a, signed=True))}</text>")
     out.append("</svg>")
     return "".join(out)
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 import pandas as pd
 
@@ -63,6 +64,21 @@ def unit_of(name: str, s: pd.Series) -> tuple[str, float, str]:
     return name, 1.0, "float"
 
 
+#: an HCCL collective type as HCCL writes it (``hcom_allReduce_``): the trailing underscore is how
+#: HCCL builds names, not part of the name a person reads
+_HCCL_TYPE = re.compile(r"^(hcom_[A-Za-z0-9]+)_$")
+
+
+def display_name(v):
+    """``hcom_allReduce_`` -> ``hcom_allReduce`` (any other value unchanged): names as shown; the
+    data (DataFrames, JSON, CSV) keeps the raw name."""
+    if isinstance(v, str):
+        m = _HCCL_TYPE.match(v)
+        if m:
+            return m.group(1)
+    return v
+
+
 def cell(v, kind: str, div: float, max_text: int = MAX_TEXT) -> str:
     """One value as text in its column's unit; long text cut with an ellipsis."""
     if isinstance(v, (dict, list, tuple)):
@@ -70,7 +86,7 @@ def cell(v, kind: str, div: float, max_text: int = MAX_TEXT) -> str:
     if v is None or (not isinstance(v, str) and pd.api.types.is_scalar(v) and pd.isna(v)):
         return ""
     if kind == "text":
-        return _cut(str(v).replace("\n", " "), max_text)
+        return _cut(str(display_name(v)).replace("\n", " "), max_text)
     try:
         f = float(v) / div
     except (TypeError, ValueError):

@@ -97,6 +97,18 @@ class AnalysisPayload(_AnalysisPayloadBase, total=False):
     offset: int
     #: the page size asked for (at most 5000)
     limit: int
+    #: integer columns with values beyond 2^53 (epoch nanoseconds), their values as decimal text
+    #: aligned with ``rows``: a JavaScript number cannot hold them, the table and its CSV export
+    #: show these
+    exact: dict[str, list[str | None]]
+
+
+class ParamRule(TypedDict):
+    """With its parameter at ``value``, parameter ``param`` must be one of ``allowed``."""
+
+    value: Json
+    param: str
+    allowed: list[Json]
 
 
 class ParamInfo(TypedDict):
@@ -106,6 +118,8 @@ class ParamInfo(TypedDict):
     default: Json
     choices: list[Json] | None
     help: str
+    #: pairs with other parameters that have no answer (a form does not offer them)
+    requires: list[ParamRule]
 
 
 class AnalysisInfo(TypedDict):
@@ -171,15 +185,43 @@ class ProfilesAnswer(TypedDict):
     profiles: list[ProfileInfo]
 
 
+class ReadyAnswer(TypedDict):
+    """The ranks of a run imported so far, while the others import (``GET api/profiles/ID/ready``)."""
+
+    id: str
+    ranks: list[int]
+    #: step_breakdown of those ranks, from their own tasks (None before the first is ready)
+    steps: AnalysisPayload | None
+
+
+class VendorSummary(TypedDict):
+    """The run's figures from the profiler's own summary files."""
+
+    source: str
+    files: list[str]
+    steps: AnalysisPayload
+    comm: AnalysisPayload
+
+
 class LoadStatus(TypedDict):
     """Load state of a profile, answered without waiting for the load itself."""
 
     id: str
     state: LoadState
+    #: cached | importing | reading | parsing | building | caching (importers.progress)
     stage: str | None
+    #: ranks loaded so far, of ``total``
     done: int
     total: int
     elapsed_s: float
+    #: bytes of the run's source files read so far (a streamed trace as it goes, the other
+    #: files of a rank when the rank is done), of ``bytes_total``
+    bytes_done: int
+    bytes_total: int
+    #: the file being read now (its name)
+    file: str | None
+    #: the ranks imported so far (ranks found in the cache are counted in ``done`` only)
+    ranks_ready: list[int]
     background: BackgroundImport
 
 
@@ -196,6 +238,24 @@ class OpenRankAnswer(TypedDict):
 
     id: str
     rank: int
+
+
+class SummaryAnswer(TypedDict):
+    """A run before its import (``GET api/profiles/ID/summary``): what discovery saw and, where
+    the profiler wrote them, its own step and communication summaries (no trace parsed)."""
+
+    id: str
+    format: str
+    level: str | None
+    ranks: list[int]
+    rank_count: int
+    files: int
+    size_bytes: int
+    #: ``{source: "vendor_summary", files: [...], steps: AnalysisPayload, comm: AnalysisPayload}``
+    #: (step_breakdown and comm_summary of the summaries), or None where there are none
+    vendor: VendorSummary | None
+    vendor_error: str | None
+    elapsed_s: float
 
 
 class MessagesAnswer(TypedDict):
@@ -431,6 +491,7 @@ class AlignAnswer(TypedDict):
 WIRE_TYPES: tuple[Any, ...] = (
     ChartSpec,
     AnalysisPayload,
+    ParamRule,
     ParamInfo,
     AnalysisInfo,
     AnalysesAnswer,
@@ -441,6 +502,9 @@ WIRE_TYPES: tuple[Any, ...] = (
     LoadStatus,
     BackgroundImport,
     OpenRankAnswer,
+    VendorSummary,
+    SummaryAnswer,
+    ReadyAnswer,
     MessagesAnswer,
     TablePage,
     TrackInfo,

@@ -26,6 +26,9 @@ from .store import ProfileStore, localized_listing
 from .wire import ARROW_MIME, arrow_stream, dumps
 
 ENGINE = ThreadPoolExecutor(max_workers=1, thread_name_prefix="profinsight-engine")
+#: the first paint (a run's vendor summaries) runs beside the engine: it must not queue behind
+#: the import it is there to precede; it opens DuckDB connections of its own
+FIRST_PAINT = ThreadPoolExecutor(max_workers=1, thread_name_prefix="profinsight-first-paint")
 MAX_TABLE_ROWS = 10_000
 #: the most rows one page of an analysis answer holds (also its default page size)
 MAX_ANALYSIS_ROWS = 5_000
@@ -177,6 +180,32 @@ class OpenRankHandler(ApiHandler):
         self.send_json({"id": rid, "rank": int(rank)})
 
 
+def warm(store: ProfileStore, first_paint: bool = True) -> None:
+    """Warm ``store`` (:meth:`ProfileStore.warm`) on the first-paint worker, in the background."""
+    FIRST_PAINT.submit(store.warm, first_paint)
+
+
+class SummaryHandler(ApiHandler):
+    """The run before its import (``server.summary``): discovery's facts and the vendor's own
+    step and communication summaries where the run has them, within a second, on a worker of
+    its own so that a running import never delays it."""
+
+    async def get(self, pid):
+        loop = IOLoop.current()
+        await loop.run_in_executor(FIRST_PAINT, self.store.entry, pid)
+        self.send_json(await loop.run_in_executor(FIRST_PAINT, self.store.first_paint, pid))
+
+
+class ReadyHandler(ApiHandler):
+    """The ranks imported so far of a run still importing (their step breakdown from their own
+    tasks), on the first-paint worker: the first ready rank is painted before the last."""
+
+    async def get(self, pid):
+        loop = IOLoop.current()
+        await loop.run_in_executor(FIRST_PAINT, self.store.entry, pid)
+        self.send_json(await loop.run_in_executor(FIRST_PAINT, self.store.ready, pid))
+
+
 class MessagesHandler(ApiHandler):
     """The viewer's labels (``ui.*`` keys of the message catalogue) in ``?lang=en|zh``."""
 
@@ -235,6 +264,7 @@ def describe_analysis(a) -> dict:
                 "default": p.default,
                 "choices": None if p.choices is None else list(p.choices),
                 "help": p.help,
+                "requires": [{"value": v, "param": o, "allowed": list(allowed)} for v, o, allowed in p.requires],
             }
             for p in a.params
         ],
@@ -532,6 +562,8 @@ ROUTES = [
     (r"api/profiles/([^/]+)", ProfileHandler),
     (r"api/profiles/([^/]+)/status", StatusHandler),
     (r"api/profiles/([^/]+)/ranks/([0-9]+)", OpenRankHandler),
+    (r"api/profiles/([^/]+)/summary", SummaryHandler),
+    (r"api/profiles/([^/]+)/ready", ReadyHandler),
     (r"api/profiles/([^/]+)/tables/([^/]+)", TableHandler),
     (r"api/profiles/([^/]+)/analyses", AnalysesHandler),
     (r"api/profiles/([^/]+)/analyses/([^/]+)", AnalysisHandler),

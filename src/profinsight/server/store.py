@@ -56,6 +56,13 @@ class Entry:
     #: planned, ranks in the cache so far
     background: list[int] = field(default_factory=list)
     background_done: list[int] = field(default_factory=list)
+    #: bytes read per source file while an import runs (importers.progress)
+    watcher: object = None
+    #: positions (in run.sources) of the ranks loaded so far
+    ready: set = field(default_factory=set)
+    #: the run's first-paint summary (summary()), computed once
+    summary: dict | None = None
+    summary_lock: threading.Lock = field(default_factory=threading.Lock)
 
 
 #: how many of a summary-tier run's ranks are imported in full in the background, most suspicious
@@ -132,14 +139,24 @@ class ProfileStore:
         with e.lock:
             if e.profile is None and e.error is None:
                 from ..api import load
+                from ..importers import progress as bytes_progress
+
+                by_path = {str(s.path): i for i, s in enumerate(e.run.sources)}
 
                 def progress(done: int, total: int, detail: str) -> None:
                     e.done, e.total = done, total
                     e.stage = "cached" if detail == "cached" else "importing"
+                    i = by_path.get(detail)
+                    if i is not None:
+                        e.ready.add(i)
+                        if e.watcher is not None:
+                            e.watcher.finished(e.run.sources[i].files)
 
                 e.started, e.stage, e.total = time.monotonic(), "importing", len(e.run.sources)
                 try:
-                    e.profile = load(e.run, progress=progress, tier=tier_for(e.run))
+                    with bytes_progress.watch(f for s in e.run.sources for f in s.files) as w:
+                        e.watcher = w
+                        e.profile = load(e.run, progress=progress, tier=tier_for(e.run))
                 except ProfileError as exc:
                     e.error = exc
                 finally:
@@ -224,15 +241,66 @@ class ProfileStore:
             else "idle"
         )
         end = e.finished if e.finished is not None else time.monotonic()
+        w = e.watcher
+        stage = e.stage if state == "loading" else None
+        if state == "loading" and w is not None and w.stage:
+            stage = w.stage
+            if (
+                stage == "reading"
+                and w.file
+                and all(w.read_bytes.get(k, 0) >= n for k, n in w.sizes.items() if Path(k).name == w.file)
+            ):
+                stage = "building"  # the streamed file is read: the tables are being built from it
+        total_bytes = w.total if w is not None else _run_bytes(e.run)
         return {
             "id": pid,
             "state": state,
-            "stage": e.stage if state == "loading" else None,
+            "stage": stage,
             "done": e.done,
             "total": e.total or len(e.run.sources),
             "elapsed_s": round(end - e.started, 3) if e.started is not None else 0.0,
             "background": {"ranks": list(e.background), "done": list(e.background_done)},
+            "bytes_done": (total_bytes if state == "loaded" else w.done if w is not None else 0),
+            "bytes_total": total_bytes,
+            "file": w.file if w is not None and state == "loading" else None,
+            "ranks_ready": sorted(r for i in e.ready for r in [e.run.sources[i].rank_hint] if r is not None),
         }
+
+    def warm(self, first_paint: bool = True) -> None:
+        """Import the engine (DuckDB, pandas, pyarrow, the analyses) and, with ``first_paint``,
+        compute the served runs' first paint: a server that has just started then answers the
+        first ``summary`` at once instead of importing its libraries while the profile's import
+        imports the same ones.  Meant for a background worker; a failure is only a cold start."""
+        try:
+            from .. import api  # noqa: F401 - the imports are the point
+            from ..registry import all_analyses
+
+            all_analyses()
+            if first_paint and self.root is None:
+                for pid in self.ids():
+                    self.first_paint(pid)
+        except Exception:  # noqa: BLE001 - warming is an optimisation, never an error
+            pass
+
+    def first_paint(self, pid: str) -> dict:
+        """What ``pid`` is before its import (:func:`.summary.first_paint`), computed once."""
+        from .summary import first_paint
+
+        e = self.entry(pid)
+        with e.summary_lock:
+            if e.summary is None:
+                e.summary = {"id": pid, **first_paint(e.run)}
+            return e.summary
+
+    def ready(self, pid: str) -> dict:
+        """The ranks of ``pid`` imported so far, while the rest import (:func:`.summary.ready_ranks`);
+        once loaded, the loaded profile's own answer is the views' (``ranks: []`` here)."""
+        from .summary import ready_ranks
+
+        e = self.entry(pid)
+        if e.profile is not None or e.started is None:
+            return {"id": pid, "ranks": [], "steps": None}
+        return {"id": pid, **ready_ranks(e.run, set(e.ready))}
 
     def describe(self, pid: str, load: bool = True, lang: str = "en") -> dict:
         """What the profiles route lists for ``pid``: id, path, format, level, ranks, steps,
@@ -510,6 +578,17 @@ class ProfileStore:
             "counts": counts,
             "diagnostics": [d.to_dict() for d in diags[:50]],
         }
+
+
+def _run_bytes(run: Run) -> int:
+    total = 0
+    for s in run.sources:
+        for f in s.files:
+            try:
+                total += f.stat().st_size
+            except OSError:
+                pass
+    return total
 
 
 __all__ = ["ROOT_ID", "SCAN_MAX_DIRS", "SCAN_SKIP", "Entry", "ProfileStore", "localized_listing"]

@@ -17,7 +17,7 @@ import pyarrow as pa
 
 from .. import diagnostics as dg
 from ..errors import ProfileError
-from ..importers import RankData, RankSource, cacheable, load_rank, load_ranks
+from ..importers import RankData, RankSource, cacheable, load_rank, load_ranks, progress
 from . import cache
 
 Progress = Callable[[int, int, str], None]
@@ -91,12 +91,14 @@ def _import_and_store(source: RankSource, threads: int | None = None):
     from ..importers._common import set_rank_threads
 
     set_rank_threads(threads)
+    progress.stage(source.files, "importing")
     data = import_rank(source)
     where = _where()
     if any(d.code == "import-failed" for d in data.diagnostics):
         # a failed import (out of memory, a bug) is not the profile's content: never cache it,
         # so the next load tries again
         return ("memory", None, data, where)
+    progress.stage(source.files, "caching")
     entry = cache.store(source, data)
     if entry is not None:
         return ("cached", entry.folder, None, where)

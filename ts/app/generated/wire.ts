@@ -35,6 +35,15 @@ export interface AnalysisPayload {
   offset?: number;
   /** the page size asked for (at most 5000) */
   limit?: number;
+  /** integer columns with values beyond 2^53 (epoch nanoseconds), their values as decimal text aligned with `rows`: a JavaScript number cannot hold them, the table and its CSV export show these */
+  exact?: Record<string, (string | null)[]>;
+}
+
+/** With its parameter at `value`, parameter `param` must be one of `allowed`. */
+export interface ParamRule {
+  value: Json;
+  param: string;
+  allowed: Json[];
 }
 
 export interface ParamInfo {
@@ -44,6 +53,8 @@ export interface ParamInfo {
   default: Json;
   choices: Json[] | null;
   help: string;
+  /** pairs with other parameters that have no answer (a form does not offer them) */
+  requires: ParamRule[];
 }
 
 /** An analysis as its registration declares it (`GET api/profiles/ID/analyses`). */
@@ -100,10 +111,19 @@ export interface ProfilesAnswer {
 export interface LoadStatus {
   id: string;
   state: LoadState;
+  /** cached | importing | reading | parsing | building | caching (importers.progress) */
   stage: string | null;
+  /** ranks loaded so far, of `total` */
   done: number;
   total: number;
   elapsed_s: number;
+  /** bytes of the run's source files read so far (a streamed trace as it goes, the other files of a rank when the rank is done), of `bytes_total` */
+  bytes_done: number;
+  bytes_total: number;
+  /** the file being read now (its name) */
+  file: string | null;
+  /** the ranks imported so far (ranks found in the cache are counted in `done` only) */
+  ranks_ready: number[];
   background: BackgroundImport;
 }
 
@@ -117,6 +137,37 @@ export interface BackgroundImport {
 export interface OpenRankAnswer {
   id: string;
   rank: number;
+}
+
+/** The run's figures from the profiler's own summary files. */
+export interface VendorSummary {
+  source: string;
+  files: string[];
+  steps: AnalysisPayload;
+  comm: AnalysisPayload;
+}
+
+/** A run before its import (`GET api/profiles/ID/summary`): what discovery saw and, where the profiler wrote them, its own step and communication summaries (no trace parsed). */
+export interface SummaryAnswer {
+  id: string;
+  format: string;
+  level: string | null;
+  ranks: number[];
+  rank_count: number;
+  files: number;
+  size_bytes: number;
+  /** `{source: "vendor_summary", files: [...], steps: AnalysisPayload, comm: AnalysisPayload}` (step_breakdown and comm_summary of the summaries), or None where there are none */
+  vendor: VendorSummary | null;
+  vendor_error: string | null;
+  elapsed_s: number;
+}
+
+/** The ranks of a run imported so far, while the others import (`GET api/profiles/ID/ready`). */
+export interface ReadyAnswer {
+  id: string;
+  ranks: number[];
+  /** step_breakdown of those ranks, from their own tasks (None before the first is ready) */
+  steps: AnalysisPayload | null;
 }
 
 /** The viewer's labels (`ui.*` keys of the message catalogue). */

@@ -76,7 +76,7 @@ export function create(): View {
           { key: 'vector_busy_ratio', label: colLabel(t, 'vector_busy_ratio'), numeric: true, format: v => fmtPct(v) },
           ...pmu.map(c => ({ key: c, label: pmuLabel(t, c), title: c, numeric: true, format: (v: unknown) => fmtPct(v as number) }))
         ];
-        el.appendChild(section(t('ui.aicore.pmu_steps'), new DataTable({ t, columns: cols, rows: steps, className: 'pi-aicore-steps' }).el));
+        el.appendChild(section(t('ui.aicore.pmu_steps'), new DataTable({ t, columns: cols, rows: steps, name: 'utilization', className: 'pi-aicore-steps' }).el));
       }
       el.appendChild(section(t('ui.aicore.kernels'), kernels(ctx, kern)));
     },
@@ -147,6 +147,6 @@ function kernels(ctx: ViewContext, kern: AnalysisPayload | null): HTMLElement {
     {},
     h('p', { class: 'pi-note pi-aicore-rule' }, t('ui.aicore.rule', { pct: Math.round(BOUND_RATIO * 100) })),
     h('p', { class: 'pi-aicore-bounds' }, summary),
-    new DataTable({ t, columns: cols, rows: kern.rows, filter: true, className: 'pi-aicore-kernels', sort: { key: 'total_us', desc: true } }).el
+    new DataTable({ t, columns: cols, rows: kern.rows, exact: kern.exact, name: 'kernel_pmu', exportKeys: kern.columns, className: 'pi-aicore-kernels', sort: { key: 'total_us', desc: true } }).el
   );
 }

@@ -86,6 +86,33 @@ export function parseHash(hash: string, pid: string): AnalysesState | null {
   return s;
 }
 
+/**
+ * Why `value` of parameter `name` makes a pair the analysis has no answer for, given the other
+ * values in `chosen` (form text; a missing one is its default), or null when it is fine: the
+ * registry's `requires` rules, read both ways (this value needs another parameter's value, or
+ * another parameter's current value needs this one to be different).
+ */
+export function invalidPair(params: ParamInfo[], name: string, value: string, chosen: Record<string, string>): string | null {
+  const current = (p: ParamInfo) => chosen[p.name] ?? text(p.default);
+  for (const p of params) {
+    for (const rule of p.requires || []) {
+      const allowed = rule.allowed.map(text);
+      // this parameter's value needs `rule.param` in `allowed`
+      if (p.name === name && text(rule.value) === value) {
+        const other = params.find(q => q.name === rule.param);
+        if (other && !allowed.includes(current(other))) {
+          return `${name}=${value} needs ${rule.param} = ${allowed.join(' | ')}`;
+        }
+      }
+      // another parameter's current value needs this one in `allowed`
+      if (rule.param === name && current(p) === text(rule.value) && !allowed.includes(value)) {
+        return `${p.name}=${current(p)} needs ${name} = ${allowed.join(' | ')}`;
+      }
+    }
+  }
+  return null;
+}
+
 function same(a: AnalysesState, b: AnalysesState): boolean {
   return stateHash(a) === stateHash(b);
 }
@@ -190,7 +217,7 @@ export function create(): View {
       };
 
       /** One form control per parameter; null for a type the form cannot write (a dict). */
-      const control = (p: ParamInfo, onChange: (v: string) => void): HTMLElement | null => {
+      const control = (p: ParamInfo, onChange: (v: string) => void, rules: ParamInfo[] | null = null): HTMLElement | null => {
         const value = state.params[p.name];
         const dflt = text(p.default);
         const attrs = { class: 'pi-an-param', 'data-param': p.name, 'aria-label': p.name };
@@ -203,7 +230,11 @@ export function create(): View {
             sel.appendChild(h('option', { value: '' }, p.choices ? t('ui.analyses.default') : t('ui.analyses.all')));
           }
           for (const o of options) {
-            sel.appendChild(h('option', { value: o }, o === dflt && p.choices ? `${o} (${t('ui.analyses.default')})` : o));
+            // a value that makes a pair the analysis cannot answer is offered disabled, with why
+            const why = rules ? invalidPair(rules, p.name, o, state.params) : null;
+            sel.appendChild(
+              h('option', { value: o, disabled: !!why, title: why }, o === dflt && p.choices ? `${o} (${t('ui.analyses.default')})` : o)
+            );
           }
           sel.value = value ?? (options.includes(dflt) ? dflt : '');
           sel.addEventListener('change', () => onChange(sel.value === dflt ? '' : sel.value));
@@ -252,7 +283,9 @@ export function create(): View {
         }
         const form = h('div', { class: 'pi-controls pi-an-form' });
         for (const p of info.params) {
-          const c = control(p, v => {
+          const c = control(
+            p,
+            v => {
             const params = { ...state.params };
             if (v === '') {
               delete params[p.name];
@@ -260,7 +293,9 @@ export function create(): View {
               params[p.name] = v;
             }
             choose({ ...state, params, offset: 0 });
-          });
+            },
+            info.params
+          );
           if (c) {
             form.appendChild(c);
           }

@@ -3,15 +3,17 @@
  * synchronisation inside it — and idle: they add up to elapsed), the bandwidth per transport type
  * (on-chip LOCAL copies left out), the rank-to-rank matrix (heatmap coloured from 0, and numbers),
  * links slower than their transport's median, and every collective with a jump to it on the
- * timeline.
+ * timeline.  Two filters narrow every part of the page: one step (the analyses' `step`
+ * parameter) and one collective type (rows of that type; the matrix by its op type).  They are
+ * in the page address (`step`, `coll`).
  */
 import { append, clear, fmtBytes, h } from '../dom';
 import type { AnalysisPayload } from '../api';
 import { barOption, Chart, esc } from '../widgets/chart';
-import { fmtCell, fmtUs, isNum, num } from '../widgets/format';
+import { displayName, fmtCell, fmtUs, isNum, num } from '../widgets/format';
 import { empty, errorBox, fill, section } from '../widgets/parts';
-import { columnsFor, DataTable } from '../widgets/table';
-import type { View, ViewContext } from './types';
+import { DataTable, payloadTable } from '../widgets/table';
+import type { View, ViewContext, ViewState } from './types';
 
 const LINKS = ['hccs_gbps', 'rdma_gbps', 'pcie_gbps', 'sdma_gbps', 'sio_gbps'];
 const METRICS = ['bandwidth_gbps', 'bytes', 'transit_us'];
@@ -53,56 +55,127 @@ function value(c: Cell, metric: string): number | null {
   return c.transit_us > 0 ? c.bytes / (c.transit_us * 1e3) : null;
 }
 
+/** The matrix's op type (lower case, no `hcom_` prefix or trailing `_`) of a collective type. */
+export function matrixType(type: string): string {
+  return type
+    .toLowerCase()
+    .replace(/^hcom_/, '')
+    .replace(/_+$/, '');
+}
+
+/** `p` with only the rows of collective type `type` (all rows when empty). */
+function ofType(p: AnalysisPayload, type: string, col = 'type'): AnalysisPayload {
+  if (!type) {
+    return p;
+  }
+  const keep = col === 'op_type' ? (v: unknown) => matrixType(String(v ?? '')) === matrixType(type) : (v: unknown) => v === type;
+  const idx = p.rows.map((r, i) => (keep(r[col]) ? i : -1)).filter(i => i >= 0);
+  const exact = p.exact ? Object.fromEntries(Object.entries(p.exact).map(([k, v]) => [k, idx.map(i => v[i])])) : undefined;
+  return { ...p, rows: idx.map(i => p.rows[i]), exact };
+}
+
 export function create(): View {
   const charts: Chart[] = [];
+  let apply: ((s?: ViewState) => void) | null = null;
   return {
+    show(state?: ViewState) {
+      apply?.(state);
+    },
     mount(el: HTMLElement, ctx: ViewContext) {
       const t = ctx.t;
-      void fill(
-        el,
-        t,
-        async () => {
-          const id = ctx.profile.id;
-          const [summary, ops, matrix, slow] = await Promise.all([
-            ctx.api.analysis(id, 'comm_summary'),
-            ctx.api.analysis(id, 'collectives'),
-            ctx.api.analysis(id, 'comm_matrix', { summary: 'total' }),
-            ctx.api.analysis(id, 'slow_links').catch(() => null)
-          ]);
-          if (!summary.rows.length && !ops.rows.length) {
-            return [empty(t('ui.communication.none')), h('p', { class: 'pi-note' }, t('ui.communication.none_why'))];
-          }
-          const out: Node[] = [];
-          out.push(section(t('ui.communication.by_type'), ...splitChart(ctx, summary, charts)));
-          const bw = linkChart(ctx, summary, charts);
-          out.push(section(t('ui.communication.bandwidth'), bw));
-          out.push(section(t('ui.communication.matrix'), matrixBlock(ctx, matrix, charts)));
-          if (slow) {
-            out.push(
-              section(
-                t('ui.communication.slow_links'),
-                slow.rows.length
-                  ? new DataTable({ t, columns: columnsFor(t, slow.columns, slow.rows, ['label', 'evidence']), rows: slow.rows }).el
-                  : empty(t('ui.communication.no_slow_links'))
-              )
-            );
-          }
-          const tbl = new DataTable({
-            t,
-            columns: columnsFor(t, ops.columns, ops.rows, ['label', 'start_ns', 'group']),
-            rows: ops.rows,
-            filter: true,
-            onSelect: r => {
-              if (isNum(r.start_ns) && isNum(r.elapse_us)) {
-                ctx.navigate('timeline', { rank: r.rank, start_ns: r.start_ns, end_ns: r.start_ns + Math.round(r.elapse_us * 1e3) });
-              }
-            }
-          });
-          out.push(section(t('ui.communication.collectives'), h('p', { class: 'pi-note' }, t('ui.communication.collectives_note')), tbl.el));
-          return out;
-        },
-        errorBox
+      const filter: { step: string; type: string } = { step: '', type: '' };
+      const stepSel = h('select', { class: 'pi-comm-step', 'aria-label': t('ui.communication.step') });
+      const typeSel = h('select', { class: 'pi-comm-type', 'aria-label': t('ui.communication.collective') });
+      const option = (s: HTMLSelectElement, v: string, text: string) => s.appendChild(h('option', { value: v }, text));
+      option(stepSel, '', t('ui.communication.all_steps'));
+      for (const s of ctx.profile.steps) {
+        option(stepSel, String(s), t('ui.ranks.step', { step: s }));
+      }
+      option(typeSel, '', t('ui.communication.all_types'));
+      const body = h('div', { class: 'pi-comm-body' });
+      const controls = h(
+        'div',
+        { class: 'pi-controls pi-comm-filters' },
+        h('label', { class: 'pi-control' }, h('span', {}, t('ui.communication.step')), stepSel),
+        h('label', { class: 'pi-control' }, h('span', {}, t('ui.communication.collective')), typeSel)
       );
+      append(el, [controls, body]);
+      let types: string[] | null = null;
+      const load = () => {
+        charts.splice(0).forEach(c => c.dispose());
+        ctx.setState?.({ step: filter.step === '' ? undefined : Number(filter.step), collective: filter.type || undefined });
+        return fill(body, t, () => build(filter), errorBox);
+      };
+      apply = (s?: ViewState) => {
+        const step = s && typeof s.step === 'number' ? String(s.step) : '';
+        const type = s && typeof s.collective === 'string' ? s.collective : '';
+        if (step !== filter.step || type !== filter.type) {
+          filter.step = step;
+          filter.type = type;
+          stepSel.value = step;
+          typeSel.value = type;
+          void load();
+        }
+      };
+      stepSel.addEventListener('change', () => {
+        filter.step = stepSel.value;
+        void load();
+      });
+      typeSel.addEventListener('change', () => {
+        filter.type = typeSel.value;
+        void load();
+      });
+      const build = async (f: { step: string; type: string }): Promise<Node[]> => {
+        const id = ctx.profile.id;
+        const params = f.step === '' ? {} : { step: f.step };
+        const [allSummary, allOps, allMatrix, slow] = await Promise.all([
+          ctx.api.analysis(id, 'comm_summary', params),
+          ctx.api.analysis(id, 'collectives', params),
+          ctx.api.analysis(id, 'comm_matrix', { summary: 'total', ...params }),
+          ctx.api.analysis(id, 'slow_links').catch(() => null)
+        ]);
+        if (types === null) {
+          // the collective types of the whole profile (first load has no filter)
+          types = Array.from(new Set(allSummary.rows.map(r => String(r.type ?? '')))).filter(Boolean);
+          for (const ty of types) {
+            option(typeSel, ty, displayName(ty));
+          }
+          typeSel.value = filter.type;
+        }
+        const summary = ofType(allSummary, f.type);
+        const ops = ofType(allOps, f.type);
+        const matrix = ofType(allMatrix, f.type, 'op_type');
+        if (!summary.rows.length && !ops.rows.length) {
+          return f.step || f.type
+            ? [empty(t('ui.communication.none_filtered'))]
+            : [empty(t('ui.communication.none')), h('p', { class: 'pi-note' }, t('ui.communication.none_why'))];
+        }
+        const out: Node[] = [];
+        out.push(section(t('ui.communication.by_type'), ...splitChart(ctx, summary, charts)));
+        const bw = linkChart(ctx, summary, charts);
+        out.push(section(t('ui.communication.bandwidth'), bw));
+        out.push(section(t('ui.communication.matrix'), matrixBlock(ctx, matrix, charts)));
+        if (slow) {
+          out.push(
+            section(
+              t('ui.communication.slow_links'),
+              slow.rows.length
+                ? payloadTable(t, slow, ['label', 'evidence']).el
+                : empty(t('ui.communication.no_slow_links'))
+            )
+          );
+        }
+        const tbl = payloadTable(t, ops, ['label', 'start_ns', 'group'], {
+          onSelect: r => {
+            if (isNum(r.start_ns) && isNum(r.elapse_us)) {
+              ctx.navigate('timeline', { rank: r.rank, start_ns: r.start_ns, end_ns: r.start_ns + Math.round(r.elapse_us * 1e3) });
+            }
+          }
+        });
+        out.push(section(t('ui.communication.collectives'), h('p', { class: 'pi-note' }, t('ui.communication.collectives_note')), tbl.el));
+        return out;
+      };
+      void load();
     },
     dispose() {
       charts.splice(0).forEach(c => c.dispose());
@@ -149,7 +222,7 @@ function splitChart(ctx: ViewContext, p: AnalysisPayload, charts: Chart[]): Node
     }
     out.push(c.el);
   }
-  out.push(new DataTable({ t, columns: columnsFor(t, p.columns, p.rows, ['label', 'bandwidth_gbps']), rows: p.rows }).el);
+  out.push(payloadTable(t, p, ['label', 'bandwidth_gbps']).el);
   return out;
 }
 
@@ -231,21 +304,33 @@ function matrixBlock(ctx: ViewContext, p: AnalysisPayload, charts: Chart[]): HTM
         { type: 'heatmap', data: self, label, itemStyle: { color: '#d9d9d9', borderColor: 'rgba(128,128,128,0.4)', borderWidth: 1 } }
       ]
     });
-    // the same numbers as text: readable, selectable, testable
+    // the same numbers as a table (the one table widget: sort, filter, copy, CSV of the raw values)
     clear(grid);
-    const head = h('tr', {}, h('th', {}, `${t('ui.communication.src')} \\ ${t('ui.communication.dst')}`), ranks.map(r => h('th', { class: 'pi-num' }, String(r))));
-    const body = srcs.map(src =>
-      h(
-        'tr',
-        {},
-        h('th', {}, String(src)),
-        ranks.map(dst => {
-          const c = cells.find(x => x.src === src && x.dst === dst);
-          return h('td', { class: 'pi-num', 'data-src': src, 'data-dst': dst }, c ? fmt(metric, value(c, metric)) : '');
-        })
-      )
-    );
-    append(grid, [h('table', { class: 'pi-table pi-matrix-grid' }, h('thead', {}, head), h('tbody', {}, body))]);
+    const rows = srcs.map(src => {
+      const r: Record<string, any> = { src_rank: src };
+      for (const dst of ranks) {
+        const c = cells.find(x => x.src === src && x.dst === dst);
+        r[`to_${dst}`] = c ? value(c, metric) : null;
+      }
+      return r;
+    });
+    const table = new DataTable({
+      t,
+      rows,
+      name: `comm_matrix_${metric}`,
+      className: 'pi-matrix-grid',
+      columns: [
+        { key: 'src_rank', label: `${t('ui.communication.src')} \\ ${t('ui.communication.dst')}`, format: v => String(v) },
+        ...ranks.map(dst => ({
+          key: `to_${dst}`,
+          label: String(dst),
+          numeric: true,
+          format: (v: any) => fmt(metric, isNum(v) ? v : null),
+          attrs: (r: Record<string, any>) => ({ 'data-src': r.src_rank, 'data-dst': dst })
+        }))
+      ]
+    });
+    grid.appendChild(table.el);
   };
   picker.addEventListener('change', draw);
   append(box, [

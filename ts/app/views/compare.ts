@@ -37,6 +37,20 @@ export function create(): View {
       // the profile served next to this one is the likeliest partner (serve BASE CHANGED)
       const here = ids.indexOf(ctx.profile.id);
       const other = pick('pi-cmp-other', ids[(here + 1) % ids.length] === ctx.profile.id ? ids[0] : ids[(here + 1) % ids.length]);
+      // a run compared with itself is no comparison: each picker disables the other's choice
+      const exclude = () => {
+        for (const [s, o] of [
+          [base, other],
+          [other, base]
+        ]) {
+          for (const opt of Array.from(s.options)) {
+            opt.disabled = opt.value === o.value;
+          }
+        }
+      };
+      base.addEventListener('change', exclude);
+      other.addEventListener('change', exclude);
+      exclude();
       const swap = h('button', { class: 'pi-cmp-swap', title: t('ui.compare.swap') }, '⇄');
       const go = h('button', { class: 'pi-cmp-go pi-primary' }, t('ui.compare.run'));
       const body = h('div', { class: 'pi-cmp-body' });
@@ -66,6 +80,7 @@ export function create(): View {
         const b = base.value;
         base.value = other.value;
         other.value = b;
+        exclude();
         void run();
       });
       go.addEventListener('click', () => void run());
@@ -169,6 +184,7 @@ function render(ctx: ViewContext, d: any, charts: Chart[]): Node[] {
       { key: 'in_step', label: t('ui.compare.in_step'), format: v => (v ? '✓' : t('ui.compare.outside')) }
     ],
     rows,
+    name: 'waterfall',
     className: 'pi-cmp-waterfall'
   });
   out.push(
@@ -199,7 +215,7 @@ function render(ctx: ViewContext, d: any, charts: Chart[]): Node[] {
           col.key === 'status' ? { ...col, format: (v: any) => tr(t, `ui.compare.status.${v}`, String(v)) } : col.key.startsWith('delta_') && col.key.endsWith('_us') ? { ...col, format: fmtDeltaUs } : col
         ),
         rows: shown,
-        filter: true,
+        name: 'ops_by_type',
         className: 'pi-cmp-ops'
       }).el
     );

@@ -11,6 +11,7 @@ import { clear, h } from '../dom';
 import type { AnalysisPayload, Json } from '../generated/wire';
 import { fmtPct, fmtUs, isNum, tr } from '../widgets/format';
 import { empty, errorBox, fill, section } from '../widgets/parts';
+import { DataTable } from '../widgets/table';
 import type { View, ViewContext } from './types';
 
 const PHASES = ['forward', 'backward', 'other'];
@@ -225,36 +226,36 @@ export function create(): View {
           lines.appendChild(empty(tr(t, 'ui.modules.no_lines', 'No Python frame recorded for these tasks (collect with with_stack=True).')));
           return;
         }
-        const head = h(
-          'tr',
-          {},
-          ['ui.modules.line', 'ui.modules.function', 'ui.modules.self', 'ui.modules.inclusive', 'ui.modules.tasks', ''].map((k, i) =>
-            h('th', {}, k ? tr(t, k, ['file:line', 'function', 'self', 'inclusive', 'tasks'][i]) : '')
-          )
-        );
-        const body = h('tbody');
-        for (const r of rows) {
-          const where = r.line === null || r.line === undefined ? String(r.file ?? r.frame) : `${String(r.file)}:${String(r.line)}`;
+        const whereOf = (r: Record<string, any>) =>
+          r.line === null || r.line === undefined ? String(r.file ?? r.frame) : `${String(r.file)}:${String(r.line)}`;
+        const copyButton = (r: Record<string, any>) => {
+          const where = whereOf(r);
           const copy = h('button', { class: 'pi-chip pi-mod-copy', title: tr(t, 'ui.modules.copy', 'Copy') }, tr(t, 'ui.modules.copy', 'Copy'));
-          copy.addEventListener('click', () => {
+          copy.addEventListener('click', e => {
+            e.stopPropagation();
             void copyText(where).then(ok => {
               copy.textContent = ok ? tr(t, 'ui.modules.copied', 'Copied') : where;
             });
           });
-          body.appendChild(
-            h(
-              'tr',
-              { class: 'pi-mod-line', 'data-where': where },
-              h('td', {}, h('code', { class: 'pi-mod-where' }, where)),
-              h('td', {}, String(r.function ?? '')),
-              h('td', { class: 'pi-num' }, fmtUs(Number(r.self_us))),
-              h('td', { class: 'pi-num' }, fmtUs(Number(r.inclusive_us))),
-              h('td', { class: 'pi-num' }, String(r.kernels)),
-              h('td', {}, copy)
-            )
-          );
-        }
-        lines.appendChild(h('table', { class: 'pi-table pi-mod-lines-table' }, h('thead', {}, head), body));
+          return copy;
+        };
+        const table = new DataTable({
+          t,
+          name: 'code_time',
+          className: 'pi-mod-lines-table',
+          rows: rows.map(r => ({ ...r, where: whereOf(r) })),
+          exportKeys: ['where', 'function', 'phase', 'self_us', 'inclusive_us', 'kernels'],
+          rowAttrs: r => ({ class: 'pi-mod-line', 'data-where': String(r.where) }),
+          columns: [
+            { key: 'where', label: tr(t, 'ui.modules.line', 'file:line'), node: r => h('code', { class: 'pi-mod-where' }, String(r.where)) },
+            { key: 'function', label: tr(t, 'ui.modules.function', 'function') },
+            { key: 'self_us', label: tr(t, 'ui.modules.self', 'self'), numeric: true },
+            { key: 'inclusive_us', label: tr(t, 'ui.modules.inclusive', 'inclusive'), numeric: true },
+            { key: 'kernels', label: tr(t, 'ui.modules.tasks', 'tasks'), numeric: true },
+            { key: '', label: '', node: copyButton, format: () => '' }
+          ]
+        });
+        lines.appendChild(table.el);
       };
 
       search.addEventListener('input', () => {

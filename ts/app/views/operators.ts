@@ -8,10 +8,17 @@ import type { AnalysisPayload } from '../api';
 import { barOption, Chart } from '../widgets/chart';
 import { fmtUs, num, tr } from '../widgets/format';
 import { empty, errorBox, fill, section, slowestCall } from '../widgets/parts';
-import { columnsFor, DataTable } from '../widgets/table';
+import { columnsFor, DataTable, payloadTable } from '../widgets/table';
 import type { View, ViewContext } from './types';
 
 const GROUPS = ['name', 'type', 'name_shape', 'core'];
+/** host framework ops have a name and shapes, no op type or core: these groupings are device-only */
+const DEVICE_ONLY = ['type', 'core'];
+
+/** Whether grouping `by` on `where` is a pair op_summary answers (the others are disabled). */
+export function validPair(by: string, where: string): boolean {
+  return where !== 'host' || !DEVICE_ONLY.includes(by);
+}
 const TOP = 15;
 /** columns of the small tables in a row's details */
 const SUB_COLUMNS = ['name', 'input_shapes', 'count', 'total_us', 'avg_us', 'max_us'];
@@ -23,8 +30,21 @@ export function create(): View {
     mount(el: HTMLElement, ctx: ViewContext) {
       const t = ctx.t;
       const state: { by: string; where: string; rank: string } = { by: 'name', where: 'device', rank: '' };
+      const selects: Partial<Record<keyof typeof state, HTMLSelectElement>> = {};
+      // an option that makes an invalid pair with the other select's choice is disabled, with why
+      const markInvalid = () => {
+        for (const o of Array.from(selects.by?.options || [])) {
+          o.disabled = !validPair(o.value, state.where);
+          o.title = o.disabled ? t('ui.operators.device_only') : '';
+        }
+        for (const o of Array.from(selects.where?.options || [])) {
+          o.disabled = !validPair(state.by, o.value);
+          o.title = o.disabled ? t('ui.operators.device_only') : '';
+        }
+      };
       const select = (cls: string, label: string, options: [string, string][], key: keyof typeof state) => {
         const s = h('select', { class: cls, 'aria-label': label });
+        selects[key] = s;
         for (const [v, text] of options) {
           const o = h('option', { value: v }, text);
           o.selected = state[key] === v;
@@ -32,6 +52,7 @@ export function create(): View {
         }
         s.addEventListener('change', () => {
           state[key] = s.value;
+          markInvalid();
           void load();
         });
         return h('label', { class: 'pi-control' }, h('span', {}, label), s);
@@ -51,6 +72,7 @@ export function create(): View {
           : null
       );
       const body = h('div', { class: 'pi-op-body' });
+      markInvalid();
       append(el, [controls, body]);
 
       const load = () =>
@@ -83,14 +105,7 @@ export function create(): View {
         }
         chart.set(barOption(top.map(r => String(r.label ?? '')), series, fmtUs));
         const details = h('div', { class: 'pi-op-details' }, h('div', { class: 'pi-note' }, t('ui.operators.select_hint')));
-        const table = new DataTable({
-          t,
-          columns: columnsFor(t, p.columns, p.rows, ['label']),
-          rows: p.rows,
-          filter: true,
-          className: 'pi-op-table',
-          onSelect: row => showDetails(details, row, params)
-        });
+        const table = payloadTable(t, p, ['label'], { className: 'pi-op-table', onSelect: row => showDetails(details, row, params) });
         return [
           section(t('ui.operators.top', { n: top.length }), chart.el),
           h('div', { class: 'pi-split' }, section(t('ui.operators.table'), table.el), details)

@@ -3,14 +3,15 @@
  * top op type), the step breakdown per rank and step, and the advisor's findings, each with a
  * jump to the time window its evidence points at on the timeline.
  */
-import { clear, fmtDuration, h } from '../dom';
-import type { AnalysisPayload, Json } from '../api';
-import { barOption, Chart } from '../widgets/chart';
-import { fmtPct, fmtUs, isNum, num, tr, txt } from '../widgets/format';
-import { Card, cards, empty, errorBox, loading, section } from '../widgets/parts';
-import type { View, ViewContext, ViewState } from './types';
-
-const PARTS = ['computing_us', 'comm_not_overlapped_us', 'free_us', 'bubble_us'];
+import { clear, h } from '../dom';
+import type { AnalysisPayload } from '../api';
+import { Chart } from '../widgets/chart';
+import { fmtPct, fmtUs, isNum, num } from '../widgets/format';
+import { Card, cards, empty, errorBox, loading, section, withTerms } from '../widgets/parts';
+import { findingCards } from '../widgets/findings';
+import { payloadTable } from '../widgets/table';
+import { stepsChart, stepsKind } from '../widgets/steps';
+import type { View, ViewContext } from './types';
 
 function mean(rows: Record<string, any>[], col: string): number | null {
   const v = rows.map(r => r[col]).filter(isNum);
@@ -22,7 +23,7 @@ function sum(rows: Record<string, any>[], col: string): number {
 }
 
 export function create(): View {
-  let chart: Chart | null = null;
+  const charts: Chart[] = [];
   return {
     async mount(el: HTMLElement, ctx: ViewContext) {
       const t = ctx.t;
@@ -44,14 +45,17 @@ export function create(): View {
       const steps = sb.v.rows.filter(r => isNum(r.step_us) && r.step_us > 0);
       el.appendChild(keyNumbers(ctx, steps, util.ok ? util.v : null, types.ok ? types.v : null));
       if (steps.length) {
-        chart = new Chart(Math.max(140, 60 + steps.length * 28));
-        const labels = steps.map(r => tr(t, 'ui.overview.rank_step', String(r.label), { rank: txt(r.rank), step: txt(r.step ?? '-') }));
-        const series = PARTS.filter(p => steps.some(r => isNum(r[p]) && r[p] > 0)).map(p => ({
-          name: t(`ui.col.${p}`),
-          values: steps.map(r => (isNum(r[p]) ? r[p] : null))
-        }));
-        chart.set(barOption(labels, series, fmtUs, true));
-        el.appendChild(section(t('ui.overview.breakdown'), h('p', { class: 'pi-note' }, t('ui.overview.breakdown_note')), chart.el));
+        const kind = stepsKind(steps);
+        const note = kind === 'bars' ? 'ui.overview.breakdown_note' : kind === 'line' ? 'ui.overview.line_note' : 'ui.overview.heat_note';
+        const table = payloadTable(t, { ...sb.v, rows: steps, exact: undefined }, ['label'], { className: 'pi-steps-table', pageSize: 50 });
+        el.appendChild(
+          section(
+            t('ui.overview.breakdown'),
+            h('p', { class: 'pi-note' }, t(note, { n: steps.length })),
+            stepsChart(t, steps, charts),
+            h('details', { class: 'pi-steps-details', open: kind === 'bars' ? null : true }, h('summary', {}, t('ui.overview.step_table', { n: steps.length })), table.el)
+          )
+        );
       } else {
         el.appendChild(section(t('ui.overview.breakdown'), empty(t('ui.overview.no_steps'))));
       }
@@ -60,7 +64,7 @@ export function create(): View {
       );
     },
     dispose() {
-      chart?.dispose();
+      charts.splice(0).forEach(c => c.dispose());
     }
   };
 }
@@ -117,71 +121,12 @@ function keyNumbers(
   if (!items.length) {
     return empty(t('ui.overview.no_numbers'));
   }
-  return section(t('ui.overview.key_numbers'), cards(items));
-}
-
-/** The timeline window a finding's evidence points at (`evidence.window`), if any. */
-function timelineWindow(evidence: Json | undefined): ViewState | null {
-  if (!evidence || typeof evidence !== 'object' || Array.isArray(evidence)) {
-    return null;
-  }
-  const w = evidence.window;
-  return w && typeof w === 'object' && !Array.isArray(w) ? (w as ViewState) : null;
+  return section(t('ui.overview.key_numbers'), cards(withTerms(t, items)));
 }
 
 function findings(ctx: ViewContext, adv: AnalysisPayload): HTMLElement {
-  const t = ctx.t;
-  const rows = adv.rows.filter(r => r.severity !== 'not_applicable');
-  const na = adv.rows.filter(r => r.severity === 'not_applicable');
-  const box = h('div', { class: 'pi-findings' });
-  if (!rows.length) {
-    box.appendChild(empty(t('ui.overview.no_findings')));
-  }
-  for (const r of rows) {
-    const w = timelineWindow(r.evidence);
-    const jump = w
-      ? h(
-          'button',
-          {
-            class: 'pi-jump',
-            onclick: () => ctx.navigate('timeline', { rank: w.rank, start_ns: w.start_ns, end_ns: w.end_ns, step: w.step })
-          },
-          t('ui.common.show_on_timeline')
-        )
-      : null;
-    const rec = isNum(r.recoverable_us)
-      ? h(
-          'div',
-          { class: 'pi-finding-rec' },
-          t('ui.overview.recoverable', { time: fmtDuration(r.recoverable_us * 1e3), share: fmtPct(num(r.share_of_step_ratio)) })
-        )
-      : null;
-    box.appendChild(
-      h(
-        'article',
-        { class: `pi-finding pi-sev-${r.severity}`, 'data-rule': txt(r.rule) },
-        h(
-          'div',
-          { class: 'pi-finding-head' },
-          h('span', { class: `pi-badge pi-sev-${r.severity}` }, tr(t, `ui.severity.${r.severity}`, String(r.severity))),
-          h('span', { class: 'pi-finding-title' }, txt(r.title)),
-          h('span', { class: 'pi-spacer' }),
-          jump
-        ),
-        h('div', { class: 'pi-finding-message' }, txt(r.message)),
-        rec,
-        r.change ? h('div', { class: 'pi-finding-change' }, h('b', {}, `${t('ui.overview.change')}: `), txt(r.change)) : null
-      )
-    );
-  }
-  if (na.length) {
-    box.appendChild(
-      h(
-        'div',
-        { class: 'pi-note' },
-        `${t('ui.overview.not_applicable')}: ${na.map(r => r.title).join(', ')} (${Array.from(new Set(na.map(r => r.message))).join('; ')})`
-      )
-    );
-  }
-  return box;
+  return findingCards(adv.rows, {
+    t: ctx.t,
+    onJump: w => ctx.navigate('timeline', { rank: w.rank, start_ns: w.start_ns, end_ns: w.end_ns, step: w.step })
+  });
 }

@@ -6,6 +6,7 @@
  */
 import { BarChart, HeatmapChart, LineChart, ScatterChart } from 'echarts/charts';
 import {
+  BrushComponent,
   DataZoomComponent,
   GridComponent,
   LegendComponent,
@@ -17,6 +18,7 @@ import {
 import * as echarts from 'echarts/core';
 import { CanvasRenderer } from 'echarts/renderers';
 import { h } from '../dom';
+import { displayName } from './format';
 
 echarts.use([
   BarChart,
@@ -30,6 +32,7 @@ echarts.use([
   MarkPointComponent,
   MarkLineComponent,
   DataZoomComponent,
+  BrushComponent,
   CanvasRenderer
 ]);
 
@@ -111,6 +114,7 @@ export class Chart {
       this.rebuild();
     } else {
       this.chart.setOption(option, true);
+      this.drawn.forEach(fn => fn(this.chart!));
     }
   }
 
@@ -120,6 +124,15 @@ export class Chart {
   }
 
   private listeners: [string, (p: any) => void][] = [];
+  private drawn: ((chart: echarts.ECharts) => void)[] = [];
+
+  /** Runs `fn` after every draw (a new option, a theme rebuild): e.g. to switch the brush on. */
+  onDraw(fn: (chart: echarts.ECharts) => void): void {
+    this.drawn.push(fn);
+    if (this.chart) {
+      fn(this.chart);
+    }
+  }
 
   on(event: string, fn: (p: any) => void): void {
     this.listeners.push([event, fn]);
@@ -155,6 +168,7 @@ export class Chart {
       this.chart.on(ev, fn);
     }
     this.chart.setOption(this.option, true);
+    this.drawn.forEach(fn => fn(this.chart!));
   }
 
   dispose(): void {
@@ -194,7 +208,7 @@ export function barOption(
     yAxis: {
       type: 'category',
       inverse: true,
-      data: labels,
+      data: labels.map(displayName),
       axisLabel: { width: 260, overflow: 'truncate' }
     },
     series: series.map(s => ({

@@ -61,6 +61,16 @@ export function unitOf(col: string): string {
   return '';
 }
 
+/**
+ * A name as a person reads it: HCCL writes collective types with a trailing underscore
+ * (`hcom_allReduce_`), an artefact of how it builds names, not part of the name.  Data (CSV
+ * exports, filters on the server) keeps the raw name.
+ */
+export function displayName(v: unknown): string {
+  const s = String(v ?? '');
+  return /^hcom_[A-Za-z0-9]+_$/.test(s) ? s.slice(0, -1) : s;
+}
+
 /** A cell as text: numbers with units, objects as compact JSON, nothing for null. */
 export function fmtCell(col: string, v: unknown): string {
   if (v === null || v === undefined) {
@@ -71,7 +81,7 @@ export function fmtCell(col: string, v: unknown): string {
     return s.length > 240 ? s.slice(0, 240) + ' …' : s;
   }
   if (typeof v !== 'number') {
-    return String(v);
+    return displayName(v);
   }
   if (!Number.isFinite(v)) {
     return '';
@@ -109,4 +119,36 @@ export function num(v: unknown): number | null {
 /** A cell as a label or message value: numbers stay numbers, null becomes '', the rest text. */
 export function txt(v: unknown): string | number {
   return typeof v === 'number' ? v : v === null || v === undefined ? '' : typeof v === 'object' ? JSON.stringify(v) : String(v);
+}
+
+/**
+ * The glossary term (docs/glossary.md, `i18n/glossary.py`) each headline figure is an instance
+ * of, by column name: its label shows the term's definition on hover, in the viewer's language.
+ */
+export const TERMS: Record<string, string> = {
+  step_us: 'step',
+  host_step_us: 'host_step',
+  computing_us: 'compute',
+  comm_us: 'communication',
+  transit_us: 'transit',
+  wait_us: 'wait',
+  wait_other_us: 'wait',
+  sync_us: 'wait',
+  idle_us: 'comm_idle',
+  overlapped_us: 'overlapped',
+  comm_not_overlapped_us: 'not_overlapped',
+  free_us: 'device_idle',
+  busy_ratio: 'device_busy',
+  preparing_us: 'host_preparing',
+  cpu_run_ahead_us: 'cpu_run_ahead',
+  recoverable_us: 'recoverable'
+};
+
+/** "term: definition" of glossary term `id` (for a title attribute), or null when unknown. */
+export function termText(t: Translate, id: string | undefined): string | null {
+  if (!id) {
+    return null;
+  }
+  const def = t(`term.${id}.def`);
+  return def === `term.${id}.def` ? null : `${t(`term.${id}`)}: ${def}`;
 }

@@ -1,7 +1,7 @@
 /** Small building blocks the analysis views share: sections, key-number cards, states. */
 import { append, clear, h } from '../dom';
 import { Api, ApiError } from '../api';
-import type { Translate } from './format';
+import { termText, Translate } from './format';
 
 type Child = Node | string | null | undefined | false;
 
@@ -24,6 +24,27 @@ export interface Card {
   value: string;
   sub?: string;
   key?: string;
+  /** the glossary term the figure is (its label shows the definition on hover) */
+  term?: string;
+  /** the definition text, when the card's maker has it (`termText`) */
+  termText?: string | null;
+}
+
+/** The glossary term of each key-number card (Overview, first paint): its label explains it. */
+export const CARD_TERMS: Record<string, string> = {
+  step: 'step',
+  computing: 'compute',
+  comm: 'not_overlapped',
+  free: 'device_idle',
+  util: 'device_busy'
+};
+
+/** `items` with the glossary definition of each known card key, in `t`'s language. */
+export function withTerms(t: Translate, items: Card[]): Card[] {
+  return items.map(c => {
+    const term = c.term || (c.key ? CARD_TERMS[c.key] : undefined);
+    return term ? { ...c, term, termText: termText(t, term) } : c;
+  });
 }
 
 export function cards(items: Card[]): HTMLElement {
@@ -34,7 +55,9 @@ export function cards(items: Card[]): HTMLElement {
       h(
         'div',
         { class: 'pi-card', 'data-key': c.key || null },
-        h('div', { class: 'pi-card-label' }, c.label),
+        c.termText
+          ? h('div', { class: 'pi-card-label pi-term', 'data-term': c.term || null, title: c.termText, tabindex: 0 }, c.label)
+          : h('div', { class: 'pi-card-label' }, c.label),
         h('div', { class: c.value.length > 24 ? 'pi-card-value pi-card-value-long' : 'pi-card-value', title: c.value }, c.value),
         c.sub ? h('div', { class: 'pi-card-sub' }, c.sub) : null
       )

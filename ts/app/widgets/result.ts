@@ -8,7 +8,7 @@ import { clear, fmtNumber, h } from '../dom';
 import type { AnalysisPayload, Json } from '../generated/wire';
 import { barOption, Chart, esc } from './chart';
 import { colLabel, fmtCell, isNum, Translate, tr } from './format';
-import { columnsFor, DataTable } from './table';
+import { DataTable, payloadTable } from './table';
 
 export interface ResultOptions {
   t: Translate;
@@ -111,13 +111,7 @@ export class AnalysisResult {
       this.chart.set(option);
     }
     const hide = opts.hide ?? ['label'];
-    this.table = new DataTable({
-      t,
-      columns: columnsFor(t, p.columns, p.rows, hide),
-      rows: p.rows,
-      filter: p.rows.length > 10,
-      onSelect: opts.onSelect
-    });
+    this.table = payloadTable(t, p, hide, { onSelect: opts.onSelect });
     this.el.appendChild(this.table.el);
     if (opts.capNote !== false && p.total_rows > p.rows.length) {
       this.el.appendChild(

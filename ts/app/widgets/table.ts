@@ -1,10 +1,15 @@
 /**
- * A sortable, filterable data table.  Rows are rendered in pages ("show more") so a table of tens
- * of thousands of operators never builds tens of thousands of DOM rows at once; every cell is
- * text (textContent), so profile strings cannot inject markup.
+ * The one table widget of the viewer (and of notebook outputs): sortable (click a header),
+ * filterable (a filter box over every text and number cell), copyable (the rows shown, as
+ * tab-separated text a spreadsheet takes) and exportable to CSV (the filtered rows in their
+ * order, every field with its raw value: microseconds stay microseconds, epoch nanoseconds keep
+ * every digit).  Rows are rendered in pages ("show more") so a table of tens of thousands of
+ * operators never builds tens of thousands of DOM rows at once; every cell is text
+ * (textContent), so profile strings cannot inject markup.
  */
 import { append, clear, fmtNumber, h } from '../dom';
-import { colLabel, fmtCell, Translate, tr, unitOf } from './format';
+import type { AnalysisPayload } from '../generated/wire';
+import { colLabel, fmtCell, termText, TERMS, Translate, tr, unitOf } from './format';
 
 export interface Column {
   key: string;
@@ -17,6 +22,10 @@ export interface Column {
   /** right-aligned, sorted descending on first click */
   numeric?: boolean;
   title?: string;
+  /** the cell as a node (a button, code) instead of text; copy and CSV still take `format`'s text */
+  node?: (row: Record<string, any>) => Node;
+  /** extra attributes of the cell (data-* for page scripts) */
+  attrs?: (row: Record<string, any>) => Record<string, string | number>;
 }
 
 export interface TableOptions {
@@ -32,6 +41,63 @@ export interface TableOptions {
   className?: string;
   /** initial sort */
   sort?: { key: string; desc: boolean } | null;
+  /** the CSV file's name without extension (default `table`) */
+  name?: string;
+  /** the fields the CSV holds (default: every field of the rows, in their order) */
+  exportKeys?: string[];
+  /** extra attributes of a row's <tr> (a class, data-* for page scripts) */
+  rowAttrs?: (row: Record<string, any>) => Record<string, string>;
+  /** exact decimal text of integer columns beyond 2^53, aligned with `rows` (the payload's `exact`) */
+  exact?: Record<string, (string | null)[]>;
+}
+
+/** One CSV field: quoted when it holds a separator, a quote or a line break. */
+export function csvField(v: unknown): string {
+  if (v === null || v === undefined || (typeof v === 'number' && !Number.isFinite(v))) {
+    return '';
+  }
+  const s = typeof v === 'object' ? JSON.stringify(v) : String(v);
+  return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
+}
+
+/** `rows` as CSV text (RFC 4180, CRLF line ends) with `keys` as the header. */
+export function toCsv(keys: string[], rows: Record<string, any>[]): string {
+  const lines = [keys.map(csvField).join(',')];
+  for (const r of rows) {
+    lines.push(keys.map(k => csvField(r[k])).join(','));
+  }
+  return lines.join('\r\n') + '\r\n';
+}
+
+/** Text to the clipboard; where the page may not use the clipboard API (plain http), the old way. */
+export async function copyText(text: string): Promise<void> {
+  try {
+    if (navigator.clipboard && window.isSecureContext) {
+      await navigator.clipboard.writeText(text);
+      return;
+    }
+  } catch {
+    /* fall through to the old way */
+  }
+  const area = h('textarea', { style: 'position:fixed;left:-9999px;top:0', readonly: true });
+  area.value = text;
+  document.body.appendChild(area);
+  area.select();
+  try {
+    document.execCommand('copy');
+  } finally {
+    area.remove();
+  }
+}
+
+/** Offers `text` as a file download named `file`. */
+export function download(file: string, text: string, type = 'text/csv;charset=utf-8'): void {
+  const url = URL.createObjectURL(new Blob(['\ufeff' + text], { type }));
+  const a = h('a', { href: url, download: file, style: 'display:none' });
+  document.body.appendChild(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 10_000);
 }
 
 /** Columns of an analysis result: units from the names, numeric when the values are. */
@@ -47,6 +113,22 @@ export function columnsFor(t: Translate, names: string[], rows: Record<string, a
     });
 }
 
+/**
+ * The table of an analysis payload: its columns (less `hide`), its rows, their exact big
+ * integers, the analysis's name for the CSV file; `more` adds or overrides options.
+ */
+export function payloadTable(t: Translate, p: AnalysisPayload, hide: string[] = ['label'], more: Partial<TableOptions> = {}): DataTable {
+  return new DataTable({
+    t,
+    columns: columnsFor(t, p.columns, p.rows, hide),
+    rows: p.rows,
+    exact: p.exact,
+    name: p.analysis || 'table',
+    exportKeys: p.columns,
+    ...more
+  });
+}
+
 export class DataTable {
   readonly el: HTMLElement;
   private rows: Record<string, any>[] = [];
@@ -60,6 +142,8 @@ export class DataTable {
   private readonly footer: HTMLElement;
   private readonly count: HTMLElement;
   private readonly page: number;
+  /** row -> exact text of its big-integer fields (see TableOptions.exact) */
+  private exact = new Map<Record<string, any>, Record<string, string>>();
 
   constructor(private readonly opts: TableOptions) {
     this.page = opts.pageSize ?? 200;
@@ -69,7 +153,7 @@ export class DataTable {
     this.footer = h('div', { class: 'pi-table-footer' });
     this.count = h('span', { class: 'pi-table-count' });
     const tools = h('div', { class: 'pi-table-tools' });
-    if (opts.filter) {
+    if (opts.filter !== false) {
       const input = h('input', {
         type: 'search',
         class: 'pi-table-filter',
@@ -83,6 +167,18 @@ export class DataTable {
       tools.appendChild(input);
     }
     tools.appendChild(this.count);
+    const t = opts.t;
+    const copied = h('span', { class: 'pi-table-copied', 'aria-live': 'polite' });
+    const copy = h('button', { class: 'pi-table-copy', title: tr(t, 'ui.table.copy_hint', 'Copy the rows shown (filtered, in this order) as tab-separated text') }, tr(t, 'ui.table.copy', 'Copy'));
+    copy.addEventListener('click', () => {
+      void copyText(this.tsv()).then(() => {
+        copied.textContent = tr(t, 'ui.table.copied', 'Copied {n} rows', { n: fmtNumber(this.view.length) });
+        setTimeout(() => (copied.textContent = ''), 2500);
+      });
+    });
+    const csv = h('button', { class: 'pi-table-csv', title: tr(t, 'ui.table.csv_hint', 'Download the rows shown as CSV, with raw values') }, 'CSV');
+    csv.addEventListener('click', () => download(`${opts.name || 'table'}.csv`, this.csv()));
+    append(tools, [h('span', { class: 'pi-spacer' }), copied, copy, csv]);
     this.el = h(
       'div',
       { class: `pi-table-wrap ${opts.className || ''}` },
@@ -93,10 +189,63 @@ export class DataTable {
     this.setRows(opts.rows);
   }
 
-  setRows(rows: Record<string, any>[]): void {
+  setRows(rows: Record<string, any>[], exact: Record<string, (string | null)[]> | undefined = this.opts.exact): void {
     this.rows = rows;
+    this.exact = new Map();
+    for (const [col, values] of Object.entries(exact || {})) {
+      rows.forEach((r, i) => {
+        const v = values[i];
+        if (v !== null && v !== undefined) {
+          const e = this.exact.get(r) || {};
+          e[col] = v;
+          this.exact.set(r, e);
+        }
+      });
+    }
     this.selected = null;
     this.refresh();
+  }
+
+  /** A field's raw value, exact where the payload sent it as text. */
+  private raw(row: Record<string, any>, key: string): any {
+    const e = this.exact.get(row);
+    return e && key in e ? e[key] : row[key];
+  }
+
+  /** The CSV of the rows shown (all pages), every field with its raw value. */
+  csv(): string {
+    const keys = this.opts.exportKeys || this.allKeys();
+    return toCsv(keys, this.view.map(r => Object.fromEntries(keys.map(k => [k, this.raw(r, k)]))));
+  }
+
+  /** The rows shown as the table shows them (headers and formatted cells), tab-separated. */
+  tsv(): string {
+    const clean = (s: string) => s.replace(/[\t\r\n]+/g, ' ');
+    const cols = this.opts.columns;
+    const lines = [cols.map(c => clean(c.label ?? colLabel(this.opts.t, c.key))).join('\t')];
+    for (const r of this.view) {
+      lines.push(cols.map(c => clean(this.cellText(c, r))).join('\t'));
+    }
+    return lines.join('\n') + '\n';
+  }
+
+  private allKeys(): string[] {
+    const keys: string[] = [];
+    const seen = new Set<string>();
+    for (const r of this.rows) {
+      for (const k of Object.keys(r)) {
+        if (!seen.has(k)) {
+          seen.add(k);
+          keys.push(k);
+        }
+      }
+    }
+    return keys;
+  }
+
+  private cellText(c: Column, row: Record<string, any>): string {
+    const v = this.raw(row, c.key);
+    return c.format ? c.format(row[c.key], row) : fmtCell(c.key, v);
   }
 
   /** The rows as currently filtered and sorted (what the user sees, all pages). */
@@ -108,10 +257,14 @@ export class DataTable {
     const q = this.query;
     let view = this.rows;
     if (q) {
+      // text cells by their content, number cells by what the table shows ("1.5 ms", "12%")
       view = view.filter(r =>
         this.opts.columns.some(c => {
           const v = r[c.key];
-          return typeof v === 'string' && v.toLowerCase().includes(q);
+          if (typeof v === 'string') {
+            return v.toLowerCase().includes(q);
+          }
+          return typeof v === 'number' && this.cellText(c, r).toLowerCase().includes(q);
         })
       );
     }
@@ -143,12 +296,16 @@ export class DataTable {
     const tr_ = h('tr');
     for (const c of this.opts.columns) {
       const active = this.sort && this.sort.key === c.key;
+      // a headline figure's header explains itself: the glossary's definition on hover
+      const term = TERMS[c.key];
+      const def = termText(this.opts.t, term);
       const th = h(
         'th',
         {
-          class: `${c.numeric ? 'pi-num' : ''} ${active ? 'pi-sorted' : ''}`,
+          class: `${c.numeric ? 'pi-num' : ''} ${active ? 'pi-sorted' : ''} ${def ? 'pi-term' : ''}`,
           'data-key': c.key,
-          title: c.title || c.key,
+          'data-term': def ? term : null,
+          title: def ? `${def}\n(${c.title || c.key})` : c.title || c.key,
           'aria-sort': active ? (this.sort!.desc ? 'descending' : 'ascending') : 'none',
           tabindex: 0
         },
@@ -184,14 +341,15 @@ export class DataTable {
     const frag = document.createDocumentFragment();
     for (let i = from; i < to; i++) {
       const row = this.view[i];
-      const tr_ = h('tr', { 'data-index': i });
+      const attrs = this.opts.rowAttrs ? this.opts.rowAttrs(row) : {};
+      const tr_ = h('tr', { ...attrs, 'data-index': i });
       if (row === this.selected) {
         tr_.classList.add('pi-selected');
       }
       for (const c of this.opts.columns) {
-        const v = row[c.key];
-        const text = c.format ? c.format(v, row) : fmtCell(c.key, v);
-        tr_.appendChild(h('td', { class: c.numeric ? 'pi-num' : '', title: text.length > 40 ? text : null }, text));
+        const text = this.cellText(c, row);
+        const extra = c.attrs ? c.attrs(row) : {};
+        tr_.appendChild(h('td', { ...extra, class: c.numeric ? 'pi-num' : '', title: text.length > 40 ? text : null }, c.node ? c.node(row) : text));
       }
       if (this.opts.onSelect) {
         tr_.classList.add('pi-clickable');

@@ -33,7 +33,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from .. import _torch_npu
+from .. import _torch_npu, progress
 from .._common import close_duck, duck, ram_bytes, rank_threads, temp_dir
 from ..base import Importer, RankData, RankSource
 from ..chrome_trace import TraceRead, damage, out_of_memory, read_trace_json
@@ -130,6 +130,7 @@ def _load(con, inputs: _files.Inputs, cfg: _meta.Config, folder: Path, out_dir: 
         try:
             _trace.start_split(con)
             truncated = _read_trace(con, inputs)
+            progress.stage([inputs.path(_files.TRACE)], "building")
             _trace.finish_split(con)
         finally:
             pmu, have_l2, made = side.result()

@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ...errors import ProfileError
+from .. import progress
 from .._common import sql_str, temp_dir
 from ._bytes import BOUNDARY as _BOUNDARY
 
@@ -308,6 +309,7 @@ class _Reader:
                 os.unlink(f)
         self.events += n
         self.pieces += len(files)
+        progress.read(self.path, cuts[-1][0])
         return True
 
     def _piece(self, lo: int, hi: int) -> str | None:
@@ -324,6 +326,7 @@ class _Reader:
         finally:
             os.unlink(tmp)
         self._hand_over(n)
+        progress.read(self.path, hi)
         return None
 
     def _hand_over(self, n: int) -> None:

@@ -10,6 +10,8 @@ import re
 import zlib
 from pathlib import Path
 
+from .. import progress
+
 CHUNK = 4 << 20  # compressed / plain bytes read per step
 
 #: a ``}`` that closes one event, then the ``,`` and ``{`` of the next (the exports write ``}, {``
@@ -25,11 +27,13 @@ def decompressed_chunks(path: Path, stream_errors: list):
         if f.read(2) != b"\x1f\x8b":
             f.seek(0)
             while b := f.read(CHUNK):
+                progress.read(path, f.tell())
                 yield b
             return
         f.seek(0)
         d, fed, members = zlib.decompressobj(wbits=47), False, 0
         while b := f.read(CHUNK // 4):
+            progress.read(path, f.tell())
             while b:
                 try:
                     out = d.decompress(b)

@@ -20,7 +20,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ... import diagnostics as dx
-from .. import chrome_trace
+from .. import chrome_trace, progress
 from .._common import close_duck, duck, rank_threads, sql_str, temp_folder
 from .._steps import assign_steps, build_steps
 from ..base import Importer, RankData, RankSource, Recognised
@@ -123,9 +123,11 @@ def load_rank(source: RankSource) -> RankData:
         con = duck(threads=rank_threads())
         try:
             _limit_memory(con, Path(tmp))
+            progress.stage(source.files, "parsing")
             passes, diags = _read_events(con, ex, path, Path(tmp))
             if passes is None:
                 return RankData(source.rank_hint, diagnostics=diags)
+            progress.stage(source.files, "building")
             return _build(con, *passes, ex, path, source, diags)
         finally:
             close_duck(con)

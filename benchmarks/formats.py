@@ -43,6 +43,8 @@ CASES = {
     "kineto (legacy 1.8)": "kineto/legacy/resnet50_tb_plugin_2021.json.gz",
     "kineto (bare array)": "kineto/legacy/resnet50_json_array.json.gz",
     "ascend_file (lone trace_view.json)": "lone:ascend_pt/text_level1/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json",
+    "ascend_file (lone kernel_details.csv)": "lone:ascend_pt/text_level1/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/kernel_details.csv",
+    "ascend_file (lone torch_npu DB)": "lone:ascend_pt/db_level1/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/ascend_pytorch_profiler_0.db",
     "msprof (device_<n>/timeline)": "msprof/prof_timeline_2023",
     "msprof (mindstudio_profiler_output, sliced)": None,
     "msprof (mindstudio_profiler_output, x10 iterations)": "scaled:10",
@@ -163,6 +165,7 @@ def main() -> int:
             mb = sum(f.stat().st_size for f in files) / 1e6
             best, cpu = min(cold_s(path) for _ in range(a.repeat))  # the best by wall time
             fl = min(floor_s(files) or 0 for _ in range(a.repeat)) or None
+            load = Path("/proc/loadavg").read_text().split()[0] if Path("/proc/loadavg").is_file() else "?"
             rows.append(
                 {
                     "format": name,
@@ -172,12 +175,16 @@ def main() -> int:
                     "mb_per_s": mb / best,
                     "floor_s": fl,
                     "floor_mb_per_s": (mb / fl) if fl else None,
+                    "loadavg": load,
                 }
             )
-    print(f"{'format':52} {'MB':>7} {'cold s':>7} {'CPU s':>7} {'MB/s':>7} {'floor MB/s':>10}")
+    print(f"{'format':52} {'MB':>7} {'cold s':>7} {'CPU s':>7} {'MB/s':>7} {'floor MB/s':>10} {'load':>6}")
     for r in rows:
         fl = f"{r['floor_mb_per_s']:10.1f}" if r["floor_mb_per_s"] else f"{'-':>10}"
-        print(f"{r['format']:52} {r['mb']:7.2f} {r['cold_s']:7.2f} {r['cold_cpu_s']:7.2f} {r['mb_per_s']:7.1f} {fl}")
+        print(
+            f"{r['format']:52} {r['mb']:7.2f} {r['cold_s']:7.2f} {r['cold_cpu_s']:7.2f} {r['mb_per_s']:7.1f} {fl} "
+            f"{r['loadavg']:>6}"
+        )
     if a.json:
         Path(a.json).write_text(json.dumps(rows, indent=2))
     return 0

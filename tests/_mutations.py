@@ -1,7 +1,8 @@
 """A seeded, reproducible mutation campaign over the real fixtures: each case copies one real
 profile (an Ascend text rank, a torch_npu DB rank, an msprof DB, a Kineto trace), damages it in
 one way (truncation, a deleted file, column or table, a wrong type, a non-finite or huge number,
-non-UTF-8 bytes, duplicated events, a negative duration, a swapped start and end), loads it
+non-UTF-8 bytes, duplicated events or rows, reordered events, a negative duration, a swapped start
+and end), loads it
 through the importer that recognises it, and judges the result against the undamaged load:
 
 * no uncaught exception and no hang (each load runs under an alarm);
@@ -9,7 +10,9 @@ through the importer that recognises it, and judges the result against the undam
   have, naming the damaged file (an undamaged Level0 export already has missing-file
   diagnostics: those do not count);
 * every table the damaged file does not feed is exactly equal to the undamaged load's -- a
-  damaged value never costs the rank.
+  damaged value never costs the rank;
+* a mutation that damages nothing (events written in another order) changes no table's content:
+  the same rows, whatever their order and the ids numbered from it.
 
 ``tests/importers/test_fuzz.py`` runs a CI-sized campaign; ``benchmarks/fuzz.py`` the long one.
 Case ``i`` of seed ``s`` is always the same damage: ``case(s, i)``.
@@ -43,6 +46,7 @@ SEEDS = {
     "db": ("ascend_pt", "db_level0", "rank0_ascend_pt"),
     "msprof_db": ("msprof", "msprof_db", "msprof_0.db"),
     "kineto": ("kineto", "compare_base.json.gz"),
+    "msprof": ("msprof", "prof_timeline_2023", "PROF_000001_20230818142704322_COJGGGCANRMICFBC"),
 }
 OUT = "ASCEND_PROFILER_OUTPUT"
 DB_FILE = f"{OUT}/ascend_pytorch_profiler_0.db"
@@ -60,6 +64,8 @@ class Mutation:
     file: str
     damaging: bool = True
     affects: frozenset[str] | None = ANY
+    #: the tables are compared as sets of rows without the ids numbered in reading order
+    order_free: bool = False
 
 
 @dataclass
@@ -113,6 +119,9 @@ def load(path: Path, timeout_s: int = 120):
     signal.alarm(timeout_s)
     try:
         source = recognise(path)
+        if source is None and path.is_dir():  # a collection whose device folders are its ranks
+            found = [recognise(d) for d in sorted(path.glob("device_*"))]
+            source = next((f for f in found if f is not None), None)
         if source is not None:
             return load_rank(source)
         try:
@@ -221,6 +230,33 @@ def text_csv_value(rng, root: Path) -> Mutation:
     )
 
 
+def text_csv_duplicate(rng, root: Path) -> Mutation:
+    """Rows of kernel_details.csv written twice (a merge of two exports, a copy-paste)."""
+    path = root / OUT / "kernel_details.csv"
+    rows = _csv_rows(path)
+    picked = rng.sample(range(1, len(rows)), rng.randint(1, 3))
+    for i in sorted(picked, reverse=True):
+        rows.insert(i + 1, list(rows[i]))
+    _write_csv(path, rows)
+    return Mutation("text.csv_duplicate", f"{path.name} rows {sorted(picked)} written twice", path.name, True, DEVICE)
+
+
+def _shuffled(rng, events: list) -> list:
+    """The events in another order: the metadata ones (process / thread names) stay first, as
+    every writer puts them before or among the events they name."""
+    meta = [e for e in events if isinstance(e, dict) and e.get("ph") == "M"]
+    rest = [e for e in events if not (isinstance(e, dict) and e.get("ph") == "M")]
+    rng.shuffle(rest)
+    return meta + rest
+
+
+def text_reorder(rng, root: Path) -> Mutation:
+    path = root / OUT / "trace_view.json"
+    events = json.loads(path.read_text(encoding="utf-8"))
+    path.write_text(json.dumps(_shuffled(rng, events)), encoding="utf-8")
+    return Mutation("text.reorder", f"{path.name}: {len(events)} events shuffled", path.name, False, order_free=True)
+
+
 def text_non_utf8(rng, root: Path) -> Mutation:
     name = rng.choice(("kernel_details.csv", "operator_memory.csv"))
     path = root / OUT / name
@@ -288,8 +324,10 @@ DB_FEEDS = {
     **{t: frozenset({"counters"}) for t in ("AICORE_FREQ", "HBM", "LLC", "ACC_PMU", "SOC_BANDWIDTH_LEVEL")},
     **{t: frozenset({"run_info"}) for t in ("SESSION_TIME_INFO", "META_DATA", "NPU_INFO", "HOST_INFO")},
 }
-#: tables whose loss the importer says (the others may simply not have been collected)
-DB_SAID_MISSING = ("TASK", "STRING_IDS", "CANN_API")
+#: tables whose loss the importer says: always, or where the rest of the DB shows they were collected
+#: (the others may simply not have been collected)
+DB_SAID_MISSING = ("TASK", "STRING_IDS", "CANN_API", "PYTORCH_API", "COMMUNICATION_OP", "CONNECTION_IDS")
+DB_SAID_MISSING += ("MEMORY_RECORD", "OP_MEMORY", "NPU_MODULE_MEM")
 
 
 def _db(root: Path) -> Path:
@@ -377,6 +415,14 @@ def db_drop_table(rng, root: Path) -> Mutation:
     return Mutation("db.drop_table", f"{table} dropped", db.name, table in DB_SAID_MISSING, DB_FEEDS[table])
 
 
+def db_empty_table(rng, root: Path) -> Mutation:
+    """Every row of one table deleted (the table itself left)."""
+    db = _db(root)
+    table = rng.choice(sorted(_tables(db)))
+    _sql(db, f'DELETE FROM "{table}"')
+    return Mutation("db.empty_table", f"{table} emptied", db.name, table in DB_SAID_MISSING, DB_FEEDS[table])
+
+
 def db_strings(rng, root: Path) -> Mutation:
     db = _db(root)
     n = rng.randint(1, 20)
@@ -410,6 +456,13 @@ def kineto_event(rng, root: Path) -> Mutation:
     return Mutation("kineto.event", f"{len(hit)} event(s): {key}", root.name, True, feeds)
 
 
+def kineto_reorder(rng, root: Path) -> Mutation:
+    doc = _kineto_doc(root)
+    doc["traceEvents"] = _shuffled(rng, doc["traceEvents"])
+    _kineto_write(root, doc)
+    return Mutation("kineto.reorder", f"{len(doc['traceEvents'])} events shuffled", root.name, False, order_free=True)
+
+
 def kineto_truncate(rng, root: Path) -> Mutation:
     text = gzip.decompress(root.read_bytes())
     cut = int(len(text) * rng.uniform(0.05, 0.95))
@@ -426,11 +479,39 @@ def kineto_meta(rng, root: Path) -> Mutation:
     return Mutation("kineto.meta", f"distributedInfo.{key} = {value!r}", root.name, True, frozenset({"run_info"}))
 
 
+# --- msprof collection ------------------------------------------------------------------------
+def _msprof_timeline(rng, root: Path) -> Path:
+    files = sorted((root / "device_0" / "timeline").glob("msprof_*.json"))
+    return rng.choice(files)
+
+
+def msprof_event(rng, root: Path) -> Mutation:
+    """1-3 hardware tasks of one iteration's timeline damaged as a trace event can be."""
+    path = _msprof_timeline(rng, root)
+    events = json.loads(path.read_text(encoding="utf-8"))
+    key, change = _trace_damage(rng)
+    tasks = [e for e in events if isinstance(e, dict) and e.get("ph") == "X" and "Task Type" in (e.get("args") or {})]
+    hit = rng.sample(tasks, rng.randint(1, 3))
+    for e in hit:
+        change(events, e)
+    path.write_text(json.dumps(events), encoding="utf-8")
+    return Mutation(
+        "msprof.event", f"{path.name}: {len(hit)} hardware task(s): {key}", path.name, True, DEVICE | {"trace_slices"}
+    )
+
+
+def msprof_truncate(rng, root: Path) -> Mutation:
+    path = _msprof_timeline(rng, root)
+    return Mutation("msprof.truncate", f"{path.name} {_truncate(path, rng)}", path.name)
+
+
 CLASSES: dict[str, tuple[str, Callable]] = {
     "text.truncate": ("text", text_truncate),
     "text.delete": ("text", text_delete),
     "text.csv_value": ("text", text_csv_value),
     "text.non_utf8": ("text", text_non_utf8),
+    "text.csv_duplicate": ("text", text_csv_duplicate),
+    "text.reorder": ("text", text_reorder),
     "text.trace_event": ("text", text_trace_event),
     "text.meta": ("text", text_meta),
     "db.bad_value": ("db", db_bad_value),
@@ -438,12 +519,16 @@ CLASSES: dict[str, tuple[str, Callable]] = {
     "db.swap": ("db", db_swap),
     "db.drop_column": ("db", db_drop_column),
     "db.drop_table": ("db", db_drop_table),
+    "db.empty_table": ("db", db_empty_table),
     "db.string_ids": ("db", db_strings),
     "db.truncate": ("db", db_truncate),
     "msprof_db.bad_time": ("msprof_db", db_bad_time),
     "msprof_db.bad_value": ("msprof_db", db_bad_value),
     "kineto.event": ("kineto", kineto_event),
     "kineto.truncate": ("kineto", kineto_truncate),
+    "kineto.reorder": ("kineto", kineto_reorder),
+    "msprof.event": ("msprof", msprof_event),
+    "msprof.truncate": ("msprof", msprof_truncate),
     "kineto.meta": ("kineto", kineto_meta),
 }
 
@@ -476,7 +561,9 @@ def judge(case_id: str, mutation: Mutation, rd, before, seconds: float = 0.0) ->
     new = [d for d in rd.diagnostics if (d.code, d.message) not in old]
     if mutation.damaging and not any(_names_file(d, mutation.file) for d in new):
         v.silent = True
-    if mutation.affects is not None:
+    if mutation.order_free:
+        v.changed = [n for n, t in before.tables.items() if not _same_rows(t, rd.tables.get(n))]
+    elif mutation.affects is not None:
         for name, table in before.tables.items():
             if name in mutation.affects:
                 continue
@@ -495,6 +582,24 @@ def judge(case_id: str, mutation: Mutation, rd, before, seconds: float = 0.0) ->
             t.num_rows for t in rd.tables.values()
         )
     return v
+
+
+#: columns numbered in reading order (or pointing at such numbers): no content of their own
+def _numbered(col: str) -> bool:
+    return col.endswith(("_id", "_uid", "_idx")) or col in ("path", "idx", "flow_id")
+
+
+def _same_rows(a, b) -> bool:
+    """``a`` and ``b`` hold the same rows, in any order, once the numbered columns are left out."""
+    if b is None:
+        return a.num_rows == 0
+    cols = [c for c in a.column_names if not _numbered(c)]
+    if sorted(cols) != sorted(c for c in b.column_names if not _numbered(c)) or a.num_rows != b.num_rows:
+        return False
+    if not cols or not a.num_rows:
+        return True
+    key = [(c, "ascending") for c in cols]
+    return a.select(cols).sort_by(key).equals(b.select(cols).sort_by(key))
 
 
 def run_case(fixtures: Path, seed: int, i: int, work: Path, bases: dict, timeout_s: int = 120) -> Verdict:

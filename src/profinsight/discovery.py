@@ -18,7 +18,7 @@ from . import diagnostics as dg
 from .errors import NotAProfile, ProfileError
 from .importers import Importer, RankSource, Recognised, importers
 from .importers import formats as _formats
-from .importers._looks import describe, looks_like
+from .importers._looks import PART_OF, describe, looks_like
 
 #: how deep below the given path a walk looks for rank folders and trace files
 MAX_DEPTH = 4
@@ -82,6 +82,9 @@ def _nothing_found(p: Path) -> NotAProfile:
     layouts would work."""
     if p.is_file():
         what, instead = looks_like(p)
+        home = _home(p) if instead == PART_OF else None
+        if home is not None:
+            instead = f"the folder it came from, {home} (it reads this file with the rest)"
         fix = (f"profinsight reads {instead} instead; " if instead else "") + _layouts()
         return NotAProfile(f"no profile found in {p}: it looks like {what}", file=p, fix=fix)
     try:
@@ -97,6 +100,21 @@ def _nothing_found(p: Path) -> NotAProfile:
     else:
         said = "it holds " + "; ".join(seen) + (f"; and {more} more" if more > 0 else "")
     return NotAProfile(f"no profile found in {p}: {said}", file=p, fix=_layouts())
+
+
+#: how many folders up a deliverable's profile is looked for (a rank folder is 1-3 levels up)
+HOME_LEVELS = 3
+
+
+def _home(p: Path) -> Path | None:
+    """The nearest folder above the deliverable ``p`` that holds a profile, if any (recognition
+    only: cheap)."""
+    for folder in list(p.resolve().parents)[:HOME_LEVELS]:
+        walk = _Walk(None)
+        walk.visit(folder, 0)
+        if walk.units:
+            return folder
+    return None
 
 
 def _layouts() -> str:

@@ -180,9 +180,15 @@ class Profile:
         s = self.summary()
         rows = ", ".join(f"{k}={v}" for k, v in s["tables"].items() if v)
         diag = ", ".join(f"{v} {k}" for k, v in s["diagnostics"].items() if v) or "none"
+        # a rank that failed to load comes first: an empty profile must not read as a quiet one
+        failed = "".join(
+            f"  IMPORT FAILED{f' rank {d.rank}' if d.rank is not None else ''}: {d.code}: {d.message}\n"
+            for d in self._diagnostics
+            if d.severity == "error"
+        )
         return (
             f"<Profile {s['format']} {s['path']} ranks={s['ranks']} steps={s['steps']}\n"
-            f"  rows: {rows}\n  diagnostics: {diag}>"
+            f"{failed}  rows: {rows}\n  diagnostics: {diag}>"
         )
 
     def _repr_html_(self) -> str:

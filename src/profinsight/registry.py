@@ -97,10 +97,47 @@ class Analysis:
         if cache is not None and key is not None and key in cache:
             df = cache[key]
         else:
-            df = self.func(profile, **bound)
+            try:
+                df = self.func(profile, **bound)
+            except ProfileError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - an engine's exception is never shown raw
+                raise _cannot_run(self, profile, exc) from exc
             if cache is not None and key is not None:
                 cache[key] = df
         return ResultFrame.wrap(pd.DataFrame(df).copy(), self, given)
+
+
+def _cannot_run(a: Analysis, profile, exc: Exception) -> ProfileError:
+    """Why analysis ``a`` could not run on ``profile``, and which of the data it reads is
+    missing or damaged there -- instead of the query engine's own exception (``--debug`` and
+    the exception's ``__cause__`` keep it)."""
+    import inspect
+
+    first = (str(exc).strip().splitlines() or [""])[0][:300]
+    try:
+        counts = dict(profile.row_counts())
+    except Exception:  # noqa: BLE001 - the message must not fail too
+        counts = {}
+    try:
+        source = inspect.getsource(a.func)
+    except (OSError, TypeError):
+        source = ""
+    reads = [t for t in counts if t in source] or list(counts)
+    empty = [t for t in reads if not counts.get(t)]
+    needs = f"it reads {', '.join(reads)}" if reads else "it reads the profile's tables"
+    needs += f" ({', '.join(empty)} empty here)" if empty else ""
+    said = sorted({d.code for d in getattr(profile, "diagnostics", []) if d.severity in ("warning", "error")})
+    return ProfileError(
+        f"{a.name} cannot run on this profile: {type(exc).__name__}: {first}",
+        fix=f"{needs}; "
+        + (
+            f"the load said: {', '.join(said)} (profinsight doctor PATH)"
+            if said
+            else "profinsight doctor PATH checks it"
+        )
+        + "; report it with --debug if the data looks complete",
+    )
 
 
 ANALYSES: dict[str, Analysis] = {}

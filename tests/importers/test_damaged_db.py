@@ -191,6 +191,63 @@ def test_a_missing_column_in_a_secondary_table_costs_that_column(fixtures, tmp_p
     assert rd.tables["host_ops"].column("dur_ns") == before.tables["host_ops"].column("dur_ns")
 
 
+def test_collectives_without_a_start_column_keep_their_rows_and_no_made_up_time(fixtures, tmp_path):
+    """COMMUNICATION_OP.startNs dropped (a damaged export; once a TypeError that lost the rank):
+    the collectives stay, with null start, duration, wait and step, and every other task is as
+    before -- no wait or step computed from a missing time."""
+    before = base(fixtures)
+    rd = _load(copy_rank(fixtures, tmp_path, "ALTER TABLE COMMUNICATION_OP DROP COLUMN startNs"))
+    (said,) = new_diags(rd, before, damage.COLUMN_MISSING)
+    assert said.message.startswith("table COMMUNICATION_OP, column startNs is missing")
+    keep = ["kind", "name", "start_ns", "dur_ns", "step", "wait_ns"]
+
+    def rows(t):
+        d = t.select(keep).to_pydict()
+        return [r for r in zip(*d.values())]
+
+    got, old = rows(rd.tables["device_tasks"]), rows(before.tables["device_tasks"])
+    comm = [r for r in got if r[0] == "communication"]
+    assert len(comm) == 4 and {r[2:] for r in comm} == {(None, None, None, None)}
+    # the other tasks keep their times and steps; a kernel right after a collective waits from the
+    # previous timed task now (the collective's end is unknown), never from a made-up time
+    assert [r[:5] for r in got if r[0] != "communication"] == [r[:5] for r in old if r[0] != "communication"]
+    waits = [r[5] for r in got if r[0] == "kernel"]
+    assert None not in waits and 0 <= min(waits) and max(waits) < 10**12
+
+
+def test_step_ids_lost_give_way_to_the_profiler_step_rows(fixtures, tmp_path):
+    """STEP_TIME.id dropped (once a TypeError that lost the rank): the steps come from PYTORCH_API's
+    ProfilerStep#N rows, which name the same step, and the loss of the column is said."""
+    before = base(fixtures)
+    rd = _load(copy_rank(fixtures, tmp_path, "ALTER TABLE STEP_TIME DROP COLUMN id"))
+    (said,) = new_diags(rd, before, damage.COLUMN_MISSING)
+    assert said.message.startswith("table STEP_TIME, column id is missing")
+    assert rd.tables["steps"].column("step").to_pylist() == before.tables["steps"].column("step").to_pylist() == [50]
+    assert tasks(rd) == tasks(before)
+
+
+@pytest.mark.parametrize(
+    ("table", "evidence"),
+    [
+        ("COMMUNICATION_OP", "COMMUNICATION_TASK_INFO records their tasks"),
+        ("CONNECTION_IDS", "PYTORCH_API and TASK have rows"),
+        ("MEMORY_RECORD", "profile_memory was on"),
+        ("OP_MEMORY", "profile_memory was on"),
+        ("NPU_MODULE_MEM", "profile_memory was on"),
+    ],
+)
+def test_a_table_the_rest_of_the_db_shows_was_collected_is_missed_aloud(fixtures, tmp_path, table, evidence):
+    """A table that may simply not have been collected is said missing where the DB itself shows it
+    was (the issue's silent cases: a dropped COMMUNICATION_OP, an emptied memory table)."""
+    before = base(fixtures)
+    rd = _load(copy_rank(fixtures, tmp_path, f"DROP TABLE {table}"))
+    (d,) = new_diags(rd, before, "table-missing")
+    assert d.message.startswith(f"table {table} is missing though {evidence}: no ") and d.severity == "warning"
+    rd = _load(copy_rank(fixtures, tmp_path / "emptied", f"DELETE FROM {table}"))
+    (d,) = new_diags(rd, before, "table-missing")
+    assert d.message.startswith(f"table {table} is empty though {evidence}: no ")
+
+
 def test_half_deleted_string_ids_are_said(fixtures, tmp_path):
     before = base(fixtures)
     folder = copy_rank(

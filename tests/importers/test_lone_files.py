@@ -64,6 +64,34 @@ def test_a_lone_op_summary_gives_the_kernels_it_lists(fixtures, tmp_path):
     assert len(p.op_summary(by="type")) > 0
 
 
+DB_RANK = ("ascend_pt", "db_level1", "rank0_ascend_pt")
+
+
+def test_a_lone_torch_npu_db_loads_every_table_it_holds(fixtures, tmp_path):
+    """The DB export of one rank, copied out of its rank folder (and renamed, as copies are):
+    the same tables as the rank folder gives, except what analysis.db adds, and a warning that
+    names what is missing.  Inside its rank folder the file is refused with the folder named."""
+    src = fixtures.joinpath(*DB_RANK) / "ASCEND_PROFILER_OUTPUT" / "ascend_pytorch_profiler_0.db"
+    lone = tmp_path / "rank0_copy.db"
+    lone.write_bytes(src.read_bytes())
+    (run,) = profinsight.discover(lone)
+    assert run.format == "ascend_file"
+    p = profinsight.load(lone)
+    full = profinsight.load(fixtures.joinpath(*DB_RANK))
+    for t in ("device_tasks", "host_ops", "launches", "api_calls", "memory_samples", "memory_blocks", "module_memory"):
+        assert len(p.table(t)) == len(full.table(t)) > 0, t
+    assert p.table("device_tasks")["dur_ns"].sum() == full.table("device_tasks")["dur_ns"].sum()
+    assert p.table("steps")["step"].tolist() == full.table("steps")["step"].tolist() == [50]
+    # analysis.db gives the transit / wait split: absent alone, said so
+    assert full.table("comm_ops")["transit_ns"].notna().any() and p.table("comm_ops")["transit_ns"].isna().all()
+    (said,) = [d for d in p.diagnostics if d.code == "lone-file"]
+    assert "analysis.db" in said.message and "profiler_info_<rank>.json" in said.message and said.file == str(lone)
+    assert sorted(x.name for x in tmp_path.iterdir()) == ["rank0_copy.db"]  # nothing written beside it
+    with pytest.raises(NotAProfile, match="is part of the torch_npu export") as err:
+        profinsight.load(src)
+    assert f"load the rank folder {src.parent.parent}" in err.value.fix
+
+
 def test_an_unrecognised_folder_names_what_it_holds(tmp_path):
     (tmp_path / "snapshot.pickle").write_bytes(b"\x80\x04\x95" + b"\x00" * 40)
     (tmp_path / "et.json").write_text(json.dumps({"schema": "1.0.3-chakra.0.0.4", "pid": 1, "nodes": []}))

@@ -205,3 +205,52 @@ def test_the_folder_above_an_exported_collection_is_that_collection(fixtures):
     assert [r.format for r in runs] == ["msprof"]
     p = profinsight.load(fixtures / "msprof" / "prof_timeline_2023")
     assert p.row_counts()["device_tasks"] == 4910 and len(p.steps) == 10
+
+
+def _damaged_copy(prof_dir: Path, tmp_path: Path, change) -> Path:
+    dst = tmp_path / prof_dir.name
+    shutil.copytree(prof_dir, dst)
+    path = dst / "device_0" / "timeline" / "msprof_0_2_3.json"
+    events = json.loads(path.read_text())
+    change(events)
+    path.write_text(json.dumps(events))
+    return dst
+
+
+def _hardware(events: list[dict]) -> list[dict]:
+    return [e for e in events if e.get("ph") == "X" and "Task Type" in (e.get("args") or {})]
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [(float("inf"), "ts = Infinity"), (-1e30, "ts = -1e+30"), ("abc", "ts = 'abc'"), (1e308, "ts = 1e+308")],
+)
+def test_a_damaged_task_time_costs_that_task_only(prof, prof_dir, tmp_path, value, shown):
+    """One task's ``ts`` beyond int64 ns or not a number (once a DuckDB cast error that lost the
+    whole rank): that task is dropped and counted, every other one kept."""
+
+    def change(events):
+        _hardware(events)[5]["ts"] = value
+
+    p = profinsight.load(_damaged_copy(prof_dir, tmp_path, change))
+    assert len(p.table("device_tasks")) == len(prof.table("device_tasks")) - 1
+    (d,) = [d for d in p.diagnostics if d.code == "events-dropped"]
+    assert d.message == f"1 event(s) of msprof_0_2_3.json had no usable timestamp ({shown}): dropped."
+    assert d.file.endswith("msprof_0_2_3.json") and d.severity == "warning"
+
+
+def test_negative_durations_and_copies_of_tasks_are_said(prof, prof_dir, tmp_path):
+    def change(events):
+        hw = _hardware(events)
+        hw[1]["dur"] = -5.0
+        events.extend(dict(e) for e in hw[10:13])
+
+    p = profinsight.load(_damaged_copy(prof_dir, tmp_path, change))
+    assert len(p.table("device_tasks")) == len(prof.table("device_tasks")) - 1
+    said = {d.code: d.message for d in p.diagnostics if d.code.startswith("events-")}
+    assert said == {
+        "events-dropped": "1 event(s) of msprof_0_2_3.json had a negative or unusable duration (dur = -5.0): dropped.",
+        "events-duplicated": "3 event(s) of msprof_0_2_3.json were exact copies of an earlier event (same phase, "
+        "process, thread, time, duration, name and args): each is counted once.",
+    }
+    assert (p.table("device_tasks")["dur_ns"] >= 0).all()

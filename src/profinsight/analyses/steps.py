@@ -127,6 +127,13 @@ def _unions_sql() -> str:
 FROM_TASKS, FROM_VENDOR = "tasks", "vendor_summary"
 
 
+#: host and device further apart than this (ns) come from different collections (the load's
+#: ``collections-apart``, the advisor's ``timestamp_sanity``): no preparing time is made of them
+APART_NS = 60 * 10**9
+_PREPARING = f"""(CASE WHEN first_ns BETWEEN host_start_ns - {APART_NS} AND host_end_ns + {APART_NS}
+                  THEN (first_ns - host_start_ns) / 1e3 END)"""
+
+
 def _breakdown_sql() -> str:
     # a (rank, step) without compute/communication tasks whose steps row carries the vendor's
     # figures takes them (ns -> us); busy and span follow from them by the vendor's own
@@ -148,7 +155,7 @@ def _breakdown_sql() -> str:
            {pick("bubble_ns / 1e3", v["bubble_us"])} AS bubble_us,
            {pick("greatest(busy_ns - compute_ns - bubble_ns, 0) / 1e3", v["comm_not_overlapped_exclude_receive_us"])}
                AS comm_not_overlapped_exclude_receive_us,
-           {pick("(first_ns - host_start_ns) / 1e3", v["preparing_us"])} AS preparing_us,
+           {pick(_PREPARING, v["preparing_us"])} AS preparing_us,
            {pick("(last_ns - first_ns - bubble_ns) / 1e3", v["step_us"])} AS step_us,
            (host_end_ns - host_start_ns) / 1e3 AS host_step_us,
            {pick("busy_ns / 1e3", "(vendor_computing_ns + vendor_comm_not_overlapped_ns) / 1e3")} AS busy_us,
@@ -172,7 +179,9 @@ _BREAKDOWN_COLUMNS = {
     "free_us": "time inside the step's device span with neither compute nor communication (vendor Free)",
     "bubble_us": "sum of hcom_receive* op durations (pipeline-parallel receive wait; vendor Bubble)",
     "comm_not_overlapped_exclude_receive_us": "max(comm_not_overlapped_us - bubble_us, 0)",
-    "preparing_us": "first compute/communication task start minus the host ProfilerStep start (vendor Preparing)",
+    "preparing_us": "first compute/communication task start minus the host ProfilerStep start (vendor Preparing); "
+    "null where the first task lies more than 60 s outside the host step (host and device files of different "
+    "collections)",
     "step_us": "device step: last end - first start of the step's compute/communication tasks, minus "
     "bubble_us (vendor Stage)",
     "host_step_us": "host ProfilerStep#N duration (DB STEP_TIME endNs - startNs)",

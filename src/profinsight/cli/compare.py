@@ -73,7 +73,7 @@ def run(args) -> int:
         _framework(cmp, args, fmt)
         return 0
     if fmt == "json":
-        emit(dumps(cmp.to_dict()), args)
+        emit(dumps(_with_diagnostics(cmp)), args)
     elif fmt == "html":
         from ..render.compare import comparison_page
 
@@ -155,9 +155,20 @@ def _table(cmp, args) -> None:
         emit(console.export_text(), args)
 
 
+def _with_diagnostics(cmp) -> dict:
+    """The comparison as data, with each run's load diagnostics (they always travel with the figures)."""
+    out = dict(cmp.to_dict())
+    names = list(getattr(cmp, "names", []) or [])
+    profiles = list(getattr(cmp, "profiles", []) or [])
+    out["diagnostics"] = {
+        (names[i] if i < len(names) else str(i)): [d.to_dict() for d in p.diagnostics] for i, p in enumerate(profiles)
+    }
+    return out
+
+
 def _framework(cmp, args, fmt) -> None:
     if fmt == "json":
-        emit(dumps(cmp.to_dict()), args)
+        emit(dumps(_with_diagnostics(cmp)), args)
         return
     if fmt == "html":
         from ..render.compare import framework_page

@@ -44,7 +44,7 @@ def add_arguments(p) -> None:
 
 
 #: bumped when the report's content changes: a stored report of another version is never read
-REPORT_VERSION = "3"  # 3: the verdict counts the groups and slow ranks past 16
+REPORT_VERSION = "4"  # 4: the load's diagnostics; 3: the verdict counts the groups and slow ranks past 16
 _SECTIONS = (
     # (title, key of RanksReport.to_dict, columns left out, columns kept (None: all), rows at most)
     ("Ranks (per-step means, us)", "summary", ("label",), None, None),
@@ -101,7 +101,8 @@ def run(args) -> int:
 
         emit(ranks_page(rep), args)
         return 0
-    out = rep.to_dict()
+    # the load's diagnostics always travel with the figures (JSON and the stored report)
+    out = {**rep.to_dict(), "diagnostics": [d.to_dict() for d in prof.diagnostics]}
     if not any(d.severity == "error" for d in prof.diagnostics):  # a failed rank is tried again next time
         report_cache.store("ranks", REPORT_VERSION, question, seen, out)
     return _print(out, fmt, args)

@@ -1,10 +1,12 @@
 """The guided report as one self-contained offline HTML file: ``profinsight report PATH...
 -o report.html [--lang en|zh]``.  This module only reads the arguments and builds the report's
 data (:func:`profinsight.advisor.guided_report`); the page is drawn by the render layer
-(:mod:`profinsight.render.report`), in the style every profinsight page shares."""
+(:mod:`profinsight.render.report`), in the style every profinsight page shares.  Load errors
+come first, on stderr and at the top of the page, and the exit status is then 1."""
 
 from __future__ import annotations
 
+from . import _load_errors
 from .common import add_paths, emit, load_profile
 
 HELP = "write the guided report as one self-contained HTML file"
@@ -24,6 +26,8 @@ def run(args) -> int:
     from ..render.report import render_html
 
     prof = load_profile(args)
-    rep = guided_report(prof, args.lang, top=args.top)
-    emit(render_html(rep, prof), args)
-    return 0
+    failed = _load_errors.say(prof, args.lang)
+    # where nothing loaded, a report would read as "nothing stands out": the page says the errors only
+    rep = guided_report(prof, args.lang, top=args.top) if _load_errors.loaded(prof) or not failed else None
+    emit(render_html(rep, prof, lang=args.lang), args)
+    return 1 if failed else 0

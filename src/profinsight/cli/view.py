@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import argparse
 
+from .. import diagnostics as dg
 from ..errors import ProfileError
+from . import _load_errors
 from .common import add_paths, dumps, emit, load_profile, make_console, output_format
 
 HELP = "run one analysis (op_summary, step_breakdown, ...) and print its table"
@@ -79,13 +81,17 @@ def run(args) -> int:
     if getattr(args, "lang", None) and any(p.name == "lang" for p in a.params):
         params.setdefault("lang", args.lang)
     prof = load_profile(args)
-    df = a.run(prof, **params)
     fmt = output_format(args, FORMATS)
+    failed = _load_errors.say(prof, getattr(args, "lang", None))
     import pandas as pd
 
-    plain = pd.DataFrame(df)
+    if failed and not _load_errors.loaded(prof):  # nothing to show but the errors, said above
+        if fmt == "json":
+            emit(dumps(_json(a, params, pd.DataFrame(), prof)), args)
+        return 1
+    plain = pd.DataFrame(a.run(prof, **params))
     if fmt == "json":
-        emit(dumps({"analysis": a.name, "params": params, "rows": plain.to_dict(orient="records")}), args)
+        emit(dumps(_json(a, params, plain, prof)), args)
     elif fmt == "csv":
         emit(plain.to_csv(index=False), args)
     elif fmt == "html":
@@ -98,7 +104,20 @@ def run(args) -> int:
         _findings(plain, args)
     else:
         _table(plain, a, args)
-    return 0
+    return 1 if failed else 0
+
+
+def _json(a, params: dict, plain, prof) -> dict:
+    """The JSON form: the rows, and always the load's diagnostics (errors first)."""
+    order = {s: -i for i, s in enumerate(dg.SEVERITIES)}  # error, warning, info
+    diags = sorted(prof.diagnostics, key=lambda d: order.get(d.severity, 1))
+    return {
+        "analysis": a.name,
+        "params": params,
+        "import_failed": bool(_load_errors.errors(prof)),
+        "rows": plain.to_dict(orient="records"),
+        "diagnostics": [d.to_dict() for d in diags],
+    }
 
 
 def _params(a, args) -> dict:

@@ -32,6 +32,26 @@ DIAG: dict[str, dict[str, str]] = {
         "communication and its tasks), one step per iteration, and the collectives",
         "diag.not-exported.fix": "run {command} (CANN toolkit; it writes device_<n>/timeline/ and summary/), then "
         "load the PROF_* folder again",
+        # consistency of one rank's files (importers/checks.py)
+        "diag.collections-apart": "the device tasks ({device_from}) and the host activity ({host_from}) of rank "
+        "{rank} lie {apart} apart without overlapping: the files come from different collections, so every "
+        "link between host and device (launches, host-side preparing, the host activity of idle gaps) is "
+        "meaningless",
+        "diag.collections-apart.fix": "load files of one collection: export the rank folder again, or keep "
+        "only the files the same run wrote",
+        "diag.tasks-outside-capture": "{count} {what} of rank {rank} lie outside the capture window that "
+        "{window_from} records ({start} to {end}), the first {first}: their times are damaged or come from "
+        "another collection",
+        "diag.tasks-outside-capture.fix": "export the rank folder again; where files of several runs were "
+        "mixed, keep the files of one",
+        "diag.tasks-duplicated": "{count} device task(s) of rank {rank} ({source}) are exact copies of another (same kind, "
+        "stream, name, start and duration; the first {first}): every total counts them twice",
+        "diag.tasks-duplicated.fix": "export the rank folder again (a copy-paste or a merge of two exports "
+        "duplicates rows)",
+        "diag.rows-vs-vendor": "rank {rank} loaded {loaded} kernel(s) from {source} where the vendor's {file} counts {vendor}; "
+        "{types} op type(s) differ ({examples}): rows were lost or added since the export",
+        "diag.rows-vs-vendor.fix": "export the rank folder again: the kernel rows and the vendor's statistics "
+        "come from one export",
         # viewer slow: a capture larger than needed
         "diag.capture-large": "The capture holds {steps} profiled steps ({tasks} device tasks): one to three steps show "
         "the same picture, and every extra step makes collecting, parsing and viewing slower.",
@@ -120,6 +140,18 @@ DIAG: dict[str, dict[str, str]] = {
         "按每个设备一个 rank 加载，包含设备任务（kernel、HCCL 通信及其任务）、每次迭代一个 step，以及集合通信",
         "diag.not-exported.fix": "运行 {command}（CANN 工具包；它会写出 device_<n>/timeline/ 和 summary/），然后重新加载该 "
         "PROF_* 目录",
+        "diag.collections-apart": "rank {rank} 的设备任务（{device_from}）与主机活动（{host_from}）相距 {apart} 且互不"
+        "重叠：这些文件来自不同的采集，主机与设备之间的一切关联（下发、主机侧准备、空闲间隙中的主机活动）都没有意义",
+        "diag.collections-apart.fix": "加载同一次采集的文件：重新导出该 rank 目录，或只保留同一次运行写出的文件",
+        "diag.tasks-outside-capture": "rank {rank} 有 {count} 个{what}落在 {window_from} 记录的采集窗口（{start} 至 "
+        "{end}）之外，第一个是 {first}：它们的时间已损坏或来自另一次采集",
+        "diag.tasks-outside-capture.fix": "重新导出该 rank 目录；若混入了多次运行的文件，只保留其中一次的文件",
+        "diag.tasks-duplicated": "rank {rank} 有 {count} 个设备任务（{source}）与另一个完全相同（类型、流、名称、开始时间和时长都相同；"
+        "第一个是 {first}）：所有合计都把它们算了两次",
+        "diag.tasks-duplicated.fix": "重新导出该 rank 目录（复制粘贴或合并两次导出会产生重复行）",
+        "diag.rows-vs-vendor": "rank {rank} 从 {source} 加载了 {loaded} 个 kernel，而厂商的 {file} 统计为 {vendor}；{types} 个算子类型"
+        "不一致（{examples}）：导出之后有行丢失或增加",
+        "diag.rows-vs-vendor.fix": "重新导出该 rank 目录：kernel 行与厂商统计来自同一次导出",
         "diag.capture-large": "本次采集包含 {steps} 个被采集的 step（{tasks} 个设备任务）：一到三个 step 已能看出同样的问题，"
         "每多一个 step，采集、解析和查看都更慢。",
         "diag.capture-large.fix": f"少采集几个 step：{_SCHEDULE}（GPU 上用 torch.profiler.schedule），并在每次迭代调用一次 prof.step()",

@@ -25,6 +25,11 @@ MESSAGES: dict[str, dict[str, str]] = {
         "label.evidence": "Evidence",
         "label.none": "none",
         "label.no_findings": "No rule fired: nothing stands out against the thresholds.",
+        "report.import_failed": "Import failed",
+        "report.import_failed.partial": "The report below covers only what loaded; `profinsight doctor PATH` lists "
+        "every problem.",
+        "report.import_failed.nothing": "Nothing loaded, so there is no report; `profinsight doctor PATH` lists every "
+        "problem.",
         "label.not_estimated": "not estimated",
         "label.profile": "Profile",
         "label.idle_by_activity": "Idle gaps by host activity",
@@ -194,6 +199,9 @@ MESSAGES: dict[str, dict[str, str]] = {
         "label.evidence": "证据",
         "label.none": "无",
         "label.no_findings": "没有规则触发：相对于阈值没有突出的问题。",
+        "report.import_failed": "导入失败",
+        "report.import_failed.partial": "下面的报告只覆盖已加载的部分；`profinsight doctor PATH` 列出全部问题。",
+        "report.import_failed.nothing": "没有加载到任何数据，因此没有报告；`profinsight doctor PATH` 列出全部问题。",
         "label.not_estimated": "未估算",
         "label.profile": "Profile",
         "label.idle_by_activity": "按主机活动划分的空闲间隙",

@@ -38,7 +38,23 @@ _PARTS = (
         "a torch_npu deliverable (part of a rank folder's ASCEND_PROFILER_OUTPUT)",
     ),
     (r"^profiler_(info|metadata).*\.json$", "torch_npu's collection metadata (part of a rank folder)"),
+    (r"^analysis\.db$", "torch_npu's analysis.db (a rank folder's step and communication summaries)"),
+    (
+        r"^msprof(_slice_\d+)?(_\d+)+\.json$",
+        "an msprof timeline (part of a PROF_* collection: device_<n>/timeline/ or mindstudio_profiler_output/)",
+    ),
+    (r"^step_trace(_\d+)+\.(json|csv)$", "an msprof step trace (part of a PROF_* collection)"),
+    (
+        r"^(info\.json|start_info|end_info|sample\.json)(\.\d+)?(\.done)?$",
+        "msprof's record of a device or host of a collection (part of a PROF_* folder)",
+    ),
+    (
+        r"^(cluster_communication(_matrix)?\.json|communication_group\.json)$",
+        "an msprof-analyze cluster summary (part of cluster_analysis_output/)",
+    ),
 )
+#: what the parts above say to load instead (discovery names the folder where it finds one)
+PART_OF = "the whole folder it came from"
 _MEMORY_FIX = (
     "memory is read from a profiler trace: torch.profiler.profile(profile_memory=True) exported with "
     "export_chrome_trace (Kineto), or torch_npu's export (memory_record.csv / the DB)"
@@ -53,7 +69,7 @@ def looks_like(path: Path) -> tuple[str, str | None]:
             return what, instead
     for pattern, what in _PARTS:
         if re.match(pattern, name):
-            return what, "the whole folder it came from"
+            return what, PART_OF
     head = _head(path)
     if head is None:
         return "unreadable", None

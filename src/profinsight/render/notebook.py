@@ -12,6 +12,7 @@ import json
 
 import pandas as pd
 
+from ..i18n import t
 from .svg import render_svg
 from .tree import is_tree, tree_html
 
@@ -155,8 +156,20 @@ def profile_html(profile) -> str:
         f"{' <i>' + e(d.fix) + '</i>' if d.fix else ''}</li>"
         for d in profile.diagnostics
     )
+    # a rank that failed to load is said before anything else, open (not folded away)
+    errs = [d for d in profile.diagnostics if d.severity == "error"]
+    failed = "".join(
+        f"<li><b>error</b> <code>{e(d.code)}</code>{e(f' rank {d.rank}' if d.rank is not None else '')} "
+        f"{e(d.message)}{' <i>' + e(d.fix) + '</i>' if d.fix else ''}</li>"
+        for d in errs
+    )
+    failed = (
+        f"<div class='profinsight-load-errors' style='color:#b00020'><b>{e(t('report.import_failed'))}</b><ul>{failed}</ul></div>"
+        if errs
+        else ""
+    )
     return (
-        f"<div class='profinsight-profile'>{head}"
+        f"<div class='profinsight-profile'>{failed}{head}"
         f"<table><thead><tr><th>table</th><th>rows</th></tr></thead><tbody>{rows}</tbody></table>"
         f"<details><summary>{len(profile.diagnostics)} diagnostics</summary><ul>{diags}</ul></details></div>"
     )

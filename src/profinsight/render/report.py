@@ -17,7 +17,7 @@ import html
 import pandas as pd
 
 from ..errors import ProfileError
-from ..i18n import t
+from ..i18n import resolve_lang, t
 from ..registry import Chart
 from .styles import page
 from .svg import render_svg, svg_lanes
@@ -186,13 +186,37 @@ def glossary_html(lang: str) -> str:
     return f"<h2 id='terms'>{e(t('section.terms', lang))}</h2><dl class='terms'>{items}</dl>"
 
 
-def render_html(rep: dict, profile) -> str:
-    """The page of the guided report ``rep`` of ``profile`` (the profile only answers the
-    timeline excerpt's window query).  Refuses to write a page that names an external URL."""
+def _load_errors_html(profile, lang: str, partial: bool) -> str:
+    """The load errors of ``profile`` (a rank that failed to import), before anything else."""
     e = html.escape
+    errs = [d for d in getattr(profile, "diagnostics", []) if d.severity == "error"]
+    if not errs:
+        return ""
+    items = "".join(
+        f"<li><b>{e(d.code)}</b>{e(f' rank {d.rank}' if d.rank is not None else '')}: {e(d.message)}"
+        f"{'<br><code>' + e(str(d.file)) + '</code>' if d.file else ''}"
+        f"{'<br><i>' + e(d.fix) + '</i>' if d.fix else ''}</li>"
+        for d in errs
+    )
+    after = t("report.import_failed.partial" if partial else "report.import_failed.nothing", lang)
+    return (
+        f"<div class='load-errors' role='alert'><h2 id='import-failed'>{e(t('report.import_failed', lang))}</h2>"
+        f"<ul>{items}</ul><p>{e(after)}</p></div>"
+    )
+
+
+def render_html(rep: dict | None, profile, lang: str | None = None) -> str:
+    """The page of the guided report ``rep`` of ``profile`` (the profile only answers the
+    timeline excerpt's window query), its load errors first; ``rep`` None (nothing loaded): the
+    errors alone.  Refuses to write a page that names an external URL."""
+    e = html.escape
+    if rep is None:
+        lang = resolve_lang(lang)
+        body = f"<h1>{e(t('report.title', lang))}</h1>" + _load_errors_html(profile, lang, False)
+        return page(t("report.title", lang), body, lang)
     lang, p, v = rep["lang"], rep["profile"], rep["verdict"]
     parts = [
-        f"<h1>{e(t('report.title', lang))}</h1>"
+        f"<h1>{e(t('report.title', lang))}</h1>" + _load_errors_html(profile, lang, True),
         f"<p><code>{e(str(p['path']))}</code> · {e(str(p['format']))} {e(str(p.get('level') or ''))} · "
         f"ranks {e(', '.join(map(str, p['ranks'])))} · steps {e(', '.join(map(str, p['steps'])) or '-')}</p>",
         f"<h2 id='verdict'>{e(t('section.verdict', lang))}</h2><div class='verdict'><b>{e(v.get('title', ''))}</b>"

@@ -378,8 +378,10 @@ class ProfileStore:
             raise refuse from None
         try:
             runs = discover(target, prefer=self.prefer)
-        except NotAProfile:
-            raise refuse from None
+        except NotAProfile as exc:  # what the path looks like and what to open instead, root-relative
+            said = exc.args[0] if exc.args else str(exc)
+            root = str(self.root)
+            raise UnknownTable(said.replace(root + "/", ""), fix=(exc.fix or "").replace(root + "/", "")) from None
         ids = [i for i in (self._rel_id(r) for r in runs) if i is not None]
         want = target.resolve().relative_to(self.root).as_posix()
         want = ROOT_ID if want == "." else want

@@ -26,7 +26,7 @@ from . import comm, damage, device, host, memory, overlap, run_info
 from .damage import guarded
 from .reader import Db, connect
 
-VERSION = "6"  # 6: damaged values, rows and columns read as null / left out and counted; 5: the profiler's OVERLAP_ANALYSIS read; 4: versions from profiler_info; unnamed tasks named from the DB (3: Level0 types from names)
+VERSION = "7"  # 7: untimed tasks out of waits and steps, damaged counter samples skipped, implied tables said missing; 6: damaged values, rows and columns read as null / left out and counted; 5: the profiler's OVERLAP_ANALYSIS read; 4: versions from profiler_info; unnamed tasks named from the DB (3: Level0 types from names)
 
 _DB_RE = re.compile(r"^ascend_pytorch_profiler(?:_(\d+))?\.db$")
 _INFO_RE = re.compile(r"^profiler_info(?:_(\d+))?\.json$")

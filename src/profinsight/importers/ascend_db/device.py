@@ -75,15 +75,29 @@ _COLS = {
 }
 
 
+def _whole(value) -> int | None:
+    """An integer cell, or None where it is missing or not a whole number (a damaged value)."""
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, int):
+        return value
+    try:
+        f = float(value)
+    except (TypeError, ValueError):
+        return None
+    return int(f) if f.is_integer() and abs(f) < 2**63 else None
+
+
 def host_steps(db: Db) -> list[tuple[int, int, int]]:
     """``[(step, host_start_ns, host_end_ns)]`` from ``STEP_TIME``, else from the
     ``ProfilerStep#N`` rows of ``PYTORCH_API``."""
     if db.has("STEP_TIME"):
-        return [
-            (int(i), int(s), int(e))
-            for i, s, e in db.rows("SELECT id, startNs, endNs FROM STEP_TIME")
-            if s is not None and e is not None
-        ]
+        rows = [(_whole(i), _whole(s), _whole(e)) for i, s, e in db.rows("SELECT id, startNs, endNs FROM STEP_TIME")]
+        usable = [r for r in rows if None not in r]
+        # a STEP_TIME whose ids or times are all damaged (said by the reader) gives way to the
+        # ProfilerStep#N rows of PYTORCH_API, which say the same
+        if usable or not db.has("PYTORCH_API"):
+            return usable
     if not db.has("PYTORCH_API"):
         return []
     out = []
@@ -91,8 +105,8 @@ def host_steps(db: Db) -> list[tuple[int, int, int]]:
         "SELECT name, CAST(startNs AS INTEGER), CAST(endNs AS INTEGER) FROM PYTORCH_API WHERE type = 50001"
     ):
         n = step_number(db.strings.get(name))
-        if n is not None:
-            out.append((n, int(s), int(e)))
+        if n is not None and _whole(s) is not None and _whole(e) is not None:
+            out.append((n, _whole(s), _whole(e)))
     return out
 
 
@@ -108,17 +122,22 @@ def load_device(db: Db, data: RankData, node_launch: dict[int, int], comm_groups
     cols = {k: pa.concat_arrays([tasks[k], ops[k]]) for k in _COLS if k not in ("task_uid", "wait_ns", "step")}
     gids = pa.concat_arrays([task_gids, pa.nulls(len(ops["kind"]), task_gids.type)])
     n = len(cols["kind"])
-    start = _ints(cols["start_ns"])
+    # a task whose time was damaged (null: said by the reader) sorts last and takes no part in
+    # the waits and steps -- never a number made up from a null
+    timed = _valid(cols["start_ns"])
+    start = _ints(pc.fill_null(cols["start_ns"], np.iinfo(np.int64).max))
     order = np.argsort(start, kind="stable")
     take = pa.array(order, pa.int64())
     cols = {k: v.take(take) for k, v in cols.items()}
     gids = gids.take(take)
-    start = start[order]
-    end = start + _ints(cols["dur_ns"])
+    start, timed = start[order], timed[order]
+    timed &= _valid(cols["dur_ns"])
+    end = np.where(timed, start + _ints(pc.fill_null(cols["dur_ns"], 0)), start)
     cols["task_uid"] = pa.array(np.arange(n, dtype=np.int64))
 
     kinds = cols["kind"]
     kc = np.asarray(pc.fill_null(pc.is_in(kinds, pa.array(["kernel", "communication"])), False), dtype=bool)
+    kc &= timed
     kc_idx = np.flatnonzero(kc)
     wait = np.zeros(n, np.int64)
     wait[kc_idx] = wait_ns(start[kc_idx], end[kc_idx])
@@ -127,7 +146,8 @@ def load_device(db: Db, data: RankData, node_launch: dict[int, int], comm_groups
     conn = cols["connection_id"].take(pa.array(kc_idx, pa.int64()))
     launch = _lookup(conn, node_launch)
     steps = build_steps(host_steps(db), start[kc_idx], end[kc_idx], launch)
-    cols["step"] = assign_steps(start, steps)
+    step = assign_steps(start, steps)
+    cols["step"] = pc.if_else(pa.array(timed), step, pa.nulls(n, step.type)) if not timed.all() else step
 
     table = pa.table({k: _as(cols[k], t) for k, t in _COLS.items()})
     for name, values in _pmu_columns(db, gids).items():
@@ -442,7 +462,7 @@ def _comm_op_columns(db: Db, comm_groups: dict[str, str]) -> dict[str, pa.Array]
             "type": comm_type(types[i], name),
             "core": "HCCL",
             "start_ns": o["start"][i],
-            "dur_ns": o["end"][i] - o["start"][i],
+            "dur_ns": _span(o["start"][i], o["end"][i]),
             "connection_id": o["conn"][i],
             "block_dim": 0,
             "comm_op": name,
@@ -451,6 +471,14 @@ def _comm_op_columns(db: Db, comm_groups: dict[str, str]) -> dict[str, pa.Array]
         for k in rows:
             rows[k].append(row.get(k))
     return {k: pa.array(v, _COLS[k]) for k, v in rows.items()}
+
+
+def _span(start, end) -> int | None:
+    """``end - start``; null where either is missing (a damaged or dropped column: said by the
+    reader) or the end lies before the start (a duration is never negative)."""
+    if start is None or end is None or end < start:
+        return None
+    return end - start
 
 
 def _pmu_columns(db: Db, gids: pa.Array) -> dict[str, pa.Array]:

@@ -16,6 +16,8 @@ Why it is built this way: the DB already stores bytes and ns, so the only work i
 
 from __future__ import annotations
 
+import math
+
 import pyarrow as pa
 
 from ..base import RankData
@@ -136,10 +138,13 @@ def load_counters(db: Db, data: RankData) -> None:
     cols: dict[str, list] = {"device": [], "track": [], "name": [], "ts_ns": [], "value": [], "unit": []}
 
     def add(device, track, name, ts, value, unit):
+        # a damaged time or value (text, NaN, beyond int64: counted by the reader's damage scan)
+        # costs that sample, never the counters of the whole DB
+        ts, value = _ns(ts), _finite(value)
         if ts is None or value is None:
             return
         cols["device"].append(device), cols["track"].append(track), cols["name"].append(name)
-        cols["ts_ns"].append(int(ts)), cols["value"].append(float(value)), cols["unit"].append(unit)
+        cols["ts_ns"].append(ts), cols["value"].append(value), cols["unit"].append(unit)
 
     for dev, ts, freq in (
         db.rows("SELECT deviceId, timestampNs, freq FROM AICORE_FREQ ORDER BY timestampNs")
@@ -204,6 +209,25 @@ def _acc_pmu(db: Db, add) -> None:
 
 def _table(cols: dict[str, list], types: dict[str, pa.DataType]) -> pa.Table:
     return pa.table({k: pa.array(v, types.get(k, pa.int64())) for k, v in cols.items()})
+
+
+def _ns(value) -> int | None:
+    """An integer time exactly as stored (ns), or None where it is not a whole number in int64."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value if -(2**63) <= value < 2**63 else None
+    f = _finite(value)
+    return int(f) if f is not None and f.is_integer() and abs(f) < 2**63 else None
+
+
+def _finite(value) -> float | None:
+    """A finite number, or None (missing, text, NaN or infinite)."""
+    if value is None or isinstance(value, bool):
+        return None
+    try:
+        f = float(value)
+    except (TypeError, ValueError):
+        return None
+    return f if math.isfinite(f) else None
 
 
 def _i(value) -> int | None:

@@ -139,17 +139,53 @@ _NEEDED = {
 }
 
 
+#: tables that may simply not have been collected, but whose absence is damage where the rest of
+#: the DB shows they were: table -> (what is lost, the evidence it was collected, the test of it)
+_IMPLIED = {
+    "COMMUNICATION_OP": (
+        "collectives (comm_ops, the communication views)",
+        "COMMUNICATION_TASK_INFO records their tasks",
+        lambda db, info: db.count("COMMUNICATION_TASK_INFO") > 0,
+    ),
+    "CONNECTION_IDS": (
+        "links from framework ops to the device tasks they launched (launches)",
+        "PYTORCH_API and TASK have rows",
+        lambda db, info: db.count("PYTORCH_API") > 0 and db.count("TASK") > 0,
+    ),
+    "MEMORY_RECORD": ("memory curve", "profile_memory was on", lambda db, info: info.get("profile_memory") is True),
+    "OP_MEMORY": ("per-op allocations", "profile_memory was on", lambda db, info: info.get("profile_memory") is True),
+    "NPU_MODULE_MEM": (
+        "memory per CANN component",
+        "profile_memory was on",
+        lambda db, info: info.get("profile_memory") is True,
+    ),
+}
+
+
 def diagnose(db: Db, data: RankData, info: dict, adb_tables: set[str], has_info_file: bool, rank: int | None) -> None:
     """The doctor's notes: missing tables and what they disable, collection switches that were
     off, Level0 limits."""
     out = data.diagnostics
+    for table, (lost, evidence, collected) in _IMPLIED.items():
+        if not db.count(table) and collected(db, info):
+            state = "empty" if db.has(table) else "missing"
+            out.append(
+                dg.warning(
+                    "table-missing",
+                    f"table {table} is {state} though {evidence}: no {lost}",
+                    file=db.path,
+                    fix="the DB was damaged or cut after the export: export the profile again (offline parse: "
+                    "torch_npu.profiler.profiler.analyse)",
+                    rank=rank,
+                )
+            )
     for table, (lost, sev) in _NEEDED.items():
-        if not db.has(table):
+        if not db.count(table):
             make = getattr(dg, sev)
             out.append(
                 make(
                     "table-missing",
-                    f"table {table} is missing: no {lost}",
+                    f"table {table} is {'empty' if db.has(table) else 'missing'}: no {lost}",
                     file=db.path,
                     fix="re-export the profile with a current torch_npu (offline parse: "
                     "torch_npu.profiler.profiler.analyse) if this is unexpected",

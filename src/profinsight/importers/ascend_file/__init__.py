@@ -1,10 +1,10 @@
-"""A lone torch_npu deliverable: ``trace_view.json`` or ``kernel_details.csv`` given by itself,
-not inside its ``*_ascend_pt`` rank folder (how single files are shared in issue threads; the
+"""A lone torch_npu deliverable: ``trace_view.json``, ``kernel_details.csv`` or the DB export
+``ascend_pytorch_profiler*.db`` given by itself, not inside its ``*_ascend_pt`` rank folder (how single files are shared in issue threads; the
 vendor's viewer opens a bare ``trace_view.json``) -> the canonical tables of one rank.
 
 Why through the text importer: the file is exactly what :mod:`..ascend_text` reads from a rank
 folder, so the same pieces read it.  The file is linked (copied where links are not allowed)
-under the name the text export gives it into a temporary rank folder of its own, the text
+under the name the export gives it into a temporary rank folder of its own, the text (or DB)
 importer loads that folder, and what comes back names the original file again.  Its "missing
 file" notes become one warning that says what the lone file cannot give (steps from
 ``step_trace_time.csv`` / kernel_details, memory, communication analysis, ...) and which layout
@@ -13,7 +13,8 @@ would give the rest.
 Recognised by content (the file name is a hint only): ``trace_view.json`` is a bare Chrome-trace
 array whose first events are torch_npu's (framework events with the timestamp written as a quoted
 decimal, or CANN's process names); ``kernel_details.csv`` a CSV whose header has ``Name``,
-``Accelerator Core`` and ``Start Time(us)``.
+``Accelerator Core`` and ``Start Time(us)``; the DB a SQLite file with torch_npu's ``PYTORCH_API``
+and CANN's ``TASK`` tables (any name: a copy is often renamed).
 """
 
 from __future__ import annotations
@@ -28,12 +29,13 @@ import pyarrow as pa
 
 from ... import diagnostics as dg
 from ...errors import NotAProfile
-from .. import ascend_text, chrome_trace
+from .. import ascend_db, ascend_text, chrome_trace
+from .._cann_db import table_names
 from .._common import temp_folder
 from ..ascend_text import _files
 from ..base import Importer, RankData, RankSource, Recognised
 
-VERSION = "1"
+VERSION = "2"  # 2: a lone torch_npu DB
 FORMAT = "ascend_file"
 
 #: the deliverables that can be read alone, by the name the text export gives them
@@ -51,6 +53,9 @@ _KD_HEADER = ({"Name"}, {"Accelerator Core"}, {"Start Time(us)"})
 _OP_SUMMARY_HEADER = ({"Op Name"}, {"Task Type"}, {"Task Start Time(us)"})
 #: the kind of a lone op_summary: read as kernel_details (the kernel reader knows both spellings)
 OP_SUMMARY = "op_summary"
+#: the kind of a lone torch_npu DB export (read by the DB importer under its export name)
+DB = "ascend_pytorch_profiler.db"
+_DB_TABLES = {"PYTORCH_API", "TASK", "STRING_IDS"}
 
 
 def _kind(path: Path) -> str | None:
@@ -60,6 +65,8 @@ def _kind(path: Path) -> str | None:
             first = f.read(8192)
     except OSError:
         return None
+    if first.startswith(b"SQLite format 3\x00"):
+        return DB if _DB_TABLES <= (table_names(path) or set()) else None
     if first[:2] == b"\x1f\x8b" or first.lstrip(b" \t\r\n\xef\xbb\xbf")[:1] == b"[":
         if chrome_trace.form(path) != "array":
             return None
@@ -78,12 +85,14 @@ def _kind(path: Path) -> str | None:
 
 def _recognise(path: Path) -> Recognised | None:
     path = Path(path)
-    if path.name not in (TRACE, KERNELS) and path.suffix.lower() not in (".json", ".csv", ".gz"):
+    if path.name not in (TRACE, KERNELS) and path.suffix.lower() not in (".json", ".csv", ".gz", ".db"):
         return None
     kind = _kind(path)
     if kind is None:
         return None
-    if path.parent.name == _files.OUTPUT and _files.rank_folder(path.parent) is not None:
+    if path.parent.name == _files.OUTPUT and (
+        _files.rank_folder(path.parent) is not None or ascend_db.sniff(path.parent.parent) is not None
+    ):
         return Recognised(problem=_inside_export(path))
     if kind == OP_SUMMARY and path.parent.name == "mindstudio_profiler_output":
         return None  # part of an msprof export: the msprof importer reads the folder
@@ -104,9 +113,9 @@ IMPORTER = Importer(
     name=FORMAT,
     shape="file",
     recognise=_recognise,
-    doc="a lone torch_npu trace_view.json or kernel_details.csv, outside its *_ascend_pt rank folder, or a lone "
-    "msprof op_summary_*.csv",
-    hint=lambda name: name in (TRACE, KERNELS) or name.startswith("op_summary"),
+    doc="a lone torch_npu trace_view.json, kernel_details.csv or ascend_pytorch_profiler*.db, outside its "
+    "*_ascend_pt rank folder, or a lone msprof op_summary_*.csv",
+    hint=lambda name: name in (TRACE, KERNELS) or name.startswith(("op_summary", "ascend_pytorch_profiler")),
 )
 
 #: what each missing deliverable would have given, for the lone-file warning
@@ -132,9 +141,15 @@ def load_rank(source: RankSource) -> RankData:
         out = folder / _files.OUTPUT
         out.mkdir(parents=True)
         _place(path, out / as_name)
-        rd = ascend_text.load_rank(RankSource(format=ascend_text.FORMAT, path=folder, files=(out / as_name,)))
+        if kind == DB:
+            wal = path.with_name(path.name + "-wal")
+            if wal.is_file():  # pending changes: the DB importer reads them from a copy
+                _place(wal, out / (as_name + "-wal"))
+            rd = ascend_db.load_rank(RankSource(format="ascend_db", path=folder, files=(out / as_name,)))
+        else:
+            rd = ascend_text.load_rank(RankSource(format=ascend_text.FORMAT, path=folder, files=(out / as_name,)))
         diags = [_renamed(d, str(out / as_name), str(path), str(folder)) for d in rd.diagnostics]
-    kept = [d for d in diags if d.code not in ("missing-file", "no-profiler-info")]
+    kept = [d for d in diags if d.code not in ("missing-file", "no-profiler-info", "no-comm-analysis")]
     rd.diagnostics = [_lone_file(path, kind, rd.rank)] + kept
     info = rd.tables.get("run_info")
     if info is not None and info.num_rows:
@@ -164,6 +179,19 @@ def _renamed(d: dg.Diagnostic, linked: str, original: str, folder: str) -> dg.Di
 def _lone_file(path: Path, kind: str, rank) -> dg.Diagnostic:
     if kind == OP_SUMMARY:
         return _lone_op_summary(path, rank)
+    if kind == DB:
+        return dg.warning(
+            "lone-file",
+            f"{path.name} (torch_npu's DB export of one rank) was given alone, outside its rank folder: loaded every "
+            "table it holds (device tasks, host ops, launches, API calls, steps, memory, collectives). Missing, "
+            "with what each would give: analysis.db (the communication analysis: transit / wait split, the link "
+            "matrix, the vendor's step summary); profiler_info_<rank>.json (the profiler level, versions and "
+            "configuration).",
+            file=path,
+            fix="Load the whole rank folder instead: <name>_ascend_pt/ with profiler_info_<rank>.json and "
+            "ASCEND_PROFILER_OUTPUT/ (ascend_pytorch_profiler_<rank>.db, analysis.db).",
+            rank=rank,
+        )
     missing = [f"{name} ({gives})" for name, gives in _GIVES.items() if name != kind]
     holds = (
         "the timeline tables (host ops, device tasks seen in the trace, launches, API calls, counters)"

@@ -29,13 +29,17 @@ from .._common import close_duck, duck
 from .._steps import earliest_containing
 from ..ascend_text._sql import install as install_text_macros
 from ..base import Importer, RankData, RankSource, Recognised
+from ..chrome_trace import damage
+from . import _comm as C
+from . import _devices as D
 from . import _layout as L
+from . import _memory as M
 from . import _notes as N
 from . import _output as O
 from . import _summaries as S
 from . import _timeline as T
 
-VERSION = "2"  # 2: the mindstudio_profiler_output layout (run_info.extra.layout)
+VERSION = "4"  # 4: damaged events dropped and counted, copies kept once; 3: the output layout's memory CSVs and communication analysis; 2: the mindstudio_profiler_output layout
 FORMAT = "msprof"
 PROF_RE = L.PROF_RE
 
@@ -69,6 +73,8 @@ def _output_ranks(out: Path, devices: list[Path]) -> Recognised:
     files = O.flat(O.parts(out, O.TIMELINE, "json"))
     files += O.flat(O.parts(out, O.STEP_TRACE, "json")) + O.flat(O.parts(out, O.STEP_TRACE, "csv"))
     files += O.flat(O.parts(out, O.OP_SUMMARY, "csv"))
+    files += [f for group in M.files(out).values() for f in group]
+    files += [f for f in C.files(out) if f is not None]
     sources = []
     for d in devices or [None]:
         own = [] if d is None else [f for f in (L.info_file(d), L.start_file(d), L.end_file(d)) if f is not None]
@@ -141,8 +147,9 @@ class _TimelinePlan:
         self.step_traces = L.step_trace_files(device_dir)
         self.step_csv: list[Path] = []
         self.op_summary: list[Path] = []
-        self.split = False
+        self.split = False  # the CSV summaries are not filtered: this layout has none
         self.keep_host = True
+        self.shared, self.lowest = False, True  # the folder's own timeline: a process of no known device is its own
         self.where = device_dir / "timeline"
         self.layout = "timeline"
         self.collection = device_dir.parent.name
@@ -162,6 +169,7 @@ class _OutputPlan:
         self.op_summary = O.flat(O.parts(out, O.OP_SUMMARY, "csv"))
         self.split = len(devices) > 1  # several devices share the files: keep this one's events
         self.keep_host = not devices or self.device == min(devices)
+        self.shared, self.lowest = self.split, self.keep_host
         self.where = out
         self.layout = "output"
         self.collection = out.parent.name
@@ -190,9 +198,10 @@ def _load(source: RankSource, plan) -> RankData:
                         rank=rank,
                     )
                 )
+        diags += _damaged_events(con, plan, rank)
         S.load_step_trace_csv(con, plan.step_csv, device if plan.split else None, rank, diags)
-        if plan.split:
-            T.keep_device(con, device, plan.keep_host)
+        if plan.split or plan.layout == "timeline":
+            diags += D.keep_device(con, device, plan.keep_host, plan.shared, plan.lowest, plan.where, rank)
         clock = _wall_clock(con, clock)
         off = "0" if clock.offset_ns is None else str(int(clock.offset_ns))
         T.build_work(con)
@@ -205,7 +214,14 @@ def _load(source: RankSource, plan) -> RankData:
         tasks = con.sql("SELECT * FROM dt").to_arrow_table()
         tasks = _with_steps(tasks, steps)
         con.register("dt_steps", tasks)
-        comm = con.sql(T.comm_ops_sql().replace("FROM dt ", "FROM dt_steps ")).to_arrow_table()
+        ops_sql = T.comm_ops_sql().replace("FROM dt ", "FROM dt_steps ")
+        extra: dict[str, pa.Table] = {}
+        if plan.layout == "output":
+            extra = M.load(con, plan.where, device if plan.split else None, device, off, rank, diags)
+            if C.load(con, plan.where, plan.split, off, rank, diags):
+                ops_sql = C.comm_ops_sql().replace("{ops}", ops_sql).replace("{device}", str(int(device)))
+                extra["comm_links"] = con.sql(C.links_sql()).to_arrow_table()
+        comm = con.sql(ops_sql).to_arrow_table()
         slices = con.sql(T.slices_sql(off)).to_arrow_table()
     finally:
         close_duck(con)
@@ -218,8 +234,21 @@ def _load(source: RankSource, plan) -> RankData:
         "comm_ops": comm,
         "trace_slices": slices,
         "run_info": _run_info(plan, info, clock, steps),
+        **extra,
     }
     return RankData(rank=rank, tables=tables, diagnostics=diags)
+
+
+def _damaged_events(con, plan, rank) -> list[dg.Diagnostic]:
+    """One warning per file and kind of damaged event (dropped: an unusable time, duration, pid
+    or phase; kept once: exact copies), as the other Chrome-trace importers say them."""
+    numbered = [(no, g[0] if isinstance(g, tuple) else g) for no, g in enumerate(plan.timelines)]
+    numbered += [(len(plan.timelines) + k, p) for k, p in enumerate(plan.step_traces)]
+    out = []
+    for no, path in numbered:
+        for code, message in damage.describe_losses(T.losses(con, no), Path(path).name):
+            out.append(dg.warning(code, message, file=path, fix=damage.FIX, rank=rank))
+    return out
 
 
 def _wall_clock(con, clock: L.Clock) -> L.Clock:
@@ -281,7 +310,7 @@ def _run_info(plan, info: dict, clock: L.Clock, steps: pa.Table) -> pa.Table:
         "export_kind": "trace",
         "has_host_ops": False,
         "has_stack": False,
-        "has_memory": False,
+        "has_memory": None,  # from the tables: the output layout's memory CSVs, where present
     }
     types = {
         "device": pa.int32(),

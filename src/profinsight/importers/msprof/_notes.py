@@ -18,8 +18,8 @@ def diagnostics(plan, rank: int, clock: L.Clock, seen: dict, typed: tuple[int, i
         dg.info(
             "msprof-no-host-ops",
             "an msprof collection records the device and CANN only: no framework (PyTorch / MindSpore) "
-            "operators, Python stacks or memory, so the host-side views (host ops, launch gaps, per-op "
-            "device time, memory) stay empty",
+            "operators, Python stacks or framework (PTA) memory, so the host-side views (host ops, launch gaps, per-op "
+            "device time, the framework allocator's memory) stay empty",
             file=here,
             fix="profile with the framework's profiler to get host operators: torch_npu.profiler (PyTorch, "
             "activities=[CPU, NPU]) or mindspore.Profiler (MindSpore); both run msprof underneath",

@@ -6,10 +6,13 @@ beside the raw data (reference section 4.1)::
     PROF_<id>_<time>_<hash>/
       device_<n>/                     raw data, info.json.<n>, start_info.<n> / end_info.<n>
       host/
+      analyze/                        communication.json, communication_matrix.json (:mod:`._comm`)
       mindstudio_profiler_output/
         msprof_<time>.json            every event of every device (a Chrome-trace array)
         op_summary_<time>.csv         one row per device task with its op type, shapes, PMU
         step_trace_<time>.csv/.json   the iterations (graph mode)
+        npu_mem_<time>.csv ...        the memory CSVs (npu_mem, memory_record, operator_memory,
+                                      npu_module_mem; :mod:`._memory`)
         task_time_<time>.csv ...      views of the same tasks (never read)
 
 Files are named ``{name}_{time}.{csv|json}``; above a million rows a file is cut into
@@ -37,10 +40,6 @@ NOT_READ = {
     "op_statistic": "per-type sums of op_summary (the op views compute them)",
     "api_statistic": "per-API sums of the timeline's CANN lanes",
     "communication_statistic": "per-collective sums of the HCCL lanes",
-    "npu_mem": "device memory samples (not read yet)",
-    "npu_module_mem": "per-component memory samples (not read yet)",
-    "memory_record": "GE memory samples (not read yet)",
-    "operator_memory": "GE operator allocations (not read yet)",
 }
 
 

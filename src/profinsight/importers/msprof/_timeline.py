@@ -34,7 +34,7 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from ..chrome_trace import TraceRead, read_trace_json
+from ..chrome_trace import TraceRead, damage, read_trace_json
 
 COMPUTE = (
     "('AI_CORE', 'AI_VECTOR_CORE', 'MIX_AIC', 'MIX_AIV', 'AI_CPU', 'DSA_SQE', 'KERNEL_AICORE', "
@@ -42,8 +42,10 @@ COMPUTE = (
 )
 HW_PROCESSES = "('Ascend Hardware', 'Task Scheduler')"
 
-#: monotonic microseconds (a JSON number read as text) -> integer ns; exact for these magnitudes
-MONO_NS = "CAST(round(TRY_CAST({x} AS DOUBLE) * 1000) AS BIGINT)"
+#: monotonic microseconds (a JSON number read as text) -> integer ns; exact for these magnitudes.
+#: A time beyond int64 ns, not finite or not a number is NULL (the event is dropped and counted:
+#: :func:`losses`), never an error for the whole file
+MONO_NS = "scaled_int(TRY_CAST({x} AS DOUBLE), 1000)"
 
 _TABLES = """
 CREATE OR REPLACE TABLE ms_meta (file_no INTEGER, pid VARCHAR, tid VARCHAR, name VARCHAR, value VARCHAR);
@@ -70,27 +72,48 @@ SLICE_IDX = 1 << 40
 
 def _take(file_no: int, slices: bool, first_idx: int = 0):
     def consume(con, view: str) -> None:
+        # each event once: why it cannot be kept (a damaged time, duration, pid or phase), or NULL
+        loss = damage.loss_kind(MONO_NS.format(x="ts"), "TRY_CAST(dur AS DOUBLE)")
+        con.execute(f"""CREATE OR REPLACE TEMP TABLE ms_piece AS
+            SELECT *, {MONO_NS.format(x="ts")} AS mono, {loss} AS loss FROM {view}""")
+        damage.count_losses(con, f"SELECT loss, {damage.sample_sql()} AS sample FROM ms_piece", loss_table(file_no))
         con.execute(f"""INSERT INTO ms_meta SELECT {file_no}, pid, tid, name, coalesce(args->>'name', args->>'labels')
-                        FROM {view} WHERE ph = 'M' AND name IN ('process_name', 'thread_name', 'process_labels')""")
+                        FROM ms_piece WHERE ph = 'M' AND name IN ('process_name', 'thread_name', 'process_labels')""")
         con.execute(f"""INSERT INTO ms_iter
-            SELECT {file_no}, idx + {first_idx}, tid, pid, {MONO_NS.format(x="ts")},
-                   CAST(round(TRY_CAST(dur AS DOUBLE) * 1000) AS BIGINT),
+            SELECT {file_no}, idx + {first_idx}, tid, pid, mono, scaled_int(TRY_CAST(dur AS DOUBLE), 1000),
                    TRY_CAST(args->>'$."Iteration ID"' AS BIGINT),
                    {_ITER_END}, NULL
-            FROM {view} WHERE ph = 'X' AND cat = 'Iteration Time'""")
+            FROM ms_piece WHERE ph = 'X' AND cat = 'Iteration Time' AND loss IS NULL""")
         if slices:
             con.execute(f"""INSERT INTO ms_x
-                SELECT {file_no}, idx + {first_idx}, ph, name, cat, pid, tid, {MONO_NS.format(x="ts")},
-                       coalesce(CAST(round(TRY_CAST(dur AS DOUBLE) * 1000) AS BIGINT), 0), args
-                FROM {view} WHERE ph IN ('X', 'i', 'I') AND ts IS NOT NULL""")
+                SELECT {file_no}, idx + {first_idx}, ph, name, cat, pid, tid, mono,
+                       coalesce(scaled_int(TRY_CAST(dur AS DOUBLE), 1000), 0), args
+                FROM ms_piece WHERE ph IN ('X', 'i', 'I') AND loss IS NULL""")
+        con.execute("DROP TABLE ms_piece")
 
     return consume
+
+
+def loss_table(file_no: int) -> str:
+    return f"ms_loss_{int(file_no)}"
+
+
+def losses(con, file_no: int) -> list:
+    """The events of file ``file_no`` (all its slices) that were dropped, and the exact copies
+    removed, as :class:`..chrome_trace.damage.Loss` (one per kind)."""
+    found = damage.losses(con, loss_table(file_no))
+    copies = damage.remove_duplicates(
+        con, "ms_x", "ph, name, cat, pid, tid, mono_ns, dur_ns, CAST(args AS VARCHAR)", f"file_no = {int(file_no)}"
+    )
+    return found + ([damage.Loss("duplicate", copies)] if copies else [])
 
 
 def read_files(con, timelines: list[Path | tuple[Path, ...]], step_traces: list[Path]) -> list[tuple[Path, TraceRead]]:
     """Read every timeline file (all events) and every step-trace file (iterations only).  A
     timeline given as a tuple is one file cut into slices: its parts are read in order as one."""
     start(con)
+    for no in range(len(timelines) + len(step_traces)):
+        damage.create_losses(con, loss_table(no))
     reads = []
     for no, group in enumerate(timelines):
         for k, path in enumerate(group if isinstance(group, tuple) else (group,)):
@@ -251,23 +274,3 @@ def slices_sql(off: str) -> str:
                ANTI JOIN (SELECT file_no, idx FROM dt_pre) u ON u.file_no = x.file_no AND u.idx = x.idx
                ANTI JOIN (SELECT file_no, plane_idx AS idx FROM hw_plane) q ON q.file_no = x.file_no AND q.idx = x.idx
                ORDER BY start_ns, x.file_no, x.idx"""
-
-
-#: the device bits of a device process's ``pid`` in current CANN's timeline (``pid << 10 |
-#: sort_index << 5 | device``); host processes carry 31 there
-DEVICE_BITS = 31
-
-
-def keep_device(con, device: int, keep_host: bool) -> None:
-    """Drop the events of other devices from a timeline that several devices share: a process
-    labelled ``NPU`` belongs to the device in the low bits of its pid; the host processes (CANN
-    API) are kept for one rank only (``keep_host``), so that no rank counts them twice."""
-    con.execute(f"""CREATE OR REPLACE TABLE npu_procs AS
-        SELECT DISTINCT file_no, pid, TRY_CAST(pid AS BIGINT) & {DEVICE_BITS} AS device FROM ms_meta
-        WHERE name = 'process_labels' AND upper(value) LIKE 'NPU%'""")
-    for table in ("ms_x", "ms_iter"):
-        con.execute(f"""DELETE FROM {table} WHERE EXISTS (SELECT 1 FROM npu_procs n
-            WHERE n.file_no = {table}.file_no AND n.pid = {table}.pid AND n.device IS DISTINCT FROM {int(device)})""")
-    if not keep_host:
-        con.execute("""DELETE FROM ms_x WHERE NOT EXISTS (SELECT 1 FROM npu_procs n
-            WHERE n.file_no = ms_x.file_no AND n.pid = ms_x.pid)""")

@@ -34,7 +34,7 @@ from ..ascend_db.reader import Db
 from ..base import Importer, RankData, RankSource, Recognised
 from ._memory import load_op_memory
 
-VERSION = "3"  # 3: damaged values, rows and columns read as null / left out and counted; 2: the profiler's OVERLAP_ANALYSIS read into trace_slices
+VERSION = "4"  # 4: untimed tasks out of waits and steps, damaged counter samples skipped (shared DB readers); 3: damaged values, rows and columns read as null / left out and counted; 2: the profiler's OVERLAP_ANALYSIS read into trace_slices
 FORMAT = "msprof_db"
 
 _NAME_RE = re.compile(r"^msprof.*\.db$", re.IGNORECASE)

@@ -13,7 +13,7 @@ msprof-analyze``) on a copy of the data (it writes ``cluster_analysis_output`` i
 figure is printed with the load average (1 min) read just before it: the machine may be shared,
 and a ratio is only meaningful between figures of the same run.
 
-    python benchmarks/cluster_summary.py --ranks 64 --msprof-analyze /work/peers/msa/bin/msprof-analyze
+    python benchmarks/cluster_summary.py --ranks 64 --msprof-analyze ../peers/msa/bin/msprof-analyze
     python benchmarks/cluster_summary.py --ranks 1024            # cold, warm, peak RSS; no peer
     python benchmarks/cluster_summary.py --ranks 64 --full-import --workers 2   # + local vs Dask(2)
 """

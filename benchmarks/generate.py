@@ -63,7 +63,7 @@ import sys
 import time
 from pathlib import Path
 
-FIXTURES = Path(os.environ.get("PROFINSIGHT_FIXTURES", "/work/shared/fixtures"))
+FIXTURES = Path(os.environ.get("PROFINSIGHT_FIXTURES", Path(__file__).resolve().parents[2] / "shared" / "fixtures"))
 ASCEND_SEED = FIXTURES / "ascend_pt" / "text_level1" / "rank0_ascend_pt"
 KINETO_SEED = FIXTURES / "kineto" / "gpu_2rank_rank0.json.gz"
 

@@ -168,11 +168,12 @@ def _duckdb_timer():
         "fetch_record_batch",
     )
 
-    def record(q, dt):
+    def record(q, dt, dcpu=0.0):
         key = " ".join(str(q).split())[:160]
-        s = stats.setdefault(key, [0, 0.0])
+        s = stats.setdefault(key, [0, 0.0, 0.0])
         s[0] += 1
         s[1] += dt
+        s[2] += dcpu
 
     class Rel:
         """A lazy relation: its time is spent when it is fetched."""
@@ -186,11 +187,11 @@ def _duckdb_timer():
             if name in fetchers and callable(attr):
 
                 def timed_rel(*a, **kw):
-                    t = time.perf_counter()
+                    t, c = time.perf_counter(), time.process_time()
                     try:
                         return attr(*a, **kw)
                     finally:
-                        record(self._q, time.perf_counter() - t)
+                        record(self._q, time.perf_counter() - t, time.process_time() - c)
 
                 return timed_rel
             return attr
@@ -207,12 +208,12 @@ def _duckdb_timer():
             if name in ("execute", "sql", "query", "executemany") and callable(attr):
 
                 def timed(q, *a, **kw):
-                    t = time.perf_counter()
+                    t, c = time.perf_counter(), time.process_time()
                     out = attr(q, *a, **kw)
                     dt = time.perf_counter() - t
                     if name in ("sql", "query") and isinstance(out, duckdb.DuckDBPyRelation):
                         return Rel(out, q)  # lazy: timed when fetched
-                    record(q, dt)
+                    record(q, dt, time.process_time() - c)
                     return out
 
                 return timed
@@ -305,8 +306,9 @@ def child(mode: str, target: str, out_dir: str | None) -> dict:
         res["sampler"] = sampler.report()
         if dstats is not None:
             res["duckdb"] = sorted(
-                ({"sql": k, "calls": v[0], "s": round(v[1], 3)} for k, v in dstats.items()), key=lambda d: -d["s"]
-            )[:25]
+                ({"sql": k, "calls": v[0], "s": round(v[1], 3), "cpu_s": round(v[2], 3)} for k, v in dstats.items()),
+                key=lambda d: -d["cpu_s"],
+            )[:60]
     if prof is not None:
         import io
         import pstats

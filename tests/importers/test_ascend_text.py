@@ -537,6 +537,7 @@ def test_trace_read_in_pieces_gives_the_same_tables(fixtures, monkeypatch):
 
     whole = load_rank(ascend_text.sniff(rank_dir(fixtures, 1, 1)))
     monkeypatch.setattr(_trace_json, "CHUNK_BYTES", 100_000)
+    monkeypatch.setattr(_trace_json, "TAKE_CHUNK_BYTES", 100_000)
     pieces = load_rank(ascend_text.sniff(rank_dir(fixtures, 1, 1)))
     for name, t in whole.tables.items():
         assert pieces.tables[name].equals(t), name
@@ -575,6 +576,7 @@ def test_trace_cut_in_a_later_piece_keeps_the_earlier_pieces(fixtures, tmp_path,
     from profinsight.importers.chrome_trace import _array as _trace_json
 
     monkeypatch.setattr(_trace_json, "CHUNK_BYTES", 200_000)
+    monkeypatch.setattr(_trace_json, "TAKE_CHUNK_BYTES", 200_000)
     folder = copy_rank(fixtures, tmp_path)
     path = folder / "ASCEND_PROFILER_OUTPUT" / "trace_view.json"
     data = path.read_bytes()
@@ -667,7 +669,7 @@ def test_counters_are_named_per_piece_exactly(tmp_path):
     con = duck()
     _sql.install(con)
     _trace.start_split(con)
-    got = read_trace_json(con, path, "ev", consume=_trace.take_piece, chunk_bytes=1000)
+    got = read_trace_json(con, path, "ev", take=_trace.take_piece, chunk_bytes=1000)
     assert got.chunks > 3 and got.events == len(events)
     _trace.finish_split(con)
     _trace.build_counters(con)
@@ -707,3 +709,41 @@ def test_level0_kernels_get_their_type_from_their_name(fixtures):
     p = profinsight.load(fixtures / "ascend_pt" / "text_level0")
     fc = p.format_conversions()
     assert int(fc.loc[fc["type"] == "TransData", "count"].sum()) == 114
+
+
+def test_counters_keep_every_value_of_args_a_map_cannot_hold(tmp_path):
+    """Counter args are named from one map per event; args a map cannot hold -- a key written
+    twice, an array -- keep every value as ``json_each`` reads them."""
+    from profinsight.importers.ascend_text import _trace
+    from profinsight.importers.chrome_trace import read_trace_json
+
+    text = json.dumps(
+        [
+            {"ph": "M", "name": "process_name", "pid": 7, "tid": 0, "args": {"name": "AI Core Freq"}},
+            {"ph": "C", "name": "x", "pid": 7, "tid": 0, "ts": "10.000", "args": {"MHz": 1}},
+        ]
+    )
+    text = (
+        text[:-1] + ', {"ph": "C", "name": "dupe", "pid": 7, "tid": 0, "ts": "12.000", '
+        '"args": {"v": 1, "v": 2.5, "acc_id": 4}}, '
+        '{"ph": "C", "name": "arr", "pid": 7, "tid": 0, "ts": "13.000", "args": [1, 2]}]'
+    )
+    path = tmp_path / "trace_view.json"
+    path.write_text(text)
+    con = duck()
+    _sql.install(con)
+    _trace.start_split(con)
+    read_trace_json(con, path, "ev", take=_trace.take_piece)
+    _trace.finish_split(con)
+    _trace.build_counters(con)
+    # the two values of one key tie on (track, name, time, event): compared as a multiset
+    assert sorted(con.sql(_trace.counters_sql(3)).fetchall(), key=repr) == sorted(
+        [
+            (3, "AI Core Freq", "arr/0", 13_000, 1.0, None),
+            (3, "AI Core Freq", "arr/1", 13_000, 2.0, None),
+            (3, "AI Core Freq", "dupe/v (acc_id 4)", 12_000, 2.5, None),
+            (3, "AI Core Freq", "dupe/v (acc_id 4)", 12_000, 1.0, None),
+            (3, "AI Core Freq", "x", 10_000, 1.0, "MHz"),
+        ],
+        key=repr,
+    )

@@ -77,3 +77,41 @@ def test_open_sqlite_read_only_on_wal_db(fixtures):
     db = fixtures / "ascend_pt/db_level1/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/ascend_pytorch_profiler_0.db"
     con = open_sqlite(db)
     assert con.execute("select count(*) from TASK").fetchone()[0] == 552
+
+
+def test_rank_threads_follow_the_loader_then_the_idle_cores(monkeypatch):
+    """A rank imported beside others gets the loader's share; a lone rank the cores the
+    1-minute load leaves idle, never fewer than one."""
+    import os
+
+    from profinsight.importers import _common
+
+    monkeypatch.setattr(os, "cpu_count", lambda: 8)
+    try:
+        _common.set_rank_threads(3)
+        assert _common.rank_threads() == 3
+        _common.set_rank_threads(None)
+        monkeypatch.setattr(os, "getloadavg", lambda: (2.7, 0.0, 0.0))
+        assert _common.rank_threads() == 6
+        monkeypatch.setattr(os, "getloadavg", lambda: (11.0, 0.0, 0.0))
+        assert _common.rank_threads() == 1
+        monkeypatch.setattr(os, "getloadavg", lambda: (0.0, 0.0, 0.0))
+        assert _common.rank_threads() == 8
+    finally:
+        _common.set_rank_threads(None)
+
+
+def test_duplicate_rows_checks_the_wide_columns_when_the_narrow_ones_repeat():
+    """Rows equal on the narrow key but not on the wide columns are no copies; exact copies are
+    found (their later rowids) and nothing is deleted."""
+    from profinsight.importers.chrome_trace import damage
+
+    con = duck()
+    con.execute("CREATE TABLE t (ts BIGINT, name VARCHAR, stack VARCHAR)")
+    con.execute("INSERT INTO t VALUES (1, 'a', 's1'), (1, 'a', 's2'), (2, 'b', 's'), (2, 'b', 's'), (3, 'c', 'x')")
+    assert damage.duplicate_rows(con, "t", "ts, name, stack", "TRUE", "dup", key="ts, name") == 1
+    assert con.sql("SELECT rid FROM dup").fetchall() == [(3,)]
+    con.execute("DELETE FROM t WHERE rowid = 3")
+    assert damage.duplicate_rows(con, "t", "ts, name, stack", "TRUE", "dup2", key="ts, name") == 0
+    assert damage.duplicate_rows(con, "t", "ts, name, stack", "ts > 1", "dup3", key="ts, name") == 0
+    assert con.sql("SELECT count(*) FROM t").fetchall() == [(4,)]

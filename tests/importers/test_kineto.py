@@ -20,7 +20,7 @@ from profinsight.importers import kineto, load_rank
 from profinsight.importers._common import us_text_to_ns
 from profinsight.schema import TABLES
 
-# From /work/shared/fixtures/README.md, "Facts per fixture".  None = not stated there.
+# From ../shared/fixtures/README.md, "Facts per fixture".  None = not stated there.
 README = {
     "gpu_2rank_rank0": dict(kernel=1154, memcpy=40, memset=10, cpu_op=2329, cuda_runtime=1204, steps=2, rank=0),
     "gpu_2rank_rank1": dict(kernel=1104, memcpy=40, memset=10, cpu_op=2302, cuda_runtime=1154, steps=2, rank=1),
@@ -394,3 +394,18 @@ def test_synthetic_memory_comm_counters(tmp_path):
     assert info["host"] == "host"  # from the tensorboard_trace_handler file name
     assert info["profile_memory"] and info["with_stack"]
     assert json.loads(info["versions"])["nccl_version"] == "2.21.5"
+
+
+def test_event_array_read_in_pieces_gives_the_same_tables(fixtures, monkeypatch):
+    """The event array is read in pieces cut at event boundaries, several per statement, one per
+    DuckDB thread: 64 kB pieces (about 30 of them) give exactly the tables and diagnostics of one
+    piece, row order included."""
+    from profinsight.importers.chrome_trace import _array
+
+    path = fixtures / "kineto" / "gpu_2rank_rank0.json.gz"
+    whole = load_rank(kineto.sniff(path))
+    monkeypatch.setattr(_array, "TAKE_CHUNK_BYTES", 64_000)
+    pieces = load_rank(kineto.sniff(path))
+    for name, t in whole.tables.items():
+        assert pieces.tables[name].equals(t), name
+    assert [d.code for d in pieces.diagnostics] == [d.code for d in whole.diagnostics]

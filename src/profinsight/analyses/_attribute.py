@@ -145,20 +145,23 @@ def _nest(df: pd.DataFrame, codes: _Codes, strip: int) -> tuple[Nesting, np.ndar
 
 
 def _launch_points(profile, cond: str) -> pd.DataFrame:
-    """One row per attributed task with the thread and time it was launched from."""
+    """One row per attributed task with the thread and time it was launched from.  Only the
+    launches of the tasks in scope are ranked (``tl``): a call for one kernel type ranks its own
+    few launches, not every launch of the profile."""
     kinds = ", ".join(f"'{k}'" for k in KINDS)
     return query(
         profile,
         f"""
     WITH t AS (SELECT rank, task_uid, kind, name, start_ns, dur_ns FROM device_tasks t
                WHERE kind IN ({kinds}) AND {cond}),
+    tl AS (SELECT l.* FROM launches l SEMI JOIN t ON t.rank = l.rank AND t.task_uid = l.task_uid),
     lh AS (SELECT l.rank, l.task_uid, o.op_id
-           FROM launches l JOIN host_ops o ON o.rank = l.rank AND o.op_id = l.host_op_id
+           FROM tl l JOIN host_ops o ON o.rank = l.rank AND o.op_id = l.host_op_id
            WHERE o.thread IS NOT NULL
            QUALIFY row_number() OVER (PARTITION BY l.rank, l.task_uid
                                       ORDER BY l.link <> 'torch_to_npu', o.dur_ns, o.op_id) = 1),
     la AS (SELECT l.rank, l.task_uid, a.call_id
-           FROM launches l JOIN api_calls a ON a.rank = l.rank AND a.call_id = l.api_call_id
+           FROM tl l JOIN api_calls a ON a.rank = l.rank AND a.call_id = l.api_call_id
            WHERE a.thread IS NOT NULL
            QUALIFY row_number() OVER (PARTITION BY l.rank, l.task_uid ORDER BY a.dur_ns, a.call_id) = 1)
     SELECT t.*, coalesce(o.thread, a.thread) AS thread, coalesce(o.start_ns, a.start_ns) AS at_ns,

@@ -83,9 +83,14 @@ def import_rank(source: RankSource) -> RankData:
         return data.finish()
 
 
-def _import_and_store(source: RankSource):
+def _import_and_store(source: RankSource, threads: int | None = None):
     """The unit of work of every executor: import one rank and store it in the cache.  Returns
-    ``(how, cache folder, tables or None, where it ran)``."""
+    ``(how, cache folder, tables or None, where it ran)``.  ``threads``: the DuckDB threads the
+    import may use (its share of the cores when several ranks are imported at once; None: the
+    idle cores, for ranks imported one at a time)."""
+    from ..importers._common import set_rank_threads
+
+    set_rank_threads(threads)
     progress.stage(source.files, "importing")
     data = import_rank(source)
     where = _where()
@@ -130,7 +135,8 @@ def load_sources(
     if n_workers > 1:
         ctx = mp.get_context("spawn")
         with ProcessPoolExecutor(max_workers=n_workers, mp_context=ctx) as pool:
-            futures = [pool.submit(_import_and_store, sources[i]) for i in todo]
+            share = max(1, (os.cpu_count() or 1) // n_workers)
+            futures = [pool.submit(_import_and_store, sources[i], share) for i in todo]
             collect(sources, todo, (f.result() for f in futures), loaded, progress)
     else:
         collect(sources, todo, (_import_and_store(sources[i]) for i in todo), loaded, progress)

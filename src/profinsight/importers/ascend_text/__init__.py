@@ -25,14 +25,16 @@ Decisions shared with the DB importer are documented in the module that makes th
 
 from __future__ import annotations
 
+import copy
 import os
 import shutil
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pyarrow as pa
 
 from .. import _torch_npu, progress
-from .._common import close_duck, duck, ram_bytes, temp_dir
+from .._common import close_duck, duck, ram_bytes, rank_threads, temp_dir
 from ..base import Importer, RankData, RankSource
 from ..chrome_trace import TraceRead, damage, out_of_memory, read_trace_json
 from . import _comm, _device, _files, _host, _kernels, _links, _memory, _meta, _sql, _summary, _trace
@@ -40,11 +42,6 @@ from . import _comm, _device, _files, _host, _kernels, _links, _memory, _meta, _
 VERSION = "6"  # 6: negative sizes, durations and memory times are damage (null, counted); 5: partial exports take steps from the vendor summary; versions from profiler_info (4: Level0 types)
 FORMAT = "ascend_text"
 
-#: DuckDB threads for one rank.  One: ranks are imported one per core (``store.loader``), and
-#: most statements run on one trace piece (about two row groups, too little to share); at 1 GB
-#: on 2 cores a second thread cost about 12% more CPU time and was no faster (84-86 s CPU /
-#: 93-98 s wall with two threads, 75-77 s / 79-85 s with one)
-THREADS = 1
 
 #: internal helper columns dropped before tables are handed out
 _INTERNAL = {
@@ -79,7 +76,7 @@ def load_rank(source: RankSource) -> RankData:
     trace_bytes = trace.stat().st_size if trace.is_file() else 0
     out_dir = temp_dir("out")
     try:
-        con = duck(threads=THREADS, memory_limit=_memory_cap(trace_bytes))
+        con = duck(threads=rank_threads(), memory_limit=_memory_cap(trace_bytes))
         try:
             _sql.install(con)
             files, extra = _load(con, inputs, cfg, folder, out_dir)
@@ -123,17 +120,26 @@ def _mapped(path: str) -> pa.Table:
 
 
 def _load(con, inputs: _files.Inputs, cfg: _meta.Config, folder: Path, out_dir: str):
-    _trace.start_split(con)
-    truncated = _read_trace(con, inputs)
-    progress.stage([inputs.path(_files.TRACE)], "building")
-    _trace.finish_split(con)
+    # the CSVs that do not depend on the trace are read while the trace is: their statements are
+    # small and mostly single-threaded, so they fill the cores the trace's statements leave idle
+    side_inputs = copy.copy(inputs)
+    side_inputs.diagnostics = []
+    cursor = con.cursor()
+    with ThreadPoolExecutor(1) as pool:
+        side = pool.submit(_read_side_csvs, cursor, side_inputs)
+        try:
+            _trace.start_split(con)
+            truncated = _read_trace(con, inputs)
+            progress.stage([inputs.path(_files.TRACE)], "building")
+            _trace.finish_split(con)
+        finally:
+            pmu, have_l2, made = side.result()
+            cursor.close()
     for code, message in damage.describe_losses(damage.losses(con), _files.TRACE):
         inputs.add("warning", code, message, inputs.path(_files.TRACE), damage.FIX)
+    inputs.diagnostics.extend(side_inputs.diagnostics)  # in the order a serial read gives
     _trace.build_counters(con)
-    pmu = _kernels.load_kernels(con, inputs)
     have_kd = pmu is not None
-    have_l2 = have_kd and _kernels.load_l2_cache(con, inputs)
-    made = _memory.load_memory(con, inputs)
     no_tasks = not con.sql("SELECT (SELECT count(*) FROM kd) + (SELECT count(*) FROM hw)").fetchall()[0][0]
     summary = _summary.load_step_summary(con, inputs) if no_tasks else None
     device = _device_id(con, made)
@@ -157,6 +163,14 @@ def _load(con, inputs: _files.Inputs, cfg: _meta.Config, folder: Path, out_dir: 
     return _fetch(con, inputs, cfg, folder, device, made, out_dir)
 
 
+def _read_side_csvs(con, inputs: _files.Inputs):
+    """kernel_details (+ l2_cache) and the memory CSVs, on their own connection (``con``, a
+    cursor of the import's database) -> (PMU columns or None, l2 read, memory tables made)."""
+    pmu = _kernels.load_kernels(con, inputs)
+    have_l2 = pmu is not None and _kernels.load_l2_cache(con, inputs)
+    return pmu, have_l2, _memory.load_memory(con, inputs)
+
+
 def _read_trace(con, inputs: _files.Inputs) -> TraceRead | None:
     """``ev`` from trace_view.json (empty when missing); a cut file loads its readable prefix.
     Returns the read result when the file was truncated or unreadable (reported later, with
@@ -173,7 +187,7 @@ def _read_trace(con, inputs: _files.Inputs) -> TraceRead | None:
                 _TRACE_FIX,
             )
         return None
-    result = read_trace_json(con, path, "ev", consume=_trace.take_piece)
+    result = read_trace_json(con, path, "ev", take=_trace.take_piece)
     return result if result.truncated else None
 
 

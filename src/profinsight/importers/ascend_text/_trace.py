@@ -1,17 +1,19 @@
 """Split the ``trace_view.json`` events into typed working tables.
 
-The trace is read in pieces (:mod:`..chrome_trace`); :func:`take_piece` copies out of each piece
-only what the import needs, so the raw events (``args`` JSON included) never all sit in memory:
+The trace is read in pieces (:mod:`..chrome_trace`), several at a time, one per DuckDB thread.
+:func:`take_piece` is the one statement that reads them: it parses each event once and appends
+what the import needs to ``tr_all`` (``rowid`` = the event's position in the file): the time in
+ns, a damaged event's loss, framework slices' args values already extracted (``ha9``; their args
+JSON is most of the file's bytes and is not kept), and the args JSON of every other slice, counter
+and metadata event -- which keys a slice needs depends on its process, and process names are
+metadata that may come anywhere in the file.  :func:`finish_split` then reads ``tr_all``, a table
+already stripped to what is needed, once per working table:
 
-- ``tr_meta``: process / thread name metadata.
-- ``tr_x``: every slice (X, and i/I as zero-length) with exact ``start_ns``; framework slices
-  (a host category) carry their args values already extracted (``ha9``), every other slice its
-  ``args`` JSON, because which keys it needs depends on its process, and process names are
-  metadata that may come anywhere in the file.
+- ``procs`` / ``threads``: process and thread names.
 - ``tr_cv``: counter samples, one row per value of a counter (C) event, already named.
 - ``flow``: flow endpoints (s/f/t).
 - ``trace_loss``: the events dropped as damaged (:mod:`..chrome_trace.damage`), counted by kind;
-  exact copies of a slice are removed (and counted) when the pieces are joined.
+  exact copies of a slice are left out (and counted).
 
 Processes are identified by their ``process_name`` metadata, never by pid (msprof pids are
 synthetic).  :func:`finish_split` then builds, all with the event's ``idx`` (its position in the
@@ -34,13 +36,7 @@ CANN_PROCESSES = "('CANN', 'AscendCL', 'Runtime', 'GE')"
 HOST_CATEGORIES = "('cpu_op', 'python_function', 'enqueue', 'dequeue', 'user_annotation')"
 
 
-_PROCS = """CREATE OR REPLACE TABLE procs AS
-    SELECT pid, any_value(value) AS pname FROM tr_meta WHERE name = 'process_name' GROUP BY pid"""
-
-_THREADS = """CREATE OR REPLACE TABLE threads AS
-    SELECT pid, tid, any_value(value) AS tname FROM tr_meta WHERE name = 'thread_name' GROUP BY pid, tid"""
-
-#: args keys each kind of slice needs, pulled out of the JSON in the one pass that builds ``xf``
+#: args keys each kind of slice needs, pulled out of the JSON once (framework keys by :func:`take_piece`, the others when ``x`` is built)
 #: (no table joins ``ev`` back for ``args``)
 HOST_KEYS = ("Sequence number", "Fwd thread id", "Input Dims", "Input type", "Call stack")
 CANN_KEYS = ("Thread Id", "level", "connection_id", "item_id")
@@ -69,12 +65,13 @@ _IS_HW = f"(pname IN {HW_PROCESSES} AND ph = 'X')"
 _IS_HCCL = f"(pname IN {HCCL_PROCESSES} AND ph = 'X' AND coalesce(tname, '') NOT LIKE 'Plane%')"
 _IS_PLANE = f"(pname IN {HCCL_PROCESSES} AND ph = 'X' AND tname LIKE 'Plane%')"
 
-# every slice, with the args values its kind needs (``ha``: host / CANN, ``da``: device kinds,
-# disjoint within each column) and the args text of slices that may end in trace_slices
-_SLICES_FULL = f"""CREATE OR REPLACE TABLE xf AS
+# every slice (``x``), with the args values its kind needs (``ha``: CANN, ``da``: device kinds,
+# disjoint), and the args text of slices that may end in trace_slices.  Framework slices keep
+# their extracted values in ``tr_all`` only: ``host`` takes them from there, so their call stacks
+# (most of the trace's bytes) are copied once
+_SLICES = f"""CREATE OR REPLACE TABLE x AS
     SELECT * EXCLUDE (ha9, args),
-           CASE WHEN {_IS_HOST} THEN ha9[1:{len(HOST_KEYS)}]
-                WHEN {_IS_CANN} THEN coalesce(ha9[{len(HOST_KEYS) + 1}:],
+           CASE WHEN {_IS_CANN} THEN coalesce(ha9[{len(HOST_KEYS) + 1}:],
                                               json_extract_string(args, {_keys(CANN_KEYS)})) END AS ha,
            CASE WHEN {_IS_HW} THEN json_extract_string(args, {_keys(HW_KEYS)})
                 WHEN {_IS_HCCL} THEN json_extract_string(args, {_keys(HCCL_KEYS)})
@@ -82,13 +79,12 @@ _SLICES_FULL = f"""CREATE OR REPLACE TABLE xf AS
            CASE WHEN NOT {_IS_HOST} AND NOT {_IS_CANN} THEN CAST(args AS VARCHAR) END AS args_text
     FROM (SELECT e.idx, e.ph, e.name, e.cat, e.pid_text, e.tid_text,
                  TRY_CAST(e.pid_text AS BIGINT) AS pid, TRY_CAST(e.tid_text AS BIGINT) AS tid,
-                 e.start_ns, e.dur_ns, p.pname, t.tname, e.ha9, e.args
+                 e.start_ns, e.dur_ns, p.pname, t.tname,
+                 CASE WHEN e.ha9 IS NOT NULL AND coalesce(p.pname, '') IN {CANN_PROCESSES} THEN e.ha9 END AS ha9,
+                 e.args
           FROM tr_x e
           LEFT JOIN procs p ON p.pid = e.pid_text
           LEFT JOIN threads t ON t.pid = e.pid_text AND t.tid = e.tid_text)"""
-
-_SLICES = """CREATE OR REPLACE TABLE x AS
-    SELECT idx, ph, name, cat, pid_text, tid_text, pid, tid, start_ns, dur_ns, pname, tname, args_text FROM xf"""
 
 _HW = f"""CREATE OR REPLACE TABLE hw AS
     SELECT x.idx, x.name, x.pid, x.tid, x.start_ns, x.dur_ns,
@@ -98,14 +94,14 @@ _HW = f"""CREATE OR REPLACE TABLE hw AS
            clean(da[4]) AS hw_task_type,
            TRY_CAST(da[5] AS BIGINT) AS connection_id,
            TRY_CAST(coalesce(da[6], da[7]) AS BIGINT) AS bytes
-    FROM xf x WHERE {_IS_HW}"""
+    FROM x WHERE {_IS_HW}"""
 
 _HCCL_OP = f"""CREATE OR REPLACE TABLE hccl_op AS
     SELECT x.idx, x.name, x.pid, x.tid, x.tname, x.start_ns, x.dur_ns,
            TRY_CAST(da[1] AS BIGINT) AS connection_id,
            clean(da[2]) AS data_type, clean(da[3]) AS algorithm,
            TRY_CAST(da[4] AS BIGINT) AS count
-    FROM xf x WHERE {_IS_HCCL}"""
+    FROM x WHERE {_IS_HCCL}"""
 
 _PLANE = f"""CREATE OR REPLACE TABLE plane AS
     SELECT x.idx, x.name, x.pid, x.tid, x.start_ns, x.dur_ns,
@@ -116,96 +112,103 @@ _PLANE = f"""CREATE OR REPLACE TABLE plane AS
            nullif(clean(da[7]), 'INVALID_TYPE') AS transport,
            nullif(clean(da[8]), 'INVALID_TYPE') AS link_type,
            TRY_CAST(da[9] AS BIGINT) AS bytes
-    FROM xf x WHERE {_IS_PLANE}"""
+    FROM x WHERE {_IS_PLANE}"""
 
 _CANN = f"""CREATE OR REPLACE TABLE cann AS
     SELECT idx, name, pid, tid, start_ns, dur_ns, ha[1] AS a_thread, ha[2] AS a_level,
            ha[3] AS a_connection_id, ha[4] AS a_item
-    FROM xf WHERE {_IS_CANN}"""
+    FROM x WHERE {_IS_CANN}"""
 
 _HOST = f"""CREATE OR REPLACE TABLE host AS
-    SELECT idx, name, cat, pid, tid, start_ns, dur_ns, ha[1] AS a_sequence, ha[2] AS a_fwd_thread,
-           ha[3] AS a_input_dims, ha[4] AS a_input_type, ha[5] AS a_call_stack
-    FROM xf WHERE {_IS_HOST}"""
+    SELECT idx, name, cat, TRY_CAST(pid_text AS BIGINT) AS pid, TRY_CAST(tid_text AS BIGINT) AS tid, start_ns, dur_ns,
+           ha9[1] AS a_sequence, ha9[2] AS a_fwd_thread, ha9[3] AS a_input_dims, ha9[4] AS a_input_type,
+           ha9[5] AS a_call_stack
+    FROM (SELECT e.*, p.pname FROM tr_x e LEFT JOIN procs p ON p.pid = e.pid_text WHERE e.ha9 IS NOT NULL)
+    WHERE {_IS_HOST}"""
 
-_FLOW_COLS = "idx BIGINT, ph VARCHAR, cat VARCHAR, name VARCHAR, id VARCHAR, pid BIGINT, tid BIGINT, ts_ns BIGINT"
-_FLOW = """INSERT INTO flow
-    SELECT idx, ph, cat, name, id, TRY_CAST(pid AS BIGINT) AS pid, TRY_CAST(tid AS BIGINT) AS tid, ts_ns
-    FROM (SELECT *, trace_ts_ns(ts) AS ts_ns FROM {v} WHERE ph IN ('s', 'f', 't') AND id IS NOT NULL)
-    WHERE pid IS NOT NULL AND ts_ns IS NOT NULL"""
+#: one row per event of the trace, in file order (``rowid`` is the event's ``idx``), with only
+#: what the import needs: the time already in ns, a damaged event's loss (:mod:`..chrome_trace.damage`)
+#: and the value it lost for, the args values of framework slices already extracted (``ha9``;
+#: they are most of the file's bytes, and their args JSON is not kept), and the args JSON of the
+#: other slices, counters and metadata.  The statement that fills it is the only one that reads
+#: the raw trace (:func:`take_piece`), so each event's JSON is parsed once.
+_ALL_COLS = (
+    "ph VARCHAR, name VARCHAR, cat VARCHAR, pid VARCHAR, tid VARCHAR, id VARCHAR, start_ns BIGINT, dur_ns BIGINT, "
+    "loss VARCHAR, sample VARCHAR, ha9 VARCHAR[], args JSON"
+)
 
-#: one piece's damaged events (:mod:`..chrome_trace.damage`): the rows the statements below skip
-_LOSS = damage.loss_kind("trace_ts_ns(ts)", "TRY_CAST(dur AS DOUBLE)")
-_PIECE_LOSSES = f"SELECT loss, {damage.sample_sql()} AS sample FROM (SELECT ts, dur, ph, {_LOSS} AS loss FROM {{v}})"
+_LOSS = damage.loss_kind("start_ns", "dur_us")
+_IS_SLICE = "ph IN ('X', 'i', 'I')"
+_TAKE = f"""INSERT INTO tr_all
+    SELECT ph, name, cat, pid, tid, id, start_ns, coalesce(scaled_int(dur_us, 1000), 0) AS dur_ns, loss,
+           CASE WHEN loss IS NOT NULL THEN {damage.sample_sql()} END AS sample,
+           CASE WHEN host THEN json_extract_string(args, {_keys(HOST_KEYS + CANN_KEYS)}) END AS ha9,
+           CASE WHEN NOT host AND ph IN ('X', 'i', 'I', 'C', 'M') THEN args END AS args
+    FROM (SELECT *, {_LOSS} AS loss
+          FROM (SELECT ph, name, cat, pid, tid, id, ts, dur, args, trace_ts_ns(ts) AS start_ns,
+                       TRY_CAST(dur AS DOUBLE) AS dur_us,
+                       coalesce({_IS_SLICE} AND cat IN {HOST_CATEGORIES}, false) AS host
+                FROM {{v}}))"""
+
 #: the columns that make two slices exact copies of each other
-_SAME_SLICE = "ph, name, cat, pid_text, tid_text, start_ns, dur_ns, ha9, args"
+_SAME_SLICE = "ph, name, cat, pid, tid, start_ns, dur_ns, ha9, args"
+#: the narrow part of it: slices that differ here are no copies
+_SLICE_KEY = "ph, name, pid, tid, start_ns, dur_ns"
+_SLICE_OK = f"{_IS_SLICE} AND loss IS NULL"
 
 
 def start_split(con) -> None:
-    """Create the empty tables :func:`take_piece` appends to."""
-    con.execute("CREATE OR REPLACE TABLE tr_meta (pid VARCHAR, tid VARCHAR, name VARCHAR, value VARCHAR)")
-    con.execute(
-        "CREATE OR REPLACE TABLE tr_x (idx BIGINT, ph VARCHAR, name VARCHAR, cat VARCHAR, "
-        "pid_text VARCHAR, tid_text VARCHAR, start_ns BIGINT, dur_ns BIGINT, ha9 VARCHAR[], args JSON)"
-    )
-    con.execute(
-        "CREATE OR REPLACE TABLE tr_cv (idx BIGINT, pid VARCHAR, name VARCHAR, ts_ns BIGINT, key VARCHAR, "
-        "key_is_name BOOLEAN, value DOUBLE)"
-    )
-    con.execute(f"CREATE OR REPLACE TABLE flow ({_FLOW_COLS})")
+    """Create the empty table :func:`take_piece` appends to."""
+    con.execute(f"CREATE OR REPLACE TABLE tr_all ({_ALL_COLS})")
     damage.create_losses(con)
 
 
-def take_piece(con, view: str) -> None:
-    """Copy what the import needs out of one piece of the trace (``view``: its raw events); the
-    damaged events are counted and left out."""
-    damage.count_losses(con, _PIECE_LOSSES.format(v=view))
-    con.execute(f"""INSERT INTO tr_meta SELECT pid, tid, name, args->>'name' FROM {view}
-                    WHERE ph = 'M' AND name IN ('process_name', 'thread_name')""")
-    con.execute(_PIECE_SLICES.format(v=view))
-    con.execute(_PIECE_COUNTERS.format(v=view))
-    con.execute(_FLOW.format(v=view))
+def take_piece(con, source: str) -> int:
+    """Append the events of ``source`` (raw trace events, one or more pieces of the file in file
+    order) to ``tr_all`` in one statement; how many there were.  Damaged events are kept with
+    their loss, so that every event keeps its position (``idx``) and the losses are counted once."""
+    return con.execute(_TAKE.format(v=source)).fetchall()[0][0]
 
 
-# framework slices get their host keys (and, for the odd one in a CANN process, the CANN keys)
-# extracted here: they are most of the file's bytes, and their args JSON is not kept
-_PIECE_SLICES = f"""INSERT INTO tr_x
-    SELECT idx, ph, name, cat, pid, tid, start_ns, coalesce(scaled_int(dur_us, 1000), 0) AS dur_ns,
-           CASE WHEN host THEN json_extract_string(args, {_keys(HOST_KEYS + CANN_KEYS)}) END AS ha9,
-           CASE WHEN NOT host THEN args END AS args
-    FROM (SELECT *, trace_ts_ns(ts) AS start_ns, TRY_CAST(dur AS DOUBLE) AS dur_us,
-                 coalesce(cat IN {HOST_CATEGORIES}, false) AS host FROM {{v}}
-          WHERE ph IN ('X', 'i', 'I') AND ts IS NOT NULL AND pid IS NOT NULL)
-    WHERE {damage.loss_kind("start_ns", "dur_us")} IS NULL"""
+_PROCS = """CREATE OR REPLACE TABLE procs AS
+    SELECT pid, any_value(args->>'name') AS pname FROM tr_all
+    WHERE ph = 'M' AND name = 'process_name' GROUP BY pid"""
+
+_THREADS = """CREATE OR REPLACE TABLE threads AS
+    SELECT pid, tid, any_value(args->>'name') AS tname FROM tr_all
+    WHERE ph = 'M' AND name = 'thread_name' GROUP BY pid, tid"""
+
+_FLOW = """CREATE OR REPLACE TABLE flow AS
+    SELECT idx, ph, cat, name, id, TRY_CAST(pid AS BIGINT) AS pid, TRY_CAST(tid AS BIGINT) AS tid, start_ns AS ts_ns
+    FROM (SELECT rowid AS idx, * FROM tr_all WHERE ph IN ('s', 'f', 't') AND id IS NOT NULL)
+    WHERE TRY_CAST(pid AS BIGINT) IS NOT NULL AND start_ns IS NOT NULL"""
+
+_LOSSES = """SELECT loss, sample FROM tr_all WHERE loss IS NOT NULL"""
 
 
 def finish_split(con) -> None:
-    """Create the working tables from the pieces' tables (one pass each; no Python per event);
-    exact copies of a slice are kept once (and counted in ``trace_loss``)."""
-    copies = damage.remove_duplicates(con, "tr_x", _SAME_SLICE)
+    """Create the working tables from ``tr_all`` (one pass each over a table already stripped
+    to what is needed; no Python per event); exact copies of a slice are kept once (and counted
+    in ``trace_loss``).  ``tr_all`` is dropped at the end."""
+    damage.count_losses(con, _LOSSES)
+    copies = damage.duplicate_rows(con, "tr_all", _SAME_SLICE, _SLICE_OK, "tr_dup", key=_SLICE_KEY)
     if copies:
         con.execute(f"INSERT INTO trace_loss VALUES ('duplicate', {copies}, [])")
-    for sql in (
-        _PROCS,
-        _THREADS,
-        "DROP TABLE tr_meta",
-        _SLICES_FULL,
-        "DROP TABLE tr_x",
-        _SLICES,
-        _HW,
-        _HCCL_OP,
-        _PLANE,
-        _CANN,
-        _HOST,
-    ):
+    dup = " AND rowid NOT IN (SELECT rid FROM tr_dup)" if copies else ""
+    con.execute(f"""CREATE OR REPLACE TEMP VIEW tr_x AS
+        SELECT rowid AS idx, ph, name, cat, pid AS pid_text, tid AS tid_text, start_ns, dur_ns, ha9, args
+        FROM tr_all WHERE {_SLICE_OK}{dup}""")
+    for sql in (_PROCS, _THREADS, _FLOW, _COUNTERS, _HOST, _SLICES, "DROP VIEW tr_x", "DROP TABLE tr_all"):
         con.execute(sql)
-    con.execute("DROP TABLE xf")
+    con.execute("DROP TABLE IF EXISTS tr_dup")
+    for sql in (_HW, _HCCL_OP, _PLANE, _CANN):
+        con.execute(sql)
 
 
 def build_counters(con) -> None:
     """Working table ``counter_units``: the unit of each distinct counter key, worked out once
     per key (a few dozen) rather than once per sample.  The samples themselves (``tr_cv``) were
-    taken piece by piece while the trace was read (:data:`_PIECE_COUNTERS`)."""
+    taken from the trace by :func:`finish_split` (:data:`_COUNTERS`)."""
     con.execute(f"""CREATE OR REPLACE TABLE counter_units AS
         SELECT key, CASE WHEN regexp_matches(key, {_UNIT_PAREN}) THEN regexp_extract(key, {_UNIT_PAREN}, 1)
                          WHEN key IN ('MHz', 'GHz', 'KB', 'MB', 'GB', 'B', '%', 'us', 'ns', 'ms') THEN key
@@ -240,28 +243,39 @@ def counters_sql(device: int | None) -> str:
 _UNIT_PAREN = "'\\(([^)]*)\\)\\s*$'"
 _IS_ID = "(key = 'id' OR key LIKE '%\\_id' ESCAPE '\\')"
 
-#: one piece's counter samples: one row per numeric, non-id argument of every C event, named as
-#: ``counters`` names it.  ``json_each`` parses each event's args once (extracting key by key
-#: re-parsed the text per key and cost ten times as much), and the per-event count and id text
-#: are a window and a GROUP BY over one piece only, never over every sample of the file
-_PIECE_COUNTERS = f"""INSERT INTO tr_cv
-    WITH kv AS (
+#: the counter samples: one row per numeric, non-id argument of every C event, named as
+#: ``counters`` names it.  Each event's args are parsed once, into a map, and its value count and
+#: id text are list functions over that one map (no window, GROUP BY or join over the samples).
+#: Args a map cannot hold (a key written twice, an array) take the general path, ``json_each``
+#: with a GROUP BY over those few events, which keeps every value as before
+_C_EVENTS = "SELECT rowid AS idx, pid, name, start_ns AS ts_ns, args FROM tr_all WHERE ph = 'C' AND loss IS NULL"
+_IS_ID_E = "(e.key = 'id' OR e.key LIKE '%\\_id' ESCAPE '\\')"
+_NAMED = """(CASE WHEN n > 1 THEN replace(name, 'write_band_width', 'write_bandwidth') || '/' || key
+                  ELSE replace(name, 'write_band_width', 'write_bandwidth') END)
+             || coalesce(' (' || id_text || ')', '')"""
+_COUNTERS = f"""CREATE OR REPLACE TABLE tr_cv AS
+    WITH c AS (SELECT *, json_transform(args, '"MAP(VARCHAR, VARCHAR)"') AS m FROM ({_C_EVENTS})),
+    mapped AS (
+        SELECT idx, pid, name, ts_ns, len(vals) AS n, v.key AS key, v.value AS v,
+               nullif(array_to_string(list_transform(list_sort(list_filter(ents, lambda e: {_IS_ID_E})),
+                                                     lambda e: e.key || ' ' || e.value), ', '), '') AS id_text
+        FROM (SELECT *, unnest(vals) AS v
+              FROM (SELECT *, list_filter(ents, lambda e: TRY_CAST(e.value AS DOUBLE) IS NOT NULL
+                                                           AND NOT {_IS_ID_E}) AS vals
+                    FROM (SELECT *, map_entries(m) AS ents FROM c WHERE m IS NOT NULL)))),
+    kv AS (
         SELECT c.idx, c.pid, c.name, c.ts_ns, je.key, je.type AS jt, je.value->>'$' AS v
-        FROM (SELECT idx, pid, name, trace_ts_ns(ts) AS ts_ns, args FROM {{v}} WHERE ph = 'C' AND pid IS NOT NULL) c,
-             json_each(c.args) je
-        WHERE c.ts_ns IS NOT NULL AND je.key IS NOT NULL),
+        FROM (SELECT * FROM c WHERE m IS NULL AND json_type(args) IN ('OBJECT', 'ARRAY')) c, json_each(c.args) je
+        WHERE je.key IS NOT NULL),
     ids AS (SELECT idx, string_agg(key || ' ' || v, ', ' ORDER BY key) AS id_text FROM kv
             WHERE {_IS_ID} GROUP BY idx),
     vals AS (SELECT *, count(*) OVER (PARTITION BY idx) AS n FROM kv
              WHERE (jt IN ('DOUBLE', 'BIGINT', 'UBIGINT', 'INTEGER')
                     OR (jt = 'VARCHAR' AND TRY_CAST(v AS DOUBLE) IS NOT NULL))
-               AND NOT {_IS_ID})
-    SELECT idx, pid,
-           (CASE WHEN n > 1 THEN replace(name, 'write_band_width', 'write_bandwidth') || '/' || key
-                 ELSE replace(name, 'write_band_width', 'write_bandwidth') END)
-             || coalesce(' (' || id_text || ')', '') AS name,
-           ts_ns, key, key = name AS key_is_name, TRY_CAST(v AS DOUBLE) AS value
-    FROM vals LEFT JOIN ids USING (idx)"""
+               AND NOT {_IS_ID}),
+    general AS (SELECT idx, pid, name, ts_ns, n, key, v, id_text FROM vals LEFT JOIN ids USING (idx))
+    SELECT idx, pid, {_NAMED} AS name, ts_ns, key, key = name AS key_is_name, TRY_CAST(v AS DOUBLE) AS value
+    FROM (SELECT * FROM mapped UNION ALL SELECT * FROM general)"""
 
 
 def slices_sql(used: str) -> str:

@@ -9,9 +9,11 @@ included) in memory at once, and with file order preserved it cannot spill, so i
 twice the file size and fails outright under a tighter memory cap.  The array is instead cut at
 event boundaries -- a ``}`` closing one element, then ``,`` and the ``{`` of the next (the
 exports write ``}, {`` on one line) -- into pieces of :data:`CHUNK_BYTES`, each read as an array of
-its own.  A caller's ``consume`` turns each piece into the slim rows it needs and the raw piece
-is dropped, so the raw events never all exist at once.  ``idx`` (the 0-based position in the
-file) is carried explicitly, because several joins depend on file order.
+its own.  The fast form (``take``) hands a batch of pieces to ONE statement of the caller's that
+parses them -- in parallel, one file per DuckDB thread -- and appends the slim rows it needs, in
+file order, so each event's JSON is parsed once and the raw events never exist as a table at all.
+The older form (``consume``) reads each piece into a table first and lets the caller run several
+statements over it, with ``idx`` (the 0-based position in the file) carried explicitly.
 
 Why a cut can be trusted: ``}`` + ``,`` + ``{`` can also occur inside a string or between nested
 objects.  A piece ending at such a false cut ends inside an open string or object, which no JSON
@@ -62,8 +64,22 @@ TRACE_COLUMNS = {
 #: statements cost nothing next to the parse
 CHUNK_BYTES = 32 << 20
 
+#: target size of one piece when pieces are taken in one statement each batch (``take``): small
+#: enough that a batch of them keeps every DuckDB thread busy (each file is parsed by one thread),
+#: large enough that a statement's fixed cost is nothing next to its parse
+TAKE_CHUNK_BYTES = 8 << 20
+
+#: pieces per statement in the ``take`` mode: their files are parsed in parallel, one per thread
+TAKE_BATCH = 8
+
 #: consume(con, view): take what is needed out of ``view`` (one piece's events, with ``idx``)
 Consume = Callable[[object, str], None]
+
+#: take(con, source) -> rows: ONE statement that reads ``source`` -- a table expression over the
+#: raw events of one or more pieces in file order (the columns of :data:`TRACE_COLUMNS`, no
+#: ``idx``) -- and appends what it needs; it returns how many events it read.  A source is parsed
+#: once per statement, so a second statement over it would parse it again.
+Take = Callable[[object, str], int]
 
 _TAIL_TRIES = 4
 _MAX_OBJECT = 1 << 30
@@ -110,21 +126,31 @@ def read_trace_json(
     table: str = "ev",
     consume: Consume | None = None,
     chunk_bytes: int | None = None,
+    take: Take | None = None,
+    columns: dict[str, str] | None = None,
+    ignore_errors: bool = False,
 ) -> TraceRead:
     """Read the JSON array at ``path`` piece by piece.
 
-    Without ``consume`` the events are collected in ``table`` (``idx`` = 0-based event order,
-    then :data:`TRACE_COLUMNS`).  With ``consume`` nothing is collected: it is called once per
-    piece with the name of a view over that piece's events (same columns), and must copy out
+    Without ``consume`` or ``take`` the events are collected in ``table`` (``idx`` = 0-based
+    event order, then :data:`TRACE_COLUMNS`).  With ``take`` (the fast form) every batch of
+    pieces is parsed once, in parallel, by the one statement ``take`` runs over it (see
+    :data:`Take`); file order is the order of the rows it appends.  With ``consume`` each piece
+    is first read into a table and ``consume`` is called with the name of a view over that
+    piece's events (same columns plus ``idx``); it may run several statements, and must copy out
     what it needs before returning.  A truncated or invalid file yields its longest readable
     prefix.  DuckDB running out of memory is a :class:`ProfileError` that says so (never
-    reported as a damaged file)."""
+    reported as a damaged file).  ``columns`` replaces :data:`TRACE_COLUMNS` (a reader that wants
+    ``ts`` as an exact DECIMAL, say); ``ignore_errors`` makes a value of an impossible type NULL
+    (a syntax error still fails its piece)."""
     path = Path(path)
     size = path.stat().st_size
-    if consume is None:
+    if consume is None and take is None:
         create_empty_trace(con, table)
-        consume = _collect_into(table)
-    reader = _Reader(con, path, size, table, consume, chunk_bytes or CHUNK_BYTES)
+        take = _collect_into(table)
+    default = TAKE_CHUNK_BYTES if take is not None else CHUNK_BYTES
+    reader = _Reader(con, path, size, table, consume, chunk_bytes or default, take)
+    reader.spec = (columns or TRACE_COLUMNS, ignore_errors)
     try:
         return reader.run()
     except _oom_error() as exc:
@@ -144,19 +170,21 @@ def out_of_memory(path: Path, size: int, exc: BaseException) -> ProfileError:
     )
 
 
-def _collect_into(table: str) -> Consume:
-    def consume(con, view: str) -> None:
-        con.execute(f"INSERT INTO {table}_raw SELECT * EXCLUDE (idx) FROM {view}")
+def _collect_into(table: str) -> Take:
+    def take(con, source: str) -> int:
+        return con.execute(f"INSERT INTO {table}_raw SELECT * FROM {source}").fetchall()[0][0]
 
-    return consume
+    return take
 
 
 class _Reader:
     """One pass over the array: plan the cuts, read piece after piece, recover at damage."""
 
-    def __init__(self, con, path: Path, size: int, table: str, consume: Consume, chunk_bytes: int):
+    def __init__(self, con, path: Path, size: int, table: str, consume, chunk_bytes: int, take=None):
         self.con, self.path, self.size, self.table = con, path, size, table
         self.consume, self.chunk_bytes = consume, max(int(chunk_bytes), 1)
+        self.take = take
+        self.spec: tuple[dict[str, str], bool] = (TRACE_COLUMNS, False)
         self.events = 0
         self.pieces = 0
         self.tmpdir = temp_dir("trace")
@@ -180,6 +208,9 @@ class _Reader:
         cuts = self._cuts(start, end)
         i = 0
         while i < len(cuts) - 1:
+            if self.take is not None and i + 2 < len(cuts) and self._batch(cuts[i : i + TAKE_BATCH + 1]):
+                i = min(i + TAKE_BATCH, len(cuts) - 1)
+                continue
             lo = cuts[i][1]
             error = None
             for widen in range(_WIDEN + 1):
@@ -250,8 +281,8 @@ class _Reader:
         return cuts
 
     # -- reading ---------------------------------------------------------------------------
-    def _write_piece(self, lo: int, hi: int) -> str:
-        tmp = os.path.join(self.tmpdir, f"piece{self.pieces}.json")
+    def _write_piece(self, lo: int, hi: int, k: int = 0) -> str:
+        tmp = os.path.join(self.tmpdir, f"piece{self.pieces + k}.json")
         with open(tmp, "wb") as out, open(self.path, "rb") as src:
             out.write(b"[")
             out.flush()
@@ -259,13 +290,35 @@ class _Reader:
             out.write(b"]")
         return tmp
 
+    def _batch(self, cuts: list[tuple[int, int]]) -> bool:
+        """Take the pieces between ``cuts`` in one statement; False (nothing taken: a failed
+        statement appends nothing) when one of them does not parse, so that they are read one by
+        one, with the widening and recovery of a single piece."""
+        ranges = [(cuts[k][1], cuts[k + 1][0]) for k in range(len(cuts) - 1)]
+        files = [self._write_piece(lo, hi, k) for k, (lo, hi) in enumerate(ranges) if hi > lo]
+        if not files:
+            return True
+        try:
+            n = _read_piece(self.con, files, self.table, self.take, spec=self.spec)
+        except _oom_error():
+            raise
+        except _duck_error():
+            return False
+        finally:
+            for f in files:
+                os.unlink(f)
+        self.events += n
+        self.pieces += len(files)
+        progress.read(self.path, cuts[-1][0])
+        return True
+
     def _piece(self, lo: int, hi: int) -> str | None:
         """Read bytes [lo, hi) as one array and hand it to ``consume``; the parse error, if any."""
         if hi <= lo:
             return None
         tmp = self._write_piece(lo, hi)
         try:
-            n = _read_piece(self.con, tmp, self.table)
+            n = _read_piece(self.con, tmp, self.table, self.take, spec=self.spec)
         except _oom_error():
             raise
         except _duck_error() as exc:
@@ -277,6 +330,10 @@ class _Reader:
         return None
 
     def _hand_over(self, n: int) -> None:
+        if self.take is not None:  # already taken by the statement that read it
+            self.events += n
+            self.pieces += 1
+            return
         view = f"{self.table}_piece"
         self.con.execute(
             f"CREATE OR REPLACE TEMP VIEW {view} AS SELECT rowid + {self.events} AS idx, * FROM {self.table}_piece_raw"
@@ -291,7 +348,7 @@ class _Reader:
 
     def _first_error(self) -> str:
         try:
-            _read_piece(self.con, str(self.path), self.table)
+            _read_piece(self.con, str(self.path), self.table, probe=True, spec=self.spec)
         except _oom_error():
             raise
         except _duck_error() as exc:
@@ -338,32 +395,50 @@ class _Reader:
         """Whether [lo, cut) reads; unless ``probe``, hand it over when it does."""
         tmp = self._write_piece(lo, cut)
         try:
-            n = _read_piece(self.con, tmp, self.table)
+            n = _read_piece(self.con, tmp, self.table, None if probe else self.take, probe=probe, spec=self.spec)
         except _oom_error():
             raise
         except _duck_error():
             return False
         finally:
             os.unlink(tmp)
-        if probe:
-            self.con.execute(f"DROP TABLE IF EXISTS {self.table}_piece_raw")
-        else:
+        if not probe:
             self._hand_over(n)
         return True
 
 
-def _read_piece(con, file: str, table: str) -> int:
-    """``{table}_piece_raw`` from one array file (rows in file order); its row count.
+def _read_piece(
+    con, files: str | list[str], table: str, take: Take | None = None, probe: bool = False, spec=None
+) -> int:
+    """Read one or more array files (one piece each, in order); the number of events.
+
+    With ``take``, the one statement ``take`` runs over them reads them (in parallel, one file
+    per thread); with ``probe``, they are only parsed and counted; otherwise they become
+    ``{table}_piece_raw`` (rows in file order) for a ``consume`` to read."""
+    source = _source([files] if isinstance(files, str) else files, *(spec or (TRACE_COLUMNS, False)))
+    if take is not None:
+        return int(take(con, source))
+    if probe:
+        return con.sql(f"SELECT count(*) FROM {source}").fetchall()[0][0]
+    con.execute(f"CREATE OR REPLACE TEMP TABLE {table}_piece_raw AS SELECT * FROM {source}")
+    return con.sql(f"SELECT count(*) FROM {table}_piece_raw").fetchall()[0][0]
+
+
+def _source(files: list[str], columns: dict[str, str] = TRACE_COLUMNS, ignore_errors: bool = False) -> str:
+    """``read_json`` of the array files ``files`` with ``columns`` (default :data:`TRACE_COLUMNS`).
 
     No object can be larger than its file, and DuckDB sizes its read buffer from
-    ``maximum_object_size`` (twice that), so the bound is the file's size: a fixed 1 GB bound
-    would ask for 2 GB up front, more than the memory cap."""
-    cols = "{" + ", ".join(f"{k}: '{v}'" for k, v in TRACE_COLUMNS.items()) + "}"
-    bound = min(_MAX_OBJECT, max(os.path.getsize(file) + 16, 1 << 20))
-    con.execute(f"""CREATE OR REPLACE TEMP TABLE {table}_piece_raw AS
-        SELECT * FROM read_json({sql_str(file)}, format='array', columns={cols},
-                                maximum_object_size={bound})""")
-    return con.sql(f"SELECT count(*) FROM {table}_piece_raw").fetchall()[0][0]
+    ``maximum_object_size`` (twice that), so the bound is the largest file's size: a fixed 1 GB
+    bound would ask for 2 GB up front, more than the memory cap."""
+    cols = "{" + ", ".join(f"{_key(k)}: '{v}'" for k, v in columns.items()) + "}"
+    bound = min(_MAX_OBJECT, max(max(os.path.getsize(f) for f in files) + 16, 1 << 20))
+    names = "[" + ", ".join(sql_str(f) for f in files) + "]"
+    lax = ", ignore_errors=true" if ignore_errors else ""
+    return f"read_json({names}, format='array', columns={cols}, maximum_object_size={bound}{lax})"
+
+
+def _key(name: str) -> str:
+    return name if name.isidentifier() else '"' + name.replace('"', '""') + '"'
 
 
 def _copy_range(src, dst, offset: int, n: int) -> None:
@@ -446,6 +521,9 @@ def _all_boundaries(path: Path, lo: int, hi: int, chunk: int = 64 << 20) -> list
 
 __all__ = [
     "CHUNK_BYTES",
+    "TAKE_BATCH",
+    "TAKE_CHUNK_BYTES",
+    "Take",
     "TRACE_COLUMNS",
     "TraceRead",
     "create_empty_trace",

@@ -132,17 +132,37 @@ def _show(value: str) -> str:
     return value
 
 
-def remove_duplicates(con, table: str, columns: str, where: str = "TRUE") -> int:
+def remove_duplicates(con, table: str, columns: str, where: str = "TRUE", key: str | None = None) -> int:
     """Delete from ``table`` the rows matching ``where`` that repeat an earlier row (file order:
     ``rowid``) on every one of ``columns`` (a comma list); how many went.  A count of distinct
-    64-bit hashes finds out cheaply whether there are any; only then are they found exactly."""
-    n = con.execute(f"SELECT count(*) - count(DISTINCT hash({columns})) FROM {table} WHERE {where}").fetchall()[0][0]
-    if not n:
-        return 0
+    64-bit hashes finds out cheaply whether there are any; only then are they found exactly.
+    ``key`` as in :func:`duplicate_rows`."""
+    for cols in ([key] if key else []) + [columns]:
+        n = con.execute(f"SELECT count(*) - count(DISTINCT hash({cols})) FROM {table} WHERE {where}").fetchall()[0][0]
+        if not n:
+            return 0
     gone = con.execute(f"""DELETE FROM {table} WHERE rowid IN (
         SELECT rid FROM (SELECT rowid AS rid, row_number() OVER (PARTITION BY {columns} ORDER BY rowid) AS k
                          FROM {table} WHERE {where}) WHERE k > 1)""").fetchall()
     return int(gone[0][0]) if gone else 0
+
+
+def duplicate_rows(con, table: str, columns: str, where: str, into: str, key: str | None = None) -> int:
+    """How many rows of ``table`` matching ``where`` repeat an earlier row (file order:
+    ``rowid``) on every one of ``columns``; when there are any, their rowids (``rid``) are put in
+    table ``into``, for a reader to leave out.  Nothing is deleted, so every rowid keeps meaning
+    the event's position in the file.  A count of distinct 64-bit hashes finds out cheaply whether
+    there are any; only then are they found exactly.  ``key``: a few narrow ones of ``columns``
+    (time, name, thread): rows that differ there cannot be copies, so when no two rows share
+    them the wide columns (call stacks, args) are never hashed."""
+    for cols in ([key] if key else []) + [columns]:
+        n = con.execute(f"SELECT count(*) - count(DISTINCT hash({cols})) FROM {table} WHERE {where}").fetchall()[0][0]
+        if not n:
+            return 0
+    con.execute(f"""CREATE OR REPLACE TABLE {into} AS
+        SELECT rid FROM (SELECT rowid AS rid, row_number() OVER (PARTITION BY {columns} ORDER BY rowid) AS k
+                         FROM {table} WHERE {where}) WHERE k > 1""")
+    return con.execute(f"SELECT count(*) FROM {into}").fetchall()[0][0]
 
 
 __all__ = [
@@ -155,6 +175,7 @@ __all__ = [
     "count_losses",
     "create_losses",
     "describe_losses",
+    "duplicate_rows",
     "loss_kind",
     "losses",
     "remove_duplicates",

@@ -21,11 +21,11 @@ import pyarrow.compute as pc
 
 from ... import diagnostics as dx
 from .. import chrome_trace, progress
-from .._common import close_duck, duck, sql_str, temp_folder
+from .._common import close_duck, duck, rank_threads, sql_str, temp_folder
 from .._steps import assign_steps, build_steps
 from ..base import Importer, RankData, RankSource, Recognised
 from . import _bare, _comm, _links, _prepass, _runinfo, _sql, _tables
-from ._events import load_raw, load_rest
+from ._events import Malformed, load_raw, load_rest
 
 VERSION = (
     "3"  # 3: a damaged distributedInfo field is said; 2: old (PyTorch 1.8-1.13) category names and bare event arrays
@@ -120,7 +120,7 @@ def load_rank(source: RankSource) -> RankData:
                 ex = chrome_trace.extract(path, Path(tmp))
         except (chrome_trace.ReadError, OSError) as exc:
             return RankData(source.rank_hint, diagnostics=[_unreadable(path, exc)])
-        con = duck()
+        con = duck(threads=rank_threads())
         try:
             _limit_memory(con, Path(tmp))
             progress.stage(source.files, "parsing")
@@ -160,7 +160,7 @@ def _read_events(con, ex, path: Path, tmp: Path):
     try:
         try:
             passes = _passes(con, ex.events_path, base)
-        except _duck_error() as exc:  # a syntax error inside the array (the first pass sees it)
+        except (_duck_error(), Malformed) as exc:  # a syntax error inside the array (the first pass sees it)
             fixed = tmp / "recovered.json"
             kept, dropped, lost = chrome_trace.salvage(ex.events_path, fixed)
             if not kept:
@@ -169,7 +169,7 @@ def _read_events(con, ex, path: Path, tmp: Path):
             ex.events_path = fixed
             try:
                 passes = _passes(con, fixed, base)
-            except _duck_error() as again:
+            except (_duck_error(), Malformed) as again:
                 return None, [_unreadable(path, f"the event list cannot be read ({again})")]
             diags.append(
                 dx.warning(

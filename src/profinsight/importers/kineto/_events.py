@@ -8,7 +8,9 @@ the keys their category uses - the conversion ``read_json`` applies to a STRUCT 
 values are the same - and their rows land in their own Arrow tables that the output uses as is.
 ``raw`` is dropped once ``ev`` (the rest) is split off; DuckDB spills it to the import's temp
 folder beyond its memory limit (measured at 1 GB: about 15% less CPU and 8% less peak RSS than
-three filtered read passes).  Column choices:
+three filtered read passes).  The array is read in pieces cut at event boundaries, several at a
+time, one per DuckDB thread, by the reader ``trace_view.json`` uses
+(:func:`..chrome_trace.read_trace_json`); the one ``INSERT`` per batch is the parse.  Column choices:
 
 * ``ts`` is ``DECIMAL(38,3)``: DuckDB converts the JSON number text itself, so
   ``1682725898236567.123`` keeps its last digits (float64 would not) and ``* 1000`` gives exact
@@ -40,7 +42,7 @@ from pathlib import Path
 import orjson
 
 from .._common import sql_str
-from ..chrome_trace import damage
+from ..chrome_trace import damage, read_trace_json
 
 #: old (PyTorch 1.8-1.13) category names -> today's, compared lower case; today's names in any case
 #: are folded to lower case, every other category is kept as written (``Trace``, ``async``)
@@ -132,12 +134,6 @@ def _struct(keys) -> str:
     return f"STRUCT({fields})".replace("'", "''")
 
 
-def source(events_path: Path, args_type: str) -> str:
-    """The ``read_json`` call over the event array, with ``args`` read as ``args_type``."""
-    cols = f"{{{_BASE}, args: '{args_type}'}}"
-    return f"read_json({sql_str(events_path)}, format='array', ignore_errors=true, columns={cols})"
-
-
 def times(base_ns: int) -> str:
     """The exact-time columns ``start_ns`` (epoch ns) and ``dur_ns``: NULL, never an error, for a
     value beyond int64 nanoseconds (``-1e30``), so one damaged event cannot fail the column."""
@@ -153,6 +149,8 @@ def times(base_ns: int) -> str:
 _SAMPLE = damage.sample_sql(ts="CAST(CAST(ts AS DOUBLE) AS VARCHAR)", missing="NULL")
 #: the columns that make two events exact copies of each other
 _SAME_EVENT = "ph, cat, name, pid, tid, start_ns, dur_ns, args"
+#: the narrow part of it: events that differ here are no copies
+_EVENT_KEY = "ph, name, pid, tid, start_ns, dur_ns"
 
 
 def _pass(cats_: tuple, keys: tuple, legacy: bool) -> str:
@@ -190,26 +188,61 @@ def host_pass(legacy: bool = False) -> str:
     return _pass(HOST_CATS, HOST_KEYS, legacy)
 
 
+#: the columns of the event array as :func:`load_raw` reads them (see the module docstring)
+COLUMNS = {
+    "ph": "VARCHAR",
+    "cat": "VARCHAR",
+    "name": "VARCHAR",
+    "pid": "VARCHAR",
+    "tid": "VARCHAR",
+    "ts": "DECIMAL(38,3)",
+    "dur": "VARCHAR",
+    "args": "JSON",
+}
+_RAW_COLS = (
+    "ph VARCHAR, cat VARCHAR, name VARCHAR, pid VARCHAR, tid VARCHAR, start_ns BIGINT, dur_ns BIGINT, "
+    "args JSON, loss VARCHAR, sample VARCHAR"
+)
+
+
+class Malformed(Exception):
+    """A piece of the event array is not valid JSON (the caller salvages what parses)."""
+
+
+def _take(base_ns: int):
+    """The one statement per batch of pieces: parse, convert the times, classify damage."""
+
+    def take(con, src: str) -> int:
+        return con.execute(f"""
+            INSERT INTO raw
+            SELECT ph, cat, name, pid, tid, start_ns, coalesce(dur_ns, 0) AS dur_ns, args, loss,
+                   CASE WHEN loss IS NOT NULL THEN {_SAMPLE} END AS sample
+            FROM (SELECT *, {damage.loss_kind("start_ns", "TRY_CAST(dur AS DECIMAL(38,3))")} AS loss
+                  FROM (SELECT ph, cat, name, pid, tid, ts, dur, {times(base_ns)}, args
+                        FROM {src}
+                        WHERE coalesce(ph, '') NOT IN ('s', 't', 'f')))""").fetchall()[0][0]
+
+    return take
+
+
 def load_raw(con, events_path: Path, base_ns: int) -> bool:
     """Table ``raw``: the one parse of the event array (flows left out), args as JSON, every
-    category in today's spelling.  Damaged events (:mod:`..chrome_trace.damage`) are counted in
-    ``trace_loss`` and left out; exact copies of an event are kept once.  Returns whether the
-    trace spelled its categories the old way (one scan of the ``cat`` column; only then are the
-    rows rewritten and the old arg keys read)."""
-    con.execute(f"""
-        CREATE OR REPLACE TEMP TABLE raw AS
-        SELECT ph, cat, name, pid, tid, start_ns, coalesce(dur_ns, 0) AS dur_ns, args, loss,
-               CASE WHEN loss IS NOT NULL THEN {_SAMPLE} END AS sample
-        FROM (SELECT *, {damage.loss_kind("start_ns", "TRY_CAST(dur AS DECIMAL(38,3))")} AS loss
-              FROM (SELECT ph, cat, name, pid, tid, ts, dur, {times(base_ns)}, args
-                    FROM {source(events_path, "JSON")}
-                    WHERE coalesce(ph, '') NOT IN ('s', 't', 'f')))""")
+    category in today's spelling.  The array is read in pieces cut at event boundaries, several
+    at a time, one per DuckDB thread (:func:`..chrome_trace.read_trace_json`).  Damaged events
+    (:mod:`..chrome_trace.damage`) are counted in ``trace_loss`` and left out; exact copies of an
+    event are kept once.  Returns whether the trace spelled its categories the old way (one scan
+    of the ``cat`` column; only then are the rows rewritten and the old arg keys read).  Raises
+    :class:`Malformed` when part of the array is not valid JSON."""
+    con.execute(f"CREATE OR REPLACE TEMP TABLE raw ({_RAW_COLS})")
+    got = read_trace_json(con, events_path, "kineto", take=_take(base_ns), columns=COLUMNS, ignore_errors=True)
+    if got.truncated:
+        raise Malformed(got.error or "the event list is not valid JSON")
     damage.create_losses(con)
     damage.count_losses(con, "SELECT loss, sample FROM raw")
     con.execute("DELETE FROM raw WHERE loss IS NOT NULL")
     con.execute("ALTER TABLE raw DROP COLUMN loss")
     con.execute("ALTER TABLE raw DROP COLUMN sample")
-    copies = damage.remove_duplicates(con, "raw", _SAME_EVENT, "ph IN ('X', 'i', 'I')")
+    copies = damage.remove_duplicates(con, "raw", _SAME_EVENT, "ph IN ('X', 'i', 'I')", key=_EVENT_KEY)
     if copies:
         con.execute(f"INSERT INTO trace_loss VALUES ('duplicate', {copies}, [])")
     legacy = con.execute(f"SELECT count(*) FROM (SELECT 1 FROM raw WHERE {_old_spelling()} LIMIT 1)").fetchall()[0][0]

@@ -85,7 +85,7 @@ def load(source: RankSource, full: Full) -> RankData:
             _sql.install(con)
             try:
                 legacy = _events.load_raw(con, ex.events_path, _base_ns(ex.meta.get("baseTimeNanoseconds")))
-            except _duck_error() as exc:
+            except (_duck_error(), _events.Malformed) as exc:
                 return RankData(
                     source.rank_hint,
                     diagnostics=[

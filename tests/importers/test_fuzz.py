@@ -21,10 +21,7 @@ PER_CLASS = 5
 CASES = PER_CLASS * len(CLASSES)
 _BASES: dict = {}
 #: classes whose failure is known and described where it is fixed (strict: they fail today)
-KNOWN = {
-    "text.reorder": "ascend_text/_links.py binds a flow between two API calls that start and end together by "
-    "reading order (tests/importers/test_reordered.py)",
-}
+KNOWN: dict[str, str] = {}
 
 
 def _param(i: int):

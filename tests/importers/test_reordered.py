@@ -1,7 +1,7 @@
 """Events written in another order damage nothing: the tables hold the same rows (ids numbered in
-reading order aside).  The Kineto trace holds; torch_npu's trace_view.json does not yet -- see the
-xfail below -- because ``ascend_text/_links.py`` breaks ties between API calls that start together
-by their reading-order id."""
+reading order aside).  Slices that start together and last as long are bound by what they are
+(``ascend_text/_links.py``: the deeper CANN level, then the name), never by the reading-order id
+alone: on text_level1 rank 0 ``hcom_allReduce_`` and its ``Node@launch`` start at the same ns."""
 
 from __future__ import annotations
 
@@ -21,14 +21,6 @@ def test_a_reordered_kineto_trace_gives_the_same_rows(fixtures, tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True,
-    reason="ascend_text/_links.py: bind_api/bind_host/bind_dev break ties between slices of one thread that "
-    "start together (and last as long) by call_id / op_id / task_uid, which are numbered in reading order; on "
-    "text_level1 rank 0 the CANN API 'hcom_allReduce_' and its 'launch' start at the same ns, so after a "
-    "shuffle 2 HostToDevice flows bind to 'launch' instead and 2 connection_id links disappear (launches 1052 "
-    "-> 1050). Fix: tie-break on content (level, name) before the id.",
-)
 def test_a_reordered_trace_view_gives_the_same_rows(fixtures, tmp_path):
     before = load(fixtures.joinpath(*SEEDS["text"]))
     root = copy_seed(fixtures, "text", tmp_path)

@@ -35,7 +35,7 @@ from .._common import temp_folder
 from ..ascend_text import _files
 from ..base import Importer, RankData, RankSource, Recognised
 
-VERSION = "2"  # 2: a lone torch_npu DB
+VERSION = "3"  # 3: flows bound by content on ties (ascend_text 7); 2: a lone torch_npu DB
 FORMAT = "ascend_file"
 
 #: the deliverables that can be read alone, by the name the text export gives them

@@ -39,7 +39,7 @@ from ..base import Importer, RankData, RankSource
 from ..chrome_trace import TraceRead, damage, out_of_memory, read_trace_json
 from . import _comm, _device, _files, _host, _kernels, _links, _memory, _meta, _sql, _summary, _trace
 
-VERSION = "6"  # 6: negative sizes, durations and memory times are damage (null, counted); 5: partial exports take steps from the vendor summary; versions from profiler_info (4: Level0 types)
+VERSION = "7"  # 7: flows bound to slices that start together by what they are (CANN level, name), not reading order; 6: negative sizes, durations and memory times are damage (null, counted); 5: partial exports take steps from the vendor summary; versions from profiler_info (4: Level0 types)
 FORMAT = "ascend_text"
 
 

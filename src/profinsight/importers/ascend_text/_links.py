@@ -24,21 +24,28 @@ def build_launches(con) -> None:
     con.execute(_LAUNCHES)
 
 
-# slices a flow endpoint can bind to, one per (pid, tid, start): the shortest (innermost), the
-# smallest id among equally long ones (not whichever the scan met first)
+# slices a flow endpoint can bind to, one per (pid, tid, start): the shortest (innermost).  Slices
+# that start together and last as long are told apart by what they are, never by the reading-order
+# id alone, so events written in another order bind the same way: a CANN API of a deeper level wins
+# (``Node@launch`` runs inside ``AscendCL@hcom_allReduce_`` and carries the tasks' connection_id),
+# then the name; the id only parts slices that are the same in everything.
 _BIND_TARGETS = """
 CREATE OR REPLACE TABLE bind_dev AS
-    SELECT pid, tid, start_ns, arg_min(task_uid, (dur_ns, task_uid)) AS key, min(dur_ns) AS dur_ns FROM (
-        SELECT x.pid, x.tid, x.start_ns, x.dur_ns, d.task_uid FROM device_tasks d JOIN x ON x.idx = d.hw_idx
-        UNION ALL SELECT x.pid, x.tid, x.start_ns, x.dur_ns, d.task_uid FROM device_tasks d JOIN x ON x.idx = d.op_idx
-        UNION ALL SELECT x.pid, x.tid, x.start_ns, x.dur_ns, d.task_uid FROM device_tasks d
+    SELECT pid, tid, start_ns, arg_min(task_uid, (dur_ns, name, task_uid)) AS key, min(dur_ns) AS dur_ns
+    FROM (
+        SELECT x.pid, x.tid, x.start_ns, x.dur_ns, d.name, d.task_uid FROM device_tasks d JOIN x ON x.idx = d.hw_idx
+        UNION ALL SELECT x.pid, x.tid, x.start_ns, x.dur_ns, d.name, d.task_uid FROM device_tasks d
+                  JOIN x ON x.idx = d.op_idx
+        UNION ALL SELECT x.pid, x.tid, x.start_ns, x.dur_ns, d.name, d.task_uid FROM device_tasks d
                   JOIN x ON x.idx = d.plane_idx)
     GROUP BY pid, tid, start_ns;
 CREATE OR REPLACE TABLE bind_host AS
-    SELECT pid, thread AS tid, start_ns, arg_min(op_id, (dur_ns, op_id)) AS key, min(dur_ns) AS dur_ns
+    SELECT pid, thread AS tid, start_ns, arg_min(op_id, (dur_ns, name, op_id)) AS key, min(dur_ns) AS dur_ns
     FROM host_ops WHERE category = 'op' GROUP BY pid, thread, start_ns;
 CREATE OR REPLACE TABLE bind_api AS
-    SELECT trace_pid AS pid, trace_tid AS tid, start_ns, arg_min(call_id, (dur_ns, call_id)) AS key,
+    SELECT trace_pid AS pid, trace_tid AS tid, start_ns, arg_min(call_id, (dur_ns, -CASE level WHEN 'acl' THEN 0 WHEN 'model' THEN 1
+                                     WHEN 'node' THEN 2 WHEN 'hccl' THEN 3 WHEN 'runtime' THEN 4 ELSE 5 END,
+                                  name, call_id)) AS key,
            min(dur_ns) AS dur_ns
     FROM api_calls GROUP BY trace_pid, trace_tid, start_ns;
 """

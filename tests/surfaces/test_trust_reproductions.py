@@ -141,3 +141,99 @@ def test_cpu_only_runs_record_their_host_step(fixtures, tmp_path, monkeypatch, c
     text = out.read_text(encoding="utf-8")
     assert "nan" not in text.lower() and "210,109.2 (host)" in text
     assert "the host step (ProfilerStep; no device step recorded) changed by +0.0 us" in text
+
+
+@pytest.mark.parametrize(
+    ("lang", "heading", "line", "total"),
+    [
+        (
+            "en",
+            "## Actions ranked by recoverable time over the capture (no step recorded)",
+            "1. Frequent device malloc/free or empty_cache: 1,670.35 ms",
+            "**Together: 1,670.35 ms in the capture.**",
+        ),
+        (
+            "zh",
+            "## 按整个采集可节省时间排序的优化措施（未记录迭代）",
+            "1. 频繁的设备 malloc/free 或 empty_cache: 1,670.35 ms",
+            "**合计：整个采集 1,670.35 ms。**",
+        ),
+    ],
+)
+def test_a_capture_without_steps_says_its_actions_are_of_the_capture(fixtures, capsys, lang, heading, line, total):
+    """gpu_cupti_counters records no step at all: the Actions said "ranked by recoverable time per
+    step" and "Together: 1,670.35 ms per step", and the memory finding counted its calls "per
+    step".  Every figure is of the capture now, in both languages; the unknown verdict is said once."""
+    path = str(fixtures / K / "gpu_cupti_counters.json.gz")
+    assert main(["analyze", path, "--format", "md", "--lang", lang]) == 0
+    out = capsys.readouterr().out
+    assert heading in out.splitlines() and line in out.splitlines() and total in out.splitlines()
+    assert "per step" not in out and "每步" not in out
+    churn = {
+        "en": "45.0 device malloc/free calls (cudaMalloc, cudaFree) and 0.0 empty_cache calls in the capture, "
+        "1670.35 ms of host time in the capture.",
+        "zh": "整个采集 45.0 次设备 malloc/free 调用（cudaMalloc, cudaFree）和 0.0 次 empty_cache 调用，"
+        "整个采集主机耗时 1670.35 ms。",
+    }[lang]
+    assert churn in out
+    assert main(["analyze", path, "--lang", lang]) == 0  # the terminal form: the verdict once, not as title and text
+    term = capsys.readouterr().out
+    assert term.count(t("verdict.unknown", lang)) == 1 and heading[3:] in term
+
+
+@pytest.mark.parametrize(
+    ("lang", "lines", "total"),
+    [
+        (
+            "en",
+            [
+                "1. Device idle in long gaps (idle gaps): 11,952.42 ms (93.1% of capture)  ",
+                "2. Frequent device malloc/free or empty_cache: 8,510.53 ms (66.3% of capture)  ",
+                "3. Host waits for the device (synchronisation): 901.51 ms (7.0% of capture)  ",
+            ],
+            "**Together: between 11,952.42 and 12,829.61 ms in the capture (93.1%–99.9% of the capture), less than",
+        ),
+        (
+            "zh",
+            [
+                "1. 设备长时间空闲（空闲间隙）: 11,952.42 ms (占采集时长 93.1%)  ",
+                "2. 频繁的设备 malloc/free 或 empty_cache: 8,510.53 ms (占采集时长 66.3%)  ",
+                "3. 主机等待设备（同步）: 901.51 ms (占采集时长 7.0%)  ",
+            ],
+            "**合计：整个采集 11,952.42 到 12,829.61 ms（占采集时长的 93.1%–99.9%），少于",
+        ),
+    ],
+)
+def test_a_stepless_gpu_capture_names_the_capture_in_its_actions(fixtures, capsys, tmp_path, lang, lines, total):
+    """gpu_alexnet (no ProfilerStep): the Actions said "(93.1% of step)" of a step that does not
+    exist; the findings, the Actions, their total, the synchronisation finding's share and the
+    HTML report name the capture."""
+    path = str(fixtures / K / "gpu_alexnet.json.gz")
+    assert main(["analyze", path, "--format", "md", "--lang", lang]) == 0
+    out = capsys.readouterr().out
+    got = out.splitlines()
+    assert all(x in got for x in lines), [x for x in got if " ms (" in x]
+    assert any(x.startswith(total) for x in got)
+    # the changes may say what to do "per iteration" (每步不要调用 ...); no figure is "per step"
+    assert "of step" not in out and "per step" not in out and "占迭代" not in out and "每步 " not in out
+    sync = {
+        "en": "901.51 ms in the capture (7.0% of the capture) in 18 gaps",
+        "zh": "整个采集 901.51 ms（占采集时长的 7.0%）",
+    }
+    assert sync[lang] in out
+    html_out = tmp_path / "r.html"
+    assert main(["report", path, "-o", str(html_out), "--lang", lang]) == 0
+    page = html_out.read_text(encoding="utf-8")
+    assert t("section.actions.capture", lang) in page and lines[0][3:].strip() in page
+    assert "of step" not in page
+
+
+def test_view_advise_names_the_capture_and_keeps_a_shareless_estimate(fixtures, capsys):
+    """``view advise`` said "recoverable time not estimated" for a finding estimated without a step
+    (gpu_cupti_counters) and "per step (x% of the step)" on a capture without steps."""
+    assert main(["view", "advise", str(fixtures / K / "gpu_cupti_counters.json.gz")]) == 0
+    out = capsys.readouterr().out
+    assert "1. Frequent device malloc/free or empty_cache [high] — recoverable 1,670.35 ms in the capture" in out
+    assert main(["view", "advise", str(fixtures / K / "gpu_alexnet.json.gz")]) == 0
+    out = capsys.readouterr().out
+    assert "[medium] — recoverable 901.51 ms in the capture (7.0% of the capture)" in out

@@ -162,10 +162,13 @@ def guided_report(profile, lang: str | None = None, thresholds: dict | None = No
     ov = core["overlaps"]
     pool_of = {r: g for g in ov["groups"] for r in g["rules"]}
     title = {f["rule"]: f["title"] for f in findings}
+    basis = core.get("basis", "step")
     return {
         "profile": core["profile"],
         "lang": lang,
         "sections": core["sections"],
+        # what every "per step" and share of the report is of: "step", or "capture" (no step recorded)
+        "basis": basis,
         "verdict": _worded_verdict(core["verdict"], lang),
         "findings": findings,
         "actions": [
@@ -180,7 +183,7 @@ def guided_report(profile, lang: str | None = None, thresholds: dict | None = No
             }
             for f in actions
         ],
-        "actions_total": _actions_total(ov, title, lang),
+        "actions_total": _actions_total(ov, title, lang, basis),
         "not_applicable": notes,
     }
 
@@ -199,19 +202,23 @@ def _overlap_note(rule: str, group: dict, title: dict, lang: str) -> str:
     )
 
 
-def _actions_total(ov: dict, title: dict, lang: str) -> dict:
+def _actions_total(ov: dict, title: dict, lang: str, basis: str = "step") -> dict:
     """What every action together can remove per step, as a range where actions overlap (the
-    largest of each pool .. the pool counted once), never above the mean step."""
+    largest of each pool .. the pool counted once), never above the mean step.  Where no step was
+    recorded (``basis`` "capture") the figures and their share are of the whole capture, and
+    the words say so."""
     step = ov["step_us"]
+    of = t(f"share_of.{basis}", lang)
+    per = t(f"per.{basis}", lang)
     low, high = ov["low_us"], ov["total_us"]
     shared = [g for g in ov["groups"] if len(g["rules"]) > 1]
     if not ov["groups"]:
         text = ""
     elif not shared and low == high:
-        share = t("actions.share", lang, share=high / step) if step > 0 else ""
-        text = t("actions.total", lang, high_ms=high / 1e3, share=share)
+        share = t("actions.share", lang, share=high / step, of=of) if step > 0 else ""
+        text = t("actions.total", lang, high_ms=high / 1e3, share=share, per=per)
     else:
-        share = t("actions.share_range", lang, low=low / step, high=high / step) if step > 0 else ""
+        share = t("actions.share_range", lang, low=low / step, high=high / step, of=of) if step > 0 else ""
         pools = "; ".join(
             t(
                 "actions.pool_once",
@@ -230,6 +237,7 @@ def _actions_total(ov: dict, title: dict, lang: str) -> dict:
             high_ms=high / 1e3,
             sum_ms=ov["sum_us"] / 1e3,
             share=share,
+            per=per,
             pools=pools,
         )
     return {

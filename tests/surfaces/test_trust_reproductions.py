@@ -237,3 +237,132 @@ def test_view_advise_names_the_capture_and_keeps_a_shareless_estimate(fixtures, 
     assert main(["view", "advise", str(fixtures / K / "gpu_alexnet.json.gz")]) == 0
     out = capsys.readouterr().out
     assert "[medium] — recoverable 901.51 ms in the capture (7.0% of the capture)" in out
+
+
+QWEN = "ascend_llm/qwen3_level2_4rank"
+#: the group rank 3 holds back on qwen3_level2_4rank, in both languages
+GROUP_EN = (
+    "group 3985310499963036764 (embd, mp, pp), ranks 1, 3: the others wait 163,646.8 us per step for rank 3 "
+    "(20.2% of the step); compute spread 170,228.0 us, rank 3 the most (10.51% of the step above the mean)."
+)
+GROUP_ZH = (
+    "通信组 3985310499963036764（embd, mp, pp），rank 1, 3：其他 rank 每步等待 rank 3 163,646.8 us（占迭代的 20.2%）；"
+    "计算时间差 170,228.0 us，rank 3 最多（比均值多迭代的 10.51%）。"
+)
+
+
+def test_group_slow_rank_evidence_follows_the_language(fixtures, capsys):
+    """``analyze --lang zh --format json`` on qwen3_level2_4rank gave the group_slow_rank
+    finding a Chinese message but English evidence sentences."""
+    import json
+
+    path = str(fixtures / QWEN)
+    for lang, words in (("en", GROUP_EN), ("zh", GROUP_ZH)):
+        assert main(["analyze", path, "--format", "json", "--lang", lang]) == 0
+        rep = json.loads(capsys.readouterr().out)
+        (f,) = [f for f in rep["findings"] if f["rule"] == "group_slow_rank"]
+        assert f["evidence"]["groups"][0]["evidence"] == words
+        assert [g["slow_rank"] for g in f["evidence"]["groups"]] == [3, 2]
+
+
+def test_slow_rank_evidence_and_component_follow_the_language():
+    """The slow_rank finding (a hand-made 4-rank job: rank 3 computes 500 us longer, its DP group
+    waits for it) said its component as a column name ("computing") and its evidence in English
+    in a Chinese report."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "advisor"))
+    from test_group_rules import trace
+
+    from profinsight.advisor import evaluate
+
+    p = trace(500)
+    (en,) = evaluate(p, "en", {}, only=("slow_rank",))[0]
+    (zh,) = evaluate(p, "zh", {}, only=("slow_rank",))[0]
+    assert en["message"].startswith("Rank 3 spends 1.50 ms per step in compute, 0.50 ms above the median")
+    assert zh["message"].startswith("rank 3 每步计算用时 1.50 ms，比各 rank 中位数（1.00 ms）多 0.50 ms")
+    assert en["evidence"]["slow_ranks"][0]["evidence"] == (
+        "rank 3: compute 1,500.0 us per step, 500.0 us (125.0 MADs, 25.0% of the step) above the median "
+        "1,000.0 us in steps 1; its communication wait is 500.0 us shorter than the median — the other ranks wait for it."
+    )
+    assert zh["evidence"]["slow_ranks"][0]["evidence"] == (
+        "rank 3：每步计算 1,500.0 us，比中位数 1,000.0 us 多 500.0 us（125.0 个 MAD，占迭代的 25.0%），见于第 1 步；"
+        "其通信等待比中位数短 500.0 us —— 其他 rank 在等它。"
+    )
+    assert zh["evidence"]["groups"][0]["evidence"] == (
+        "通信组 g7（dp），rank 0, 1, 2, 3：其他 rank 每步等待 rank 3 500.0 us（占迭代的 25.0%）；"
+        "计算时间差 500.0 us，rank 3 最多（比均值多迭代的 18.75%）。"
+    )
+    # the kept findings are not changed by wording them in Chinese
+    assert evaluate(p, "en", {}, only=("slow_rank",))[0][0]["evidence"] == en["evidence"]
+
+
+def test_the_ranks_view_data_follow_the_language(fixtures):
+    """The viewer's Ranks view reads slow_ranks / parallel_groups / slow_links over the analysis
+    route: ``?lang=zh`` words their evidence in Chinese (English by default)."""
+    import json
+    import urllib.request
+
+    from profinsight.server import make_app
+    from profinsight.server.threaded import serve_in_thread
+
+    path = fixtures / QWEN
+    with serve_in_thread(make_app([path], token="t")) as base:
+
+        def get(q: str) -> dict:
+            req = urllib.request.Request(f"{base}/api/profiles/qwen3_level2_4rank/analyses/{q}")
+            req.add_header("Authorization", "token t")
+            with urllib.request.urlopen(req) as r:
+                return json.loads(r.read())
+
+        for lang, words in (("en", GROUP_EN), ("zh", GROUP_ZH)):
+            rows = get(f"parallel_groups?lang={lang}")["rows"]
+            assert words in [r["evidence"] for r in rows]
+        assert GROUP_EN in [r["evidence"] for r in get("parallel_groups")["rows"]]
+
+
+def test_ranks_in_chinese_on_a_real_job(fixtures, capsys):
+    """``profinsight ranks --lang zh`` on qwen3_level2_4rank crashed ("boolean value of NA is
+    ambiguous": a group without a slow rank)."""
+    assert main(["ranks", str(fixtures / QWEN), "--lang", "zh"]) == 0
+    out = capsys.readouterr().out.replace("\n", "")
+    assert "4 个 rank：没有突出的 rank（阈值 3 个 MAD）。 并行通信组中：" in out
+    assert GROUP_ZH in out
+
+
+def test_the_compare_verdict_is_said_in_chinese(fixtures, capsys):
+    """The noise verdict of ``compare --lang zh`` was Chinese, the explanation after it English
+    ("Compute fell by ..., Device busy ...")."""
+    leg = fixtures / K / "legacy"
+    a, b = str(leg / "resnet50_tb_plugin_2021.json.gz"), str(leg / "resnet50_json_array.json.gz")
+    cmp = profinsight.compare(a, b, lang="zh")
+    assert cmp.verdicts()[0] == (
+        "resnet50_json_array.json.gz 对比 resnet50_tb_plugin_2021.json.gz：性能回退：设备侧迭代时间增加 44,334.3 us（+36.1%），"
+        "超过运行间噪声 ±28,294.3 us（95%，6 对 6 步）。 计算减少 2,361.0 us，主要是卷积（-4,130.3 us），"
+        "迭代却增加了 44,334.3 us：未被掩盖的通信 +0.0 us，设备空闲 +46,695.3 us。 "
+        "第一个设备任务在主机侧迭代开始后晚 4,716.2 us 启动（主机侧准备，在迭代之外）。 "
+        "设备忙碌 87.3% -> 62.5%，计算 87.3% -> 62.5%（占迭代）。"
+    )
+    en = profinsight.compare(a, b, lang="en").verdicts()[0]
+    assert "Compute fell by 2,361.0 us, mostly convolution (-4,130.3 us), yet the step grew by 44,334.3 us" in en
+    assert list(cmp.waterfall()["label"])[:3] == ["格式转换", "矩阵 / Cube", "卷积"]
+    assert main(["compare", a, b, "--lang", "zh", "--format", "json"]) == 0
+    import json
+
+    v = json.loads(capsys.readouterr().out)["verdicts"][0]
+    assert v["kind"] == "regression" and v["text"].startswith("resnet50_json_array.json.gz 对比")
+
+
+def test_check_is_said_in_chinese(fixtures, capsys):
+    leg = fixtures / K / "legacy"
+    args = [
+        "check",
+        str(leg / "resnet50_json_array.json.gz"),
+        "--baseline",
+        str(leg / "resnet50_tb_plugin_2021.json.gz"),
+    ]
+    assert main([*args, "--max-step-regression", "5%", "--lang", "zh"]) == 1
+    out = capsys.readouterr().out
+    assert "平均迭代（step_us）167,287.5 us，基线 122,953.2 us：+36.1%，超出 5.0% 的预算 31.1% 个百分点" in out
+    assert "1 项预算中有 1 项超出" in out

@@ -72,7 +72,7 @@ def worded(found: dict, lang: str) -> tuple[list[dict], list[dict]]:
             "category": h["category"],
             "title": t(f"{h['rule']}.title", lang),
             "message": _text(f"{h['rule']}.message", h["variant"], lang, h["values"]),
-            "evidence": h["evidence"],
+            "evidence": _evidence_words(h["evidence"], lang),
             "recoverable_us": h["recoverable_us"],
             "share_of_step_ratio": h["share_of_step_ratio"],
             "change": _text(f"{h['rule']}.change", h["variant"], lang, h["values"]),
@@ -81,6 +81,36 @@ def worded(found: dict, lang: str) -> tuple[list[dict], list[dict]]:
     ]
     notes = [{"rule": n["rule"], "reason": t(n["reason"], lang, **n["values"])} for n in found["notes"]]
     return findings, notes
+
+
+#: evidence lists whose rows carry a sentence (``evidence``) of :mod:`profinsight.i18n.evidence`,
+#: and the function that words such a row
+_SENTENCES = {"slow_ranks": "slow_rank", "groups": "group"}
+
+
+def _evidence_words(ev, lang: str):
+    """A finding's evidence with the rank sentences of its rows (slow ranks, parallel groups) in
+    ``lang``: the rules keep the analyses' English sentence beside the figures it is made of, and
+    the sentence is said again from those figures (a copy: the kept findings are not changed)."""
+    if lang == "en" or not isinstance(ev, dict) or not any(k in ev for k in _SENTENCES):
+        return ev
+    from ..i18n import evidence
+
+    out = dict(ev)
+    for key, fn in _SENTENCES.items():
+        rows = ev.get(key)
+        if not isinstance(rows, list):
+            continue
+        words = getattr(evidence, fn)
+        out[key] = []
+        for r in rows:
+            r = dict(r)
+            try:
+                r["evidence"] = words(r, lang)
+            except (KeyError, TypeError, ValueError):
+                pass  # a row kept without every figure of its sentence keeps the analysis' words
+            out[key].append(r)
+    return out
 
 
 def evaluate(

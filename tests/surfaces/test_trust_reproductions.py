@@ -388,6 +388,10 @@ def test_the_compare_verdict_is_said_in_chinese(fixtures, capsys):
     en = profinsight.compare(a, b, lang="en").verdicts()[0]
     assert "Compute fell by 2,361.0 us, mostly convolution (-4,130.3 us), yet the step grew by 44,334.3 us" in en
     assert list(cmp.waterfall()["label"])[:3] == ["格式转换", "矩阵 / Cube", "卷积"]
+    assert main(["compare", a, b, "--lang", "zh"]) == 0  # the terminal tables' titles too
+    out = capsys.readouterr().out
+    assert "各次运行的迭代（每步均值，us）" in out and "瀑布图 resnet50_tb_plugin_2021.json.gz" in out
+    assert "Waterfall" not in out and "Step per run" not in out and "Compute fell" not in out
     assert main(["compare", a, b, "--lang", "zh", "--format", "json"]) == 0
     import json
 

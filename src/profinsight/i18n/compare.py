@@ -1,6 +1,7 @@
 """Words of the compare verdict's explanation — where a pair's step change went (compute, the
 component that moved most, communication not overlapped, device idle, host-side preparing,
-utilisation, memory peak) — and the waterfall's component labels, English and Chinese; merged
+utilisation, memory peak), the waterfall's component labels and the titles of the terminal
+tables of ``profinsight compare``, English and Chinese; merged
 into the one catalogue by :mod:`profinsight.i18n.messages`.  The noise verdict that precedes them
 is :mod:`profinsight.i18n.verdicts`' (``compare.noise.*``)."""
 
@@ -17,6 +18,11 @@ COMPARE: dict[str, dict[str, str]] = {
         "compare.label.comm_not_overlapped": "communication not overlapped",
         "compare.label.free": "device idle",
         "compare.label.preparing": "host-side preparing (outside the step)",
+        "compare.table.steps": "Step per run (per-step means, us)",
+        "compare.table.host_steps": "Host step per run (ProfilerStep; no device step recorded), us",
+        "compare.table.waterfall": "Waterfall {pair}",
+        "compare.table.ops": "Op {by}s that changed most, {pair} (per rank-step)",
+        "compare.table.step": "step",
         "compare.v.no_step": "{to} vs {frm}: no step time on both runs.",
         "compare.v.which.step": "step",
         "compare.v.which.host": "host step",
@@ -47,6 +53,11 @@ COMPARE: dict[str, dict[str, str]] = {
         "compare.label.comm_not_overlapped": "未被掩盖的通信",
         "compare.label.free": "设备空闲",
         "compare.label.preparing": "主机侧准备（迭代之外）",
+        "compare.table.steps": "各次运行的迭代（每步均值，us）",
+        "compare.table.host_steps": "各次运行的主机侧迭代（ProfilerStep；未记录设备侧迭代），us",
+        "compare.table.waterfall": "瀑布图 {pair}",
+        "compare.table.ops": "变化最大的算子（按 {by}），{pair}（每个 rank-step）",
+        "compare.table.step": "迭代",
         "compare.v.no_step": "{to} 对比 {frm}：两次运行都没有迭代时间。",
         "compare.v.which.step": "迭代",
         "compare.v.which.host": "主机侧迭代",

@@ -72,7 +72,7 @@ def worded(found: dict, lang: str) -> tuple[list[dict], list[dict]]:
             "category": h["category"],
             "title": t(f"{h['rule']}.title", lang),
             "message": _text(f"{h['rule']}.message", h["variant"], lang, h["values"]),
-            "evidence": h["evidence"],
+            "evidence": _evidence_words(h["evidence"], lang),
             "recoverable_us": h["recoverable_us"],
             "share_of_step_ratio": h["share_of_step_ratio"],
             "change": _text(f"{h['rule']}.change", h["variant"], lang, h["values"]),
@@ -81,6 +81,36 @@ def worded(found: dict, lang: str) -> tuple[list[dict], list[dict]]:
     ]
     notes = [{"rule": n["rule"], "reason": t(n["reason"], lang, **n["values"])} for n in found["notes"]]
     return findings, notes
+
+
+#: evidence lists whose rows carry a sentence (``evidence``) of :mod:`profinsight.i18n.evidence`,
+#: and the function that words such a row
+_SENTENCES = {"slow_ranks": "slow_rank", "groups": "group"}
+
+
+def _evidence_words(ev, lang: str):
+    """A finding's evidence with the rank sentences of its rows (slow ranks, parallel groups) in
+    ``lang``: the rules keep the analyses' English sentence beside the figures it is made of, and
+    the sentence is said again from those figures (a copy: the kept findings are not changed)."""
+    if lang == "en" or not isinstance(ev, dict) or not any(k in ev for k in _SENTENCES):
+        return ev
+    from ..i18n import evidence
+
+    out = dict(ev)
+    for key, fn in _SENTENCES.items():
+        rows = ev.get(key)
+        if not isinstance(rows, list):
+            continue
+        words = getattr(evidence, fn)
+        out[key] = []
+        for r in rows:
+            r = dict(r)
+            try:
+                r["evidence"] = words(r, lang)
+            except (KeyError, TypeError, ValueError):
+                pass  # a row kept without every figure of its sentence keeps the analysis' words
+            out[key].append(r)
+    return out
 
 
 def evaluate(
@@ -162,10 +192,13 @@ def guided_report(profile, lang: str | None = None, thresholds: dict | None = No
     ov = core["overlaps"]
     pool_of = {r: g for g in ov["groups"] for r in g["rules"]}
     title = {f["rule"]: f["title"] for f in findings}
+    basis = core.get("basis", "step")
     return {
         "profile": core["profile"],
         "lang": lang,
         "sections": core["sections"],
+        # what every "per step" and share of the report is of: "step", or "capture" (no step recorded)
+        "basis": basis,
         "verdict": _worded_verdict(core["verdict"], lang),
         "findings": findings,
         "actions": [
@@ -180,7 +213,7 @@ def guided_report(profile, lang: str | None = None, thresholds: dict | None = No
             }
             for f in actions
         ],
-        "actions_total": _actions_total(ov, title, lang),
+        "actions_total": _actions_total(ov, title, lang, basis),
         "not_applicable": notes,
     }
 
@@ -199,19 +232,23 @@ def _overlap_note(rule: str, group: dict, title: dict, lang: str) -> str:
     )
 
 
-def _actions_total(ov: dict, title: dict, lang: str) -> dict:
+def _actions_total(ov: dict, title: dict, lang: str, basis: str = "step") -> dict:
     """What every action together can remove per step, as a range where actions overlap (the
-    largest of each pool .. the pool counted once), never above the mean step."""
+    largest of each pool .. the pool counted once), never above the mean step.  Where no step was
+    recorded (``basis`` "capture") the figures and their share are of the whole capture, and
+    the words say so."""
     step = ov["step_us"]
+    of = t(f"share_of.{basis}", lang)
+    per = t(f"per.{basis}", lang)
     low, high = ov["low_us"], ov["total_us"]
     shared = [g for g in ov["groups"] if len(g["rules"]) > 1]
     if not ov["groups"]:
         text = ""
     elif not shared and low == high:
-        share = t("actions.share", lang, share=high / step) if step > 0 else ""
-        text = t("actions.total", lang, high_ms=high / 1e3, share=share)
+        share = t("actions.share", lang, share=high / step, of=of) if step > 0 else ""
+        text = t("actions.total", lang, high_ms=high / 1e3, share=share, per=per)
     else:
-        share = t("actions.share_range", lang, low=low / step, high=high / step) if step > 0 else ""
+        share = t("actions.share_range", lang, low=low / step, high=high / step, of=of) if step > 0 else ""
         pools = "; ".join(
             t(
                 "actions.pool_once",
@@ -230,6 +267,7 @@ def _actions_total(ov: dict, title: dict, lang: str) -> dict:
             high_ms=high / 1e3,
             sum_ms=ov["sum_us"] / 1e3,
             share=share,
+            per=per,
             pools=pools,
         )
     return {

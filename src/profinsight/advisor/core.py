@@ -37,6 +37,7 @@ def hits(profile, thresholds: dict | None = None, ctx: Context | None = None, on
     skewed = (only is None or "timestamp_sanity" in only) and RULES["timestamp_sanity"].func(
         ctx, ths["timestamp_sanity"]
     ) is not None
+    denominator = ctx.denominator()
     for rid, r in RULES.items():
         if only is not None and rid not in only:
             continue
@@ -69,7 +70,8 @@ def hits(profile, thresholds: dict | None = None, ctx: Context | None = None, on
                 "severity": hit.severity or r.severity,
                 "category": r.category,
                 "variant": hit.variant,
-                "values": hit.values,
+                # every message may name its denominator ({of}, {per}): the step, or the capture
+                "values": {**denominator, **hit.values},
                 "evidence": hit.evidence,
                 "recoverable_us": rec,
                 "share_of_step_ratio": None if rec is None or step_us <= 0 else round(rec / step_us, 6),
@@ -185,4 +187,7 @@ def report(profile, found: dict, top: int = 10) -> dict:
         "hits": found["hits"],
         "notes": found["notes"],
         "overlaps": overlaps(found, ctx),
+        # what "per step" and each share are of: the mean step, or the whole capture where no
+        # step was recorded (the Actions heading, the recoverable shares and their total say it)
+        "basis": "capture" if ctx.per_capture else "step",
     }

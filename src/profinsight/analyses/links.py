@@ -104,18 +104,25 @@ def _per_link(df: pd.DataFrame, expected: dict, max_ratio: float) -> pd.DataFram
         Param("summary", str, "total", help="comm_matrix summary rows to use"),
         Param("min_bytes", int, MIN_BYTES, help="rows that move fewer bytes are latency-bound and not judged here"),
         Param("expected", str, EXPECTED, help="expected bandwidth per link type, GB/s"),
+        Param("lang", str, "en", ("en", "zh"), "language of the evidence sentence (the figures are the same)"),
     ),
     chart=Chart("bar", "label", ("bandwidth_vs_median_ratio",), title="Bandwidth / median of the transport"),
     columns=_LINK_COLS,
 )
 def slow_links(
-    profile, max_ratio: float = 0.5, summary: str = "total", min_bytes: int = MIN_BYTES, expected: str = EXPECTED
+    profile,
+    max_ratio: float = 0.5,
+    summary: str = "total",
+    min_bytes: int = MIN_BYTES,
+    expected: str = EXPECTED,
+    lang: str = "en",
 ) -> pd.DataFrame:
     """Links of the rank-to-rank matrix whose bandwidth, measured only on bandwidth-bound
     transfers (at least ``min_bytes`` per matrix row, 1 MB by default), is below ``max_ratio`` of
     the expected bandwidth of the link type (HCCS 19.3, RDMA 12 GB/s) or of the median of the
     links of the same type, with evidence: bandwidth, expected, median, bytes, transit time, op
-    types and the steps where it holds.  Small transfers are latency-bound: ``link_latency``."""
+    types and the steps where it holds (in ``lang``).  Small transfers are latency-bound:
+    ``link_latency``."""
     exp = expected_table(expected)
     m = _matrix(profile, summary)
     if m.empty:
@@ -134,14 +141,14 @@ def slow_links(
             by_step.setdefault(k, []).append(int(step))
     ops = m.groupby(_KEYS, dropna=False)["op_type"].agg(lambda v: ", ".join(sorted(set(map(str, v)))))
     rows = [
-        _link_row(r, by_step.get(k, []), ops.get(k, ""))
+        _link_row(r, by_step.get(k, []), ops.get(k, ""), lang)
         for k, (_, r) in zip(slow[_KEYS].itertuples(index=False, name=None), slow.iterrows())
     ]
     df = pd.DataFrame(rows, columns=list(_LINK_COLS))
     return df.sort_values("bandwidth_vs_median_ratio", kind="stable").reset_index(drop=True)
 
 
-def _link_row(r, steps: list[int], ops: str) -> dict:
+def _link_row(r, steps: list[int], ops: str, lang: str = "en") -> dict:
     ratio_med = float(r["bandwidth_gbps"] / r["median_gbps"])
     exp = float(r["expected_gbps"])
     ratio_exp = float(r["bandwidth_gbps"] / exp) if exp == exp else float("nan")
@@ -163,7 +170,7 @@ def _link_row(r, steps: list[int], ops: str) -> dict:
         "evidence": None,
         "label": f"{int(r['src_rank'])}->{int(r['dst_rank'])} {r['transport']}",
     }
-    row["evidence"] = evidence.link(row)  # English; the ranks report words it per language
+    row["evidence"] = evidence.link(row, lang)
     return row
 
 
@@ -188,14 +195,16 @@ _LATENCY_COLS = {
     params=(
         Param("min_bytes", int, MIN_BYTES, help="rows below this many bytes are latency-bound"),
         Param("summary", str, "total", help="comm_matrix summary rows to use"),
+        Param("lang", str, "en", ("en", "zh"), "language of the evidence sentence (the figures are the same)"),
     ),
     chart=Chart("bar", "label", ("per_transfer_us",), title="Time per small transfer (us)"),
     columns={**_LATENCY_COLS, "label": "'src->dst transport'"},
 )
-def link_latency(profile, min_bytes: int = MIN_BYTES, summary: str = "total") -> pd.DataFrame:
+def link_latency(profile, min_bytes: int = MIN_BYTES, summary: str = "total", lang: str = "en") -> pd.DataFrame:
     """The links' small transfers (matrix rows under ``min_bytes``, 1 MB by default): their time
     is the link's latency, not its bandwidth, so they are reported as time per transfer and
-    compared with the links of the same transport -- never as a low bandwidth."""
+    compared with the links of the same transport -- never as a low bandwidth.  ``lang`` words
+    the evidence."""
     m = _matrix(profile, summary)
     cols = [*_LATENCY_COLS, "label"]
     if m.empty:
@@ -213,7 +222,7 @@ def link_latency(profile, min_bytes: int = MIN_BYTES, summary: str = "total") ->
     g["per_transfer_us"] = g["transit_us"] / g["n_transfers"]
     g["median_per_transfer_us"] = g.groupby("transport")["per_transfer_us"].transform("median")
     g["per_transfer_vs_median_ratio"] = g["per_transfer_us"] / g["median_per_transfer_us"]
-    g["evidence"] = [evidence.latency(r, min_bytes) for _, r in g.iterrows()]  # English; see i18n.evidence
+    g["evidence"] = [evidence.latency(r, min_bytes, lang) for _, r in g.iterrows()]
     g["label"] = g["src_rank"].astype(str) + "->" + g["dst_rank"].astype(str) + " " + g["transport"]
     g = g.sort_values(["per_transfer_vs_median_ratio", "per_transfer_us"], ascending=False, kind="stable")
     return g[cols].reset_index(drop=True)

@@ -209,15 +209,18 @@ _GROUP_COLS = {
 @analysis(
     "parallel_groups",
     title="Parallel groups",
-    params=(Param("min_share", float, 0.02, help="name a slow rank when the others wait this share of the step"),),
+    params=(
+        Param("min_share", float, 0.02, help="name a slow rank when the others wait this share of the step"),
+        Param("lang", str, "en", ("en", "zh"), "language of the evidence sentence (the figures are the same)"),
+    ),
     chart=Chart("bar", "group", ("waited_for_us",), title="Wait for the slowest rank of the group per step (us)"),
     columns=_GROUP_COLS,
 )
-def parallel_groups(profile, min_share: float = 0.02) -> pd.DataFrame:
+def parallel_groups(profile, min_share: float = 0.02, lang: str = "en") -> pd.DataFrame:
     """One row per HCCL communication group: its ranks, the declared parallel groups it is (by its
     ranks; all names where several groups share them, never a guess), its traffic, the rank its
     peers wait for (the slow rank of the group, from ``wait_chain``) and the computing imbalance
-    over its ranks (data-parallel imbalance for a ``dp`` group)."""
+    over its ranks (data-parallel imbalance for a ``dp`` group).  ``lang`` words the evidence."""
     c = _ops(profile)
     if c.empty:
         return pd.DataFrame(columns=list(_GROUP_COLS))
@@ -248,7 +251,7 @@ def parallel_groups(profile, min_share: float = 0.02) -> pd.DataFrame:
         }
         row.update(_slow_in_group(chain[chain["group"] == gid], ranks, step_of, n_steps, min_share))
         row.update(_imbalance(summ, ranks))
-        row["evidence"] = evidence.group(row)  # English; the ranks report words it per language
+        row["evidence"] = evidence.group(row, lang)
         rows.append(row)
     out = pd.DataFrame(rows, columns=list(_GROUP_COLS))
     for col in ("slow_rank", "max_computing_rank"):

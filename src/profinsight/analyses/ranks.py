@@ -135,6 +135,7 @@ def _scale(values: pd.Series, floor: float) -> float:
     params=(
         Param("threshold", float, 3.0, help="robust deviations (MADs) above the median to call a rank slow"),
         Param("min_share", float, 0.02, help="and at least this share of the median step"),
+        Param("lang", str, "en", ("en", "zh"), "language of the evidence sentence (the figures are the same)"),
     ),
     chart=Chart("bar", "label", ("deviation_us",), title="How far above the median (us)"),
     columns={
@@ -152,10 +153,11 @@ def _scale(values: pd.Series, floor: float) -> float:
         "label": "'rank N component'",
     },
 )
-def slow_ranks(profile, threshold=3.0, min_share=0.02) -> pd.DataFrame:
+def slow_ranks(profile, threshold=3.0, min_share=0.02, lang="en") -> pd.DataFrame:
     """The ranks that hold the others back, with evidence: which component (computing, free,
     preparing), how far above the median over ranks (us and MADs), in which steps, and the rank's
-    communication wait against the median — the slow rank waits less, its peers wait longer."""
+    communication wait against the median — the slow rank waits less, its peers wait longer.
+    ``lang`` words the evidence and label (the viewer's Ranks view asks in its language)."""
     r = _rows(profile)
     cols = [
         "rank",
@@ -215,10 +217,10 @@ def slow_ranks(profile, threshold=3.0, min_share=0.02) -> pd.DataFrame:
                     "comm_wait_us": float(row["comm_wait_us"]),
                     "comm_wait_vs_median_us": wait_dev,
                     "evidence": None,
-                    "label": f"rank {int(row['rank'])} {evidence.component(comp)}",
+                    "label": f"rank {int(row['rank'])} {evidence.component(comp, lang)}",
                 }
             )
-            out[-1]["evidence"] = evidence.slow_rank(out[-1])  # English; the ranks report words it per language
+            out[-1]["evidence"] = evidence.slow_rank(out[-1], lang)
     df = pd.DataFrame(out, columns=cols)
     return df.sort_values("deviation_us", ascending=False, kind="stable").reset_index(drop=True)
 

@@ -97,8 +97,11 @@ def _names(paths) -> list[str]:
 def _table(cmp, args) -> None:
     from rich.table import Table
 
+    from ..i18n import t as say
+
+    lang = getattr(cmp, "lang", None)
     console = make_console(args, 140)
-    t = Table(title="Step per run (per-step means, us)", box=None, header_style="bold")
+    t = Table(title=say("compare.table.steps", lang), box=None, header_style="bold")
     cols = [
         "run",
         "step_us",
@@ -122,14 +125,14 @@ def _table(cmp, args) -> None:
     for pair, g in cmp.waterfall().groupby("pair", sort=False):
         if g["from_step_us"].isna().all() and g["to_step_us"].isna().all():
             continue  # nothing to split without device steps (the verdict below says so)
-        w = Table(title=f"Waterfall {pair}", box=None, header_style="bold")
+        w = Table(title=say("compare.table.waterfall", lang, pair=pair), box=None, header_style="bold")
         for c in ("component", "from_us", "to_us", "delta_us"):
             w.add_column(c, justify="left" if c == "component" else "right")
         for _, r in g.iterrows():
             name = r["label"] if r["in_step"] else f"[dim]{r['label']}[/dim]"
             w.add_row(name, _num(r["from_us"], ",.1f"), _num(r["to_us"], ",.1f"), _num(r["delta_us"], "+,.1f"))
         w.add_row(
-            "[bold]step[/bold]",
+            f"[bold]{say('compare.table.step', lang)}[/bold]",
             _num(g["from_step_us"].iloc[0], ",.1f"),
             _num(g["to_step_us"].iloc[0], ",.1f"),
             _num(g["to_step_us"].iloc[0] - g["from_step_us"].iloc[0], "+,.1f"),
@@ -141,7 +144,7 @@ def _table(cmp, args) -> None:
         g = g[g["status"] != "unchanged"].head(10)
         if g.empty:
             continue
-        ot = Table(title=f"Op {by}s that changed most, {pair} (per rank-step)", box=None, header_style="bold")
+        ot = Table(title=say("compare.table.ops", lang, by=by, pair=pair), box=None, header_style="bold")
         for c in (by, "status", "from_count", "to_count", "from_total_us", "to_total_us", "delta_total_us"):
             ot.add_column(c, justify="left" if c in (by, "status") else "right", overflow="fold")
         for _, r in g.iterrows():
@@ -175,7 +178,10 @@ def _host_steps(cmp, console) -> None:
     the figure the verdict compares."""
     from rich.table import Table
 
-    t = Table(title="Host step per run (ProfilerStep; no device step recorded), us", box=None, header_style="bold")
+    from ..i18n import t as say
+
+    title = say("compare.table.host_steps", getattr(cmp, "lang", None))
+    t = Table(title=title, box=None, header_style="bold")
     for c in ("run", "host_step_us", "steps", "delta_vs_base_us"):
         t.add_column(c, justify="left" if c == "run" else "right")
     means = []

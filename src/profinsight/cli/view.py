@@ -103,7 +103,7 @@ def run(args) -> int:
     elif fmt == "md":
         emit(_markdown(plain), args)
     elif a.name == "advise":
-        _findings(plain, args)
+        _findings(plain, args, "step" if prof.steps else "capture")
     else:
         _table(plain, a, args)
     return 1 if failed else 0
@@ -192,10 +192,14 @@ def _table(df, a, args) -> None:
         emit(console.export_text(), args)
 
 
-def _findings(df, args) -> None:
+def _findings(df, args, basis: str = "step") -> None:
     """``view advise``: numbered findings (title, severity, recoverable time, message, change),
-    then the rules that do not apply, in one line each."""
+    then the rules that do not apply, in one line each.  ``basis`` is what the recoverable time
+    is of: "step", or "capture" where the profile records no step."""
     import pandas as pd
+    from rich.markup import escape
+
+    from ..i18n import t
 
     console = make_console(args, terminal_width())
     fired = df[df["severity"] != "not_applicable"]
@@ -203,12 +207,14 @@ def _findings(df, args) -> None:
         console.print("No rule fired: nothing stands out against the thresholds.")
     for i, (_, f) in enumerate(fired.iterrows(), 1):
         rec = f["recoverable_us"]
+        share = f["share_of_step_ratio"]
+        of = f" ({share:.1%} {t('share_of.' + basis, 'en')})" if pd.notna(share) else ""
         gain = (
-            f"recoverable {rec / 1e3:,.2f} ms per step ({f['share_of_step_ratio']:.1%} of the step)"
-            if pd.notna(rec) and pd.notna(f["share_of_step_ratio"])
+            f"recoverable {rec / 1e3:,.2f} ms {t('per.' + basis, 'en')}{of}"
+            if pd.notna(rec)
             else "recoverable time not estimated"
         )
-        console.print(f"[bold]{i}. {f['title']}[/bold] [{f['severity']}] — {gain}")
+        console.print(f"[bold]{i}. {escape(f['title'])}[/bold] \\[{f['severity']}] — {gain}")
         console.print(f"   {f['message']}", overflow="fold")
         if f["change"]:
             console.print(f"   [italic]Change:[/italic] {f['change']}", overflow="fold")

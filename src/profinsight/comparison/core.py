@@ -30,24 +30,16 @@ import pandas as pd
 
 from .. import hooks
 from ..analyses.steps import breakdown
-from ..i18n import resolve_lang
+from ..i18n import resolve_lang, t
+from ..i18n.compare import COMPARE
 from ..results import DisplayFrame
 from .noise import comparability, noise_verdict, signature, step_samples
 
 #: compute categories of the waterfall (kernel categories of analyses.categories)
 COMPUTE_COMPONENTS = ("format_conversion", "matmul", "convolution", "vector", "ai_cpu", "other")
 COMPONENTS = COMPUTE_COMPONENTS + ("comm_not_overlapped", "free", "preparing")
-LABELS = {
-    "format_conversion": "format conversion",
-    "matmul": "matmul / cube",
-    "convolution": "convolution",
-    "vector": "vector",
-    "ai_cpu": "AI CPU",
-    "other": "other compute",
-    "comm_not_overlapped": "communication not overlapped",
-    "free": "device idle",
-    "preparing": "host-side preparing (outside the step)",
-}
+#: the waterfall's components in English (the words per language: ``compare.label.*``)
+LABELS = {c: COMPARE["en"][f"compare.label.{c}"] for c in COMPONENTS}
 _STEP_COLS = (
     "step_us",
     "computing_us",
@@ -243,7 +235,7 @@ class Comparison:
         df.insert(0, "pair", self.pair_label(i, j))
         df.insert(1, "from_run", self.names[i])
         df.insert(2, "to_run", self.names[j])
-        df.insert(4, "label", [LABELS[c] for c in df["component"]])
+        df.insert(4, "label", [t(f"compare.label.{c}", self.lang) for c in df["component"]])
         df["share_of_step_delta_ratio"] = df["delta_us"] / d_step if d_step else float("nan")
         df.loc[~df["in_step"], "share_of_step_delta_ratio"] = float("nan")
         df["from_step_us"] = a["step_us"]
@@ -359,9 +351,12 @@ class Comparison:
     def verdicts(self) -> list[str]:
         """Per pair, in words: the noise verdict (regression / improvement / within noise /
         inconclusive, with the comparability caveats), then where the step change went."""
-        return [
-            f"{v['text']} {_after_head(d)}".rstrip() for v, d in zip(self.noise_verdicts(), self.summary()["verdict"])
-        ]
+        out = []
+        for v, (i, j) in zip(self.noise_verdicts(), self.pairs):
+            w = self._waterfall_pair(i, j).set_index("component")["delta_us"]
+            rest = self._verdict_parts(i, j, w)[1:]  # the step change itself is the noise verdict's
+            out.append(" ".join([v["text"], *rest]).rstrip())
+        return out
 
     def _signature(self, k: int) -> dict:
         if k not in self._signatures:
@@ -390,81 +385,77 @@ class Comparison:
         return out
 
     def _verdict(self, i, j, w) -> str:
+        """Where the step change of pair (i, j) went, in the comparison's language."""
+        return " ".join(self._verdict_parts(i, j, w))
+
+    def _verdict_parts(self, i, j, w) -> list[str]:
+        """The sentences of :meth:`_verdict`: the step change first, then where it went (compute,
+        the component that moved most, communication not overlapped, device idle, host-side
+        preparing, utilisation, memory peak).  Words from the catalogue (:mod:`..i18n.compare`)."""
+        lang = self.lang
+
+        def say(key: str, **values) -> str:
+            return t(key, lang, **values)
+
         a, b = self.stats[i], self.stats[j]
         d_step = b["step_us"] - a["step_us"]
         d_comp = b["computing_us"] - a["computing_us"]
         which, sa, sb = "step", a["step_us"], b["step_us"]
         if math.isnan(sa) or math.isnan(sb):  # no device step on a side: the host step, named so
-            which, sa, sb = "host step", _host_mean(a), _host_mean(b)
+            which, sa, sb = "host", _host_mean(a), _host_mean(b)
+        names = {"to": self.names[j], "frm": self.names[i]}
         if math.isnan(sa) or math.isnan(sb):
-            return f"{self.names[j]} vs {self.names[i]}: no step time on both runs."
+            return [say("compare.v.no_step", **names)]
         pct = 100.0 * (sb - sa) / sa if sa else float("nan")
-        head = f"{self.names[j]} vs {self.names[i]}: {which} {sa:,.1f} us -> {sb:,.1f} us ({sb - sa:+,.1f} us, {pct:+.1f}%)."
-        if which == "host step":
-            return f"{head} Neither run records a device step: the change cannot be split into compute, communication and free time."
+        head = say("compare.v.head", **names, which=say(f"compare.v.which.{which}"), sa=sa, sb=sb, d=sb - sa, pct=pct)
+        if which == "host":
+            return [head, say("compare.v.host_only")]
         comp = w[list(COMPUTE_COMPONENTS)]
         top = comp.abs().idxmax() if comp.abs().max() > 0 else None
+        lead = say("compare.v.lead", label=say(f"compare.label.{top}"), delta=comp[top]) if top else ""
+        moved = {"comm": w["comm_not_overlapped"], "free": w["free"]}
         parts = [head]
         if d_comp < 0:
             saved = -d_comp
             gained = -d_step
-            lead = f", mostly {LABELS[top]} ({comp[top]:+,.1f} us)" if top else ""
             share = 100.0 * gained / saved
             if gained < 0:
                 # compute fell but the step grew: a negative "gain" of it says nothing
-                parts.append(
-                    f"Compute fell by {saved:,.1f} us{lead}, yet the step grew by {-gained:,.1f} us: "
-                    f"communication not overlapped {w['comm_not_overlapped']:+,.1f} us, free {w['free']:+,.1f} us."
-                )
+                parts.append(say("compare.v.fell_grew", saved=saved, lead=lead, grew=-gained, **moved))
                 gained = saved  # the sentence above already says where the time went
             elif gained > saved:
                 # a tiny compute saving next to a large step gain: a percentage like 2922875% says
                 # nothing; the next sentence names where the time came from
-                of_it = f" ({share:.0f}% of it)" if share <= 1000 else ""
-                parts.append(
-                    f"Compute fell by {saved:,.1f} us{lead}; the step gained {gained:,.1f} us, more than "
-                    f"the compute saved{of_it}."
-                )
+                of_it = say("compare.v.of_it", share=share) if share <= 1000 else ""
+                parts.append(say("compare.v.fell_more", saved=saved, lead=lead, gained=gained, of_it=of_it))
             else:
-                parts.append(
-                    f"Compute fell by {saved:,.1f} us{lead}; the step gained {gained:,.1f} us of it ({share:.0f}%)."
-                )
+                parts.append(say("compare.v.fell", saved=saved, lead=lead, gained=gained, share=share))
             rest = saved - gained  # = Δcomm_not_overlapped + Δfree
             if abs(rest) > 1e-6 * max(saved, 1.0):
-                both = (
-                    f"communication not overlapped ({w['comm_not_overlapped']:+,.1f} us) and free time "
-                    f"({w['free']:+,.1f} us)"
-                )
-                if rest > 0:
-                    parts.append(f"The rest, {rest:,.1f} us, was absorbed: {both}.")
-                else:
-                    parts.append(f"A further {-rest:,.1f} us came from outside compute: {both}.")
+                both = say("compare.v.both", **moved)
+                key = "compare.v.absorbed" if rest > 0 else "compare.v.outside"
+                parts.append(say(key, rest=abs(rest), both=both))
         elif d_comp > 0:
-            lead = f", mostly {LABELS[top]} ({comp[top]:+,.1f} us)" if top else ""
-            parts.append(
-                f"Compute grew by {d_comp:,.1f} us{lead}; communication not overlapped "
-                f"{w['comm_not_overlapped']:+,.1f} us, free {w['free']:+,.1f} us."
-            )
+            parts.append(say("compare.v.grew", d=d_comp, lead=lead, **moved))
         else:
-            parts.append(
-                f"Compute is unchanged; communication not overlapped {w['comm_not_overlapped']:+,.1f} us, "
-                f"free {w['free']:+,.1f} us."
-            )
+            parts.append(say("compare.v.same", **moved))
         dp = w["preparing"]
         if not math.isnan(dp) and abs(dp) > 0.01 * max(abs(d_step), 1.0):
-            parts.append(
-                f"The first device task starts {abs(dp):,.1f} us {'later' if dp > 0 else 'earlier'} after "
-                f"the host step start (host-side preparing, outside the step)."
-            )
+            parts.append(say("compare.v.later" if dp > 0 else "compare.v.earlier", dp=abs(dp)))
         if not (math.isnan(a["busy_ratio"]) or math.isnan(b["busy_ratio"])):
             parts.append(
-                f"Device busy {100 * a['busy_ratio']:.1f}% -> {100 * b['busy_ratio']:.1f}%, "
-                f"compute {100 * a['compute_ratio']:.1f}% -> {100 * b['compute_ratio']:.1f}% of the step."
+                say(
+                    "compare.v.busy",
+                    ba=100 * a["busy_ratio"],
+                    bb=100 * b["busy_ratio"],
+                    ca=100 * a["compute_ratio"],
+                    cb=100 * b["compute_ratio"],
+                )
             )
         pa_, pb = a["peak_allocated_bytes"], b["peak_allocated_bytes"]
         if not (math.isnan(pa_) or math.isnan(pb)):
-            parts.append(f"Memory peak {pa_ / MIB:,.1f} MiB -> {pb / MIB:,.1f} MiB ({(pb - pa_) / MIB:+,.1f} MiB).")
-        return " ".join(parts)
+            parts.append(say("compare.v.memory", ma=pa_ / MIB, mb=pb / MIB, dm=(pb - pa_) / MIB))
+        return parts
 
     # --- output ----------------------------------------------------------------------
     def to_dict(self) -> dict:
@@ -506,12 +497,6 @@ class Comparison:
             "text/plain": repr(self),
             "application/vnd.profinsight.comparison+json": self.to_dict(),
         }
-
-
-def _after_head(text: str) -> str:
-    """A pair's verdict without its first sentence (the step change, which the noise verdict states)."""
-    head, sep, rest = text.partition("%). ")
-    return rest if sep else ""
 
 
 def _host_mean(stats: dict) -> float:

@@ -83,7 +83,10 @@ def slow_rank(r, lang: str = "en") -> str:
 
 
 def _missing(v) -> bool:
-    return v is None or v != v or str(v) == "<NA>"
+    """None, NaN or pandas' NA (whose truth value raises: it is named, never compared)."""
+    if v is None or str(v) == "<NA>":
+        return True
+    return isinstance(v, float) and v != v
 
 
 def group(r, lang: str = "en") -> str:

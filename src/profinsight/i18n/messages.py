@@ -16,11 +16,13 @@ MESSAGES: dict[str, dict[str, str]] = {
         "section.verdict": "Verdict",
         "section.findings": "Findings",
         "section.actions": "Actions ranked by recoverable time per step",
+        "section.actions.capture": "Actions ranked by recoverable time over the capture (no step recorded)",
         "section.timeline": "Device timeline around the top evidence",
         "section.not_applicable": "Rules not applicable to this profile",
         "label.recoverable": "recoverable",
         "label.per_step": "per step",
-        "label.of_step": "of step",
+        "label.share_of_step": "{share:.1%} of step",
+        "label.share_of_capture": "{share:.1%} of capture",
         "label.change": "Change",
         "label.evidence": "Evidence",
         "label.none": "none",
@@ -116,16 +118,16 @@ MESSAGES: dict[str, dict[str, str]] = {
         "idle_gaps.change.data_gpu": "Feed the device faster: DataLoader(num_workers>0, pin_memory=True, persistent_workers=True, prefetch_factor=4); non_blocking=True copies; move preprocessing to the GPU.",
         # stream_sync
         "stream_sync.title": "Host waits for the device (synchronisation)",
-        "stream_sync.message": "The device idles {ms:.2f} ms per step ({share:.1%}) in {n} gaps while the host synchronises: {ops}.",
+        "stream_sync.message": "The device idles {ms:.2f} ms {per} ({share:.1%} {of}) in {n} gaps while the host synchronises: {ops}.",
         "stream_sync.change": "Remove synchronisations from the step: no .item() / .cpu() / print(tensor) / torch.npu.synchronize() per iteration; accumulate metrics on the device and read them every N steps; use non_blocking=True copies.",
         # tiny_kernels
         "tiny_kernels.title": "Many tiny kernels (dispatch bound)",
-        "tiny_kernels.message": "{short} of {kernels} kernels per step ({ratio:.0%}) run shorter than the call that launches them (median kernel {kernel_us:.1f} us, median launch {launch_us:.1f} us): the host cannot keep the device busy.",
+        "tiny_kernels.message": "{short} of {kernels} kernels {per} ({ratio:.0%}) run shorter than the call that launches them (median kernel {kernel_us:.1f} us, median launch {launch_us:.1f} us): the host cannot keep the device busy.",
         "tiny_kernels.change": "Issue fewer, bigger kernels: graph mode (torchair / torch.compile), fused operators (torch_npu.npu_* fused ops, fused optimizers: foreach=True), a larger batch; TASK_QUEUE_ENABLE=2.",
         "tiny_kernels.change.gpu": "Issue fewer, bigger kernels: torch.compile, CUDA graphs, fused optimizers (foreach=True / fused=True), a larger batch.",
         # dataloader
         "dataloader.title": "Slow data loader",
-        "dataloader.message": "The training thread waits {ms:.2f} ms per step ({share:.1%}) for the DataLoader while the device is idle.",
+        "dataloader.message": "The training thread waits {ms:.2f} ms {per} ({share:.1%} {of}) for the DataLoader while the device is idle.",
         "dataloader.message.host": "The training thread waits {ms:.2f} ms per step ({share:.1%} of the host step; the profile records no device step) for the DataLoader while the device is idle.",
         "dataloader.change": "DataLoader(num_workers>0, pin_memory=True, persistent_workers=True, prefetch_factor=4); cache decoded data; move augmentation to the device.",
         # memory_pressure
@@ -167,13 +169,13 @@ MESSAGES: dict[str, dict[str, str]] = {
         "slow_link.change": "Check that link: npu-smi info -t topo and hccn_tool -i <dev> -link -g for its state and speed, cabling / switch port, optical module errors (hccn_tool -optical); rerun hccl_test between the two ranks.",
         # memory_churn
         "memory_churn.title": "Frequent device malloc/free or empty_cache",
-        "memory_churn.message": "The allocator returns and requests device memory inside the steps: {mallocs} device malloc/free calls ({apis}) and {empty_cache} empty_cache calls per step, {ms:.2f} ms of host time per step.",
-        "memory_churn.message.empty_cache": "empty_cache is called {empty_cache} time(s) per step: the cached blocks go back to the device and are allocated again ({mallocs} device malloc/free calls per step), {ms:.2f} ms of host time per step.",
-        "memory_churn.message.blocks": "{blocks} tensor allocations per step: the caching allocator is busy; with fragmentation it falls back to device malloc/free.",
+        "memory_churn.message": "The allocator returns and requests device memory while the model runs: {mallocs} device malloc/free calls ({apis}) and {empty_cache} empty_cache calls {per}, {ms:.2f} ms of host time {per}.",
+        "memory_churn.message.empty_cache": "empty_cache is called {empty_cache} time(s) {per}: the cached blocks go back to the device and are allocated again ({mallocs} device malloc/free calls {per}), {ms:.2f} ms of host time {per}.",
+        "memory_churn.message.blocks": "{blocks} tensor allocations {per}: the caching allocator is busy; with fragmentation it falls back to device malloc/free.",
         "memory_churn.change": "Keep the cache: export PYTORCH_NPU_ALLOC_CONF=expandable_segments:True (PYTORCH_CUDA_ALLOC_CONF on GPU), remove torch.npu.empty_cache() / torch.cuda.empty_cache() from the training loop, keep batch shapes static (pad / bucket) so blocks can be reused.",
         # python_gc
         "python_gc.title": "Python GC pauses",
-        "python_gc.message": "Python's garbage collector paused the training thread {n} time(s) per step for {ms:.2f} ms ({share:.1%} of the step, longest {longest_ms:.2f} ms); up to {rec_ms:.2f} ms per step shows as device idle time.",
+        "python_gc.message": "Python's garbage collector paused the training thread {n} time(s) {per} for {ms:.2f} ms ({share:.1%} {of}, longest {longest_ms:.2f} ms); up to {rec_ms:.2f} ms {per} shows as device idle time.",
         "python_gc.change": "After building the model and optimizer call gc.collect(); gc.freeze() so long-lived objects are not scanned again; raise the thresholds (gc.set_threshold(50000, 50, 100)) or gc.disable() and gc.collect() every N steps; avoid creating many short-lived Python objects per step.",
         "profile_quality.title": "Profile quality limits the advice",
         "profile_quality.message": "The profile lacks: {items} ({steps} steps profiled). Some rules cannot see the cause.",
@@ -190,11 +192,13 @@ MESSAGES: dict[str, dict[str, str]] = {
         "section.verdict": "结论",
         "section.findings": "发现的问题",
         "section.actions": "按每步可节省时间排序的优化措施",
+        "section.actions.capture": "按整个采集可节省时间排序的优化措施（未记录迭代）",
         "section.timeline": "关键证据附近的设备时间线",
         "section.not_applicable": "不适用于本 profile 的规则",
         "label.recoverable": "可节省",
         "label.per_step": "每步",
-        "label.of_step": "占迭代",
+        "label.share_of_step": "占迭代 {share:.1%}",
+        "label.share_of_capture": "占采集时长 {share:.1%}",
         "label.change": "修改建议",
         "label.evidence": "证据",
         "label.none": "无",
@@ -280,14 +284,14 @@ MESSAGES: dict[str, dict[str, str]] = {
         "idle_gaps.change.launch_gpu": "降低每个算子的主机开销：CUDA graphs（torch.cuda.graphs / torch.compile(mode='reduce-overhead')），融合小算子，增大 batch；迭代中减少 Python 逻辑。",
         "idle_gaps.change.data_gpu": "更快地喂数据：DataLoader(num_workers>0, pin_memory=True, persistent_workers=True, prefetch_factor=4)；non_blocking=True 拷贝；把预处理放到 GPU 上。",
         "stream_sync.title": "主机等待设备（同步）",
-        "stream_sync.message": "主机同步时设备空闲，每步 {ms:.2f} ms（{share:.1%}），共 {n} 个间隙：{ops}。",
+        "stream_sync.message": "主机同步时设备空闲，{per} {ms:.2f} ms（占{of}的 {share:.1%}），共 {n} 个间隙：{ops}。",
         "stream_sync.change": "去掉迭代中的同步：每步不要调用 .item() / .cpu() / print(tensor) / torch.npu.synchronize()；在设备上累积指标，每 N 步读取一次；拷贝使用 non_blocking=True。",
         "tiny_kernels.title": "大量小算子（下发瓶颈）",
-        "tiny_kernels.message": "每步 {kernels} 个算子中有 {short} 个（{ratio:.0%}）比下发它的调用还短（算子中位数 {kernel_us:.1f} us，下发中位数 {launch_us:.1f} us）：主机无法让设备保持忙碌。",
+        "tiny_kernels.message": "{per} {kernels} 个算子中有 {short} 个（{ratio:.0%}）比下发它的调用还短（算子中位数 {kernel_us:.1f} us，下发中位数 {launch_us:.1f} us）：主机无法让设备保持忙碌。",
         "tiny_kernels.change": "下发更少、更大的算子：图模式（torchair / torch.compile）、融合算子（torch_npu.npu_* 融合算子、融合优化器 foreach=True）、增大 batch；TASK_QUEUE_ENABLE=2。",
         "tiny_kernels.change.gpu": "下发更少、更大的 kernel：torch.compile、CUDA graphs、融合优化器（foreach=True / fused=True）、增大 batch。",
         "dataloader.title": "数据加载慢",
-        "dataloader.message": "训练线程每步等待 DataLoader {ms:.2f} ms（{share:.1%}），期间设备空闲。",
+        "dataloader.message": "训练线程等待 DataLoader {per} {ms:.2f} ms（占{of}的 {share:.1%}），期间设备空闲。",
         "dataloader.message.host": "训练线程每步等待 DataLoader {ms:.2f} ms（占主机侧迭代的 {share:.1%}；profile 未记录设备侧迭代），期间设备空闲。",
         "dataloader.change": "DataLoader(num_workers>0, pin_memory=True, persistent_workers=True, prefetch_factor=4)；缓存解码后的数据；把数据增强放到设备上。",
         "memory_pressure.title": "设备内存压力",
@@ -310,8 +314,8 @@ MESSAGES: dict[str, dict[str, str]] = {
         "collective_small_packets.message": "每步 {n} 个集合通信中有 {n_small} 个（{ratio:.0%}）传输不到 1 MiB（平均 {kb:.1f} KiB；{types}），每个都要付出集合通信的固定时延（中位数 {median_us:.1f} us）。合并成 bucket 每步约可节省 {ms:.2f} ms。",
         "collective_small_packets.change": "梯度分桶 / 融合：DDP bucket_cap_mb（默认 25）与 gradient_as_bucket_view=True，不要逐参数循环 all_reduce；使用 all_reduce_coalesced / 扁平化缓冲区；Megatron/DeepSpeed 中开启 overlap_grad_reduce 并增大 bucket；昇腾上调大 HCCL_BUFFSIZE。",
         "slow_rank.title": "慢 rank 拖慢其他 rank",
-        "slow_rank.message": "rank {rank} 每步 {component} 用时 {value_ms:.2f} ms，比各 rank 中位数（{median_ms:.2f} ms）多 {dev_ms:.2f} ms；其通信等待与中位数相差 {wait_ms:.2f} ms —— 其他 rank 在等它。慢 rank：{ranks}。",
-        "slow_rank.message.group": "rank {rank} 每步 {component} 用时 {value_ms:.2f} ms，比各 rank 中位数（{median_ms:.2f} ms）多 {dev_ms:.2f} ms；其通信等待与中位数相差 {wait_ms:.2f} ms —— 其他 rank 在等它。它拖慢通信组 {group}（{group_names}；rank {group_ranks}），组内其他 rank 每步等它 {group_wait_ms:.2f} ms。慢 rank：{ranks}。",
+        "slow_rank.message": "rank {rank} 每步{component}用时 {value_ms:.2f} ms，比各 rank 中位数（{median_ms:.2f} ms）多 {dev_ms:.2f} ms；其通信等待与中位数相差 {wait_ms:.2f} ms —— 其他 rank 在等它。慢 rank：{ranks}。",
+        "slow_rank.message.group": "rank {rank} 每步{component}用时 {value_ms:.2f} ms，比各 rank 中位数（{median_ms:.2f} ms）多 {dev_ms:.2f} ms；其通信等待与中位数相差 {wait_ms:.2f} ms —— 其他 rank 在等它。它拖慢通信组 {group}（{group_names}；rank {group_ranks}），组内其他 rank 每步等它 {group_wait_ms:.2f} ms。慢 rank：{ranks}。",
         "group_slow_rank.title": "某 rank 拖慢其并行通信组",
         "group_slow_rank.message": "通信组 {group}（{group_names}；rank {group_ranks}）中，其他 rank 每步在组内集合通信中等待 rank {rank} {group_wait_ms:.2f} ms（它最后到达）。拖慢通信组的 rank：{ranks_held}（共 {n} 个组）。",
         "group_slow_rank.change": "找出 rank {rank} 在该组集合通信之前多做了什么：流水线并行中是阶段切分不均（在阶段间移动层，或把 embedding / loss 移出最后一个阶段）；数据并行中是批次不均（序列长度不均：按长度排序 / 打包）或主机较慢（CPU 绑核、数据加载、降频：npu-smi info）。",
@@ -320,12 +324,12 @@ MESSAGES: dict[str, dict[str, str]] = {
         "slow_link.message": "链路 {src}->{dst}（{transport}）带宽 {gbps:.1f} GB/s，仅为同类 {transport} 链路中位数 {median:.1f} GB/s 的 {ratio:.0%}（共 {n} 条慢链路）；达到中位数每步可节省 {ms:.2f} ms。",
         "slow_link.change": "检查该链路：npu-smi info -t topo 与 hccn_tool -i <dev> -link -g 查看状态与速率，线缆 / 交换机端口，光模块错误（hccn_tool -optical）；在这两个 rank 之间重跑 hccl_test。",
         "memory_churn.title": "频繁的设备 malloc/free 或 empty_cache",
-        "memory_churn.message": "分配器在迭代内归还并重新申请设备内存：每步 {mallocs} 次设备 malloc/free 调用（{apis}）和 {empty_cache} 次 empty_cache 调用，每步主机耗时 {ms:.2f} ms。",
-        "memory_churn.message.empty_cache": "每步调用 empty_cache {empty_cache} 次：缓存的内存块还给设备后又重新申请（每步 {mallocs} 次设备 malloc/free），每步主机耗时 {ms:.2f} ms。",
-        "memory_churn.message.blocks": "每步 {blocks} 次张量分配：缓存分配器很忙；存在碎片时会退化为设备 malloc/free。",
+        "memory_churn.message": "分配器在模型运行时归还并重新申请设备内存：{per} {mallocs} 次设备 malloc/free 调用（{apis}）和 {empty_cache} 次 empty_cache 调用，{per}主机耗时 {ms:.2f} ms。",
+        "memory_churn.message.empty_cache": "{per}调用 empty_cache {empty_cache} 次：缓存的内存块还给设备后又重新申请（{per} {mallocs} 次设备 malloc/free），{per}主机耗时 {ms:.2f} ms。",
+        "memory_churn.message.blocks": "{per} {blocks} 次张量分配：缓存分配器很忙；存在碎片时会退化为设备 malloc/free。",
         "memory_churn.change": "保留缓存：export PYTORCH_NPU_ALLOC_CONF=expandable_segments:True（GPU 上为 PYTORCH_CUDA_ALLOC_CONF），从训练循环中去掉 torch.npu.empty_cache() / torch.cuda.empty_cache()，保持 batch 形状固定（padding / 分桶）以便复用内存块。",
         "python_gc.title": "Python GC 停顿",
-        "python_gc.message": "Python 垃圾回收每步暂停训练线程 {n} 次，共 {ms:.2f} ms（占迭代 {share:.1%}，最长 {longest_ms:.2f} ms）；每步最多 {rec_ms:.2f} ms 表现为设备空闲。",
+        "python_gc.message": "Python 垃圾回收{per}暂停训练线程 {n} 次，共 {ms:.2f} ms（占{of} {share:.1%}，最长 {longest_ms:.2f} ms）；{per}最多 {rec_ms:.2f} ms 表现为设备空闲。",
         "python_gc.change": "构建模型和优化器后调用 gc.collect(); gc.freeze()，避免反复扫描长期存活的对象；调高阈值（gc.set_threshold(50000, 50, 100)），或 gc.disable() 后每 N 步调用 gc.collect()；减少每步创建的短生命周期 Python 对象。",
         "profile_quality.title": "采集质量限制了分析",
         "profile_quality.message": "profile 缺少：{items}（采集了 {steps} 步）。部分规则无法看到原因。",
@@ -349,6 +353,12 @@ for _lang, _table in _DIAG.items():
 from .verdicts import VERDICTS as _VERDICTS  # noqa: E402
 
 for _lang, _table in _VERDICTS.items():
+    MESSAGES[_lang].update(_table)
+
+# the compare verdict's explanation of where the step change went, in the same catalogue
+from .compare import COMPARE as _COMPARE  # noqa: E402
+
+for _lang, _table in _COMPARE.items():
     MESSAGES[_lang].update(_table)
 
 # the rank analyses' evidence sentences, in the same catalogue

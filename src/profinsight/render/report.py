@@ -157,21 +157,28 @@ def _excerpt_html(profile, rep: dict, lang: str) -> str:
 
 
 # --- the page -----------------------------------------------------------------------------------
-def recoverable_words(f: dict, lang: str) -> str:
-    """``12.34 ms (5.6% of step)``; the ms alone when the profile records no step (nothing to
-    take a share of), and "not estimated" when the rule could not estimate it."""
+def recoverable_words(f: dict, lang: str, basis: str = "step") -> str:
+    """``12.34 ms (5.6% of step)``; ``(93.1% of capture)`` where no step was recorded (``basis``
+    "capture": the share is of the whole capture), the ms alone when there is nothing to take a
+    share of, and "not estimated" when the rule could not estimate it."""
     if f.get("recoverable_us") is None:
         return t("label.not_estimated", lang)
     ms = f"{f['recoverable_us'] / 1e3:,.2f} ms"
     share = f.get("share_of_step_ratio")
     if share is None:
         return ms
-    return f"{ms} ({share:.1%} {t('label.of_step', lang)})"
+    return f"{ms} ({t('label.share_of_' + basis, lang, share=share)})"
 
 
-def _finding_html(f: dict, lang: str) -> str:
+def actions_heading(rep: dict) -> str:
+    """The Actions heading, naming what its times are of: per step, or over the capture."""
+    key = "section.actions.capture" if rep.get("basis") == "capture" else "section.actions"
+    return t(key, rep["lang"])
+
+
+def _finding_html(f: dict, lang: str, basis: str = "step") -> str:
     e = html.escape
-    rec = recoverable_words(f, lang)
+    rec = recoverable_words(f, lang, basis)
     return (
         f"<div class='f {e(f['severity'])}'><b>{e(f['title'])}</b> "
         f"<span class='dim'>[{e(t('severity.' + f['severity'], lang))} · {e(t('category.' + f['category'], lang))}"
@@ -228,11 +235,11 @@ def render_html(rep: dict | None, profile, lang: str | None = None) -> str:
     ]
     if not rep["findings"]:
         parts.append(f"<p>{e(t('label.no_findings', lang))}</p>")
-    parts += [_finding_html(f, lang) for f in rep["findings"]]
+    parts += [_finding_html(f, lang, rep.get("basis", "step")) for f in rep["findings"]]
     parts.append(
-        f"<h2 id='actions'>{e(t('section.actions', lang))}</h2><ol>"
+        f"<h2 id='actions'>{e(actions_heading(rep))}</h2><ol>"
         + "".join(
-            f"<li>{e(a['title'])}: {e(recoverable_words(a, lang))}"
+            f"<li>{e(a['title'])}: {e(recoverable_words(a, lang, rep.get('basis', 'step')))}"
             + (f"<br><span class='dim'>{e(a['note'])}</span>" if a.get("note") else "")
             + "</li>"
             for a in rep["actions"]

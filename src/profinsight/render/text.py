@@ -6,7 +6,7 @@ draw the same data (:func:`profinsight.advisor.guided_report`) in the same secti
 from __future__ import annotations
 
 from ..i18n import t
-from .report import SECTIONS, cell_text, recoverable_words
+from .report import SECTIONS, actions_heading, cell_text, recoverable_words
 
 
 def _rows(rows: list[dict]):
@@ -24,6 +24,7 @@ def render_terminal(rep: dict, console) -> None:
     from rich.table import Table
 
     lang = rep["lang"]
+    basis = rep.get("basis", "step")
     p = rep["profile"]
     console.print(
         f"[bold]{t('analyze.title', lang)}[/bold]  {p['path']}  ({p['format']} {p.get('level') or ''}, "
@@ -44,7 +45,9 @@ def render_terminal(rep: dict, console) -> None:
             console.print(tab)
     v = rep["verdict"]
     console.rule(f"[bold]{t('section.verdict', lang)}")
-    console.print(Panel(f"[bold]{v.get('title', v['text'])}[/bold]\n{v['text']} {v.get('detail', '')}".strip()))
+    # the unknown verdict has no title: its one sentence is said once, not as title and text
+    head = f"[bold]{v['title']}[/bold]\n" if v.get("title") else ""
+    console.print(Panel(f"{head}{v['text']} {v.get('detail', '')}".strip()))
     console.rule(f"[bold]{t('section.findings', lang)}")
     if not rep["findings"]:
         console.print(t("label.no_findings", lang))
@@ -52,13 +55,13 @@ def render_terminal(rep: dict, console) -> None:
         sev = f["severity"]
         console.print(
             f"[{SEV_STYLE.get(sev, 'default')}]{i}. \\[{t('severity.' + sev, lang)}] {escape(f['title'])}[/]"
-            f"  ({t('category.' + f['category'], lang)}; {t('label.recoverable', lang)} {recoverable_words(f, lang)})"
+            f"  ({t('category.' + f['category'], lang)}; {t('label.recoverable', lang)} {recoverable_words(f, lang, basis)})"
         )
         console.print(f"   {escape(f['message'])}")
         console.print(f"   [bold]{t('label.change', lang)}:[/bold] {escape(f['change'])}")
-    console.rule(f"[bold]{t('section.actions', lang)}")
+    console.rule(f"[bold]{actions_heading(rep)}")
     for i, a in enumerate(rep["actions"], 1):
-        console.print(f"{i}. {escape(a['title'])}: {recoverable_words(a, lang)}")
+        console.print(f"{i}. {escape(a['title'])}: {recoverable_words(a, lang, basis)}")
         if a.get("note"):  # two actions that remove the same time: not to be added up
             console.print(f"   [dim]{escape(a['note'])}[/dim]")
     if (rep.get("actions_total") or {}).get("text"):
@@ -72,6 +75,7 @@ def render_terminal(rep: dict, console) -> None:
 def markdown(rep: dict) -> str:
 
     lang = rep["lang"]
+    basis = rep.get("basis", "step")
     out = [f"# {t('analyze.title', lang)}", "", f"`{rep['profile']['path']}`", ""]
     for key, parts in SECTIONS:
         out += [f"## {t(key, lang)}", ""]
@@ -85,7 +89,7 @@ def markdown(rep: dict) -> str:
     out += [
         f"## {t('section.verdict', lang)}",
         "",
-        f"**{v.get('title', '')}** — {v['text']} {v.get('detail', '')}",
+        (f"**{v['title']}** — " if v.get("title") else "") + f"{v['text']} {v.get('detail', '')}".strip(),
         "",
         f"## {t('section.findings', lang)}",
         "",
@@ -93,14 +97,15 @@ def markdown(rep: dict) -> str:
     for i, f in enumerate(rep["findings"], 1):
         out += [
             f"{i}. **{f['title']}** ({t('severity.' + f['severity'], lang)}; {t('label.recoverable', lang)} "
-            f"{recoverable_words(f, lang)})  ",
+            f"{recoverable_words(f, lang, basis)})  ",
             f"   {f['message']}  ",
             f"   *{t('label.change', lang)}:* {f['change']}",
         ]
-    out += ["", f"## {t('section.actions', lang)}", ""]
+    out += ["", f"## {actions_heading(rep)}", ""]
     for i, a in enumerate(rep["actions"], 1):
         out.append(
-            f"{i}. {a['title']}: {recoverable_words(a, lang)}" + (f"  \n   *{a['note']}*" if a.get("note") else "")
+            f"{i}. {a['title']}: {recoverable_words(a, lang, basis)}"
+            + (f"  \n   *{a['note']}*" if a.get("note") else "")
         )
     if (rep.get("actions_total") or {}).get("text"):
         out += ["", f"**{rep['actions_total']['text']}**"]

@@ -93,10 +93,10 @@ export function create(): View {
           const id = ctx.profile.id;
           const [sum, slow, links, grid, groups] = await Promise.all([
             ctx.api.analysis(id, 'rank_summary'),
-            ctx.api.analysis(id, 'slow_ranks'),
-            ctx.api.analysis(id, 'slow_links'),
+            ctx.api.analysis(id, 'slow_ranks', { lang: ctx.lang }),
+            ctx.api.analysis(id, 'slow_links', { lang: ctx.lang }),
             allRows(ctx, id, 'rank_steps'),
-            ctx.api.analysis(id, 'parallel_groups')
+            ctx.api.analysis(id, 'parallel_groups', { lang: ctx.lang })
           ]);
           const out: Node[] = [];
           if (ctx.profile.ranks.length < 2) {

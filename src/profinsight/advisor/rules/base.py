@@ -165,6 +165,24 @@ class Context:
         return bool(len(sb)) and "step" in sb.columns and bool(sb["step"].isna().all())
 
     @property
+    def per_capture(self) -> bool:
+        """Whether a figure "per step" is of the whole capture: no step was recorded, neither on
+        the device (:attr:`stepless`) nor on the host (no ProfilerStep in the ``steps`` table).
+        Every share and per-step figure then names the capture as its denominator."""
+        if self.stepless:
+            return True
+        return not self.profile.steps
+
+    def denominator(self) -> dict:
+        """The words a rule's message takes for its denominator, by catalogue key: ``of`` (the
+        step / the capture) and ``per`` (per step / in the capture)."""
+        cap = self.per_capture
+        return {
+            "of": {"$t": "share_of.capture" if cap else "share_of.step"},
+            "per": {"$t": "per.capture" if cap else "per.step"},
+        }
+
+    @property
     def n_task_steps(self) -> int:
         return max(len(self.task_steps), 1)
 

@@ -284,6 +284,7 @@ def slow_rank(ctx: Context, th: dict):
             "median_us": r3(r["median_us"]),
             "deviation_us": r3(r["deviation_us"]),
             "mads": round(num(r["mads"]), 3),
+            "deviation_share_of_step_ratio": round(num(r["deviation_share_of_step_ratio"]), 6),
             "steps": str(r["steps"]),
             "comm_wait_vs_median_us": r3(r["comm_wait_vs_median_us"]),
             "evidence": str(r["evidence"]),
@@ -293,7 +294,9 @@ def slow_rank(ctx: Context, th: dict):
     recoverable = num(top["deviation_us"])
     values = {
         "rank": int(top["rank"]),
-        "component": str(top["component"]).removesuffix("_us"),
+        # the glossary's word for the component (compute, device idle, host-side preparing) in
+        # the report's language, not the column name
+        "component": {"$t": f"ranks.component.{top['component']}"},
         "dev_ms": recoverable / 1e3,
         "median_ms": num(top["median_us"]) / 1e3,
         "value_ms": num(top["value_us"]) / 1e3,
@@ -332,6 +335,11 @@ def _groups_held_back(ctx: Context, rank: int | None, min_share: float) -> list[
             "slow_rank": int(r["slow_rank"]),
             "waited_for_us": r3(r["waited_for_us"]),
             "waited_for_share_of_step_ratio": round(num(r["waited_for_share_of_step_ratio"]), 6),
+            # the figures of the group's compute spread, so the evidence can be worded again in
+            # the report's language (advisor.worded)
+            "max_computing_rank": None if pd.isna(r["max_computing_rank"]) else int(r["max_computing_rank"]),
+            "computing_spread_us": r3(r["computing_spread_us"]),
+            "imbalance_share_of_step_ratio": round(num(r["imbalance_share_of_step_ratio"]), 6),
             "evidence": str(r["evidence"]),
         }
         values = {

@@ -107,8 +107,7 @@ def idle_gaps(ctx: Context, th: dict):
         "ascend": ctx.is_ascend,
         "min_us": float(th["min_gap_us"]),
         # what the share is of, worded per language: the step, or the capture where none was recorded
-        "of": {"$t": "share_of.capture" if ctx.stepless else "share_of.step"},
-        "per": {"$t": "per.capture" if ctx.stepless else "per.step"},
+        **ctx.denominator(),
     }
     if not ctx.is_ascend and variant in ("data", "launch"):
         variant += "_gpu"

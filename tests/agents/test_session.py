@@ -95,6 +95,7 @@ def test_viewer_link_at_a_finding(session):
 def test_findings_carry_viewer_links(session):
     got = session.analysis("advise", SAMPLE, {"lang": "en"}, 50)
     for f in got["findings"]:
+        assert f["basis"] == "step"  # the sample records its steps: each figure is of the step
         w = f["evidence"]["window"]
         assert f"start={w['start_ns']}&end={w['end_ns']}" in f["viewer"]["standalone"]
 

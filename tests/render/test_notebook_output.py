@@ -48,6 +48,71 @@ def test_advise_renders_as_finding_cards(fixtures, lang):
     assert want in text
 
 
+def _recoverable(text: str) -> dict[str, str]:
+    """Each card's recoverable time, as shown (rule -> words)."""
+    found = re.findall(
+        r"data-rule='([^']*)'.*?text-decoration:underline dotted'>[^<]*</span>: <b>([^<]*)</b>", text, flags=re.S
+    )
+    return dict(found)
+
+
+@pytest.mark.parametrize(
+    "rel, lang, want",
+    [
+        # gpu_alexnet records no ProfilerStep: the one "step" is the whole capture (12,840.2 ms)
+        (
+            "kineto/gpu_alexnet.json.gz",
+            "en",
+            {
+                "idle_gaps": "11,952.42 ms in the capture (93.1% of the capture)",
+                "memory_churn": "8,510.53 ms in the capture (66.3% of the capture)",
+                "stream_sync": "901.51 ms in the capture (7.0% of the capture)",
+                "profile_quality": "not estimated",
+            },
+        ),
+        (
+            "kineto/gpu_alexnet.json.gz",
+            "zh",
+            {
+                "idle_gaps": "整个采集 11,952.42 ms（占采集时长的 93.1%）",
+                "memory_churn": "整个采集 8,510.53 ms（占采集时长的 66.3%）",
+                "stream_sync": "整个采集 901.51 ms（占采集时长的 7.0%）",
+                "profile_quality": "未估算",
+            },
+        ),
+        # gpu_cupti_counters records no step and no device span to take a share of: the time alone
+        ("kineto/gpu_cupti_counters.json.gz", "en", {"memory_churn": "1,670.35 ms in the capture"}),
+        ("kineto/gpu_cupti_counters.json.gz", "zh", {"memory_churn": "整个采集 1,670.35 ms"}),
+        # a stepped profile keeps its per-step words
+        (
+            RANK0,
+            "en",
+            {
+                "idle_gaps": "21.27 ms per step (15.6% of the step)",
+                "communication_overlap": "4.85 ms per step (3.5% of the step)",
+                "compile_dispatch": "3.59 ms per step (2.6% of the step)",
+                "format_conversion": "1.54 ms per step (1.1% of the step)",
+            },
+        ),
+        (
+            RANK0,
+            "zh",
+            {"idle_gaps": "每步 21.27 ms（占迭代的 15.6%）", "format_conversion": "每步 1.54 ms（占迭代的 1.1%）"},
+        ),
+    ],
+)
+def test_finding_cards_name_what_the_recoverable_time_is_of(fixtures, rel, lang, want):
+    """The cards said "x ms (y% of step) per step" on captures that record no step, where the share
+    is of the whole capture; ``advise()`` carries its ``basis`` on every row and the cards word it."""
+    adv = _load(fixtures, rel).advise(lang=lang)
+    basis = "step" if rel == RANK0 else "capture"
+    assert set(adv["basis"]) == {basis}
+    got = _recoverable(adv._repr_html_())
+    assert {r: got[r] for r in want} == want
+    if basis == "capture":
+        assert "step" not in " ".join(got.values()) and "每步" not in " ".join(got.values())
+
+
 def test_waterfall_and_compare_are_charts_with_human_labels(fixtures):
     cmp = profinsight.compare(_load(fixtures, BASE), _load(fixtures, OTHER))
     wf = cmp.waterfall()

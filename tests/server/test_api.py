@@ -394,6 +394,8 @@ def test_advise_findings_carry_a_timeline_window(server):
     assert code == 200
     found = [r for r in d["rows"] if r["severity"] != "not_applicable"]
     assert found
+    # what each recoverable time is of: the profile records steps, so every row is of the step
+    assert "basis" in d["columns"] and {r["basis"] for r in d["rows"]} == {"step"}
     steps = server["prof"].table("steps")
     step = (int(steps["device_start_ns"][0]), int(steps["device_end_ns"][0]))
     ref = {r["rule"]: r["evidence"] for _, r in server["prof"].advise(lang="en").iterrows()}

@@ -28,6 +28,10 @@ FINDING_COLUMNS = [
     "recoverable_us",
     "share_of_step_ratio",
     "change",
+    # what recoverable_us and share_of_step_ratio are of: "step" (the mean step), or "capture"
+    # where the profile records no step; the same on every row, so it travels with the rows
+    # (notebook cards, the viewer's findings, MCP answers) and needs no side channel
+    "basis",
 ]
 
 
@@ -171,6 +175,7 @@ def advise(profile, lang: str | None = None, thresholds: dict | None = None) -> 
         for n, plain in zip(notes, found["notes"])
     ]
     df = pd.DataFrame(rows, columns=FINDING_COLUMNS)
+    df["basis"] = found.get("basis", "step")
     df["recoverable_us"] = pd.to_numeric(df["recoverable_us"], errors="coerce").astype("Float64")
     df["share_of_step_ratio"] = pd.to_numeric(df["share_of_step_ratio"], errors="coerce").astype("Float64")
     return df

@@ -25,8 +25,9 @@ def thresholds_for(overrides: dict | None) -> dict[str, dict]:
 
 
 def hits(profile, thresholds: dict | None = None, ctx: Context | None = None, only: tuple | None = None) -> dict:
-    """Run every rule: ``{"hits": [...], "notes": [...]}``, hits sorted by recoverable time, then
-    severity.  A hit is ``{rule, severity, category, variant, values, evidence, recoverable_us,
+    """Run every rule: ``{"hits": [...], "notes": [...], "basis": ...}``, hits sorted by
+    recoverable time, then severity; ``basis`` is what every "per step" and share is of: "step",
+    or "capture" where no step was recorded (every surface that words the hits names it).  A hit is ``{rule, severity, category, variant, values, evidence, recoverable_us,
     share_of_step_ratio}``; a note (a rule that does not apply) ``{rule, category, reason,
     reason_values}`` with ``reason`` a message key."""
     ths = thresholds_for(thresholds)
@@ -82,7 +83,7 @@ def hits(profile, thresholds: dict | None = None, ctx: Context | None = None, on
     found.sort(
         key=lambda f: (f["recoverable_us"] is None, -(f["recoverable_us"] or 0.0), SEVERITIES.index(f["severity"]))
     )
-    return {"hits": found, "notes": notes}
+    return {"hits": found, "notes": notes, "basis": "capture" if ctx.per_capture else "step"}
 
 
 def verdict(profile, ctx: Context | None = None) -> dict:

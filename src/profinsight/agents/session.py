@@ -77,6 +77,8 @@ class Session:
             f = {k: plain(r[k]) for k in ("rule", "severity", "category", "title", "message", "change")}
             f["recoverable_us"] = plain(r["recoverable_us"])
             f["share_of_step_ratio"] = plain(r["share_of_step_ratio"])
+            # what both figures are of: "step", or "capture" where the profile records no step
+            f["basis"] = plain(r.get("basis", "step"))
             f["evidence"] = plain(r["evidence"])
             window = (r["evidence"] or {}).get("window") if isinstance(r["evidence"], dict) else None
             if window and self.viewer.any():

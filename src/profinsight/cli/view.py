@@ -103,7 +103,7 @@ def run(args) -> int:
     elif fmt == "md":
         emit(_markdown(plain), args)
     elif a.name == "advise":
-        _findings(plain, args, "step" if prof.steps else "capture")
+        _findings(plain, args)
     else:
         _table(plain, a, args)
     return 1 if failed else 0
@@ -192,10 +192,10 @@ def _table(df, a, args) -> None:
         emit(console.export_text(), args)
 
 
-def _findings(df, args, basis: str = "step") -> None:
+def _findings(df, args) -> None:
     """``view advise``: numbered findings (title, severity, recoverable time, message, change),
-    then the rules that do not apply, in one line each.  ``basis`` is what the recoverable time
-    is of: "step", or "capture" where the profile records no step."""
+    then the rules that do not apply, in one line each.  The recoverable time is of what the
+    advisor says in the ``basis`` column: "step", or "capture" where the profile records no step."""
     import pandas as pd
     from rich.markup import escape
 
@@ -203,6 +203,7 @@ def _findings(df, args, basis: str = "step") -> None:
 
     console = make_console(args, terminal_width())
     fired = df[df["severity"] != "not_applicable"]
+    basis = "capture" if "basis" in df.columns and (df["basis"] == "capture").any() else "step"
     if not len(fired):
         console.print("No rule fired: nothing stands out against the thresholds.")
     for i, (_, f) in enumerate(fired.iterrows(), 1):

@@ -23,6 +23,12 @@ MESSAGES: dict[str, dict[str, str]] = {
         "label.per_step": "per step",
         "label.share_of_step": "{share:.1%} of step",
         "label.share_of_capture": "{share:.1%} of capture",
+        # a finding card's recoverable time, naming what it is of (the mean step, or the whole
+        # capture where no step was recorded); ".no_share" where there is nothing to take a share of
+        "label.recoverable_time.step": "{ms} per step ({share:.1%} of the step)",
+        "label.recoverable_time.capture": "{ms} in the capture ({share:.1%} of the capture)",
+        "label.recoverable_time.step.no_share": "{ms} per step",
+        "label.recoverable_time.capture.no_share": "{ms} in the capture",
         "label.change": "Change",
         "label.evidence": "Evidence",
         "label.none": "none",
@@ -199,6 +205,10 @@ MESSAGES: dict[str, dict[str, str]] = {
         "label.per_step": "每步",
         "label.share_of_step": "占迭代 {share:.1%}",
         "label.share_of_capture": "占采集时长 {share:.1%}",
+        "label.recoverable_time.step": "每步 {ms}（占迭代的 {share:.1%}）",
+        "label.recoverable_time.capture": "整个采集 {ms}（占采集时长的 {share:.1%}）",
+        "label.recoverable_time.step.no_share": "每步 {ms}",
+        "label.recoverable_time.capture.no_share": "整个采集 {ms}",
         "label.change": "修改建议",
         "label.evidence": "证据",
         "label.none": "无",

@@ -1,5 +1,6 @@
 """``p.advise()`` in a notebook: the advisor's findings as the viewer shows them -- one card per
-finding (severity, title, what was seen, what it costs per step, what to change), the evidence
+finding (severity, title, what was seen, what it costs per step -- or over the capture where
+no step was recorded -- and what to change), the evidence
 folded under it as readable lists, the rules that did not apply in one line at the end.
 
 Static HTML with inline styles only (no script, no stylesheet): a saved notebook, GitHub and VS
@@ -15,7 +16,6 @@ import math
 import pandas as pd
 
 from ..i18n import t
-from .report import recoverable_words
 
 #: severity -> (border colour, badge background, badge text)
 SEVERITY = {
@@ -95,19 +95,36 @@ def _evidence(ev, depth: int = 0) -> str:
     return _value(ev)
 
 
+def basis_of(f: dict) -> str:
+    """What a finding's recoverable time is of: "step", or "capture" where the profile records no
+    step (the ``basis`` column of ``advise()``); a row without it (saved by an earlier version)
+    is of the step, as every finding was then."""
+    basis = _clean(f.get("basis"))
+    return basis if basis in ("step", "capture") else "step"
+
+
+def recoverable_time(f: dict, lang=None) -> str:
+    """A card's recoverable time with its denominator named: ``1.23 ms per step (4.5% of the
+    step)``, ``11,952.40 ms in the capture (93.1% of the capture)`` where no step was recorded
+    (the share is then of the whole capture, never of a step), the time alone with its "per"
+    where no share could be taken, "not estimated" where the rule could not estimate it."""
+    rec, share = _clean(f.get("recoverable_us")), _clean(f.get("share_of_step_ratio"))
+    if rec is None:
+        return t("label.not_estimated", lang)
+    key = f"label.recoverable_time.{basis_of(f)}"
+    ms = f"{float(rec) / 1e3:,.2f} ms"
+    if share is None:
+        return t(f"{key}.no_share", lang, ms=ms)
+    return t(key, lang, ms=ms, share=float(share))
+
+
 def finding_card(f: dict, lang=None) -> str:
     """One finding as a card (inline styles)."""
     e = html.escape
     sev = str(f.get("severity") or "info")
     border, badge_bg, badge_fg = SEVERITY.get(sev, SEVERITY["info"])
     rec_def = f"{t('term.recoverable', lang)}: {t('term.recoverable.def', lang)}"
-    rec = recoverable_words(
-        {
-            "recoverable_us": _clean(f.get("recoverable_us")),
-            "share_of_step_ratio": _clean(f.get("share_of_step_ratio")),
-        },
-        lang,
-    )
+    rec = recoverable_time(f, lang)
     evidence = _evidence(f.get("evidence"))
     change = _clean(f.get("change"))
     return (
@@ -119,7 +136,7 @@ def finding_card(f: dict, lang=None) -> str:
         f"{e(t('category.' + str(f.get('category', '')), lang))}</span></div>"
         f"<div style='margin:4px 0'>{e(str(f.get('message', '')))}</div>"
         f"<div style='font-size:12px'><span title='{e(rec_def)}' style='text-decoration:underline dotted'>"
-        f"{e(t('label.recoverable', lang))}</span>: <b>{e(rec)}</b> {e(t('label.per_step', lang))}</div>"
+        f"{e(t('label.recoverable', lang))}</span>: <b>{e(rec)}</b></div>"
         + (f"<div style='margin-top:4px'><b>{e(t('label.change', lang))}:</b> {e(str(change))}</div>" if change else "")
         + (
             f"<details style='margin-top:4px;font-size:12px'><summary style='cursor:pointer'>"

@@ -1,6 +1,6 @@
 /**
- * The advisor's findings as cards: severity, title, what was seen, what it costs per step (the
- * glossary's *recoverable time* on hover), what to change, a jump to the evidence's window on the
+ * The advisor's findings as cards: severity, title, what was seen, what it costs per step — or over
+ * the capture where no step was recorded — (the glossary's *recoverable time* on hover), what to change, a jump to the evidence's window on the
  * timeline where the host can show it, and the evidence itself folded under the card.  The
  * Overview and the notebook's `advise()` output (JupyterLab's renderer of the analysis payload)
  * draw the same cards.
@@ -18,6 +18,27 @@ export function timelineWindow(evidence: Json | undefined): ViewState | null {
   }
   const w = evidence.window;
   return w && typeof w === 'object' && !Array.isArray(w) ? (w as ViewState) : null;
+}
+
+/**
+ * A finding's recoverable time with what it is of: per step (and its share of the mean step), or
+ * — where the profile records no step (`basis` "capture", a column of `advise()`) — over the whole
+ * capture, whose share is of the capture, never of a step that does not exist.  Without a share
+ * (nothing to take it of) the time is said alone.  The English fallbacks are the catalogue's words
+ * (the notebook's renderer has no catalogue).
+ */
+export function recoverableText(t: Translate, r: Record<string, any>): string {
+  const time = fmtDuration(Number(r.recoverable_us) * 1e3);
+  const share = fmtPct(num(r.share_of_step_ratio));
+  const capture = r.basis === 'capture';
+  if (capture) {
+    return share
+      ? tr(t, 'ui.overview.recoverable.capture', `Recoverable: up to ${time} in the capture (${share} of the capture; no step recorded)`, { time, share })
+      : tr(t, 'ui.overview.recoverable.capture.no_share', `Recoverable: up to ${time} in the capture (no step recorded)`, { time });
+  }
+  return share
+    ? tr(t, 'ui.overview.recoverable', `Recoverable: up to ${time} per step (${share} of the step)`, { time, share })
+    : tr(t, 'ui.overview.recoverable.no_share', `Recoverable: up to ${time} per step`, { time });
 }
 
 export interface FindingOptions {
@@ -46,10 +67,7 @@ export function findingCards(rows: Record<string, any>[], opts: FindingOptions):
       ? h(
           'div',
           { class: 'pi-finding-rec pi-term', 'data-term': 'recoverable', title: termText(t, 'recoverable') },
-          tr(t, 'ui.overview.recoverable', `Recoverable: up to ${fmtDuration(r.recoverable_us * 1e3)} per step (${fmtPct(num(r.share_of_step_ratio))} of the step)`, {
-            time: fmtDuration(r.recoverable_us * 1e3),
-            share: fmtPct(num(r.share_of_step_ratio))
-          })
+          recoverableText(t, r)
         )
       : null;
     const evidence =

@@ -14,7 +14,13 @@ before the page loads, opens ``#ID/ranks``:
    loading the run (its status route polled by the page) and computing the analyses on the way;
 2. **repaint**: the same view opened again in a new page (the run and its analyses loaded):
    the browser's own work -- fetching the answers, building the view, drawing the charts;
-3. **freeze**: the longest main-thread task over both, and the count of tasks over 200 ms.
+3. **warm open**: a new server application on the same (now warm) cache opens the run, as after a
+   restart of ``profinsight serve`` or a new JupyterLab session: ``server_s`` the application's
+   start (discovery of the run), ``s`` from navigation until painted (the run entry and the analyses'
+   results read from the cache, the first paint beside them);
+4. **freeze**: the longest main-thread task of each, and the count of tasks over 200 ms; and the
+   server's event loop during the cold open: its ``status`` route polled every 100 ms from another
+   thread (the longest answer, and the ranks read so far that the polls saw).
 
 Every figure is printed with the load average (1 min) read before it.
 """
@@ -26,6 +32,7 @@ import json
 import os
 import shutil
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -70,6 +77,27 @@ def open_view(browser, url: str, timeout_ms: int) -> dict:
     return out
 
 
+def poll_status(base: str, pid: str, stop, out: dict) -> None:
+    """Poll ``status`` until ``stop`` is set: the longest answer (the event loop never waits for the
+    import) and the progress seen while loading."""
+    import urllib.request
+
+    worst, polls, done = 0.0, 0, []
+    while not stop.is_set():
+        t = time.perf_counter()
+        try:
+            with urllib.request.urlopen(f"{base}/api/profiles/{pid}/status", timeout=60) as r:
+                st = json.loads(r.read())
+        except OSError:
+            st = None
+        worst = max(worst, time.perf_counter() - t)
+        polls += 1
+        if st and st["state"] == "loading" and (not done or done[-1] != st["done"]):
+            done.append(st["done"])
+        stop.wait(0.1)
+    out.update(status_polls=polls, status_longest_ms=round(worst * 1000, 1), progress_done_seen=done)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--ranks", type=int, default=1024)
@@ -101,8 +129,22 @@ def main() -> None:
     with serve_in_thread(app) as base, sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
         url = f"{base}/#{pid}/ranks"
+        stop, loop = threading.Event(), {}
+        poller = threading.Thread(target=poll_status, args=(base, pid, stop, loop), daemon=True)
+        poller.start()
         res["open"] = open_view(browser, url, 300_000)
+        stop.set()
+        poller.join()
+        res["open"]["event_loop"] = loop
         res["repaint"] = open_view(browser, url, 120_000)
+        app.settings["store"].close()
+        t = time.perf_counter()
+        warm_app = make_app([str(run)], token=None)  # a new server: discovery of the run again
+        server_s = time.perf_counter() - t
+        wpid = warm_app.settings["store"].ids()[0]
+        with serve_in_thread(warm_app) as wbase:
+            res["warm_open"] = {"server_s": round(server_s, 2), **open_view(browser, f"{wbase}/#{wpid}/ranks", 120_000)}
+        warm_app.settings["store"].close()
         if a.shot:
             ctx = browser.new_context(viewport={"width": 1400, "height": 900}, locale="en-US")
             page = ctx.new_page()

@@ -79,10 +79,12 @@ def test_qwen3_second_open_reads_the_run_entry_and_equals_a_fresh_read(qwen, rea
     _assert_same(first, _fresh(qwen, monkeypatch))
 
     reads.clear()
+    run_cache._live.clear()  # as a new process would: the entry is read from disk
     second = profinsight.load(qwen, tier="summary")
     assert reads == []  # no rank folder read: the run entry answered
     assert second._shared is not None and second._shared.folder == entry.folder
     _assert_same(second, _fresh(qwen, monkeypatch))
+    assert run_cache.lookup(key) is second._shared  # a third open in this process shares its tables
     # the analyses of the second open came from the files the first one wrote beside the entry
     assert second._results.stats["computed"] == 0 and second._results.stats["disk"] >= len(ANALYSES)
     # one rank on its own still reads its own rows
@@ -190,6 +192,7 @@ def test_a_damaged_entry_is_read_again(qwen, reads):
     p = profinsight.load(qwen, tier="summary")
     entry = run_cache.lookup(run_cache.run_key(p.run.sources))
     (entry.folder / "meta.json").write_text("{not json")
+    run_cache._live.clear()  # a new process: the entry this one read is not in memory
     reads.clear()
     q = profinsight.load(qwen, tier="summary")
     assert len(reads) == 4

@@ -274,10 +274,11 @@ class ProfileStore:
                 stage = "building"  # the streamed file is read: the tables are being built from it
         if w is not None:
             total_bytes = w.total
-        else:  # before the load: the run's size, stated once (a poll of a 1,024-rank run must not stat 12,000 files)
-            if e.size is None:
+        else:  # before the load: the run's size, stated once, and for a large run by the first paint
+            # (off the event loop: stating the 12,000 files of 1,024 ranks here would hold every request)
+            if e.size is None and len(e.run.sources) <= SUMMARY_RANKS:
                 e.size = _run_bytes(e.run)
-            total_bytes = e.size
+            total_bytes = e.size or 0
         return {
             "id": pid,
             "state": state,
@@ -320,6 +321,7 @@ class ProfileStore:
                 except ProfileError:
                     tiered = e.run  # the import says why; the first paint still shows what discovery saw
                 e.summary = {"id": pid, **first_paint(e.run, tiered)}
+                e.size = e.summary["size_bytes"]
             return e.summary
 
     def ready(self, pid: str) -> dict:

@@ -126,10 +126,28 @@ def _folder(key: str) -> Path | None:
     return None if root is None else root / f"v{SCHEMA_VERSION}" / f"{PREFIX}{key}"
 
 
+#: the entries this process read last, by key: the server's first paint and its import (and a
+#: second open) share one entry's tables instead of reading its Parquet files again
+LIVE = 4
+_live: dict[str, RunEntry] = {}
+
+
 def lookup(key: str) -> RunEntry | None:
     """The complete entry of ``key``, or None (no entry, the cache off, a damaged entry)."""
     folder = _folder(key)
-    return None if folder is None else _open(folder)
+    if folder is None:
+        return None
+    with _locks_guard:
+        live = _live.get(key)
+    if live is not None and live.folder == folder and (folder / _META).is_file():
+        return live
+    entry = _open(folder)
+    if entry is not None:
+        with _locks_guard:
+            _live[key] = entry
+            while len(_live) > LIVE:
+                _live.pop(next(iter(_live)))
+    return entry
 
 
 def _open(folder: Path) -> RunEntry | None:
@@ -178,7 +196,7 @@ def store(key: str, sources, datas) -> RunEntry | None:
             if _open(final) is None:
                 shutil.rmtree(final, ignore_errors=True)
                 os.replace(tmp, final)
-        return _open(final)
+        return lookup(key)
     except (OSError, pa.ArrowException):
         return None
     finally:

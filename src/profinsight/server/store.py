@@ -30,7 +30,7 @@ from pathlib import Path
 
 from .. import diagnostics as dg
 from .. import discovery
-from ..discovery import SCAN_SKIP, Run, discover
+from ..discovery import SCAN_SKIP, Run
 from ..errors import NotAProfile, ProfileError, UnknownTable
 from ..store.kept_runs import discover_kept
 
@@ -432,7 +432,7 @@ class ProfileStore:
         root: nothing to do.  Returns the ids."""
         if self.root is not None:
             try:
-                runs = discover(self.root, prefer=self.prefer)
+                runs = discover_kept(self.root, prefer=self.prefer)
             except ProfileError:
                 runs = []
             for run in runs:

@@ -18,7 +18,10 @@ before the page loads, opens ``#ID/ranks``:
    restart of ``profinsight serve`` or a new JupyterLab session: ``server_s`` the application's
    start (discovery of the run), ``s`` from navigation until painted (the run entry and the analyses'
    results read from the cache, the first paint beside them);
-4. **freeze**: the longest main-thread task of each, and the count of tasks over 200 ms; and the
+4. **restart**: ``profinsight serve`` started again on the warm cache, in a new process (the engine
+   warmed in the background as ``serve`` does, the browser navigating at once): ``start_s`` from the
+   process' start to navigation, ``s`` from navigation until painted; twice (``--restarts``);
+5. **freeze**: the longest main-thread task of each, and the count of tasks over 200 ms; and the
    server's event loop during the cold open: its ``status`` route polled every 100 ms from another
    thread (the longest answer, and the ranks read so far that the polls saw).
 
@@ -98,12 +101,40 @@ def poll_status(base: str, pid: str, stop, out: dict) -> None:
     out.update(status_polls=polls, status_longest_ms=round(worst * 1000, 1), progress_done_seen=done)
 
 
+def restart(run: str) -> None:
+    """The child of a restart: a new server process on the warm cache (``PROFINSIGHT_CACHE``),
+    warmed as ``profinsight serve`` warms it, opens the Ranks view; prints the figures as JSON."""
+    t0 = time.perf_counter()
+    from _support import CHROMIUM, FLAGS
+    from playwright.sync_api import sync_playwright
+
+    from profinsight.server.app import make_app
+    from profinsight.server.handlers import warm
+    from profinsight.server.threaded import serve_in_thread
+
+    app = make_app([run], token=None)
+    store = app.settings["store"]
+    pid = store.ids()[0]
+    warm(store)
+    start = time.perf_counter() - t0
+    with serve_in_thread(app) as base, sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        out = {"start_s": round(start, 2), **open_view(browser, f"{base}/#{pid}/ranks", 120_000)}
+        browser.close()
+    store.close()
+    print(json.dumps(out))
+
+
 def main() -> None:
+    if len(sys.argv) == 3 and sys.argv[1] == "--child-restart":
+        restart(sys.argv[2])
+        return
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--ranks", type=int, default=1024)
     ap.add_argument("--run", type=Path, default=None, help="an existing run folder (else one is generated)")
     ap.add_argument("--shot", type=Path, default=None, help="save a screenshot of the painted view here")
     ap.add_argument("--keep", action="store_true")
+    ap.add_argument("--restarts", type=int, default=2, help="new server processes on the warm cache")
     a = ap.parse_args()
     root = None
     run = a.run
@@ -155,6 +186,15 @@ def main() -> None:
             ctx.close()
         browser.close()
     res["ranks"] = len(app.settings["store"].get(pid).ranks)
+    import subprocess
+
+    res["restart"] = []
+    for _ in range(a.restarts):
+        child = subprocess.run(
+            [sys.executable, __file__, "--child-restart", str(run)], capture_output=True, text=True, timeout=300
+        )
+        lines = [x for x in child.stdout.splitlines() if x.startswith("{")]
+        res["restart"].append(json.loads(lines[-1]) if lines else {"error": child.stderr[-2000:]})
     res["load_after"] = os.getloadavg()
     print(json.dumps(res, indent=2))
     shutil.rmtree(cache, ignore_errors=True)

@@ -14,7 +14,16 @@ before the page loads, opens ``#ID/ranks``:
    loading the run (its status route polled by the page) and computing the analyses on the way;
 2. **repaint**: the same view opened again in a new page (the run and its analyses loaded):
    the browser's own work -- fetching the answers, building the view, drawing the charts;
-3. **freeze**: the longest main-thread task over both, and the count of tasks over 200 ms.
+3. **warm open**: a new server application on the same (now warm) cache opens the run, as after a
+   restart of ``profinsight serve`` or a new JupyterLab session: ``server_s`` the application's
+   start (discovery of the run), ``s`` from navigation until painted (the run entry and the analyses'
+   results read from the cache, the first paint beside them);
+4. **restart**: ``profinsight serve`` started again on the warm cache, in a new process (the engine
+   warmed in the background as ``serve`` does, the browser navigating at once): ``start_s`` from the
+   process' start to navigation, ``s`` from navigation until painted; twice (``--restarts``);
+5. **freeze**: the longest main-thread task of each, and the count of tasks over 200 ms; and the
+   server's event loop during the cold open: its ``status`` route polled every 100 ms from another
+   thread (the longest answer, and the ranks read so far that the polls saw).
 
 Every figure is printed with the load average (1 min) read before it.
 """
@@ -26,6 +35,7 @@ import json
 import os
 import shutil
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -70,12 +80,61 @@ def open_view(browser, url: str, timeout_ms: int) -> dict:
     return out
 
 
+def poll_status(base: str, pid: str, stop, out: dict) -> None:
+    """Poll ``status`` until ``stop`` is set: the longest answer (the event loop never waits for the
+    import) and the progress seen while loading."""
+    import urllib.request
+
+    worst, polls, done = 0.0, 0, []
+    while not stop.is_set():
+        t = time.perf_counter()
+        try:
+            with urllib.request.urlopen(f"{base}/api/profiles/{pid}/status", timeout=60) as r:
+                st = json.loads(r.read())
+        except OSError:
+            st = None
+        worst = max(worst, time.perf_counter() - t)
+        polls += 1
+        if st and st["state"] == "loading" and (not done or done[-1] != st["done"]):
+            done.append(st["done"])
+        stop.wait(0.1)
+    out.update(status_polls=polls, status_longest_ms=round(worst * 1000, 1), progress_done_seen=done)
+
+
+def restart(run: str) -> None:
+    """The child of a restart: a new server process on the warm cache (``PROFINSIGHT_CACHE``),
+    warmed as ``profinsight serve`` warms it, opens the Ranks view; prints the figures as JSON."""
+    t0 = time.perf_counter()
+    from _support import CHROMIUM, FLAGS
+    from playwright.sync_api import sync_playwright
+
+    from profinsight.server.app import make_app
+    from profinsight.server.handlers import warm
+    from profinsight.server.threaded import serve_in_thread
+
+    app = make_app([run], token=None)
+    store = app.settings["store"]
+    pid = store.ids()[0]
+    warm(store)
+    start = time.perf_counter() - t0
+    with serve_in_thread(app) as base, sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        out = {"start_s": round(start, 2), **open_view(browser, f"{base}/#{pid}/ranks", 120_000)}
+        browser.close()
+    store.close()
+    print(json.dumps(out))
+
+
 def main() -> None:
+    if len(sys.argv) == 3 and sys.argv[1] == "--child-restart":
+        restart(sys.argv[2])
+        return
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--ranks", type=int, default=1024)
     ap.add_argument("--run", type=Path, default=None, help="an existing run folder (else one is generated)")
     ap.add_argument("--shot", type=Path, default=None, help="save a screenshot of the painted view here")
     ap.add_argument("--keep", action="store_true")
+    ap.add_argument("--restarts", type=int, default=2, help="new server processes on the warm cache")
     a = ap.parse_args()
     root = None
     run = a.run
@@ -101,8 +160,22 @@ def main() -> None:
     with serve_in_thread(app) as base, sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
         url = f"{base}/#{pid}/ranks"
+        stop, loop = threading.Event(), {}
+        poller = threading.Thread(target=poll_status, args=(base, pid, stop, loop), daemon=True)
+        poller.start()
         res["open"] = open_view(browser, url, 300_000)
+        stop.set()
+        poller.join()
+        res["open"]["event_loop"] = loop
         res["repaint"] = open_view(browser, url, 120_000)
+        app.settings["store"].close()
+        t = time.perf_counter()
+        warm_app = make_app([str(run)], token=None)  # a new server: discovery of the run again
+        server_s = time.perf_counter() - t
+        wpid = warm_app.settings["store"].ids()[0]
+        with serve_in_thread(warm_app) as wbase:
+            res["warm_open"] = {"server_s": round(server_s, 2), **open_view(browser, f"{wbase}/#{wpid}/ranks", 120_000)}
+        warm_app.settings["store"].close()
         if a.shot:
             ctx = browser.new_context(viewport={"width": 1400, "height": 900}, locale="en-US")
             page = ctx.new_page()
@@ -113,6 +186,15 @@ def main() -> None:
             ctx.close()
         browser.close()
     res["ranks"] = len(app.settings["store"].get(pid).ranks)
+    import subprocess
+
+    res["restart"] = []
+    for _ in range(a.restarts):
+        child = subprocess.run(
+            [sys.executable, __file__, "--child-restart", str(run)], capture_output=True, text=True, timeout=300
+        )
+        lines = [x for x in child.stdout.splitlines() if x.startswith("{")]
+        res["restart"].append(json.loads(lines[-1]) if lines else {"error": child.stderr[-2000:]})
     res["load_after"] = os.getloadavg()
     print(json.dumps(res, indent=2))
     shutil.rmtree(cache, ignore_errors=True)

@@ -322,6 +322,22 @@ def _common_parts(paths):
     return out or ["/"]
 
 
+def _run_info_rows(ranks: list[LoadedRank]) -> list[list[dict]]:
+    """Each rank's ``run_info`` rows; the ranks of one run entry (the summary tier) from one read of
+    its whole table (1,024 slices turned into rows one by one cost seconds)."""
+    whole: dict[int, list[dict]] = {}
+    out = []
+    for r in ranks:
+        if r.shared is None:
+            out.append(r.read("run_info").to_pylist())
+            continue
+        if id(r.shared) not in whole:
+            whole[id(r.shared)] = r.shared.read("run_info").to_pylist()
+        at = r.shared.offsets("run_info")
+        out.append(whole[id(r.shared)][at[r.position] : at[r.position + 1]])
+    return out
+
+
 def run_diagnostics(run: Run, ranks: list[LoadedRank]) -> list[dg.Diagnostic]:
     """Checks across ranks: duplicate or missing rank ids, versions that differ, ranks missing
     from the job."""
@@ -347,8 +363,7 @@ def run_diagnostics(run: Run, ranks: list[LoadedRank]) -> list[dg.Diagnostic]:
             )
         )
     versions, worlds, infos = {}, set(), {}
-    for r in ranks:
-        info = r.read("run_info").to_pylist()
+    for r, info in zip(ranks, _run_info_rows(ranks)):
         for row in info:
             infos[r.rank] = row
             try:

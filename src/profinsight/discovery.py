@@ -11,6 +11,7 @@ every run under a folder (the server's ``api/runs``).
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -64,13 +65,22 @@ def discover(path: str | Path, *, prefer: str | None = None) -> list[Run]:
             file=p,
             fix="check the path; a profile is a *_ascend_pt folder, a folder of them, or a Kineto .json/.json.gz trace",
         )
+    runs, _walk = walk_runs(p, prefer)
+    return runs
+
+
+def walk_runs(path: str | Path, prefer: str | None = None) -> tuple[list[Run], _Walk]:
+    """:func:`discover`'s runs of the existing ``path`` and the walk that found them (its
+    ``listed`` folders, its start ``started_ns``: what a kept walk is witnessed by)."""
+    p = Path(path).expanduser()
     walk = _Walk(prefer)
+    walk.started_ns = time.time_ns()
     walk.visit(p.resolve(), 0)
     if not walk.units:
         if walk.problems:
             raise walk.problems[0]
         raise _nothing_found(p)
-    return _group(walk.units)
+    return _group(walk.units), walk
 
 
 #: at most this many entries of a folder are named in the "no profile found" message
@@ -182,6 +192,9 @@ class _Walk:
         self.prefer, self.root, self.budget, self.max_depth = prefer, root, budget, max_depth
         self.units: list[_Unit] = []
         self.problems: list[ProfileError] = []
+        #: the folders listed (entered): their mtimes are part of a kept walk's witness
+        self.listed: list[Path] = []
+        self.started_ns = 0
         self.truncated = False
         self.folder_importers = [i for i in importers() if i.shape == "folder"]
         self.file_importers = [i for i in importers() if i.shape == "file"]
@@ -199,6 +212,7 @@ class _Walk:
                 self.truncated = True
                 return
             self.budget -= 1
+        self.listed.append(p)
         try:
             children = sorted(p.iterdir())
         except OSError as exc:

@@ -43,6 +43,8 @@ class Profile:
         #: analysis results by (name, parameters), in memory and beside the Parquet cache
         #: (:mod:`profinsight.store.results`): each analysis runs once per profile and parameters
         self._results = Results.for_profile(ranks, run, run_notes)
+        #: the run entry that holds every rank's tables, whole and in this order, or None
+        self._shared = _whole_entry(ranks)
 
     # --- what was loaded -------------------------------------------------------------
     @property
@@ -78,8 +80,11 @@ class Profile:
         if name not in TABLES:
             raise UnknownTable(f"no table named {name!r}", fix=f"tables: {', '.join(TABLES)}")
         if name not in self._arrow:
-            parts = [r.read(name) for r in self._ranks]
-            table = pa.concat_tables(parts, promote_options="permissive") if parts else None
+            if self._shared is not None:  # every rank in one run entry: its table as it is
+                table = self._shared.read(name)
+            else:
+                parts = [r.read(name) for r in self._ranks]
+                table = pa.concat_tables(parts, promote_options="permissive") if parts else None
             self._arrow[name] = conform(name, table)
         return self._arrow[name]
 
@@ -122,6 +127,8 @@ class Profile:
     def parquet_files(self, name: str) -> list[Path] | None:
         """The cached Parquet files that hold table ``name`` (one per rank), or None when some
         rank is held in memory only (then SQL reads the Arrow table)."""
+        if self._shared is not None:
+            return [self._shared.table_path(name)]
         files = [r.parquet_path / f"{name}.parquet" for r in self._ranks if r.parquet_path]
         return files if files and len(files) == len(self._ranks) else None
 
@@ -228,6 +235,17 @@ class Profile:
         if bundle is not None:
             return bundle(self)
         return {"text/html": self._repr_html_(), "text/plain": repr(self)}
+
+
+def _whole_entry(ranks):
+    """The run entry (:mod:`.store.run_cache`) when ``ranks`` are exactly its ranks in its order,
+    else None (then each rank is read on its own)."""
+    entry = ranks[0].shared if ranks else None
+    if entry is None or len(ranks) != len(entry.ranks):
+        return None
+    if all(r.shared is entry and r.position == i for i, r in enumerate(ranks)):
+        return entry
+    return None
 
 
 def to_pandas(table: pa.Table) -> pd.DataFrame:

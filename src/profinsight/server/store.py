@@ -30,8 +30,9 @@ from pathlib import Path
 
 from .. import diagnostics as dg
 from .. import discovery
-from ..discovery import SCAN_SKIP, Run, discover
+from ..discovery import SCAN_SKIP, Run
 from ..errors import NotAProfile, ProfileError, UnknownTable
+from ..store.kept_runs import discover_kept
 
 _SLUG = re.compile(r"[^A-Za-z0-9_.-]+")
 ROOT_ID = ":root"  # root mode: the id of a run that is the root folder itself (no path starts with ':')
@@ -63,6 +64,12 @@ class Entry:
     #: the run's first-paint summary (summary()), computed once
     summary: dict | None = None
     summary_lock: threading.Lock = field(default_factory=threading.Lock)
+    #: the run in the tier it opens in (:func:`tier_for`), worked out once: the first paint and
+    #: the import read the same rank summaries (one run entry of the cache) and watch their files
+    tiered: Run | None = None
+    #: the bytes of the run's files, stated once (the status route's total before a load starts)
+    size: int | None = None
+    tiered_lock: threading.Lock = field(default_factory=threading.Lock)
 
 
 #: how many of a summary-tier run's ranks are imported in full in the background, most suspicious
@@ -111,7 +118,7 @@ class ProfileStore:
         self._stop = threading.Event()  # ends the background imports (close(), and at exit)
         self._threads: list[threading.Thread] = []
         for path in paths:
-            for run in discover(path, prefer=prefer):
+            for run in discover_kept(path, prefer=prefer):
                 self.add(run)
 
     def add(self, run: Run) -> str:
@@ -140,6 +147,7 @@ class ProfileStore:
             if e.profile is None and e.error is None:
                 from ..api import load
                 from ..importers import progress as bytes_progress
+                from ..store.loader import in_process
 
                 by_path = {str(s.path): i for i, s in enumerate(e.run.sources)}
 
@@ -154,9 +162,13 @@ class ProfileStore:
 
                 e.started, e.stage, e.total = time.monotonic(), "importing", len(e.run.sources)
                 try:
-                    with bytes_progress.watch(f for s in e.run.sources for f in s.files) as w:
+                    run = self.tiered(e)
+                    # bytes are watched where traces stream; a summary-tier run's ranks (a few KB each,
+                    # read whole) report progress by rank instead
+                    files = () if in_process(run.sources) else (f for s in run.sources for f in s.files)
+                    with bytes_progress.watch(files) as w:
                         e.watcher = w
-                        e.profile = load(e.run, progress=progress, tier=tier_for(e.run))
+                        e.profile = load(run, progress=progress)
                 except ProfileError as exc:
                     e.error = exc
                 finally:
@@ -166,6 +178,15 @@ class ProfileStore:
             if e.error is not None:
                 raise e.error
             return e.profile
+
+    def tiered(self, e: Entry) -> Run:
+        """``e``'s run in the tier it opens in (:func:`tier_for`), worked out once per entry."""
+        with e.tiered_lock:
+            if e.tiered is None:
+                from ..api import tiered
+
+                e.tiered = tiered(e.run, tier_for(e.run))
+            return e.tiered
 
     def _background(self, e: Entry) -> None:
         """Import the most suspicious ranks of a summary-tier run in full, in one spawned process,
@@ -251,7 +272,13 @@ class ProfileStore:
                 and all(w.read_bytes.get(k, 0) >= n for k, n in w.sizes.items() if Path(k).name == w.file)
             ):
                 stage = "building"  # the streamed file is read: the tables are being built from it
-        total_bytes = w.total if w is not None else _run_bytes(e.run)
+        if w is not None:
+            total_bytes = w.total
+        else:  # before the load: the run's size, stated once, and for a large run by the first paint
+            # (off the event loop: stating the 12,000 files of 1,024 ranks here would hold every request)
+            if e.size is None and len(e.run.sources) <= SUMMARY_RANKS:
+                e.size = _run_bytes(e.run)
+            total_bytes = e.size or 0
         return {
             "id": pid,
             "state": state,
@@ -289,7 +316,12 @@ class ProfileStore:
         e = self.entry(pid)
         with e.summary_lock:
             if e.summary is None:
-                e.summary = {"id": pid, **first_paint(e.run)}
+                try:
+                    tiered = self.tiered(e)
+                except ProfileError:
+                    tiered = e.run  # the import says why; the first paint still shows what discovery saw
+                e.summary = {"id": pid, **first_paint(e.run, tiered)}
+                e.size = e.summary["size_bytes"]
             return e.summary
 
     def ready(self, pid: str) -> dict:
@@ -377,7 +409,7 @@ class ProfileStore:
         except UnknownTable:
             raise refuse from None
         try:
-            runs = discover(target, prefer=self.prefer)
+            runs = discover_kept(target, prefer=self.prefer)
         except NotAProfile as exc:  # what the path looks like and what to open instead, root-relative
             said = exc.args[0] if exc.args else str(exc)
             root = str(self.root)
@@ -400,7 +432,7 @@ class ProfileStore:
         root: nothing to do.  Returns the ids."""
         if self.root is not None:
             try:
-                runs = discover(self.root, prefer=self.prefer)
+                runs = discover_kept(self.root, prefer=self.prefer)
             except ProfileError:
                 runs = []
             for run in runs:

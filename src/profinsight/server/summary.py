@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import time
 from dataclasses import replace
-from pathlib import Path
 
 from ..discovery import Run
 from ..errors import ProfileError
@@ -23,11 +22,13 @@ from ..errors import ProfileError
 SUMMARY_FILES = ("step_trace_time.csv", "communication.json", "communication_matrix.json")
 
 
-def first_paint(run: Run) -> dict:
+def first_paint(run: Run, tiered: Run | None = None) -> dict:
     """``GET api/profiles/ID/summary``: discovery's view of ``run`` plus, where present, its
     vendor summaries (``vendor``: step_breakdown and comm_summary payloads), never importing a
     trace.  ``vendor`` is None when the run has no summaries (Kineto, a DB-only export) or they
-    cannot be read (``vendor_error`` says why)."""
+    cannot be read (``vendor_error`` says why).  ``tiered``: the run in the tier it opens in,
+    where the caller knows it -- a run that opens in the summary tier is read from that tier's
+    own sources, so the first paint and the import share one cache entry and its results."""
     started = time.monotonic()
     files, size = 0, 0
     for s in run.sources:
@@ -47,30 +48,36 @@ def first_paint(run: Run) -> dict:
         "vendor_error": None,
     }
     try:
-        out["vendor"] = _vendor(run)
+        out["vendor"] = _vendor(run, tiered)
     except ProfileError as exc:
         out["vendor_error"] = str(exc).split("\nFix:")[0]
     out["elapsed_s"] = round(time.monotonic() - started, 3)
     return out
 
 
-def _vendor(run: Run) -> dict | None:
+def _vendor(run: Run, tiered: Run | None = None) -> dict | None:
     """The step breakdown and communication per type from the ranks' own summaries."""
     if run.format not in ("ascend_text", "ascend_db"):
         return None
     from ..api import load
     from ..importers import progress
     from ..importers.cluster import summary_sources
+
+    if tiered is not None and tiered.format == "cluster":
+        summary = tiered
+    else:
+        sources = summary_sources(run.sources)
+        if not sources:
+            return None
+        summary = replace(run, format="cluster", sources=sources)
     from ..render.notebook import payload
 
-    sources = summary_sources(run.sources)
-    if not sources:
-        return None
+    sources = summary.sources
     with progress.quiet():  # the import of the same rank folders may be running: its progress is its own
-        prof = load(replace(run, format="cluster", sources=sources))
+        prof = load(summary)
     steps = prof.step_breakdown()
     comm = prof.comm_summary()
-    names = sorted({Path(f).name for s in sources for f in s.files if Path(f).name in SUMMARY_FILES})
+    names = sorted({f.name for s in sources for f in s.files} & set(SUMMARY_FILES))
     return {
         "source": "vendor_summary",
         "files": names,

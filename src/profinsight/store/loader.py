@@ -18,7 +18,8 @@ import pyarrow as pa
 from .. import diagnostics as dg
 from ..errors import ProfileError
 from ..importers import RankData, RankSource, cacheable, load_rank, load_ranks, progress
-from . import cache
+from . import cache, run_cache
+from .root import cache_root
 
 Progress = Callable[[int, int, str], None]
 
@@ -35,16 +36,29 @@ class LoadedRank:
     #: where the rank was imported this time: ``{"pid": ..., "host": ..., "worker": <Dask worker
     #: address or None>}``; None when it came from the cache or was read in this process
     loaded_by: dict | None = None
+    #: the run entry (:mod:`.run_cache`) that holds this rank's tables with every other rank of
+    #: its run, and the rank's position in it (a summary-tier rank read once for the whole run)
+    shared: run_cache.RunEntry | None = None
+    position: int = 0
 
     def read(self, name: str) -> pa.Table:
         if self.tables is not None:
             return self.tables[name]
+        if self.shared is not None:
+            return self.shared.rank_table(name, self.position)
         return self.cached.read(name)
 
     def row_count(self, name: str) -> int:
         if self.tables is not None:
             return self.tables[name].num_rows
+        if self.shared is not None:
+            return self.shared.row_counts[self.position].get(name, 0)
         return self.cached.row_counts.get(name, 0)
+
+    @property
+    def entry_folder(self):
+        """The cache entry its tables lie in (its own, or its run's), or None when in memory."""
+        return self.shared.folder if self.shared is not None else self.parquet_path
 
     @property
     def parquet_path(self):
@@ -192,18 +206,57 @@ def in_process(sources) -> bool:
 
 def load_in_process(sources, progress: Progress | None = None) -> list[LoadedRank]:
     """Every rank of ``sources`` read in this process (the importer reads a file that holds many
-    ranks once), held in memory.  An importer failure falls back to one rank at a time, so a
-    bad rank costs only itself (``import_rank`` turns it into a diagnostic)."""
-    try:
-        datas = load_ranks(sources)
-    except Exception:  # noqa: BLE001 - retried rank by rank below, where each failure is reported
-        datas = [import_rank(s) for s in sources]
+    ranks once), kept as one run entry of the cache (:mod:`.run_cache`) and read from it on the
+    next load while no rank's files changed.  An importer failure falls back to one rank at a
+    time, so a bad rank costs only itself (``import_rank`` turns it into a diagnostic)."""
+    sources = tuple(sources)
+    if not sources:
+        return []
+    key = run_cache.run_key(sources) if cache_root() is not None else None
+    if key is None:
+        return _in_memory(sources, _read_ranks(sources, progress))
+    with run_cache.lock_for(key):  # a second thread opening the same run waits, then reads the entry
+        entry = run_cache.lookup(key)
+        if entry is None or len(entry.ranks) != len(sources):
+            datas = _read_ranks(sources, progress)
+            entry = run_cache.store(key, sources, datas)
+            if entry is None:
+                return _in_memory(sources, datas)
+        elif progress:
+            progress(len(sources), len(sources), "cached")
+    return [
+        LoadedRank(src, entry.ranks[i], list(entry.diagnostics[i]), shared=entry, position=i)
+        for i, src in enumerate(sources)
+    ]
+
+
+#: ranks read per call of the importer when each rank has files of its own (progress between calls)
+READ_CHUNK = 64
+
+
+def _read_ranks(sources, progress: Progress | None = None) -> list[RankData]:
+    """The ranks of ``sources`` read by their importer, ``READ_CHUNK`` ranks a call where each rank
+    has its own folder (so progress is reported while a run of 1,024 ranks is read), all at once
+    where ranks share a file (a cluster summary holds every rank: it is read once)."""
+    own = len({str(s.path) for s in sources}) == len(sources)
+    step = READ_CHUNK if own else len(sources)
+    datas: list[RankData] = []
+    for at in range(0, len(sources), step):
+        chunk = sources[at : at + step]
+        try:
+            datas.extend(load_ranks(chunk))
+        except Exception:  # noqa: BLE001 - retried rank by rank, where each failure is reported
+            datas.extend(import_rank(s) for s in chunk)
+        if progress:
+            progress(len(datas), len(sources), str(chunk[-1].path))
+    return datas
+
+
+def _in_memory(sources, datas) -> list[LoadedRank]:
     out = []
-    for i, (src, data) in enumerate(zip(sources, datas)):
+    for src, data in zip(sources, datas):
         rank = (src.rank_hint or 0) if data.rank is None else int(data.rank)
         out.append(LoadedRank(src, rank, list(data.diagnostics), tables=data.tables))
-        if progress and (i + 1 == len(sources) or (i + 1) % 64 == 0):
-            progress(i + 1, len(sources), str(src.path))
     return out
 
 

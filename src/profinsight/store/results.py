@@ -106,7 +106,7 @@ def profile_key(ranks, run=None, notes=()) -> str | None:
     when some rank is held in memory only (its tables have no key)."""
     h = hashlib.sha256(f"results {RESULTS_VERSION}".encode())
     for r in ranks:
-        folder = r.parquet_path
+        folder = r.entry_folder
         if folder is None:
             return None
         h.update(f"|{Path(folder).name}:{r.rank}".encode())
@@ -152,7 +152,7 @@ class Results:
         key = profile_key(ranks, run, notes)
         if key is None or not ranks:
             return cls(None)
-        return cls(Path(ranks[0].parquet_path) / f"results-{code_fingerprint()}" / key)
+        return cls(Path(ranks[0].entry_folder) / f"results-{code_fingerprint()}" / key)
 
     # --- tables (analyses' DataFrames) ---------------------------------------------------------
     def frame(self, name: str, params: dict, compute: Callable[[], Any], func: Callable | None = None):

@@ -15,6 +15,7 @@ torch_npu run into sources of this tier.
 from __future__ import annotations
 
 import json
+import os
 from decimal import Decimal
 from pathlib import Path
 
@@ -35,15 +36,27 @@ def output(folder: Path) -> Path:
     return Path(folder) / OUTPUT
 
 
-def rank_files(folder: Path, db: bool = False) -> tuple[Path, ...]:
+def rank_files(folder: Path, db: bool = False, inside: set[str] | None = None) -> tuple[Path, ...]:
     """The files the summary tier reads for a rank folder (its witness is built from them):
     the text summaries, or (``db``) the DB export's ``analysis.db``."""
     out = output(folder)
     names = (ANALYSIS_DB,) if db else (STEP_CSV, COMM, MATRIX)
-    files = [out / n for n in names if (out / n).is_file()]
-    files += [p for p in (Path(folder) / META,) if p.is_file()]
-    files += sorted(Path(folder).glob("profiler_info*.json"))
+    inside = _files_in(out) if inside is None else inside
+    files = [out / n for n in names if n in inside]
+    top = _files_in(Path(folder))
+    files += [Path(folder) / n for n in (META,) if n in top]
+    files += [Path(folder) / n for n in sorted(top) if n.startswith("profiler_info") and n.endswith(".json")]
     return tuple(files)
+
+
+def _files_in(folder: Path) -> set[str]:
+    """The names of the files in ``folder`` (one listing: 1,024 rank folders are checked on every
+    open of a run, a ``stat`` per name asked would cost seconds)."""
+    try:
+        with os.scandir(folder) as it:
+            return {e.name for e in it if e.is_file()}
+    except OSError:
+        return set()
 
 
 def summary_sources(sources) -> tuple[RankSource, ...] | None:
@@ -54,14 +67,15 @@ def summary_sources(sources) -> tuple[RankSource, ...] | None:
     out = []
     for s in sources:
         folder = Path(s.path)
-        db = s.format == "ascend_db" and (output(folder) / ANALYSIS_DB).is_file()
-        if s.rank_hint is None or not (db or (output(folder) / STEP_CSV).is_file()):
+        inside = _files_in(output(folder))
+        db = s.format == "ascend_db" and ANALYSIS_DB in inside
+        if s.rank_hint is None or not (db or STEP_CSV in inside):
             return None
         out.append(
             RankSource(
                 format="cluster",
                 path=folder,
-                files=rank_files(folder, db),
+                files=rank_files(folder, db, inside),
                 rank_hint=s.rank_hint,
                 options=(("rank", str(s.rank_hint)), ("tier", TIER)) + ((("summary", "db"),) if db else ()),
             )

@@ -104,3 +104,67 @@ def test_timeline_window_and_selection_travel_in_the_link(base, page, prof, shot
     assert errors == []
     third.close()
     assert page.errors == []
+
+
+def test_markers_pins_and_search_travel_in_the_link(base, page, prof, shot):
+    """Markers, pinned tracks and the search are part of the picture a link opens: the view writes
+    them into the address, and a fresh page opened on it shows the same markers, the same pinned
+    rows, the same window and selection, with the search's hits found but not jumped to."""
+    page.goto(f"{base}/#rank0_ascend_pt/timeline")
+    _ready(page)
+    origin = int(_hook(page, "origin()"))
+    page.evaluate("() => window.profinsightTimeline.pin('r0/hccl/5')")
+    page.fill(".pi-tl-search", "hcom_allReduce")
+    page.press(".pi-tl-search", "Enter")
+    page.wait_for_function("() => window.profinsightTimeline.selected() !== null")
+    _ready(page)
+    hit = _hook(page, "selected()")
+    w = _hook(page, "visibleWindow()")
+    m1, m2 = int(w["start_ns"]) + 1_000, int(w["start_ns"]) + 7_500
+    page.evaluate(
+        f"() => {{ window.profinsightTimeline.addMarker({m2}); window.profinsightTimeline.addMarker({m1}); }}"
+    )
+    page.wait_for_function("() => location.hash.includes('marks=')")
+    path, q = _query(page)
+    assert path == "#rank0_ascend_pt/timeline"
+    assert q["marks"] == f"{origin + m1},{origin + m2}"
+    assert q["pins"] == "r0/hccl/5"
+    assert q["q"] == "hcom_allReduce"
+    assert q["sel"] == f"{hit['kind']}:0:{hit['id']}"
+    n = sum(
+        int(prof.sql(f"select count(*) n from {t} where name like '%hcom_allReduce%'")["n"][0])
+        for t in ("comm_ops", "trace_slices", "host_ops", "api_calls")
+    )
+    assert _hook(page, "hits()") == {"total": n, "index": 0, "shown": n}
+
+    other = page.context.new_page()
+    errors = []
+    other.on("pageerror", lambda e: errors.append(str(e)))
+    other.goto(page.url)
+    _ready(other)
+    other.wait_for_function("() => window.profinsightTimeline.hits().total > 0")
+    other.wait_for_function("() => window.profinsightTimeline.selected() !== null")
+    _ready(other)
+    assert _hook(other, "markers()") == [m1, m2]
+    assert _hook(other, "pinned()") == ["r0/hccl/5"]
+    assert [r["key"] for r in _hook(other, "tracks()")[:2]] == ["pinned", "r0/hccl/5"]
+    assert _hook(other, "visibleWindow()") == w  # the link's window, not a jump to the first hit
+    assert (_hook(other, "selected()")["kind"], _hook(other, "selected()")["id"]) == (hit["kind"], hit["id"])
+    assert _hook(other, "hits()") == {"total": n, "index": 0, "shown": n}
+    assert other.input_value(".pi-tl-search") == "hcom_allReduce"
+    assert other.inner_text(".pi-tl-hits") == f"1 / {n}"
+    assert other.locator(".pi-tl-markers").inner_text().startswith("⚑1 ")
+    # the picture written back is the link it was opened with
+    other.wait_for_timeout(400)
+    assert _query(other)[1] == q
+    shot(other, "timeline_link_markers_pins_search")
+    # an unknown track id or a bad marker in a hand-edited link is left out, never an error
+    other.evaluate(
+        f"() => {{ location.hash = '#rank0_ascend_pt/timeline?start={origin + int(w['start_ns'])}"
+        f"&end={origin + int(w['end_ns'])}&pins=r0/none,r0/hccl/5&marks=12x,{origin + m1}'; }}"
+    )
+    other.wait_for_function("() => window.profinsightTimeline.markers().length === 1")
+    assert _hook(other, "markers()") == [m1] and _hook(other, "pinned()") == ["r0/hccl/5"]
+    assert errors == []
+    other.close()
+    assert page.errors == []

@@ -14,7 +14,10 @@
  *   rtracks  the slice tracks of a range dragged as a box over rows, comma-separated track ids
  *            (absent: the range is over every shown track)
  *   lanes    the timeline's lane filter text
- *   q        a search to run
+ *   marks    the timeline's markers, comma-separated ABSOLUTE ns (decimal)
+ *   pins     the timeline's pinned tracks, comma-separated track ids (as `timeline/tracks` names them)
+ *   q        a search to run (with a window or a selection in the link: its hits are found and
+ *            stepped through from there, the link's window and selection stay)
  *   step     a step number
  *   coll     a collective type (Communication: `hcom_allReduce_`, `nccl:all_reduce`, ...)
  *   ranks    the timeline's ranks shown side by side, comma-separated (absent: every rank)
@@ -43,6 +46,10 @@ export interface ViewState {
   range?: { start_ns: string; end_ns: string; tracks?: string[] };
   /** the timeline's lane filter */
   lanes?: string;
+  /** the timeline's markers, absolute ns (decimal strings: epoch ns exceed 2^53) */
+  markers?: string[];
+  /** the timeline's pinned tracks, track ids */
+  pinned?: string[];
   /** show the window as given (a link), not with the 10 % margin a jump from another view gets */
   exact?: boolean;
   /** the timeline's ranks shown side by side (absent: every rank) */
@@ -137,6 +144,14 @@ export function parseHash(hash: string): Link | null {
   if (p.get('lanes')) {
     state.lanes = p.get('lanes')!;
   }
+  const marks = (p.get('marks') || '').split(',').filter(m => INT.test(m));
+  if (marks.length) {
+    state.markers = marks;
+  }
+  const pins = (p.get('pins') || '').split(',').filter(t => t);
+  if (pins.length) {
+    state.pinned = pins;
+  }
   if (p.get('coll')) {
     state.collective = p.get('coll')!;
   }
@@ -182,6 +197,12 @@ export function buildHash(profile: string, view: string, state: ViewState = {}):
   }
   if (state.lanes) {
     p.set('lanes', state.lanes);
+  }
+  if (state.markers && state.markers.length) {
+    p.set('marks', state.markers.join(','));
+  }
+  if (state.pinned && state.pinned.length) {
+    p.set('pins', state.pinned.join(','));
   }
   if (state.query) {
     p.set('q', state.query);

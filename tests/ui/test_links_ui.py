@@ -168,3 +168,61 @@ def test_markers_pins_and_search_travel_in_the_link(base, page, prof, shot):
     assert errors == []
     other.close()
     assert page.errors == []
+
+
+def _column(page, key):
+    """The texts of column ``key`` of the Operators table, top to bottom."""
+    return page.eval_on_selector(
+        ".pi-op-table table",
+        f"""t => {{ const i = Array.from(t.querySelectorAll('thead th')).findIndex(th => th.dataset.key === '{key}');
+                   return Array.from(t.querySelectorAll('tbody tr')).map(tr => tr.children[i].textContent); }}""",
+    )
+
+
+def test_operators_grouping_filter_and_sort_travel_in_the_link(base, page, prof, shot):
+    """The Operators view's grouping, side, table filter and sort are in the address: a fresh page
+    on the link shows the same rows in the same order, and Back returns to them from another view."""
+    page.goto(f"{base}/#rank0_ascend_pt/operators")
+    page.wait_for_selector(".pi-op-table tbody tr", timeout=60_000)
+    assert _query(page) == ("#rank0_ascend_pt/operators", {})
+    page.select_option(".pi-op-by", "type")
+    page.wait_for_selector(".pi-op-table th[data-key='type']")
+    page.fill(".pi-op-table .pi-table-filter", "MIX_AIV")
+    page.click(".pi-op-table th[data-key='count']")
+    page.click(".pi-op-table th[data-key='count']")  # numbers: descending first, then ascending
+    page.wait_for_function("() => location.hash.includes('sort=count')")
+    assert _query(page) == (
+        "#rank0_ascend_pt/operators",
+        {"by": "type", "filter": "MIX_AIV", "sort": "count"},
+    )
+    ref = prof.op_summary(by="type")
+    want = ref[ref["core"] == "MIX_AIV"].sort_values("count", kind="stable")
+    assert list(want["type"]) == ["NLLLoss", "TopKV2", "AdaptiveAvgPool3dGrad", "ReduceSum"]
+    assert _column(page, "type") == list(want["type"])
+    link = page.url
+
+    other = page.context.new_page()
+    other.goto(link)
+    other.wait_for_selector(".pi-op-table th[data-key='type']", timeout=60_000)
+    assert other.input_value(".pi-op-by") == "type" and other.input_value(".pi-op-where") == "device"
+    assert other.input_value(".pi-op-table .pi-table-filter") == "MIX_AIV"
+    assert other.get_attribute(".pi-op-table th[data-key='count']", "aria-sort") == "ascending"
+    assert _column(other, "type") == list(want["type"])
+    assert other.inner_text(".pi-op-table .pi-table-count") == f"{len(want)} of {len(ref)} rows"
+    shot(other, "operators_link_group_filter_sort")
+    other.close()
+
+    # a hand-made link with a pair op_summary has no answer for falls back to the device side
+    page.goto(f"{base}/#rank0_ascend_pt/overview")
+    page.wait_for_selector(".pi-pane-overview .pi-card")
+    page.evaluate("() => { location.hash = '#rank0_ascend_pt/operators?by=core&where=host&sort=-total_us'; }")
+    page.wait_for_selector(".pi-op-table th[data-key='core']", timeout=60_000)
+    assert page.input_value(".pi-op-where") == "device"
+    assert _column(page, "core") == list(prof.op_summary(by="core")["core"])
+    page.click(".pi-tab[data-view='timeline']")
+    _ready(page)
+    page.go_back()
+    page.wait_for_selector(".pi-pane-operators:not([hidden])")
+    assert _query(page) == ("#rank0_ascend_pt/operators", {"by": "core", "sort": "-total_us"})
+    assert page.input_value(".pi-op-by") == "core"
+    assert page.errors == []

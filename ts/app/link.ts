@@ -20,6 +20,10 @@
  *            stepped through from there, the link's window and selection stay)
  *   step     a step number
  *   coll     a collective type (Communication: `hcom_allReduce_`, `nccl:all_reduce`, ...)
+ *   by, where    the Operators grouping (name | type | name_shape | core) and side (device | host);
+ *            with them `rank` is the one rank summed (absent: every rank)
+ *   filter   the view's table filter text
+ *   sort     the view's table sort column, `-` before it for descending (`-total_us`)
  *   ranks    the timeline's ranks shown side by side, comma-separated (absent: every rank)
  *   align    what lines the ranks up: step:<N> (each rank's start of step N) or
  *            coll:<kind>:<rank>:<id>[:end] (one collective, matched on every rank; its start, or
@@ -46,6 +50,12 @@ export interface ViewState {
   range?: { start_ns: string; end_ns: string; tracks?: string[] };
   /** the timeline's lane filter */
   lanes?: string;
+  /** Operators: the grouping and the side (op_summary's `by` and `where`) */
+  by?: string;
+  where?: string;
+  /** the view's table: its filter text and its sort column */
+  filter?: string;
+  sort?: { key: string; desc: boolean };
   /** the timeline's markers, absolute ns (decimal strings: epoch ns exceed 2^53) */
   markers?: string[];
   /** the timeline's pinned tracks, track ids */
@@ -155,6 +165,15 @@ export function parseHash(hash: string): Link | null {
   if (p.get('coll')) {
     state.collective = p.get('coll')!;
   }
+  for (const key of ['by', 'where', 'filter'] as const) {
+    if (p.get(key)) {
+      state[key] = p.get(key)!;
+    }
+  }
+  const sort = (p.get('sort') || '').match(/^(-?)(\w+)$/);
+  if (sort) {
+    state.sort = { key: sort[2], desc: sort[1] === '-' };
+  }
   const ranks = (p.get('ranks') || '').split(',').filter(r => INT.test(r));
   if (ranks.length) {
     state.ranks = ranks.map(Number);
@@ -212,6 +231,14 @@ export function buildHash(profile: string, view: string, state: ViewState = {}):
   }
   if (state.collective) {
     p.set('coll', state.collective);
+  }
+  for (const key of ['by', 'where', 'filter'] as const) {
+    if (state[key]) {
+      p.set(key, state[key]!);
+    }
+  }
+  if (state.sort) {
+    p.set('sort', `${state.sort.desc ? '-' : ''}${state.sort.key}`);
   }
   if (state.ranks && state.ranks.length) {
     p.set('ranks', state.ranks.join(','));

@@ -9,7 +9,7 @@ import { barOption, Chart } from '../widgets/chart';
 import { fmtUs, num, tr } from '../widgets/format';
 import { empty, errorBox, fill, section, slowestCall } from '../widgets/parts';
 import { columnsFor, DataTable, payloadTable } from '../widgets/table';
-import type { View, ViewContext } from './types';
+import type { View, ViewContext, ViewState } from './types';
 
 const GROUPS = ['name', 'type', 'name_shape', 'core'];
 /** host framework ops have a name and shapes, no op type or core: these groupings are device-only */
@@ -26,10 +26,26 @@ const SUB_COLUMNS = ['name', 'input_shapes', 'count', 'total_us', 'avg_us', 'max
 export function create(): View {
   let chart: Chart | null = null;
   let detailChart: Chart | null = null;
+  let apply: ((s?: ViewState) => void) | null = null;
   return {
+    show(s?: ViewState) {
+      apply?.(s);
+    },
     mount(el: HTMLElement, ctx: ViewContext) {
       const t = ctx.t;
       const state: { by: string; where: string; rank: string } = { by: 'name', where: 'device', rank: '' };
+      // the table's filter and sort, kept across reloads and in the page address
+      const table: { query: string; sort: { key: string; desc: boolean } | null } = { query: '', sort: null };
+      let loaded = false;
+      /** Tells the host what the view shows, for its link (defaults left out). */
+      const report = () =>
+        ctx.setState?.({
+          by: state.by !== 'name' ? state.by : undefined,
+          where: state.where !== 'device' ? state.where : undefined,
+          rank: state.rank ? Number(state.rank) : undefined,
+          filter: table.query || undefined,
+          sort: table.sort ?? undefined
+        });
       const selects: Partial<Record<keyof typeof state, HTMLSelectElement>> = {};
       // an option that makes an invalid pair with the other select's choice is disabled, with why
       const markInvalid = () => {
@@ -53,6 +69,7 @@ export function create(): View {
         s.addEventListener('change', () => {
           state[key] = s.value;
           markInvalid();
+          Object.assign(table, { query: '', sort: null }); // another grouping has other columns
           void load();
         });
         return h('label', { class: 'pi-control' }, h('span', {}, label), s);
@@ -75,8 +92,10 @@ export function create(): View {
       markInvalid();
       append(el, [controls, body]);
 
-      const load = () =>
-        fill(
+      const load = () => {
+        loaded = true;
+        report();
+        return fill(
           body,
           t,
           async () => {
@@ -89,6 +108,7 @@ export function create(): View {
           },
           errorBox
         );
+      };
 
       const render = (p: AnalysisPayload, params: Record<string, string>): Node[] => {
         chart?.dispose();
@@ -105,10 +125,21 @@ export function create(): View {
         }
         chart.set(barOption(top.map(r => String(r.label ?? '')), series, fmtUs));
         const details = h('div', { class: 'pi-op-details' }, h('div', { class: 'pi-note' }, t('ui.operators.select_hint')));
-        const table = payloadTable(t, p, ['label'], { className: 'pi-op-table', onSelect: row => showDetails(details, row, params) });
+        const sort = table.sort && p.columns.includes(table.sort.key) ? table.sort : null;
+        const tbl = payloadTable(t, p, ['label'], {
+          className: 'pi-op-table',
+          onSelect: row => showDetails(details, row, params),
+          query: table.query,
+          sort,
+          onView: v => {
+            table.query = v.query;
+            table.sort = v.sort;
+            report();
+          }
+        });
         return [
           section(t('ui.operators.top', { n: top.length }), chart.el),
-          h('div', { class: 'pi-split' }, section(t('ui.operators.table'), table.el), details)
+          h('div', { class: 'pi-split' }, section(t('ui.operators.table'), tbl.el), details)
         ];
       };
 
@@ -178,7 +209,33 @@ export function create(): View {
           );
         }
       };
-      void load();
+      /** A link's (or Back/Forward's) state: the pair checked as the form checks it; no state
+       * keeps what is shown (a tab click). */
+      apply = (s?: ViewState) => {
+        if (!s) {
+          if (!loaded) {
+            void load();
+          }
+          return;
+        }
+        const by = s.by && GROUPS.includes(s.by) ? s.by : 'name';
+        const where = s.where === 'host' && validPair(by, 'host') ? 'host' : 'device';
+        const rank = typeof s.rank === 'number' && ctx.profile.ranks.includes(s.rank) && selects.rank ? String(s.rank) : '';
+        const next = { query: s.filter ?? '', sort: s.sort ?? null };
+        const same = by === state.by && where === state.where && rank === state.rank;
+        if (loaded && same && next.query === table.query && JSON.stringify(next.sort) === JSON.stringify(table.sort)) {
+          return;
+        }
+        Object.assign(state, { by, where, rank });
+        Object.assign(table, next);
+        for (const key of ['by', 'where', 'rank'] as const) {
+          if (selects[key]) {
+            selects[key]!.value = state[key];
+          }
+        }
+        markInvalid();
+        void load();
+      };
     },
     dispose() {
       chart?.dispose();

@@ -9,6 +9,7 @@ import { barOption, Chart } from '../widgets/chart';
 import { fmtUs, num, tr } from '../widgets/format';
 import { empty, errorBox, fill, section, slowestCall } from '../widgets/parts';
 import { columnsFor, DataTable, payloadTable } from '../widgets/table';
+import { pmuColumns } from './aicore';
 import type { View, ViewContext, ViewState } from './types';
 
 const GROUPS = ['name', 'type', 'name_shape', 'core'];
@@ -22,6 +23,27 @@ export function validPair(by: string, where: string): boolean {
 const TOP = 15;
 /** columns of the small tables in a row's details */
 const SUB_COLUMNS = ['name', 'input_shapes', 'count', 'total_us', 'avg_us', 'max_us'];
+
+const PMU_KEYS = (c: string) => c === 'bound' || c === 'bound_ratio' || c.startsWith('pmu_');
+
+/**
+ * The op_summary rows with the PMU ratios and bound type of the same kernel (name, type, core)
+ * on `pmu.rank`, and the columns that then exist (op_summary's, then the PMU ones recorded).
+ */
+function withPmu(p: AnalysisPayload, pmu: { payload: AnalysisPayload; rank: number } | null): { rows: Record<string, any>[]; columns: string[] } {
+  const extra = pmu ? pmu.payload.columns.filter(PMU_KEYS) : [];
+  if (!pmu || !extra.length || !pmu.payload.rows.length) {
+    return { rows: p.rows, columns: p.columns };
+  }
+  const key = (r: Record<string, unknown>) => `${r.name}\u0000${r.type}\u0000${r.core}`;
+  const by = new Map(pmu.payload.rows.filter(r => r.rank === pmu.rank).map(r => [key(r), r]));
+  const rows = p.rows.map(r => {
+    const k = by.get(key(r));
+    return k ? { ...r, ...Object.fromEntries(extra.map(c => [c, k[c]])) } : r;
+  });
+  const recorded = extra.filter(c => rows.some(r => r[c] !== null && r[c] !== undefined));
+  return { rows, columns: [...p.columns, ...recorded] };
+}
 
 export function create(): View {
   let chart: Chart | null = null;
@@ -104,13 +126,20 @@ export function create(): View {
               params.rank = state.rank;
             }
             const p = await ctx.api.analysis(ctx.profile.id, 'op_summary', params);
-            return render(p, params);
+            // kernels by name on one rank: each row's PMU ratios and bound type (kernel_pmu is per
+            // rank and kernel; over several ranks they would need weighing, the AI Core view's job)
+            const rank = state.rank !== '' ? Number(state.rank) : ctx.profile.ranks.length === 1 ? ctx.profile.ranks[0] : null;
+            const pmu =
+              state.where === 'device' && state.by === 'name' && rank !== null
+                ? await ctx.api.analysis(ctx.profile.id, 'kernel_pmu').catch(() => null)
+                : null;
+            return render(p, params, pmu && rank !== null ? { payload: pmu, rank } : null);
           },
           errorBox
         );
       };
 
-      const render = (p: AnalysisPayload, params: Record<string, string>): Node[] => {
+      const render = (p: AnalysisPayload, params: Record<string, string>, pmu: { payload: AnalysisPayload; rank: number } | null): Node[] => {
         chart?.dispose();
         chart = null;
         if (!p.rows.length) {
@@ -125,8 +154,12 @@ export function create(): View {
         }
         chart.set(barOption(top.map(r => String(r.label ?? '')), series, fmtUs));
         const details = h('div', { class: 'pi-op-details' }, h('div', { class: 'pi-note' }, t('ui.operators.select_hint')));
-        const sort = table.sort && p.columns.includes(table.sort.key) ? table.sort : null;
+        const { rows, columns } = withPmu(p, pmu);
+        const sort = table.sort && columns.includes(table.sort.key) ? table.sort : null;
         const tbl = payloadTable(t, p, ['label'], {
+          rows,
+          exportKeys: columns,
+          columns: [...columnsFor(t, p.columns, rows, ['label']), ...(columns.length > p.columns.length ? pmuColumns(t, columns, rows) : [])],
           className: 'pi-op-table',
           onSelect: row => showDetails(details, row, params),
           query: table.query,

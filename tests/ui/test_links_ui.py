@@ -226,3 +226,71 @@ def test_operators_grouping_filter_and_sort_travel_in_the_link(base, page, prof,
     assert _query(page) == ("#rank0_ascend_pt/operators", {"by": "core", "sort": "-total_us"})
     assert page.input_value(".pi-op-by") == "core"
     assert page.errors == []
+
+
+def _series(page):
+    return page.eval_on_selector(".pi-mem-chart", "c => JSON.parse(c.dataset.series)")
+
+
+def _allocs_shown(page, n):
+    page.wait_for_function(
+        "n => { const c = document.querySelector('.pi-mem-allocs .pi-table-count, .pi-mem-allocs .pi-empty'); "
+        "return c && (c.textContent.startsWith(n + ' rows') || (n === 0 && c.classList.contains('pi-empty'))); }",
+        arg=n,
+    )
+
+
+def test_memory_curves_and_brush_travel_in_the_link(base, page, prof, shot):
+    """The Memory view's curve toggles and brushed range are in the address: a fresh page on the
+    link draws the same curves, the same brush and the allocations live in it."""
+    page.goto(f"{base}/#rank0_ascend_pt/memory")
+    page.wait_for_selector(".pi-mem-alloc-table tbody tr", timeout=60_000)
+    assert _query(page) == ("#rank0_ascend_pt/memory", {})
+    components = page.eval_on_selector_all(".pi-mem-components .pi-mem-toggle", "bs => bs.map(b => b.dataset.item)")
+    page.click(".pi-mem-measures .pi-mem-toggle[data-item='reserved_mib']")
+    page.click(".pi-mem-components .pi-mem-toggle[data-item='APP']")
+    box = page.locator(".pi-mem-chart").bounding_box()
+    y = box["y"] + box["height"] * 0.5
+    page.mouse.move(box["x"] + box["width"] * 0.55, y)
+    page.mouse.down()
+    page.mouse.move(box["x"] + box["width"] * 0.62, y, steps=8)
+    page.mouse.up()
+    page.wait_for_function("() => document.querySelector('.pi-mem-range').dataset.range !== ''")
+    text = page.eval_on_selector(".pi-mem-range", "e => e.dataset.range")
+    lo, hi = map(float, text.split(","))
+    assert lo == round(lo, 3) and hi == round(hi, 3) and 0 < lo < hi  # to the microsecond
+    want = prof.memory_allocations(start_ms=lo, end_ms=hi)
+    _allocs_shown(page, len(want))
+    page.wait_for_function("() => location.hash.includes('brush=')")
+    shown = _series(page)
+    assert shown == [f"{c}|allocated_mib" for c in components if c != "APP"]
+    assert _query(page) == (
+        "#rank0_ascend_pt/memory",
+        {
+            "comps": ",".join(c for c in components if c != "APP"),
+            "measures": "allocated_mib",
+            "brush": text.replace(",", "-"),
+        },
+    )
+    # a toggle redraws the chart: the brushed range stays, drawn and filtering
+    page.click(".pi-mem-measures .pi-mem-toggle[data-item='reserved_mib']")
+    assert page.eval_on_selector(".pi-mem-range", "e => e.dataset.range") == text
+    assert page.evaluate("() => document.querySelectorAll('.pi-mem-chart canvas').length") >= 1
+    page.click(".pi-mem-measures .pi-mem-toggle[data-item='reserved_mib']")
+    link = page.url
+
+    other = page.context.new_page()
+    errors = []
+    other.on("pageerror", lambda e: errors.append(str(e)))
+    other.goto(link)
+    other.wait_for_selector(".pi-mem-chart", timeout=60_000)
+    other.wait_for_function("() => document.querySelector('.pi-mem-range')?.dataset.range")
+    _allocs_shown(other, len(want))
+    assert _series(other) == shown
+    lo2, hi2 = map(float, other.eval_on_selector(".pi-mem-range", "e => e.dataset.range").split(","))
+    assert (lo2, hi2) == (lo, hi)
+    assert other.get_attribute(".pi-mem-components .pi-mem-toggle[data-item='APP']", "aria-pressed") == "false"
+    other.wait_for_timeout(300)
+    shot(other, "memory_link_curves_brush")
+    other.close()
+    assert errors == [] and page.errors == []

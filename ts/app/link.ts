@@ -22,6 +22,8 @@
  *   coll     a collective type (Communication: `hcom_allReduce_`, `nccl:all_reduce`, ...)
  *   by, where    the Operators grouping (name | type | name_shape | core) and side (device | host);
  *            with them `rank` is the one rank summed (absent: every rank)
+ *   comps, measures   Memory: the components and measures whose curves are shown, comma-separated
+ *   brush    Memory: the brushed time range, `<start ms>-<end ms>` (the curves' `t_ms`)
  *   filter   the view's table filter text
  *   sort     the view's table sort column, `-` before it for descending (`-total_us`)
  *   ranks    the timeline's ranks shown side by side, comma-separated (absent: every rank)
@@ -56,6 +58,10 @@ export interface ViewState {
   /** the view's table: its filter text and its sort column */
   filter?: string;
   sort?: { key: string; desc: boolean };
+  /** Memory: the curves shown (components and measures) and the brushed range in ms */
+  components?: string[];
+  measures?: string[];
+  brush?: { start_ms: number; end_ms: number };
   /** the timeline's markers, absolute ns (decimal strings: epoch ns exceed 2^53) */
   markers?: string[];
   /** the timeline's pinned tracks, track ids */
@@ -170,6 +176,19 @@ export function parseHash(hash: string): Link | null {
       state[key] = p.get(key)!;
     }
   }
+  for (const [key, field] of [
+    ['comps', 'components'],
+    ['measures', 'measures']
+  ] as const) {
+    const items = (p.get(key) || '').split(',').filter(x => x);
+    if (items.length) {
+      state[field] = items;
+    }
+  }
+  const brush = (p.get('brush') || '').match(/^(\d+(?:\.\d+)?)-(\d+(?:\.\d+)?)$/);
+  if (brush && Number(brush[2]) > Number(brush[1])) {
+    state.brush = { start_ms: Number(brush[1]), end_ms: Number(brush[2]) };
+  }
   const sort = (p.get('sort') || '').match(/^(-?)(\w+)$/);
   if (sort) {
     state.sort = { key: sort[2], desc: sort[1] === '-' };
@@ -239,6 +258,15 @@ export function buildHash(profile: string, view: string, state: ViewState = {}):
   }
   if (state.sort) {
     p.set('sort', `${state.sort.desc ? '-' : ''}${state.sort.key}`);
+  }
+  if (state.components && state.components.length) {
+    p.set('comps', state.components.join(','));
+  }
+  if (state.measures && state.measures.length) {
+    p.set('measures', state.measures.join(','));
+  }
+  if (state.brush) {
+    p.set('brush', `${state.brush.start_ms}-${state.brush.end_ms}`);
   }
   if (state.ranks && state.ranks.length) {
     p.set('ranks', state.ranks.join(','));

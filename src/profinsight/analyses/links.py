@@ -31,10 +31,10 @@ import pandas as pd
 from ..errors import ProfileError
 from ..i18n import evidence
 from ..registry import Chart, Param, analysis
-from .communication import SUMMARIES
+from .communication import EXPECTED_GBPS, SUMMARIES
 
 MIN_BYTES = 1_000_000
-EXPECTED = "HCCS=19.3,RDMA=12"
+EXPECTED = ",".join(f"{t.upper()}={gbps:g}" for t, gbps in EXPECTED_GBPS.items())  # "HCCS=19.3,RDMA=12"
 
 _LINK_COLS = {
     "src_rank": "source rank",

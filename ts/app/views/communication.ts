@@ -237,14 +237,38 @@ function linkChart(ctx: ViewContext, p: AnalysisPayload, charts: Chart[]): Node 
   }
   const c = new Chart(Math.max(120, 60 + p.rows.length * 22 * cols.length), 'pi-comm-bandwidth');
   charts.push(c);
-  c.set(
-    barOption(
-      p.rows.map(r => String(r.label)),
-      cols.map(k => ({ name: t(`ui.col.${k}`), values: p.rows.map(r => (isNum(r[k]) ? r[k] : null)) })),
-      v => fmtCell('x_gbps', v)
-    )
+  const option = barOption(
+    p.rows.map(r => String(r.label)),
+    cols.map(k => ({ name: t(`ui.col.${k}`), values: p.rows.map(r => (isNum(r[k]) ? r[k] : null)) })),
+    v => fmtCell('x_gbps', v)
   );
+  // the bandwidth expected of one link of the type (comm_summary's `<type>_expected_ratio` is
+  // the row's share of it): a dashed line on that type's bars
+  const expected: Record<string, number> = {};
+  cols.forEach((k, i) => {
+    const share = k.replace(/_gbps$/, '_expected_ratio');
+    const row = p.rows.find(r => isNum(r[k]) && isNum(r[share]) && r[share] > 0);
+    if (!row) {
+      return;
+    }
+    const gbps = Math.round(((row[k] as number) / (row[share] as number)) * 1000) / 1000;
+    expected[k] = gbps;
+    option.series[i].markLine = {
+      silent: true,
+      symbol: 'none',
+      lineStyle: { type: 'dashed' },
+      label: { position: 'start', formatter: t('ui.communication.expected', { link: t(`ui.col.${k}`), gbps: fmtCell('x_gbps', gbps) }) },
+      data: [{ xAxis: gbps }]
+    };
+  });
+  const top = Math.max(0, ...Object.values(expected));
+  if (top > 0) {
+    // the line stays on the chart, the axis ends at a round figure past it
+    option.xAxis.max = (v: { max: number }) => Math.max(v.max, Math.ceil((top * 1.1) / 5) * 5);
+  }
+  c.set(option);
   c.el.dataset.series = JSON.stringify(cols);
+  c.el.dataset.expected = JSON.stringify(expected);
   return h('div', {}, h('p', { class: 'pi-note' }, t('ui.communication.bandwidth_note')), c.el);
 }
 

@@ -24,6 +24,7 @@
  *            with them `rank` is the one rank summed (absent: every rank)
  *   comps, measures   Memory: the components and measures whose curves are shown, comma-separated
  *   brush    Memory: the brushed time range, `<start ms>-<end ms>` (the curves' `t_ms`)
+ *   base, other  Compare: the baseline run and the run compared with it (profile ids)
  *   filter   the view's table filter text
  *   sort     the view's table sort column, `-` before it for descending (`-total_us`)
  *   ranks    the timeline's ranks shown side by side, comma-separated (absent: every rank)
@@ -58,6 +59,9 @@ export interface ViewState {
   /** the view's table: its filter text and its sort column */
   filter?: string;
   sort?: { key: string; desc: boolean };
+  /** Compare: the baseline and the changed run (profile ids) */
+  base?: string;
+  other?: string;
   /** Memory: the curves shown (components and measures) and the brushed range in ms */
   components?: string[];
   measures?: string[];
@@ -171,7 +175,7 @@ export function parseHash(hash: string): Link | null {
   if (p.get('coll')) {
     state.collective = p.get('coll')!;
   }
-  for (const key of ['by', 'where', 'filter'] as const) {
+  for (const key of ['by', 'where', 'filter', 'base', 'other'] as const) {
     if (p.get(key)) {
       state[key] = p.get(key)!;
     }
@@ -251,7 +255,7 @@ export function buildHash(profile: string, view: string, state: ViewState = {}):
   if (state.collective) {
     p.set('coll', state.collective);
   }
-  for (const key of ['by', 'where', 'filter'] as const) {
+  for (const key of ['by', 'where', 'filter', 'base', 'other'] as const) {
     if (state[key]) {
       p.set(key, state[key]!);
     }

@@ -25,6 +25,7 @@
  *   comps, measures   Memory: the components and measures whose curves are shown, comma-separated
  *   brush    Memory: the brushed time range, `<start ms>-<end ms>` (the curves' `t_ms`)
  *   base, other  Compare: the baseline run and the run compared with it (profile ids)
+ *   phase    Modules: the phase drawn (forward | backward | other; with `q` the search, `rank` the rank)
  *   filter   the view's table filter text
  *   sort     the view's table sort column, `-` before it for descending (`-total_us`)
  *   ranks    the timeline's ranks shown side by side, comma-separated (absent: every rank)
@@ -59,6 +60,8 @@ export interface ViewState {
   /** the view's table: its filter text and its sort column */
   filter?: string;
   sort?: { key: string; desc: boolean };
+  /** Modules: the phase drawn */
+  phase?: string;
   /** Compare: the baseline and the changed run (profile ids) */
   base?: string;
   other?: string;
@@ -175,7 +178,7 @@ export function parseHash(hash: string): Link | null {
   if (p.get('coll')) {
     state.collective = p.get('coll')!;
   }
-  for (const key of ['by', 'where', 'filter', 'base', 'other'] as const) {
+  for (const key of ['by', 'where', 'filter', 'base', 'other', 'phase'] as const) {
     if (p.get(key)) {
       state[key] = p.get(key)!;
     }
@@ -255,7 +258,7 @@ export function buildHash(profile: string, view: string, state: ViewState = {}):
   if (state.collective) {
     p.set('coll', state.collective);
   }
-  for (const key of ['by', 'where', 'filter', 'base', 'other'] as const) {
+  for (const key of ['by', 'where', 'filter', 'base', 'other', 'phase'] as const) {
     if (state[key]) {
       p.set(key, state[key]!);
     }

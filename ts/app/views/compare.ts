@@ -9,6 +9,7 @@ import { barOption, Chart, esc } from '../widgets/chart';
 import { fmtDeltaUs, fmtPct, fmtUs, isNum, tr } from '../widgets/format';
 import { cards, empty, errorBox, fill, section } from '../widgets/parts';
 import { columnsFor, DataTable } from '../widgets/table';
+import type { CompareAnswer } from '../api';
 import type { View, ViewContext, ViewState } from './types';
 import { modulesSection } from './compare_modules';
 
@@ -111,16 +112,17 @@ export function create(): View {
   };
 }
 
-function render(ctx: ViewContext, d: any, charts: Chart[]): Node[] {
+function render(ctx: ViewContext, d: CompareAnswer, charts: Chart[]): Node[] {
   const t = ctx.t;
-  const s = (d.summary || [])[0];
+  // the records are read as every view reads rows (cells checked where they are drawn)
+  const s: Record<string, any> | undefined = (d.summary || [])[0];
   const [wfName] = Object.keys(d.waterfalls || {});
   const wf: Record<string, any>[] = wfName ? d.waterfalls[wfName] : [];
   if (!s || !wf.length) {
     return [empty(t('ui.compare.nothing'))];
   }
   const out: Node[] = [];
-  const speed = d.steps?.[1]?.speedup_vs_base_x;
+  const speed: unknown = d.steps?.[1]?.speedup_vs_base_x;
   out.push(
     section(
       t('ui.compare.result', { from: s.from_run, to: s.to_run }),

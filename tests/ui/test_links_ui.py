@@ -294,3 +294,19 @@ def test_memory_curves_and_brush_travel_in_the_link(base, page, prof, shot):
     shot(other, "memory_link_curves_brush")
     other.close()
     assert errors == [] and page.errors == []
+
+
+def test_a_view_keeps_its_filters_across_a_tab_round_trip(base, page, prof):
+    """Another tab and back (a tab click hands the view no state) keeps what the view showed, in
+    the view and in the address: Communication's step and collective filters."""
+    step = int(prof.sql("select min(step) s from comm_ops")["s"][0])
+    page.goto(f"{base}/#rank0_ascend_pt/communication?step={step}&coll=hcom_allReduce_")
+    page.wait_for_selector(".pi-comm-split[data-series]", timeout=60_000)
+    assert (page.input_value(".pi-comm-step"), page.input_value(".pi-comm-type")) == (str(step), "hcom_allReduce_")
+    page.click(".pi-tab[data-view='overview']")
+    page.wait_for_selector(".pi-pane-overview:not([hidden])")
+    page.click(".pi-tab[data-view='communication']")
+    page.wait_for_selector(".pi-pane-communication:not([hidden]) .pi-comm-split[data-series]")
+    assert (page.input_value(".pi-comm-step"), page.input_value(".pi-comm-type")) == (str(step), "hcom_allReduce_")
+    assert _query(page) == ("#rank0_ascend_pt/communication", {"step": str(step), "coll": "hcom_allReduce_"})
+    assert page.errors == []

@@ -107,8 +107,11 @@ export function create(): View {
         return fill(body, t, () => build(filter), errorBox);
       };
       apply = (s?: ViewState) => {
-        const step = s && typeof s.step === 'number' ? String(s.step) : '';
-        const type = s && typeof s.collective === 'string' ? s.collective : '';
+        if (!s) {
+          return; // a tab click: the filters stay as they are
+        }
+        const step = typeof s.step === 'number' ? String(s.step) : '';
+        const type = typeof s.collective === 'string' ? s.collective : '';
         if (step !== filter.step || type !== filter.type) {
           filter.step = step;
           filter.type = type;

@@ -310,3 +310,23 @@ def test_a_view_keeps_its_filters_across_a_tab_round_trip(base, page, prof):
     assert (page.input_value(".pi-comm-step"), page.input_value(".pi-comm-type")) == (str(step), "hcom_allReduce_")
     assert _query(page) == ("#rank0_ascend_pt/communication", {"step": str(step), "coll": "hcom_allReduce_"})
     assert page.errors == []
+
+
+def test_the_matrix_measure_travels_in_the_link(base, page, prof):
+    """The Communication matrix's measure is in the address: a link shows the matrix in bytes,
+    each cell the link's bytes summed over the matrix rows (rank 0 -> 1 here)."""
+    page.goto(f"{base}/#rank0_ascend_pt/communication")
+    page.wait_for_selector(".pi-matrix-metric", timeout=60_000)
+    page.select_option(".pi-matrix-metric", "bytes")
+    page.wait_for_function("() => location.hash.includes('metric=bytes')")
+    assert _query(page) == ("#rank0_ascend_pt/communication", {"metric": "bytes"})
+    m = prof.comm_matrix(summary="total")
+    b = int(m[(m["src_rank"] == 0) & (m["dst_rank"] == 1)]["bytes"].sum())
+    other = page.context.new_page()
+    other.goto(page.url)
+    other.wait_for_selector(".pi-matrix-table td[data-src='0'][data-dst='1']", timeout=60_000)
+    assert other.input_value(".pi-matrix-metric") == "bytes"
+    cell = other.inner_text(".pi-matrix-table td[data-src='0'][data-dst='1']")
+    assert cell == (f"{b / 2**30:.2f} GiB" if b >= 2**30 else f"{b / 2**20:.1f} MiB") and b > 2**20
+    other.close()
+    assert page.errors == []

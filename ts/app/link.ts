@@ -25,6 +25,7 @@
  *   comps, measures   Memory: the components and measures whose curves are shown, comma-separated
  *   brush    Memory: the brushed time range, `<start ms>-<end ms>` (the curves' `t_ms`)
  *   base, other  Compare: the baseline run and the run compared with it (profile ids)
+ *   metric   Communication: the matrix's measure (bandwidth_gbps | bytes | transit_us)
  *   phase    Modules: the phase drawn (forward | backward | other; with `q` the search, `rank` the rank)
  *   filter   the view's table filter text
  *   sort     the view's table sort column, `-` before it for descending (`-total_us`)
@@ -60,6 +61,8 @@ export interface ViewState {
   /** the view's table: its filter text and its sort column */
   filter?: string;
   sort?: { key: string; desc: boolean };
+  /** Communication: the matrix's measure */
+  metric?: string;
   /** Modules: the phase drawn */
   phase?: string;
   /** Compare: the baseline and the changed run (profile ids) */
@@ -178,7 +181,7 @@ export function parseHash(hash: string): Link | null {
   if (p.get('coll')) {
     state.collective = p.get('coll')!;
   }
-  for (const key of ['by', 'where', 'filter', 'base', 'other', 'phase'] as const) {
+  for (const key of ['by', 'where', 'filter', 'base', 'other', 'phase', 'metric'] as const) {
     if (p.get(key)) {
       state[key] = p.get(key)!;
     }
@@ -258,7 +261,7 @@ export function buildHash(profile: string, view: string, state: ViewState = {}):
   if (state.collective) {
     p.set('coll', state.collective);
   }
-  for (const key of ['by', 'where', 'filter', 'base', 'other', 'phase'] as const) {
+  for (const key of ['by', 'where', 'filter', 'base', 'other', 'phase', 'metric'] as const) {
     if (state[key]) {
       p.set(key, state[key]!);
     }

@@ -84,6 +84,13 @@ export function create(): View {
     mount(el: HTMLElement, ctx: ViewContext) {
       const t = ctx.t;
       const filter: { step: string; type: string } = { step: '', type: '' };
+      let metric = METRICS[0]; // the matrix's measure
+      const report = () =>
+        ctx.setState?.({
+          step: filter.step === '' ? undefined : Number(filter.step),
+          collective: filter.type || undefined,
+          metric: metric !== METRICS[0] ? metric : undefined
+        });
       const stepSel = h('select', { class: 'pi-comm-step', 'aria-label': t('ui.communication.step') });
       const typeSel = h('select', { class: 'pi-comm-type', 'aria-label': t('ui.communication.collective') });
       const option = (s: HTMLSelectElement, v: string, text: string) => s.appendChild(h('option', { value: v }, text));
@@ -103,7 +110,7 @@ export function create(): View {
       let types: string[] | null = null;
       const load = () => {
         charts.splice(0).forEach(c => c.dispose());
-        ctx.setState?.({ step: filter.step === '' ? undefined : Number(filter.step), collective: filter.type || undefined });
+        report();
         return fill(body, t, () => build(filter), errorBox);
       };
       apply = (s?: ViewState) => {
@@ -112,7 +119,9 @@ export function create(): View {
         }
         const step = typeof s.step === 'number' ? String(s.step) : '';
         const type = typeof s.collective === 'string' ? s.collective : '';
-        if (step !== filter.step || type !== filter.type) {
+        const m = s.metric && METRICS.includes(s.metric) ? s.metric : METRICS[0];
+        if (step !== filter.step || type !== filter.type || m !== metric) {
+          metric = m;
           filter.step = step;
           filter.type = type;
           stepSel.value = step;
@@ -157,7 +166,15 @@ export function create(): View {
         out.push(section(t('ui.communication.by_type'), ...splitChart(ctx, summary, charts)));
         const bw = linkChart(ctx, summary, charts);
         out.push(section(t('ui.communication.bandwidth'), bw));
-        out.push(section(t('ui.communication.matrix'), matrixBlock(ctx, matrix, charts)));
+        out.push(
+          section(
+            t('ui.communication.matrix'),
+            matrixBlock(ctx, matrix, charts, metric, m => {
+              metric = m;
+              report();
+            })
+          )
+        );
         if (slow) {
           out.push(
             section(
@@ -275,7 +292,8 @@ function linkChart(ctx: ViewContext, p: AnalysisPayload, charts: Chart[]): Node 
   return h('div', {}, h('p', { class: 'pi-note' }, t('ui.communication.bandwidth_note')), c.el);
 }
 
-function matrixBlock(ctx: ViewContext, p: AnalysisPayload, charts: Chart[]): HTMLElement {
+/** The matrix with its measure picker; `metric` is the measure shown first, `onMetric` hears a change. */
+function matrixBlock(ctx: ViewContext, p: AnalysisPayload, charts: Chart[], metric0 = METRICS[0], onMetric: (m: string) => void = () => {}): HTMLElement {
   const t = ctx.t;
   const cells = matrixCells(p.rows);
   if (!cells.length) {
@@ -289,6 +307,7 @@ function matrixBlock(ctx: ViewContext, p: AnalysisPayload, charts: Chart[]): HTM
   for (const m of METRICS) {
     picker.appendChild(h('option', { value: m }, t(`ui.col.${m}`)));
   }
+  picker.value = METRICS.includes(metric0) ? metric0 : METRICS[0];
   const chart = new Chart(Math.max(160, 90 + srcs.length * 40), 'pi-matrix-chart');
   charts.push(chart);
   const grid = h('div', { class: 'pi-matrix-table' });
@@ -359,7 +378,10 @@ function matrixBlock(ctx: ViewContext, p: AnalysisPayload, charts: Chart[]): HTM
     });
     grid.appendChild(table.el);
   };
-  picker.addEventListener('change', draw);
+  picker.addEventListener('change', () => {
+    draw();
+    onMetric(picker.value);
+  });
   append(box, [
     h('div', { class: 'pi-controls' }, h('label', { class: 'pi-control' }, h('span', {}, t('ui.communication.metric')), picker)),
     h('p', { class: 'pi-note' }, t('ui.communication.matrix_note')),

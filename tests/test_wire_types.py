@@ -103,3 +103,44 @@ def test_analysis_description_has_the_declared_keys():
         if d["chart"] is not None:
             assert set(d["chart"]) == set(typing.get_type_hints(wire.ChartSpec))
             assert d["chart"] == wire.Chart(**dataclasses.asdict(a.chart)).spec()
+
+
+def test_compare_answer_has_the_declared_keys(fixtures):
+    """``GET api/compare`` sends ``Comparison.to_dict()``: its keys and its runs' keys are the
+    declared ones, so the Compare view reads a typed answer (not untyped JSON)."""
+    import json
+
+    import profinsight
+
+    k = fixtures / "kineto"
+    d = json.loads(
+        json.dumps(
+            profinsight.compare(
+                k / "compare_base.json.gz", k / "compare_test.json.gz", names=["base", "test"]
+            ).to_dict()
+        )
+    )
+    required, optional = _keys(wire.CompareAnswer)
+    assert required <= set(d) <= required | optional
+    run_keys, _ = _keys(wire.CompareRun)
+    assert [set(r) for r in d["runs"]] == [run_keys, run_keys]
+    assert [r["name"] for r in d["runs"]] == ["base", "test"]
+    assert list(d["waterfalls"]) == ["base → test"] and set(d["op_changes"]) == {"type", "name"}
+    assert all(isinstance(v, dict) for v in d["verdicts"]) and all(isinstance(r, dict) for r in d["summary"])
+
+
+def test_every_view_reads_typed_answers():
+    """Views reach the server only through ts/app/api.ts, whose every call returns a generated
+    wire type: no view fetches by itself, and no answer is declared outside the generated file."""
+    ts = REPO / "ts" / "app"
+    api = (ts / "api.ts").read_text(encoding="utf-8")
+    assert "Promise<unknown>" not in api.split("export class Api {")[1]
+    calls = [line for line in api.split("export class Api {")[1].splitlines() if "Promise<" in line]
+    generated = set(wire.typescript().split("export interface ")[1:])
+    names = {g.split(" ", 1)[0] for g in generated}
+    for line in calls:
+        inner = line.split("Promise<", 1)[1].split(">", 1)[0]
+        assert inner in names or inner.startswith("TimelineAnswers[") or inner == "T", line
+    for view in (ts / "views").glob("*.ts"):
+        text = view.read_text(encoding="utf-8")
+        assert "fetch(" not in text and "XMLHttpRequest" not in text, view.name

@@ -185,3 +185,71 @@ print(sorted(set(out)), len(registry.ANALYSES))
     got = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
     seen, total = got.rsplit(" ", 1)
     assert int(total) > 20 and seen == f"[{total}]"  # every thread saw the whole table
+
+
+def _declared_invalid(a, combo: dict) -> bool:
+    """Whether ``combo`` (parameter -> value) breaks one of ``a``'s declared ``requires`` rules."""
+    for p in a.params:
+        for value, other, allowed in p.requires:
+            if combo.get(p.name) == value and other in combo and combo[other] not in allowed:
+                return True
+    return False
+
+
+@pytest.mark.slow
+def test_every_pair_of_choices_answers_or_is_declared(fixtures):
+    """The Analyses form offers every value of every select: each combination of the choices of
+    every registered analysis either answers on a real two-rank run or is declared by
+    ``requires`` (and then refused with a ProfileError), so the form never offers a pair with no
+    answer.  Rules only name parameters and values that exist."""
+    import itertools
+
+    import profinsight
+    from profinsight.registry import all_analyses
+
+    p = profinsight.load(fixtures / "ascend_pt" / "text_level1")
+    refused: dict[str, list[dict]] = {}
+    for name, a in sorted(all_analyses().items()):
+        known = {q.name: q for q in a.params}
+        for q in a.params:
+            for value, other, allowed in q.requires:
+                assert q.choices and value in q.choices, (name, q.name, value)
+                assert known[other].choices and set(allowed) <= set(known[other].choices), (name, other, allowed)
+        selects = [q for q in a.params if q.choices and q.type is not dict]
+        if len(selects) < 2:
+            continue
+        for values in itertools.product(*(q.choices for q in selects)):
+            combo = dict(zip((q.name for q in selects), values, strict=True))
+            try:
+                a.run(p, **combo)
+                answered = True
+            except ProfileError:
+                answered = False
+            assert answered != _declared_invalid(a, combo), (name, combo, answered)
+            if not answered:
+                refused.setdefault(name, []).append(combo)
+    # op_summary is the one analysis with several selects; its host side groups by name or
+    # name_shape only and counts every task an op launched (kinds has no meaning there)
+    assert sorted(refused) == ["op_summary"]
+    assert sorted((c["by"], c["where"], c["kinds"]) for c in refused["op_summary"]) == [
+        ("core", "host", "all"),
+        ("core", "host", "compute"),
+        ("name", "host", "all"),
+        ("name_shape", "host", "all"),
+        ("type", "host", "all"),
+        ("type", "host", "compute"),
+    ]
+    host = p.op_summary(where="host", by="name")
+    assert len(host) > 0 and "device_total_us" in host.columns
+
+
+def test_closed_sets_of_values_are_choices():
+    """A parameter whose values form a closed set is a select in the form, not a text field that
+    accepts what the analysis then refuses: the links' ``summary`` is one of comm_matrix's."""
+    from profinsight.analyses.communication import SUMMARIES
+    from profinsight.registry import get
+
+    for name in ("comm_matrix", "slow_links", "link_latency"):
+        assert {q.name: q for q in get(name).params}["summary"].choices == SUMMARIES
+    with pytest.raises(ProfileError, match="summary must be one of top1"):
+        get("slow_links").bind(summary="sum")

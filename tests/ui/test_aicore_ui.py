@@ -3,10 +3,12 @@ utilization() / kernel_pmu() in Python, formatted as the viewer formats it."""
 
 from __future__ import annotations
 
+import pandas as pd
 import pytest
 from _support import fmt_duration
 
 import profinsight
+from profinsight.i18n.ui import UI
 
 pytestmark = pytest.mark.browser
 
@@ -93,4 +95,56 @@ def test_aicore_view_on_a_gpu_trace_says_there_is_no_pmu(base, page):
     _open(page, base, "gpu_2rank_rank0.json.gz", "aicore", ".pi-card")
     assert "No kernel records PMU ratios" in page.inner_text(".pi-pane-aicore")
     assert page.locator(".pi-pane-aicore .pi-card[data-key='cube']").count() == 0
+    assert page.errors == []
+
+
+def _table(page):
+    """The Operators table: column key -> the column's cell texts."""
+    return page.eval_on_selector(
+        ".pi-op-table table",
+        """t => { const keys = Array.from(t.querySelectorAll('thead th')).map(th => th.dataset.key);
+                  const rows = Array.from(t.querySelectorAll('tbody tr')).map(tr => Array.from(tr.children).map(td => td.textContent));
+                  return Object.fromEntries(keys.map((k, i) => [k, rows.map(r => r[i])])); }""",
+    )
+
+
+def test_operators_show_each_kernels_pmu_ratios_on_one_rank(base, page, paths, shot):
+    """Kernels by name on one rank carry the PMU ratios and the bound type of kernel_pmu (same
+    name, type and core on that rank); over both ranks they are left to the AI Core view."""
+    p = profinsight.load(paths["text_level1"])
+    ops = p.op_summary(rank=1)
+    k = p.kernel_pmu()
+    k = k[k["rank"] == 1].set_index(["name", "type", "core"])
+    page.goto(f"{base}/#text_level1/operators?rank=1")
+    page.wait_for_selector(".pi-op-table th[data-key='bound']", timeout=60_000)
+    assert page.input_value(".pi-op-rank") == "1"
+    cols = _table(page)
+    recorded = [c for c in k.columns if c.startswith("pmu_") and k[c].notna().any()]
+    heads = page.eval_on_selector_all(".pi-op-table thead th", "ths => ths.map(t => t.dataset.key)")
+    assert heads[-(len(recorded) + 2) :] == ["bound", "bound_ratio", *recorded]
+    assert cols["name"] == list(ops["name"])[:200]
+    matched = 0
+    for i, row in enumerate(ops.head(200).itertuples()):
+        key = (row.name, row.type, row.core)
+        if key not in k.index:
+            assert cols["bound"][i] == "" and cols["pmu_aic_mac_ratio"][i] == ""
+            continue
+        matched += 1
+        pmu = k.loc[key]
+        word = "ui.aicore.bound_none" if pmu["bound"] == "none" else f"ui.aicore.unit.{pmu['bound']}"
+        assert cols["bound"][i] == UI["en"][word]
+        assert cols["bound_ratio"][i] == pct(pmu["bound_ratio"])
+        for c in (c for c in recorded if c.endswith("_ratio")):
+            assert cols[c][i] == ("" if pd.isna(pmu[c]) else pct(pmu[c])), (key, c)
+    assert matched == len(k)  # every kernel with PMU data on rank 1 is a row
+    assert cols["bound"][0] == "MTE2 (GM → L1/UB)" and cols["bound_ratio"][0] == "97.9%"
+    # the PMU columns are right of the times: the table scrolls sideways to them
+    page.eval_on_selector(
+        ".pi-op-table",
+        "el => [el, ...el.querySelectorAll('*')].forEach(e => { if (e.scrollWidth > e.clientWidth + 4) e.scrollLeft = e.scrollWidth; })",
+    )
+    shot(page, "view_operators_pmu")
+    # both ranks: no PMU columns (weighing them across ranks is the AI Core view's)
+    page.select_option(".pi-op-rank", "")
+    page.wait_for_function("() => !document.querySelector(\".pi-op-table th[data-key='bound']\")", timeout=60_000)
     assert page.errors == []

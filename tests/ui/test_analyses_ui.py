@@ -159,6 +159,44 @@ def test_format_conversions_and_op_summary_with_params(base, page, prof, shot):
     assert page.errors == []
 
 
+def _options(page, param: str) -> dict[str, str | None]:
+    """The options of a parameter's select: value -> why it is disabled (None: enabled)."""
+    return page.eval_on_selector(
+        f"select[data-param='{param}']",
+        "s => Object.fromEntries(Array.from(s.options).filter(o => o.value).map(o => [o.value, o.disabled ? o.title : null]))",
+    )
+
+
+def test_the_form_never_offers_a_pair_without_an_answer(base, page, prof, shot):
+    """Each registered rule disables the values it forbids, both ways, with the reason; a closed
+    set of values (the links' comm_matrix summary) is a select, not a text field."""
+    p = prof(RANK0)
+    page.goto(f"{base}/#{RANK0}/analyses/op_summary?kinds=all")
+    ready(page, "op_summary")
+    assert _options(page, "where") == {"device": None, "host": "kinds=all needs where = device"}
+    ref = p.op_summary(kinds="all")
+    # the top row is the collective: its type shown without HCCL's trailing underscore
+    assert ref["type"].iloc[0] == "hcom_allReduce_"
+    assert first_row(page) == {**expected_row(ref), "type": "hcom_allReduce"}
+    assert int(page.get_attribute(".pi-an-result", "data-total")) == len(ref)
+    # host side: only name / name_shape and the default kinds are offered
+    page.goto(f"{base}/#{RANK0}/analyses/op_summary?where=host")
+    ready(page, "op_summary")
+    assert _options(page, "kinds") == {"compute": None, "all": "kinds=all needs where = device"}
+    assert _options(page, "by") == {
+        "name": None,
+        "type": "by=type needs where = device",
+        "name_shape": None,
+        "core": "by=core needs where = device",
+    }
+    assert first_row(page) == expected_row(p.op_summary(where="host"))
+    shot(page, "view_analyses_disabled_pairs")
+    page.goto(f"{base}/#{RANK0}/analyses/slow_links")
+    page.wait_for_selector(".pi-an-result[data-analysis='slow_links'][data-state]:not([data-state='loading'])")
+    assert list(_options(page, "summary")) == ["top1", "middle", "bottom1", "bottom2", "bottom3", "total"]
+    assert page.errors == []
+
+
 def test_large_result_pages_next_and_previous(base, page, prof, shot):
     ref = prof(GPU).idle_gaps(min_us=0)
     assert len(ref) == 930

@@ -47,6 +47,16 @@ def test_elapsed_parts_add_up_and_sync_is_inside_wait(base, page, path, shot):
     bw = _series(page, ".pi-comm-bandwidth")
     assert "bandwidth_gbps" not in bw and "hccs_gbps" in bw
     assert "LOCAL" in page.inner_text(".pi-pane-communication")
+    # against the bandwidth expected of one link of the type (slow_links' figure): a dashed line
+    # and each row's share in the table (rank 0: 15.65 GB/s of 19.3 = 81.1 %)
+    assert json.loads(page.get_attribute(".pi-comm-bandwidth", "data-expected")) == {"hccs_gbps": 19.3}
+    assert s["hccs_expected_ratio"].round(4).tolist() == [0.8111, 0.8032]
+    th = page.locator(".pi-pane-communication th[data-key='hccs_expected_ratio']").first
+    assert th.inner_text().startswith("HCCS of expected")
+    table = th.locator("xpath=ancestor::table")
+    col = table.locator("thead th").evaluate_all("ths => ths.map(t => t.dataset.key)").index("hccs_expected_ratio")
+    texts = table.locator(f"tbody tr td:nth-child({col + 1})").all_inner_texts()
+    assert texts == [f"{v * 100:.1f}%" for v in s["hccs_expected_ratio"]] == ["81.1%", "80.3%"]
     # matrix colours are anchored at 0
     lo, hi = json.loads(page.get_attribute(".pi-matrix-chart", "data-range"))
     assert lo == 0 and hi > 0

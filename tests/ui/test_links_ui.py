@@ -104,3 +104,229 @@ def test_timeline_window_and_selection_travel_in_the_link(base, page, prof, shot
     assert errors == []
     third.close()
     assert page.errors == []
+
+
+def test_markers_pins_and_search_travel_in_the_link(base, page, prof, shot):
+    """Markers, pinned tracks and the search are part of the picture a link opens: the view writes
+    them into the address, and a fresh page opened on it shows the same markers, the same pinned
+    rows, the same window and selection, with the search's hits found but not jumped to."""
+    page.goto(f"{base}/#rank0_ascend_pt/timeline")
+    _ready(page)
+    origin = int(_hook(page, "origin()"))
+    page.evaluate("() => window.profinsightTimeline.pin('r0/hccl/5')")
+    page.fill(".pi-tl-search", "hcom_allReduce")
+    page.press(".pi-tl-search", "Enter")
+    page.wait_for_function("() => window.profinsightTimeline.selected() !== null")
+    _ready(page)
+    hit = _hook(page, "selected()")
+    w = _hook(page, "visibleWindow()")
+    m1, m2 = int(w["start_ns"]) + 1_000, int(w["start_ns"]) + 7_500
+    page.evaluate(
+        f"() => {{ window.profinsightTimeline.addMarker({m2}); window.profinsightTimeline.addMarker({m1}); }}"
+    )
+    page.wait_for_function("() => location.hash.includes('marks=')")
+    path, q = _query(page)
+    assert path == "#rank0_ascend_pt/timeline"
+    assert q["marks"] == f"{origin + m1},{origin + m2}"
+    assert q["pins"] == "r0/hccl/5"
+    assert q["q"] == "hcom_allReduce"
+    assert q["sel"] == f"{hit['kind']}:0:{hit['id']}"
+    n = sum(
+        int(prof.sql(f"select count(*) n from {t} where name like '%hcom_allReduce%'")["n"][0])
+        for t in ("comm_ops", "trace_slices", "host_ops", "api_calls")
+    )
+    assert _hook(page, "hits()") == {"total": n, "index": 0, "shown": n}
+
+    other = page.context.new_page()
+    errors = []
+    other.on("pageerror", lambda e: errors.append(str(e)))
+    other.goto(page.url)
+    _ready(other)
+    other.wait_for_function("() => window.profinsightTimeline.hits().total > 0")
+    other.wait_for_function("() => window.profinsightTimeline.selected() !== null")
+    _ready(other)
+    assert _hook(other, "markers()") == [m1, m2]
+    assert _hook(other, "pinned()") == ["r0/hccl/5"]
+    assert [r["key"] for r in _hook(other, "tracks()")[:2]] == ["pinned", "r0/hccl/5"]
+    assert _hook(other, "visibleWindow()") == w  # the link's window, not a jump to the first hit
+    assert (_hook(other, "selected()")["kind"], _hook(other, "selected()")["id"]) == (hit["kind"], hit["id"])
+    assert _hook(other, "hits()") == {"total": n, "index": 0, "shown": n}
+    assert other.input_value(".pi-tl-search") == "hcom_allReduce"
+    assert other.inner_text(".pi-tl-hits") == f"1 / {n}"
+    assert other.locator(".pi-tl-markers").inner_text().startswith("⚑1 ")
+    # the picture written back is the link it was opened with
+    other.wait_for_timeout(400)
+    assert _query(other)[1] == q
+    shot(other, "timeline_link_markers_pins_search")
+    # an unknown track id or a bad marker in a hand-edited link is left out, never an error
+    other.evaluate(
+        f"() => {{ location.hash = '#rank0_ascend_pt/timeline?start={origin + int(w['start_ns'])}"
+        f"&end={origin + int(w['end_ns'])}&pins=r0/none,r0/hccl/5&marks=12x,{origin + m1}'; }}"
+    )
+    other.wait_for_function("() => window.profinsightTimeline.markers().length === 1")
+    assert _hook(other, "markers()") == [m1] and _hook(other, "pinned()") == ["r0/hccl/5"]
+    assert errors == []
+    other.close()
+    assert page.errors == []
+
+
+def _column(page, key):
+    """The texts of column ``key`` of the Operators table, top to bottom."""
+    return page.eval_on_selector(
+        ".pi-op-table table",
+        f"""t => {{ const i = Array.from(t.querySelectorAll('thead th')).findIndex(th => th.dataset.key === '{key}');
+                   return Array.from(t.querySelectorAll('tbody tr')).map(tr => tr.children[i].textContent); }}""",
+    )
+
+
+def test_operators_grouping_filter_and_sort_travel_in_the_link(base, page, prof, shot):
+    """The Operators view's grouping, side, table filter and sort are in the address: a fresh page
+    on the link shows the same rows in the same order, and Back returns to them from another view."""
+    page.goto(f"{base}/#rank0_ascend_pt/operators")
+    page.wait_for_selector(".pi-op-table tbody tr", timeout=60_000)
+    assert _query(page) == ("#rank0_ascend_pt/operators", {})
+    page.select_option(".pi-op-by", "type")
+    page.wait_for_selector(".pi-op-table th[data-key='type']")
+    page.fill(".pi-op-table .pi-table-filter", "MIX_AIV")
+    page.click(".pi-op-table th[data-key='count']")
+    page.click(".pi-op-table th[data-key='count']")  # numbers: descending first, then ascending
+    page.wait_for_function("() => location.hash.includes('sort=count')")
+    assert _query(page) == (
+        "#rank0_ascend_pt/operators",
+        {"by": "type", "filter": "MIX_AIV", "sort": "count"},
+    )
+    ref = prof.op_summary(by="type")
+    want = ref[ref["core"] == "MIX_AIV"].sort_values("count", kind="stable")
+    assert list(want["type"]) == ["NLLLoss", "TopKV2", "AdaptiveAvgPool3dGrad", "ReduceSum"]
+    assert _column(page, "type") == list(want["type"])
+    link = page.url
+
+    other = page.context.new_page()
+    other.goto(link)
+    other.wait_for_selector(".pi-op-table th[data-key='type']", timeout=60_000)
+    assert other.input_value(".pi-op-by") == "type" and other.input_value(".pi-op-where") == "device"
+    assert other.input_value(".pi-op-table .pi-table-filter") == "MIX_AIV"
+    assert other.get_attribute(".pi-op-table th[data-key='count']", "aria-sort") == "ascending"
+    assert _column(other, "type") == list(want["type"])
+    assert other.inner_text(".pi-op-table .pi-table-count") == f"{len(want)} of {len(ref)} rows"
+    shot(other, "operators_link_group_filter_sort")
+    other.close()
+
+    # a hand-made link with a pair op_summary has no answer for falls back to the device side
+    page.goto(f"{base}/#rank0_ascend_pt/overview")
+    page.wait_for_selector(".pi-pane-overview .pi-card")
+    page.evaluate("() => { location.hash = '#rank0_ascend_pt/operators?by=core&where=host&sort=-total_us'; }")
+    page.wait_for_selector(".pi-op-table th[data-key='core']", timeout=60_000)
+    assert page.input_value(".pi-op-where") == "device"
+    assert _column(page, "core") == list(prof.op_summary(by="core")["core"])
+    page.click(".pi-tab[data-view='timeline']")
+    _ready(page)
+    page.go_back()
+    page.wait_for_selector(".pi-pane-operators:not([hidden])")
+    assert _query(page) == ("#rank0_ascend_pt/operators", {"by": "core", "sort": "-total_us"})
+    assert page.input_value(".pi-op-by") == "core"
+    assert page.errors == []
+
+
+def _series(page):
+    return page.eval_on_selector(".pi-mem-chart", "c => JSON.parse(c.dataset.series)")
+
+
+def _allocs_shown(page, n):
+    page.wait_for_function(
+        "n => { const c = document.querySelector('.pi-mem-allocs .pi-table-count, .pi-mem-allocs .pi-empty'); "
+        "return c && (c.textContent.startsWith(n + ' rows') || (n === 0 && c.classList.contains('pi-empty'))); }",
+        arg=n,
+    )
+
+
+def test_memory_curves_and_brush_travel_in_the_link(base, page, prof, shot):
+    """The Memory view's curve toggles and brushed range are in the address: a fresh page on the
+    link draws the same curves, the same brush and the allocations live in it."""
+    page.goto(f"{base}/#rank0_ascend_pt/memory")
+    page.wait_for_selector(".pi-mem-alloc-table tbody tr", timeout=60_000)
+    assert _query(page) == ("#rank0_ascend_pt/memory", {})
+    components = page.eval_on_selector_all(".pi-mem-components .pi-mem-toggle", "bs => bs.map(b => b.dataset.item)")
+    page.click(".pi-mem-measures .pi-mem-toggle[data-item='reserved_mib']")
+    page.click(".pi-mem-components .pi-mem-toggle[data-item='APP']")
+    box = page.locator(".pi-mem-chart").bounding_box()
+    y = box["y"] + box["height"] * 0.5
+    page.mouse.move(box["x"] + box["width"] * 0.55, y)
+    page.mouse.down()
+    page.mouse.move(box["x"] + box["width"] * 0.62, y, steps=8)
+    page.mouse.up()
+    page.wait_for_function("() => document.querySelector('.pi-mem-range').dataset.range !== ''")
+    text = page.eval_on_selector(".pi-mem-range", "e => e.dataset.range")
+    lo, hi = map(float, text.split(","))
+    assert lo == round(lo, 3) and hi == round(hi, 3) and 0 < lo < hi  # to the microsecond
+    want = prof.memory_allocations(start_ms=lo, end_ms=hi)
+    _allocs_shown(page, len(want))
+    page.wait_for_function("() => location.hash.includes('brush=')")
+    shown = _series(page)
+    assert shown == [f"{c}|allocated_mib" for c in components if c != "APP"]
+    assert _query(page) == (
+        "#rank0_ascend_pt/memory",
+        {
+            "comps": ",".join(c for c in components if c != "APP"),
+            "measures": "allocated_mib",
+            "brush": text.replace(",", "-"),
+        },
+    )
+    # a toggle redraws the chart: the brushed range stays, drawn and filtering
+    page.click(".pi-mem-measures .pi-mem-toggle[data-item='reserved_mib']")
+    assert page.eval_on_selector(".pi-mem-range", "e => e.dataset.range") == text
+    assert page.evaluate("() => document.querySelectorAll('.pi-mem-chart canvas').length") >= 1
+    page.click(".pi-mem-measures .pi-mem-toggle[data-item='reserved_mib']")
+    link = page.url
+
+    other = page.context.new_page()
+    errors = []
+    other.on("pageerror", lambda e: errors.append(str(e)))
+    other.goto(link)
+    other.wait_for_selector(".pi-mem-chart", timeout=60_000)
+    other.wait_for_function("() => document.querySelector('.pi-mem-range')?.dataset.range")
+    _allocs_shown(other, len(want))
+    assert _series(other) == shown
+    lo2, hi2 = map(float, other.eval_on_selector(".pi-mem-range", "e => e.dataset.range").split(","))
+    assert (lo2, hi2) == (lo, hi)
+    assert other.get_attribute(".pi-mem-components .pi-mem-toggle[data-item='APP']", "aria-pressed") == "false"
+    other.wait_for_timeout(300)
+    shot(other, "memory_link_curves_brush")
+    other.close()
+    assert errors == [] and page.errors == []
+
+
+def test_a_view_keeps_its_filters_across_a_tab_round_trip(base, page, prof):
+    """Another tab and back (a tab click hands the view no state) keeps what the view showed, in
+    the view and in the address: Communication's step and collective filters."""
+    step = int(prof.sql("select min(step) s from comm_ops")["s"][0])
+    page.goto(f"{base}/#rank0_ascend_pt/communication?step={step}&coll=hcom_allReduce_")
+    page.wait_for_selector(".pi-comm-split[data-series]", timeout=60_000)
+    assert (page.input_value(".pi-comm-step"), page.input_value(".pi-comm-type")) == (str(step), "hcom_allReduce_")
+    page.click(".pi-tab[data-view='overview']")
+    page.wait_for_selector(".pi-pane-overview:not([hidden])")
+    page.click(".pi-tab[data-view='communication']")
+    page.wait_for_selector(".pi-pane-communication:not([hidden]) .pi-comm-split[data-series]")
+    assert (page.input_value(".pi-comm-step"), page.input_value(".pi-comm-type")) == (str(step), "hcom_allReduce_")
+    assert _query(page) == ("#rank0_ascend_pt/communication", {"step": str(step), "coll": "hcom_allReduce_"})
+    assert page.errors == []
+
+
+def test_the_matrix_measure_travels_in_the_link(base, page, prof):
+    """The Communication matrix's measure is in the address: a link shows the matrix in bytes,
+    each cell the link's bytes summed over the matrix rows (rank 0 -> 1 here)."""
+    page.goto(f"{base}/#rank0_ascend_pt/communication")
+    page.wait_for_selector(".pi-matrix-metric", timeout=60_000)
+    page.select_option(".pi-matrix-metric", "bytes")
+    page.wait_for_function("() => location.hash.includes('metric=bytes')")
+    assert _query(page) == ("#rank0_ascend_pt/communication", {"metric": "bytes"})
+    m = prof.comm_matrix(summary="total")
+    b = int(m[(m["src_rank"] == 0) & (m["dst_rank"] == 1)]["bytes"].sum())
+    other = page.context.new_page()
+    other.goto(page.url)
+    other.wait_for_selector(".pi-matrix-table td[data-src='0'][data-dst='1']", timeout=60_000)
+    assert other.input_value(".pi-matrix-metric") == "bytes"
+    cell = other.inner_text(".pi-matrix-table td[data-src='0'][data-dst='1']")
+    assert cell == (f"{b / 2**30:.2f} GiB" if b >= 2**30 else f"{b / 2**20:.1f} MiB") and b > 2**20
+    other.close()
+    assert page.errors == []

@@ -136,3 +136,26 @@ def test_compare_by_module_with_folding(serve, page, fixtures, shot):
     assert {"n_layers", "slowest_layer", "layer_spread_ratio"} <= set(fkeys)
     shot(page, "view_compare_modules")
     assert page.errors == []
+
+
+def test_phase_and_search_travel_in_the_link(base, page, prof, shot):
+    """The phase and the search are in the address: the view writes them, and a link opens the
+    same phase with the same modules marked."""
+    m = prof.module_time()
+    back = m[m["phase"] == "backward"]
+    _open(page, base)
+    page.click(".pi-mod-phase[data-phase='backward']")
+    page.fill(".pi-mod-search", "conv2d")
+    page.wait_for_function("() => location.hash.includes('q=conv2d')")
+    assert page.evaluate("() => location.hash") == f"#{PID}/modules?q=conv2d&phase=backward"
+    other = page.context.new_page()
+    other.goto(page.url)
+    other.wait_for_selector(".pi-pane-modules .pi-mod-node", timeout=60_000)
+    assert other.get_attribute(".pi-mod-phase[data-phase='backward']", "aria-pressed") == "true"
+    assert other.input_value(".pi-mod-search") == "conv2d"
+    hits = other.eval_on_selector_all(".pi-mod-hit", "els => els.map(e => e.dataset.path)")
+    drawn = set(other.eval_on_selector_all(".pi-mod-node", "els => els.map(e => e.dataset.path)"))
+    assert sorted(hits) == sorted(p for p in back["path"] if "conv2d" in p.lower() and p in drawn) and hits
+    shot(other, "view_modules_link_backward_search")
+    other.close()
+    assert page.errors == []

@@ -97,9 +97,14 @@ def test_table_sort_filter_copy_and_csv_equal_the_analysis(base, page, paths, sh
     open_view(page, base, "rank0_ascend_pt", "operators", ".pi-op-table tbody tr")
     wrap = ".pi-op-table"
     rows = download_csv(page, wrap)
-    assert len(rows) == len(want) and list(rows[0].keys()) == list(want.columns)
+    # one rank: each kernel's PMU ratios and bound type (kernel_pmu) follow op_summary's columns
+    kp = p.kernel_pmu().set_index(["name", "type", "core"])
+    pmu = ["bound", "bound_ratio", *(c for c in kp.columns if c.startswith("pmu_") and kp[c].notna().any())]
+    assert len(rows) == len(want) and list(rows[0].keys()) == list(want.columns) + pmu
     for got, exp in zip(rows, want.to_dict("records")):
         assert all(_same(got[k], exp[k]) for k in want.columns), (got, exp)
+        key = (exp["name"], exp["type"], exp["core"])
+        assert got["bound"] == (kp.loc[key, "bound"] if key in kp.index else "")
     # sort by count (numeric: descending first), then filter by a name part
     page.click(f"{wrap} th[data-key='count']")
     counts = page.eval_on_selector_all(f"{wrap} tbody tr td:nth-child(2)", "els => els.map(e => e.textContent)")

@@ -281,3 +281,18 @@ def test_details_are_formatted_with_the_raw_value_kept(base, page, prof):
         w = dds.nth(terms.index("wait_ns"))
         assert w.inner_text() == fmt_duration(int(k["wait_ns"][0]))
     assert page.errors == []
+
+
+def test_ruler_labels_are_in_the_windows_unit(base, page):
+    """The ruler reads "164.01 ms", never "164010 us": the unit follows the time, the decimals the
+    tick step (the window label the span)."""
+    _open(page, base)
+    seen = {}
+    for a, b in [(0, 400_000_000), (164_000_000, 164_100_000), (164_000_000, 164_002_500)]:
+        page.evaluate(f"() => window.profinsightTimeline.setWindow({a}, {b})")
+        _settle(page)
+        seen[b - a] = (_hook(page, "frame()")["ticks"], page.inner_text(".pi-tl-window"))
+    assert seen[400_000_000] == ([f"{v} ms" for v in range(0, 401, 50)], "window 400 ms")
+    assert seen[100_000] == ([f"164.{v:02d} ms" for v in range(0, 11)], "window 100 us")
+    assert seen[2_500] == ([f"164.{v:04d} ms" for v in range(0, 25, 2)], "window 2.50 us")
+    assert page.errors == []

@@ -293,6 +293,41 @@ def test_compare_step_delta_and_waterfall(base, page, paths, shot):
     assert page.errors == []
 
 
+def test_compare_runs_travel_in_the_link(base, page, paths, shot):
+    """The pair of runs is in the address: the view writes it, and a link naming the runs the
+    other way round opens that comparison (a link naming a run twice is not followed)."""
+    open_view(page, base, "compare_base.json.gz", "compare", ".pi-card[data-key='delta']")
+    page.wait_for_function("() => location.hash.includes('other=')")
+    h = page.evaluate("() => location.hash")
+    assert h == "#compare_base.json.gz/compare?base=compare_base.json.gz&other=compare_test.json.gz"
+    back = (
+        profinsight.compare(
+            paths["compare_test.json.gz"],
+            paths["compare_base.json.gz"],
+            names=["compare_test.json.gz", "compare_base.json.gz"],
+        )
+        .summary()
+        .iloc[0]
+    )
+    page.goto("about:blank")
+    page.goto(f"{base}/#compare_base.json.gz/compare?base=compare_test.json.gz&other=compare_base.json.gz")
+    page.wait_for_selector(".pi-card[data-key='delta']", timeout=60_000)
+    assert (page.input_value(".pi-cmp-base"), page.input_value(".pi-cmp-other")) == (
+        "compare_test.json.gz",
+        "compare_base.json.gz",
+    )
+    delta = back["delta_step_us"]
+    want = fmt_us(delta) if delta <= 0 else "+" + fmt_us(delta)
+    assert page.inner_text(".pi-card[data-key='delta'] .pi-card-value") == want
+    assert page.inner_text(".pi-card[data-key='from'] .pi-card-value") == fmt_us(back["from_step_us"])
+    shot(page, "view_compare_link_swapped")
+    page.goto("about:blank")
+    page.goto(f"{base}/#compare_base.json.gz/compare?base=compare_test.json.gz&other=compare_test.json.gz")
+    page.wait_for_selector(".pi-card[data-key='delta']", timeout=60_000)
+    assert page.input_value(".pi-cmp-base") != page.input_value(".pi-cmp-other")
+    assert page.errors == []
+
+
 # --- language and dark mode ---------------------------------------------------------------------
 def test_operators_in_chinese(base, browser, prof, shot):
     ctx = browser.new_context(viewport={"width": 1400, "height": 900}, locale="zh-CN")

@@ -8,13 +8,13 @@
 
 import type {
   AlignAnswer,
+  CompareAnswer,
   AnalysesAnswer,
   AnalysisPayload,
   CountersAnswer,
   DetailsAnswer,
   FlowsAnswer,
   GapsAnswer,
-  Json,
   LoadStatus,
   MessagesAnswer,
   OpenRankAnswer,
@@ -54,8 +54,7 @@ export interface TimelineAnswers {
   align: AlignAnswer;
 }
 
-/** `GET api/compare`: the JSON form of `profinsight compare --format json`. */
-export type CompareAnswer = { [key: string]: Json };
+export type { CompareAnswer } from './generated/wire';
 
 /**
  * GET `path` (relative to the API root, e.g. `api/profiles`) with query `params`; resolves to the

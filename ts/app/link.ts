@@ -14,9 +14,21 @@
  *   rtracks  the slice tracks of a range dragged as a box over rows, comma-separated track ids
  *            (absent: the range is over every shown track)
  *   lanes    the timeline's lane filter text
- *   q        a search to run
+ *   marks    the timeline's markers, comma-separated ABSOLUTE ns (decimal)
+ *   pins     the timeline's pinned tracks, comma-separated track ids (as `timeline/tracks` names them)
+ *   q        a search to run (with a window or a selection in the link: its hits are found and
+ *            stepped through from there, the link's window and selection stay)
  *   step     a step number
  *   coll     a collective type (Communication: `hcom_allReduce_`, `nccl:all_reduce`, ...)
+ *   by, where    the Operators grouping (name | type | name_shape | core) and side (device | host);
+ *            with them `rank` is the one rank summed (absent: every rank)
+ *   comps, measures   Memory: the components and measures whose curves are shown, comma-separated
+ *   brush    Memory: the brushed time range, `<start ms>-<end ms>` (the curves' `t_ms`)
+ *   base, other  Compare: the baseline run and the run compared with it (profile ids)
+ *   metric   Communication: the matrix's measure (bandwidth_gbps | bytes | transit_us)
+ *   phase    Modules: the phase drawn (forward | backward | other; with `q` the search, `rank` the rank)
+ *   filter   the view's table filter text
+ *   sort     the view's table sort column, `-` before it for descending (`-total_us`)
  *   ranks    the timeline's ranks shown side by side, comma-separated (absent: every rank)
  *   align    what lines the ranks up: step:<N> (each rank's start of step N) or
  *            coll:<kind>:<rank>:<id>[:end] (one collective, matched on every rank; its start, or
@@ -43,6 +55,27 @@ export interface ViewState {
   range?: { start_ns: string; end_ns: string; tracks?: string[] };
   /** the timeline's lane filter */
   lanes?: string;
+  /** Operators: the grouping and the side (op_summary's `by` and `where`) */
+  by?: string;
+  where?: string;
+  /** the view's table: its filter text and its sort column */
+  filter?: string;
+  sort?: { key: string; desc: boolean };
+  /** Communication: the matrix's measure */
+  metric?: string;
+  /** Modules: the phase drawn */
+  phase?: string;
+  /** Compare: the baseline and the changed run (profile ids) */
+  base?: string;
+  other?: string;
+  /** Memory: the curves shown (components and measures) and the brushed range in ms */
+  components?: string[];
+  measures?: string[];
+  brush?: { start_ms: number; end_ms: number };
+  /** the timeline's markers, absolute ns (decimal strings: epoch ns exceed 2^53) */
+  markers?: string[];
+  /** the timeline's pinned tracks, track ids */
+  pinned?: string[];
   /** show the window as given (a link), not with the 10 % margin a jump from another view gets */
   exact?: boolean;
   /** the timeline's ranks shown side by side (absent: every rank) */
@@ -137,8 +170,38 @@ export function parseHash(hash: string): Link | null {
   if (p.get('lanes')) {
     state.lanes = p.get('lanes')!;
   }
+  const marks = (p.get('marks') || '').split(',').filter(m => INT.test(m));
+  if (marks.length) {
+    state.markers = marks;
+  }
+  const pins = (p.get('pins') || '').split(',').filter(t => t);
+  if (pins.length) {
+    state.pinned = pins;
+  }
   if (p.get('coll')) {
     state.collective = p.get('coll')!;
+  }
+  for (const key of ['by', 'where', 'filter', 'base', 'other', 'phase', 'metric'] as const) {
+    if (p.get(key)) {
+      state[key] = p.get(key)!;
+    }
+  }
+  for (const [key, field] of [
+    ['comps', 'components'],
+    ['measures', 'measures']
+  ] as const) {
+    const items = (p.get(key) || '').split(',').filter(x => x);
+    if (items.length) {
+      state[field] = items;
+    }
+  }
+  const brush = (p.get('brush') || '').match(/^(\d+(?:\.\d+)?)-(\d+(?:\.\d+)?)$/);
+  if (brush && Number(brush[2]) > Number(brush[1])) {
+    state.brush = { start_ms: Number(brush[1]), end_ms: Number(brush[2]) };
+  }
+  const sort = (p.get('sort') || '').match(/^(-?)(\w+)$/);
+  if (sort) {
+    state.sort = { key: sort[2], desc: sort[1] === '-' };
   }
   const ranks = (p.get('ranks') || '').split(',').filter(r => INT.test(r));
   if (ranks.length) {
@@ -183,6 +246,12 @@ export function buildHash(profile: string, view: string, state: ViewState = {}):
   if (state.lanes) {
     p.set('lanes', state.lanes);
   }
+  if (state.markers && state.markers.length) {
+    p.set('marks', state.markers.join(','));
+  }
+  if (state.pinned && state.pinned.length) {
+    p.set('pins', state.pinned.join(','));
+  }
   if (state.query) {
     p.set('q', state.query);
   }
@@ -191,6 +260,23 @@ export function buildHash(profile: string, view: string, state: ViewState = {}):
   }
   if (state.collective) {
     p.set('coll', state.collective);
+  }
+  for (const key of ['by', 'where', 'filter', 'base', 'other', 'phase', 'metric'] as const) {
+    if (state[key]) {
+      p.set(key, state[key]!);
+    }
+  }
+  if (state.sort) {
+    p.set('sort', `${state.sort.desc ? '-' : ''}${state.sort.key}`);
+  }
+  if (state.components && state.components.length) {
+    p.set('comps', state.components.join(','));
+  }
+  if (state.measures && state.measures.length) {
+    p.set('measures', state.measures.join(','));
+  }
+  if (state.brush) {
+    p.set('brush', `${state.brush.start_ms}-${state.brush.end_ms}`);
   }
   if (state.ranks && state.ranks.length) {
     p.set('ranks', state.ranks.join(','));

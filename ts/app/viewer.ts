@@ -56,6 +56,10 @@ export class Viewer {
   private banner: HTMLElement | null = null;
   /** the last state each view reported (ctx.setState), what its link carries */
   private states = new Map<string, ViewState>();
+  /** true while a view's `show` runs (see show) */
+  private showing = false;
+  /** whether the view reported its state while it showed */
+  private reported = false;
   private lastHash = '';
   private readonly onHash = () => this.followHash();
 
@@ -267,6 +271,15 @@ export class Viewer {
         old.view?.hide?.();
       }
     }
+    this.current = spec.id;
+    if (state) {
+      this.states.set(spec.id, { ...state, exact: undefined });
+    }
+    // a view that corrects the state it is handed (an invalid pair in a link) reports it while
+    // it shows: that report is what the address gets, written once below (in place of a link
+    // followed, which is otherwise left as it is)
+    this.showing = true;
+    this.reported = false;
     let pane = this.panes.get(spec.id);
     if (!pane) {
       const el = h('div', { class: `pi-pane pi-pane-${spec.id}`, 'data-view': spec.id });
@@ -280,17 +293,18 @@ export class Viewer {
         .then(() => view.show?.(state))
         .catch(e => this.paneError(el, e));
     } else {
-      pane.view?.show?.(state);
+      try {
+        pane.view?.show?.(state);
+      } finally {
+        this.showing = false;
+      }
     }
+    this.showing = false;
     pane.el.hidden = false;
-    this.current = spec.id;
     for (const tab of Array.from(this.header.querySelectorAll('.pi-tab'))) {
       tab.classList.toggle('pi-active', tab.getAttribute('data-view') === spec.id);
     }
-    if (state) {
-      this.states.set(spec.id, { ...state, exact: undefined });
-    }
-    this.writeHash(history);
+    this.writeHash(history === 'none' && this.reported ? 'replace' : history);
   }
 
   dispose(): void {
@@ -309,7 +323,8 @@ export class Viewer {
       navigate: (view, state) => this.show(view, state),
       setState: state => {
         this.states.set(spec, state);
-        if (this.current === spec) {
+        this.reported = this.reported || this.showing;
+        if (this.current === spec && !this.showing) {
           this.writeHash('replace');
         }
       }

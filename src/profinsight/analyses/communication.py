@@ -20,6 +20,11 @@ from ..registry import Chart, Param, analysis
 from ._sql import query, scope
 
 LINKS = ("hccs", "rdma", "pcie", "sdma", "sio")
+#: bandwidth expected of one link per transport, decimal GB/s: HCCS 19.3 (on-node, one SDMA stream,
+#: the vendor's communication cost model), RDMA 12.0 (one stream, after protocol headers).  The
+#: slow-link rule (:mod:`.links`) judges links against them and ``comm_summary`` states each row's
+#: bandwidth as a share of them; other transports have no such figure.
+EXPECTED_GBPS = {"hccs": 19.3, "rdma": 12.0}
 
 
 def _filters(rank=None, step=None, alias: str = "c") -> str:
@@ -157,6 +162,10 @@ SUMMARY_COLUMNS = {
     "bytes": "total bytes",
     "bandwidth_gbps": "bytes / transit (GPU: / elapse), decimal GB/s",
     **{f"{t}_gbps": f"sum of {t.upper()} bytes / sum of {t.upper()} transit time" for t in LINKS},
+    **{
+        f"{t}_expected_ratio": f"{t}_gbps / the {gbps:g} GB/s expected of one {t.upper()} link (slow_links' figure)"
+        for t, gbps in EXPECTED_GBPS.items()
+    },
     "share_of_comm_ratio": "elapse_us / elapsed time of all communication ops of the rank",
     "wait_ratio": "wait / (wait + transit) over the ops (the vendor's Total Op Info ratio)",
     "overlapped_us": "elapsed time overlapped by compute kernels",
@@ -177,8 +186,9 @@ SUMMARY_COLUMNS = {
 )
 def comm_summary(profile, rank=None, step=None) -> pd.DataFrame:
     """Per rank and op type: how many ops, their total elapsed / transit / wait / sync / idle
-    time, bytes and bandwidth (overall and per link type), their share of the rank's
-    communication, the wait share and how much compute overlaps them."""
+    time, bytes and bandwidth (overall and per link type, HCCS and RDMA also as a share of the
+    bandwidth expected of one such link), their share of the rank's communication, the wait
+    share and how much compute overlaps them."""
     links = ",\n           ".join(
         f"CASE WHEN sum(c.{t}_bytes) > 0 THEN sum(c.{t}_bytes) / nullif(sum(c.{t}_transit_ns), 0)::DOUBLE END"
         f" AS {t}_gbps"
@@ -196,6 +206,7 @@ def comm_summary(profile, rank=None, step=None) -> pd.DataFrame:
     SELECT rank, type, category, count::BIGINT AS count, dur / 1e3 AS elapse_us, transit / 1e3 AS transit_us,
            wait / 1e3 AS wait_us, sync / 1e3 AS sync_us, idle / 1e3 AS idle_us, bytes::BIGINT AS bytes,
            bandwidth_gbps, {", ".join(f"{t}_gbps" for t in LINKS)},
+           {", ".join(f"{t}_gbps / {gbps} AS {t}_expected_ratio" for t, gbps in EXPECTED_GBPS.items())},
            dur / nullif(sum(dur) OVER (PARTITION BY rank), 0)::DOUBLE AS share_of_comm_ratio,
            wait / nullif(wait + transit, 0)::DOUBLE AS wait_ratio,
            overlapped / 1e3 AS overlapped_us, overlapped / nullif(dur, 0)::DOUBLE AS share_of_comm_overlapped_ratio,

@@ -31,9 +31,10 @@ import pandas as pd
 from ..errors import ProfileError
 from ..i18n import evidence
 from ..registry import Chart, Param, analysis
+from .communication import EXPECTED_GBPS, SUMMARIES
 
 MIN_BYTES = 1_000_000
-EXPECTED = "HCCS=19.3,RDMA=12"
+EXPECTED = ",".join(f"{t.upper()}={gbps:g}" for t, gbps in EXPECTED_GBPS.items())  # "HCCS=19.3,RDMA=12"
 
 _LINK_COLS = {
     "src_rank": "source rank",
@@ -101,7 +102,7 @@ def _per_link(df: pd.DataFrame, expected: dict, max_ratio: float) -> pd.DataFram
     title="Slow links",
     params=(
         Param("max_ratio", float, 0.5, help="a link is slow below this fraction of its expected or median bandwidth"),
-        Param("summary", str, "total", help="comm_matrix summary rows to use"),
+        Param("summary", str, "total", choices=SUMMARIES, help="comm_matrix summary rows to use"),
         Param("min_bytes", int, MIN_BYTES, help="rows that move fewer bytes are latency-bound and not judged here"),
         Param("expected", str, EXPECTED, help="expected bandwidth per link type, GB/s"),
         Param("lang", str, "en", ("en", "zh"), "language of the evidence sentence (the figures are the same)"),
@@ -194,7 +195,7 @@ _LATENCY_COLS = {
     title="Latency-bound transfers per link",
     params=(
         Param("min_bytes", int, MIN_BYTES, help="rows below this many bytes are latency-bound"),
-        Param("summary", str, "total", help="comm_matrix summary rows to use"),
+        Param("summary", str, "total", choices=SUMMARIES, help="comm_matrix summary rows to use"),
         Param("lang", str, "en", ("en", "zh"), "language of the evidence sentence (the figures are the same)"),
     ),
     chart=Chart("bar", "label", ("per_transfer_us",), title="Time per small transfer (us)"),

@@ -170,6 +170,8 @@ _OP_SUMMARY_COLUMNS = {
             "compute",
             choices=("compute", "all"),
             help="device: compute kernels only (op_statistic.csv) or also communication ops",
+            # the host side counts every task an op launched: the choice has no meaning there
+            requires=(("all", "where", ("device",)),),
         ),
     ),
     chart=Chart("bar", "label", ("total_us", "device_total_us"), title="Total time (us)"),
@@ -200,6 +202,12 @@ def op_summary(profile, by="name", where="device", top=None, step=None, rank=Non
             raise ProfileError(
                 f"op_summary(where='host') groups by name or name_shape, not {by!r}",
                 fix="use by='name' or by='name_shape' (type and core exist on the device side)",
+            )
+        if kinds != "compute":
+            raise ProfileError(
+                f"op_summary(where='host') counts the device time of every task an op launched, kinds={kinds!r} "
+                "has no meaning there",
+                fix="leave kinds out with where='host'; kinds='all' is for where='device'",
             )
         return _host_summary(profile, by, top, step, rank)
     return _device_summary(profile, by, top, step, rank, kinds)

@@ -487,6 +487,35 @@ class AlignAnswer(TypedDict):
     ranks: list[RankAlignment]
 
 
+class CompareRun(TypedDict):
+    """One run of a comparison: its name (the served id), path, format, and the ranks and steps
+    it contributed."""
+
+    name: str
+    path: str
+    format: str
+    ranks: list[int]
+    steps: list[int]
+
+
+class CompareAnswer(TypedDict):
+    """``GET api/compare``: ``Comparison.to_dict()``, the JSON of ``profinsight compare --format
+    json``.  Each table is a list of records with the columns of its method (docs/views/compare.md):
+    ``steps()``, ``waterfall()`` per pair label, ``op_changes(by)`` per ``type`` / ``name``,
+    ``ops("type")``, ``modules()`` (``modules_folded``: layers folded), ``summary()``, and
+    ``noise_verdicts()``."""
+
+    runs: list[CompareRun]
+    steps: list[dict[str, Json]]
+    waterfalls: dict[str, list[dict[str, Json]]]
+    op_changes: dict[str, list[dict[str, Json]]]
+    ops_by_type: list[dict[str, Json]]
+    modules: list[dict[str, Json]]
+    modules_folded: list[dict[str, Json]]
+    summary: list[dict[str, Json]]
+    verdicts: list[dict[str, Json]]
+
+
 #: what the generated TypeScript file declares, in this order
 WIRE_TYPES: tuple[Any, ...] = (
     ChartSpec,
@@ -527,6 +556,8 @@ WIRE_TYPES: tuple[Any, ...] = (
     GapsAnswer,
     RankAlignment,
     AlignAnswer,
+    CompareRun,
+    CompareAnswer,
 )
 
 #: named aliases: an annotation equal to one of these is written as its name

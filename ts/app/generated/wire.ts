@@ -374,3 +374,25 @@ export interface AlignAnswer {
   missing: number[];
   ranks: RankAlignment[];
 }
+
+/** One run of a comparison: its name (the served id), path, format, and the ranks and steps it contributed. */
+export interface CompareRun {
+  name: string;
+  path: string;
+  format: string;
+  ranks: number[];
+  steps: number[];
+}
+
+/** `GET api/compare`: `Comparison.to_dict()`, the JSON of `profinsight compare --format json`. Each table is a list of records with the columns of its method (docs/views/compare.md): `steps()`, `waterfall()` per pair label, `op_changes(by)` per `type` / `name`, `ops("type")`, `modules()` (`modules_folded`: layers folded), `summary()`, and `noise_verdicts()`. */
+export interface CompareAnswer {
+  runs: CompareRun[];
+  steps: Record<string, Json>[];
+  waterfalls: Record<string, Record<string, Json>[]>;
+  op_changes: Record<string, Record<string, Json>[]>;
+  ops_by_type: Record<string, Json>[];
+  modules: Record<string, Json>[];
+  modules_folded: Record<string, Json>[];
+  summary: Record<string, Json>[];
+  verdicts: Record<string, Json>[];
+}

@@ -64,6 +64,8 @@ export interface FrameInfo {
   arrows: number;
   gaps: number;
   slices: number;
+  /** the ruler's labels, left to right (what a reader sees of the time axis) */
+  ticks?: string[];
   /** ms the frame took to draw (set by the view) */
   ms?: number;
 }
@@ -166,7 +168,7 @@ export function draw(ctx: CanvasRenderingContext2D, s: Scene): FrameInfo {
   drawHighlights(ctx, s, xOf, plotW);
   drawRange(ctx, s, xOf);
   ctx.restore();
-  drawRuler(ctx, s, pxNs, xOf);
+  info.ticks = drawRuler(ctx, s, pxNs, xOf);
   drawMarkers(ctx, s, xOf);
   // gutter border
   ctx.strokeStyle = colors.border;
@@ -618,7 +620,9 @@ function drawFlows(ctx: CanvasRenderingContext2D, s: Scene, xOf: (ns: number) =>
   return n;
 }
 
-function drawRuler(ctx: CanvasRenderingContext2D, s: Scene, pxNs: number, xOf: (ns: number) => number): void {
+/** Draws the time axis; returns its labels. */
+function drawRuler(ctx: CanvasRenderingContext2D, s: Scene, pxNs: number, xOf: (ns: number) => number): string[] {
+  const labels: string[] = [];
   const { colors } = s;
   ctx.fillStyle = colors.bg2;
   ctx.fillRect(0, 0, s.width, RULER_H);
@@ -641,12 +645,15 @@ function drawRuler(ctx: CanvasRenderingContext2D, s: Scene, pxNs: number, xOf: (
     ctx.moveTo(x, RULER_H - 8);
     ctx.lineTo(x, RULER_H);
     ctx.stroke();
-    ctx.fillText(tickLabel(v, step, Math.max(Math.abs(s.start), Math.abs(s.end))), x + 3, RULER_H / 2 - 2);
+    const label = tickLabel(v, step, Math.max(Math.abs(s.start), Math.abs(s.end)));
+    labels.push(label);
+    ctx.fillText(label, x + 3, RULER_H / 2 - 2);
   }
   ctx.fillStyle = colors.bg2;
   ctx.fillRect(0, 0, GUTTER_W - 1, RULER_H - 1);
   ctx.fillStyle = colors.fg2;
   ctx.fillText(s.t('ui.timeline.ruler'), 6, RULER_H / 2);
+  return labels;
 }
 
 /** The alignment's anchor: the same collective outlined on every rank, and a line at the time

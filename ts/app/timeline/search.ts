@@ -11,6 +11,11 @@ export class TimelineSearch {
   index = -1;
   private lastQuery = '';
 
+  /** The query whose hits are held ('' when none), for the page address. */
+  get query(): string {
+    return this.lastQuery;
+  }
+
   /** `label` shows progress and position; `go` zooms to and selects a hit. */
   constructor(
     private readonly data: TimelineData,
@@ -27,6 +32,7 @@ export class TimelineSearch {
   async run(q: string, dir: number, within?: { start: number; end: number }): Promise<void> {
     q = q.trim();
     if (!q) {
+      this.lastQuery = '';
       this.hits = [];
       this.total = 0;
       this.index = -1;
@@ -58,6 +64,35 @@ export class TimelineSearch {
       }
     }
     this.jump(dir);
+  }
+
+  /**
+   * Finds the hits of `q` without moving (a link that also names a window or a selection keeps
+   * them): the position is `at`'s hit when it is one, else before the first, so Enter steps on.
+   */
+  async restore(q: string, at?: { kind: string; rank?: number; id: number }): Promise<void> {
+    q = q.trim();
+    if (!q || q === this.lastQuery) {
+      return;
+    }
+    this.lastQuery = q;
+    this.label.textContent = this.t('ui.timeline.searching');
+    try {
+      const r = await this.data.search(q, 1000);
+      if (q !== this.lastQuery) {
+        return;
+      }
+      this.hits = r.hits;
+      this.total = r.total;
+      this.index = at ? this.hits.findIndex(hit => hit.kind === at.kind && hit.rank === (at.rank ?? 0) && hit.id === at.id) : -1;
+    } catch (e) {
+      this.label.textContent = e instanceof Error ? e.message : String(e);
+      this.lastQuery = '';
+      return;
+    }
+    this.label.textContent = !this.hits.length
+      ? this.t('ui.timeline.no_hits')
+      : this.t('ui.timeline.hits', { i: this.index >= 0 ? this.index + 1 : '–', n: this.total, shown: this.hits.length });
   }
 
   jump(dir: number): void {

@@ -106,18 +106,11 @@ function pmuLabel(t: ViewContext['t'], col: string): string {
   return tr(t, `ui.col.${col}`, col.replace(/^pmu_/, '').replace(/_ratio$/, '').replace(/_/g, ' '));
 }
 
-/** Per kernel: time, the PMU ratios, and the bound type with the rule that gave it. */
-function kernels(ctx: ViewContext, kern: AnalysisPayload | null): HTMLElement {
-  const t = ctx.t;
-  if (!kern || !kern.rows.length) {
-    return empty(t('ui.aicore.no_pmu'));
-  }
-  const ratios = kern.columns.filter(c => c.startsWith('pmu_') && kern.rows.some(r => isNum(r[c])));
-  const cols: Column[] = [
-    { key: 'name', label: colLabel(t, 'name') },
-    { key: 'core', label: colLabel(t, 'core') },
-    { key: 'count', label: colLabel(t, 'count'), numeric: true },
-    { key: 'total_us', label: colLabel(t, 'total_us'), numeric: true, format: v => fmtUs(v) },
+/** The bound type, its ratio and every PMU ratio `rows` record, as table columns (the AI Core
+ * view's kernel table and the Operators table show them alike). */
+export function pmuColumns(t: ViewContext['t'], columns: string[], rows: Record<string, unknown>[]): Column[] {
+  const ratios = columns.filter(c => c.startsWith('pmu_') && rows.some(r => isNum(r[c])));
+  return [
     {
       key: 'bound',
       label: t('ui.aicore.bound'),
@@ -131,6 +124,21 @@ function kernels(ctx: ViewContext, kern: AnalysisPayload | null): HTMLElement {
       numeric: true,
       format: (v: unknown) => (c.endsWith('_ratio') ? fmtPct(v as number) : fmtCell(c, v))
     }))
+  ];
+}
+
+/** Per kernel: time, the PMU ratios, and the bound type with the rule that gave it. */
+function kernels(ctx: ViewContext, kern: AnalysisPayload | null): HTMLElement {
+  const t = ctx.t;
+  if (!kern || !kern.rows.length) {
+    return empty(t('ui.aicore.no_pmu'));
+  }
+  const cols: Column[] = [
+    { key: 'name', label: colLabel(t, 'name') },
+    { key: 'core', label: colLabel(t, 'core') },
+    { key: 'count', label: colLabel(t, 'count'), numeric: true },
+    { key: 'total_us', label: colLabel(t, 'total_us'), numeric: true, format: v => fmtUs(v) },
+    ...pmuColumns(t, kern.columns, kern.rows)
   ];
   const counts = new Map<string, number>();
   for (const r of kern.rows) {

@@ -84,6 +84,13 @@ export function create(): View {
     mount(el: HTMLElement, ctx: ViewContext) {
       const t = ctx.t;
       const filter: { step: string; type: string } = { step: '', type: '' };
+      let metric = METRICS[0]; // the matrix's measure
+      const report = () =>
+        ctx.setState?.({
+          step: filter.step === '' ? undefined : Number(filter.step),
+          collective: filter.type || undefined,
+          metric: metric !== METRICS[0] ? metric : undefined
+        });
       const stepSel = h('select', { class: 'pi-comm-step', 'aria-label': t('ui.communication.step') });
       const typeSel = h('select', { class: 'pi-comm-type', 'aria-label': t('ui.communication.collective') });
       const option = (s: HTMLSelectElement, v: string, text: string) => s.appendChild(h('option', { value: v }, text));
@@ -103,13 +110,18 @@ export function create(): View {
       let types: string[] | null = null;
       const load = () => {
         charts.splice(0).forEach(c => c.dispose());
-        ctx.setState?.({ step: filter.step === '' ? undefined : Number(filter.step), collective: filter.type || undefined });
+        report();
         return fill(body, t, () => build(filter), errorBox);
       };
       apply = (s?: ViewState) => {
-        const step = s && typeof s.step === 'number' ? String(s.step) : '';
-        const type = s && typeof s.collective === 'string' ? s.collective : '';
-        if (step !== filter.step || type !== filter.type) {
+        if (!s) {
+          return; // a tab click: the filters stay as they are
+        }
+        const step = typeof s.step === 'number' ? String(s.step) : '';
+        const type = typeof s.collective === 'string' ? s.collective : '';
+        const m = s.metric && METRICS.includes(s.metric) ? s.metric : METRICS[0];
+        if (step !== filter.step || type !== filter.type || m !== metric) {
+          metric = m;
           filter.step = step;
           filter.type = type;
           stepSel.value = step;
@@ -154,7 +166,15 @@ export function create(): View {
         out.push(section(t('ui.communication.by_type'), ...splitChart(ctx, summary, charts)));
         const bw = linkChart(ctx, summary, charts);
         out.push(section(t('ui.communication.bandwidth'), bw));
-        out.push(section(t('ui.communication.matrix'), matrixBlock(ctx, matrix, charts)));
+        out.push(
+          section(
+            t('ui.communication.matrix'),
+            matrixBlock(ctx, matrix, charts, metric, m => {
+              metric = m;
+              report();
+            })
+          )
+        );
         if (slow) {
           out.push(
             section(
@@ -237,18 +257,43 @@ function linkChart(ctx: ViewContext, p: AnalysisPayload, charts: Chart[]): Node 
   }
   const c = new Chart(Math.max(120, 60 + p.rows.length * 22 * cols.length), 'pi-comm-bandwidth');
   charts.push(c);
-  c.set(
-    barOption(
-      p.rows.map(r => String(r.label)),
-      cols.map(k => ({ name: t(`ui.col.${k}`), values: p.rows.map(r => (isNum(r[k]) ? r[k] : null)) })),
-      v => fmtCell('x_gbps', v)
-    )
+  const option = barOption(
+    p.rows.map(r => String(r.label)),
+    cols.map(k => ({ name: t(`ui.col.${k}`), values: p.rows.map(r => (isNum(r[k]) ? r[k] : null)) })),
+    v => fmtCell('x_gbps', v)
   );
+  // the bandwidth expected of one link of the type (comm_summary's `<type>_expected_ratio` is
+  // the row's share of it): a dashed line on that type's bars
+  const expected: Record<string, number> = {};
+  cols.forEach((k, i) => {
+    const share = k.replace(/_gbps$/, '_expected_ratio');
+    const row = p.rows.find(r => isNum(r[k]) && isNum(r[share]) && r[share] > 0);
+    if (!row) {
+      return;
+    }
+    const gbps = Math.round(((row[k] as number) / (row[share] as number)) * 1000) / 1000;
+    expected[k] = gbps;
+    option.series[i].markLine = {
+      silent: true,
+      symbol: 'none',
+      lineStyle: { type: 'dashed' },
+      label: { position: 'start', formatter: t('ui.communication.expected', { link: t(`ui.col.${k}`), gbps: fmtCell('x_gbps', gbps) }) },
+      data: [{ xAxis: gbps }]
+    };
+  });
+  const top = Math.max(0, ...Object.values(expected));
+  if (top > 0) {
+    // the line stays on the chart, the axis ends at a round figure past it
+    option.xAxis.max = (v: { max: number }) => Math.max(v.max, Math.ceil((top * 1.1) / 5) * 5);
+  }
+  c.set(option);
   c.el.dataset.series = JSON.stringify(cols);
+  c.el.dataset.expected = JSON.stringify(expected);
   return h('div', {}, h('p', { class: 'pi-note' }, t('ui.communication.bandwidth_note')), c.el);
 }
 
-function matrixBlock(ctx: ViewContext, p: AnalysisPayload, charts: Chart[]): HTMLElement {
+/** The matrix with its measure picker; `metric` is the measure shown first, `onMetric` hears a change. */
+function matrixBlock(ctx: ViewContext, p: AnalysisPayload, charts: Chart[], metric0 = METRICS[0], onMetric: (m: string) => void = () => {}): HTMLElement {
   const t = ctx.t;
   const cells = matrixCells(p.rows);
   if (!cells.length) {
@@ -262,6 +307,7 @@ function matrixBlock(ctx: ViewContext, p: AnalysisPayload, charts: Chart[]): HTM
   for (const m of METRICS) {
     picker.appendChild(h('option', { value: m }, t(`ui.col.${m}`)));
   }
+  picker.value = METRICS.includes(metric0) ? metric0 : METRICS[0];
   const chart = new Chart(Math.max(160, 90 + srcs.length * 40), 'pi-matrix-chart');
   charts.push(chart);
   const grid = h('div', { class: 'pi-matrix-table' });
@@ -332,7 +378,10 @@ function matrixBlock(ctx: ViewContext, p: AnalysisPayload, charts: Chart[]): HTM
     });
     grid.appendChild(table.el);
   };
-  picker.addEventListener('change', draw);
+  picker.addEventListener('change', () => {
+    draw();
+    onMetric(picker.value);
+  });
   append(box, [
     h('div', { class: 'pi-controls' }, h('label', { class: 'pi-control' }, h('span', {}, t('ui.communication.metric')), picker)),
     h('p', { class: 'pi-note' }, t('ui.communication.matrix_note')),

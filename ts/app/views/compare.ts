@@ -9,14 +9,19 @@ import { barOption, Chart, esc } from '../widgets/chart';
 import { fmtDeltaUs, fmtPct, fmtUs, isNum, tr } from '../widgets/format';
 import { cards, empty, errorBox, fill, section } from '../widgets/parts';
 import { columnsFor, DataTable } from '../widgets/table';
-import type { View, ViewContext } from './types';
+import type { CompareAnswer } from '../api';
+import type { View, ViewContext, ViewState } from './types';
 import { modulesSection } from './compare_modules';
 
 const STATUSES = ['added', 'removed', 'slower', 'faster', 'unchanged'];
 
 export function create(): View {
   const charts: Chart[] = [];
+  let apply: ((s?: ViewState) => void) | null = null;
   return {
+    show(s?: ViewState) {
+      apply?.(s);
+    },
     async mount(el: HTMLElement, ctx: ViewContext) {
       const t = ctx.t;
       const ids = (await ctx.api.profiles()).profiles.map(p => p.id);
@@ -65,8 +70,11 @@ export function create(): View {
         ),
         body
       ]);
-      const run = () =>
-        fill(
+      let ran = '';
+      const run = () => {
+        ran = `${base.value}\u0000${other.value}`;
+        ctx.setState?.({ base: base.value, other: other.value });
+        return fill(
           body,
           t,
           async () => {
@@ -76,6 +84,7 @@ export function create(): View {
           },
           errorBox
         );
+      };
       swap.addEventListener('click', () => {
         const b = base.value;
         base.value = other.value;
@@ -84,7 +93,18 @@ export function create(): View {
         void run();
       });
       go.addEventListener('click', () => void run());
-      void run();
+      /** A link's (or Back/Forward's) pair of runs: served ids, never a run with itself; no
+       * state keeps what is shown (a tab click). */
+      apply = (s?: ViewState) => {
+        if (s && s.base && s.other && s.base !== s.other && ids.includes(s.base) && ids.includes(s.other)) {
+          base.value = s.base;
+          other.value = s.other;
+          exclude();
+        }
+        if (`${base.value}\u0000${other.value}` !== ran) {
+          void run();
+        }
+      };
     },
     dispose() {
       charts.splice(0).forEach(c => c.dispose());
@@ -92,16 +112,17 @@ export function create(): View {
   };
 }
 
-function render(ctx: ViewContext, d: any, charts: Chart[]): Node[] {
+function render(ctx: ViewContext, d: CompareAnswer, charts: Chart[]): Node[] {
   const t = ctx.t;
-  const s = (d.summary || [])[0];
+  // the records are read as every view reads rows (cells checked where they are drawn)
+  const s: Record<string, any> | undefined = (d.summary || [])[0];
   const [wfName] = Object.keys(d.waterfalls || {});
   const wf: Record<string, any>[] = wfName ? d.waterfalls[wfName] : [];
   if (!s || !wf.length) {
     return [empty(t('ui.compare.nothing'))];
   }
   const out: Node[] = [];
-  const speed = d.steps?.[1]?.speedup_vs_base_x;
+  const speed: unknown = d.steps?.[1]?.speedup_vs_base_x;
   out.push(
     section(
       t('ui.compare.result', { from: s.from_run, to: s.to_run }),

@@ -16,7 +16,7 @@ import { barOption, Chart, esc, trimZeros } from '../widgets/chart';
 import { isNum, num, tr, txt } from '../widgets/format';
 import { Card, cards, empty, errorBox, fill, section } from '../widgets/parts';
 import { payloadTable } from '../widgets/table';
-import type { View, ViewContext } from './types';
+import type { View, ViewContext, ViewState } from './types';
 
 export const MEASURES = ['allocated_mib', 'reserved_mib', 'active_mib'];
 /** measures shown before the user chooses (active mostly repeats allocated) */
@@ -34,21 +34,51 @@ interface Range {
   end_ms: number;
 }
 
+/** What the view shows, kept in the page address: the curves chosen (null: the default ones)
+ * and the brushed range. */
+interface Shown {
+  components: string[] | null;
+  measures: string[] | null;
+  range: Range | null;
+}
+
+/** A brushed range as the address keeps it: ms to the microsecond. */
+function roundRange(r: Range): Range {
+  const us = (v: number) => Math.round(v * 1000) / 1000;
+  return { start_ms: us(r.start_ms), end_ms: us(r.end_ms) };
+}
+
 export function create(): View {
   const charts: Chart[] = [];
   const drop = () => charts.splice(0).forEach(c => c.dispose());
+  let apply: ((s?: ViewState) => void) | null = null;
   return {
+    show(s?: ViewState) {
+      apply?.(s);
+    },
     mount(el: HTMLElement, ctx: ViewContext) {
       const t = ctx.t;
       let rank = String(ctx.profile.ranks[0] ?? '');
+      let shown: Shown = { components: null, measures: null, range: null };
+      let loaded = false;
+      const report = () =>
+        ctx.setState?.({
+          rank: ctx.profile.ranks.length > 1 && rank !== '' ? Number(rank) : undefined,
+          components: shown.components ?? undefined,
+          measures: shown.measures ?? undefined,
+          brush: shown.range ?? undefined
+        });
+      let rankSel: HTMLSelectElement | null = null;
       const body = h('div');
       if (ctx.profile.ranks.length > 1) {
         const s = h('select', { class: 'pi-mem-rank', 'aria-label': t('ui.common.rank') });
+        rankSel = s;
         for (const r of ctx.profile.ranks) {
           s.appendChild(h('option', { value: String(r) }, String(r)));
         }
         s.addEventListener('change', () => {
           rank = s.value;
+          shown = { components: null, measures: null, range: null }; // another rank has its own curves
           void load();
         });
         el.appendChild(h('div', { class: 'pi-controls' }, h('label', { class: 'pi-control' }, h('span', {}, t('ui.common.rank')), s)));
@@ -60,8 +90,10 @@ export function create(): View {
         }
         ctx.navigate('timeline', { rank: r.rank, start_ns: r.ts_ns - AROUND_NS, end_ns: r.ts_ns + AROUND_NS });
       };
-      const load = () =>
-        fill(
+      const load = () => {
+        loaded = true;
+        report();
+        return fill(
           body,
           t,
           async () => {
@@ -107,7 +139,12 @@ export function create(): View {
                 errorBox
               );
             };
-            const setRange = (range: Range | null) => {
+            const setRange = (given: Range | null) => {
+              const range = given && roundRange(given);
+              if (JSON.stringify(range) !== JSON.stringify(shown.range)) {
+                shown.range = range;
+                report();
+              }
               clear(rangeNote);
               rangeNote.dataset.range = range ? `${range.start_ms},${range.end_ms}` : '';
               if (range) {
@@ -123,11 +160,22 @@ export function create(): View {
             };
             let chart: CurveChart | null = null;
             if (curve.rows.length) {
-              chart = new CurveChart(ctx, curve, setRange, ts => ctx.navigate('timeline', { rank: Number(rank || 0), start_ns: ts - AROUND_NS, end_ns: ts + AROUND_NS }));
+              chart = new CurveChart(
+                ctx,
+                curve,
+                setRange,
+                ts => ctx.navigate('timeline', { rank: Number(rank || 0), start_ns: ts - AROUND_NS, end_ns: ts + AROUND_NS }),
+                { components: shown.components, measures: shown.measures, range: shown.range },
+                (components, measures) => {
+                  shown.components = components;
+                  shown.measures = measures;
+                  report();
+                }
+              );
               charts.push(chart.chart);
               out.push(section(t('ui.memory.curves'), h('p', { class: 'pi-note' }, t('ui.memory.curves_note')), chart.el, rangeNote));
             }
-            setRange(null);
+            setRange(chart ? shown.range : null);
             if (peaks.rows.length) {
               out.push(section(t('ui.memory.spikes'), h('p', { class: 'pi-note' }, t('ui.memory.spikes_note')), spikesBox));
             }
@@ -144,7 +192,27 @@ export function create(): View {
           },
           errorBox
         );
-      void load();
+      };
+      /** A link's (or Back/Forward's) state; no state keeps what is shown (a tab click). */
+      apply = (s?: ViewState) => {
+        if (!s) {
+          if (!loaded) {
+            void load();
+          }
+          return;
+        }
+        const r = typeof s.rank === 'number' && ctx.profile.ranks.includes(s.rank) ? String(s.rank) : String(ctx.profile.ranks[0] ?? '');
+        const next: Shown = { components: s.components ?? null, measures: s.measures ?? null, range: s.brush ?? null };
+        if (loaded && r === rank && JSON.stringify(next) === JSON.stringify(shown)) {
+          return;
+        }
+        rank = r;
+        shown = next;
+        if (rankSel) {
+          rankSel.value = rank;
+        }
+        void load();
+      };
     },
     dispose: drop
   };
@@ -219,20 +287,36 @@ class CurveChart {
   private readonly measures: string[];
   private shownComponents: Set<string>;
   private shownMeasures: Set<string>;
+  /** the brushed range (drawn again whenever the chart is) */
+  private range: Range | null = null;
 
   constructor(
     private readonly ctx: ViewContext,
     p: AnalysisPayload,
     private readonly onRange: (r: Range | null) => void,
-    onPick: (ts: number) => void
+    onPick: (ts: number) => void,
+    initial: Shown,
+    onToggle: (components: string[] | null, measures: string[] | null) => void
   ) {
     const t = ctx.t;
     this.curves = curvesOf(p.rows);
     this.components = Array.from(new Set(this.curves.map(c => c.component)));
     this.measures = MEASURES.filter(m => this.curves.some(c => c.measure === m));
-    this.shownComponents = new Set(this.components);
+    // a link's choice, kept to what this profile records; the defaults when it names none of it
+    const pick = (given: string[] | null, known: string[], dflt: string[]) => {
+      const mine = (given || []).filter(x => known.includes(x));
+      return new Set(mine.length ? mine : dflt);
+    };
+    this.shownComponents = pick(initial.components, this.components, this.components);
     const first = this.measures.filter(m => DEFAULT_MEASURES.includes(m));
-    this.shownMeasures = new Set(first.length ? first : this.measures);
+    const dfltMeasures = first.length ? first : this.measures;
+    this.shownMeasures = pick(initial.measures, this.measures, dfltMeasures);
+    // what goes in the address: null where the choice is the default
+    const chosen = (set: Set<string>, all: string[], dflt: string[]) => {
+      const list = all.filter(x => set.has(x));
+      return list.length === dflt.length && dflt.every(x => set.has(x)) ? null : list;
+    };
+    const toggled = () => onToggle(chosen(this.shownComponents, this.components, this.components), chosen(this.shownMeasures, this.measures, dfltMeasures));
     this.chart = new Chart(340, 'pi-mem-chart');
     const toggles = h('div', { class: 'pi-mem-toggles' });
     const group = (label: string, items: string[], shown: Set<string>, text: (x: string) => string, cls: string) => {
@@ -249,6 +333,7 @@ class CurveChart {
           b.classList.toggle('pi-active', shown.has(x));
           b.setAttribute('aria-pressed', shown.has(x) ? 'true' : 'false');
           this.draw();
+          toggled();
         });
         box.appendChild(b);
       }
@@ -262,7 +347,8 @@ class CurveChart {
     this.chart.on('brushEnd', (e: any) => {
       const area = e.areas && e.areas[0];
       const r = area && area.coordRange;
-      this.onRange(r && isNum(r[0]) && isNum(r[1]) && r[1] > r[0] ? { start_ms: r[0], end_ms: r[1] } : null);
+      this.range = r && isNum(r[0]) && isNum(r[1]) && r[1] > r[0] ? { start_ms: r[0], end_ms: r[1] } : null;
+      this.onRange(this.range);
     });
     this.chart.on('click', (q: any) => {
       const ts = q.data && q.data[2];
@@ -270,11 +356,20 @@ class CurveChart {
         onPick(ts);
       }
     });
-    this.chart.onDraw(ec => ec.dispatchAction({ type: 'takeGlobalCursor', key: 'brush', brushOption: { brushType: 'lineX', brushMode: 'single' } }));
+    this.range = initial.range;
+    this.chart.onDraw(ec => {
+      ec.dispatchAction({ type: 'takeGlobalCursor', key: 'brush', brushOption: { brushType: 'lineX', brushMode: 'single' } });
+      if (this.range) {
+        // a link's range, or the user's after a toggle redrew the chart: drawn as if dragged
+        ec.dispatchAction({ type: 'brush', areas: [{ brushType: 'lineX', xAxisIndex: 0, coordRange: [this.range.start_ms, this.range.end_ms] }] });
+      }
+    });
     this.draw();
+    toggled();
   }
 
   clearBrush(): void {
+    this.range = null;
     this.chart.instance?.dispatchAction({ type: 'brush', areas: [] });
   }
 

@@ -12,7 +12,7 @@ import type { AnalysisPayload, Json } from '../generated/wire';
 import { fmtPct, fmtUs, isNum, tr } from '../widgets/format';
 import { empty, errorBox, fill, section } from '../widgets/parts';
 import { DataTable } from '../widgets/table';
-import type { View, ViewContext } from './types';
+import type { View, ViewContext, ViewState } from './types';
 
 const PHASES = ['forward', 'backward', 'other'];
 const UNATTRIBUTED = '(unattributed)';
@@ -81,10 +81,22 @@ export function layout(rows: Row[], phase: string): { nodes: IcicleNode[]; total
 }
 
 export function create(): View {
+  let apply: ((s?: ViewState) => void) | null = null;
   return {
+    show(s?: ViewState) {
+      apply?.(s);
+    },
     mount(el: HTMLElement, ctx: ViewContext) {
       const t = ctx.t;
       const state = { phase: 'forward', query: '', rank: '', userOnly: true };
+      let loaded = false;
+      /** Tells the host what the view shows, for its link (defaults left out). */
+      const report = () =>
+        ctx.setState?.({
+          phase: state.phase !== 'forward' ? state.phase : undefined,
+          query: state.query || undefined,
+          rank: state.rank ? Number(state.rank) : undefined
+        });
       const phaseBox = h('div', { class: 'pi-controls pi-mod-phases', role: 'group' });
       const search = h('input', {
         type: 'search',
@@ -111,8 +123,9 @@ export function create(): View {
       let code: AnalysisPayload | null = null;
 
       const params = (): Record<string, string> => (state.rank ? { rank: state.rank } : {});
-      const load = () =>
-        fill(
+      const load = () => {
+        loaded = true;
+        return fill(
           body,
           t,
           async () => {
@@ -131,6 +144,7 @@ export function create(): View {
           },
           errorBox
         );
+      };
 
       const drawPhases = () => {
         clear(phaseBox);
@@ -138,7 +152,7 @@ export function create(): View {
           const has = modules?.rows.some(r => r.phase === p);
           const b = h(
             'button',
-            { class: 'pi-chip pi-mod-phase', 'data-phase': p, 'aria-pressed': String(state.phase === p), disabled: !has },
+            { class: `pi-chip pi-mod-phase${state.phase === p ? ' pi-active' : ''}`, 'data-phase': p, 'aria-pressed': String(state.phase === p), disabled: !has },
             tr(t, `ui.modules.phase.${p}`, p)
           );
           b.addEventListener('click', () => {
@@ -156,6 +170,7 @@ export function create(): View {
         if (!modules.rows.some(r => r.phase === state.phase)) {
           state.phase = PHASES.find(p => modules?.rows.some(r => r.phase === p)) ?? 'forward';
         }
+        report();
         drawPhases();
         const { nodes, total, depth } = layout(modules.rows, state.phase);
         clear(icicle);
@@ -266,7 +281,28 @@ export function create(): View {
         state.rank = rankSel.value;
         void load();
       });
-      void load();
+      /** A link's (or Back/Forward's) phase, search and rank; no state keeps what is shown. */
+      apply = (s?: ViewState) => {
+        if (!s) {
+          if (!loaded) {
+            void load();
+          }
+          return;
+        }
+        const rank = typeof s.rank === 'number' && rankSel && ctx.profile.ranks.includes(s.rank) ? String(s.rank) : '';
+        state.phase = s.phase && PHASES.includes(s.phase) ? s.phase : 'forward';
+        state.query = (s.query || '').trim();
+        search.value = state.query;
+        if (rankSel) {
+          rankSel.value = rank;
+        }
+        if (!loaded || rank !== state.rank) {
+          state.rank = rank;
+          void load();
+        } else {
+          draw();
+        }
+      };
     }
   };
 }

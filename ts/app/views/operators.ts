@@ -9,7 +9,8 @@ import { barOption, Chart } from '../widgets/chart';
 import { fmtUs, num, tr } from '../widgets/format';
 import { empty, errorBox, fill, section, slowestCall } from '../widgets/parts';
 import { columnsFor, DataTable, payloadTable } from '../widgets/table';
-import type { View, ViewContext } from './types';
+import { pmuColumns } from './aicore';
+import type { View, ViewContext, ViewState } from './types';
 
 const GROUPS = ['name', 'type', 'name_shape', 'core'];
 /** host framework ops have a name and shapes, no op type or core: these groupings are device-only */
@@ -23,13 +24,50 @@ const TOP = 15;
 /** columns of the small tables in a row's details */
 const SUB_COLUMNS = ['name', 'input_shapes', 'count', 'total_us', 'avg_us', 'max_us'];
 
+const PMU_KEYS = (c: string) => c === 'bound' || c === 'bound_ratio' || c.startsWith('pmu_');
+
+/**
+ * The op_summary rows with the PMU ratios and bound type of the same kernel (name, type, core)
+ * on `pmu.rank`, and the columns that then exist (op_summary's, then the PMU ones recorded).
+ */
+function withPmu(p: AnalysisPayload, pmu: { payload: AnalysisPayload; rank: number } | null): { rows: Record<string, any>[]; columns: string[] } {
+  const extra = pmu ? pmu.payload.columns.filter(PMU_KEYS) : [];
+  if (!pmu || !extra.length || !pmu.payload.rows.length) {
+    return { rows: p.rows, columns: p.columns };
+  }
+  const key = (r: Record<string, unknown>) => `${r.name}\u0000${r.type}\u0000${r.core}`;
+  const by = new Map(pmu.payload.rows.filter(r => r.rank === pmu.rank).map(r => [key(r), r]));
+  const rows = p.rows.map(r => {
+    const k = by.get(key(r));
+    return k ? { ...r, ...Object.fromEntries(extra.map(c => [c, k[c]])) } : r;
+  });
+  const recorded = extra.filter(c => rows.some(r => r[c] !== null && r[c] !== undefined));
+  return { rows, columns: [...p.columns, ...recorded] };
+}
+
 export function create(): View {
   let chart: Chart | null = null;
   let detailChart: Chart | null = null;
+  let apply: ((s?: ViewState) => void) | null = null;
   return {
+    show(s?: ViewState) {
+      apply?.(s);
+    },
     mount(el: HTMLElement, ctx: ViewContext) {
       const t = ctx.t;
       const state: { by: string; where: string; rank: string } = { by: 'name', where: 'device', rank: '' };
+      // the table's filter and sort, kept across reloads and in the page address
+      const table: { query: string; sort: { key: string; desc: boolean } | null } = { query: '', sort: null };
+      let loaded = false;
+      /** Tells the host what the view shows, for its link (defaults left out). */
+      const report = () =>
+        ctx.setState?.({
+          by: state.by !== 'name' ? state.by : undefined,
+          where: state.where !== 'device' ? state.where : undefined,
+          rank: state.rank ? Number(state.rank) : undefined,
+          filter: table.query || undefined,
+          sort: table.sort ?? undefined
+        });
       const selects: Partial<Record<keyof typeof state, HTMLSelectElement>> = {};
       // an option that makes an invalid pair with the other select's choice is disabled, with why
       const markInvalid = () => {
@@ -53,6 +91,7 @@ export function create(): View {
         s.addEventListener('change', () => {
           state[key] = s.value;
           markInvalid();
+          Object.assign(table, { query: '', sort: null }); // another grouping has other columns
           void load();
         });
         return h('label', { class: 'pi-control' }, h('span', {}, label), s);
@@ -75,8 +114,10 @@ export function create(): View {
       markInvalid();
       append(el, [controls, body]);
 
-      const load = () =>
-        fill(
+      const load = () => {
+        loaded = true;
+        report();
+        return fill(
           body,
           t,
           async () => {
@@ -85,12 +126,20 @@ export function create(): View {
               params.rank = state.rank;
             }
             const p = await ctx.api.analysis(ctx.profile.id, 'op_summary', params);
-            return render(p, params);
+            // kernels by name on one rank: each row's PMU ratios and bound type (kernel_pmu is per
+            // rank and kernel; over several ranks they would need weighing, the AI Core view's job)
+            const rank = state.rank !== '' ? Number(state.rank) : ctx.profile.ranks.length === 1 ? ctx.profile.ranks[0] : null;
+            const pmu =
+              state.where === 'device' && state.by === 'name' && rank !== null
+                ? await ctx.api.analysis(ctx.profile.id, 'kernel_pmu').catch(() => null)
+                : null;
+            return render(p, params, pmu && rank !== null ? { payload: pmu, rank } : null);
           },
           errorBox
         );
+      };
 
-      const render = (p: AnalysisPayload, params: Record<string, string>): Node[] => {
+      const render = (p: AnalysisPayload, params: Record<string, string>, pmu: { payload: AnalysisPayload; rank: number } | null): Node[] => {
         chart?.dispose();
         chart = null;
         if (!p.rows.length) {
@@ -105,10 +154,25 @@ export function create(): View {
         }
         chart.set(barOption(top.map(r => String(r.label ?? '')), series, fmtUs));
         const details = h('div', { class: 'pi-op-details' }, h('div', { class: 'pi-note' }, t('ui.operators.select_hint')));
-        const table = payloadTable(t, p, ['label'], { className: 'pi-op-table', onSelect: row => showDetails(details, row, params) });
+        const { rows, columns } = withPmu(p, pmu);
+        const sort = table.sort && columns.includes(table.sort.key) ? table.sort : null;
+        const tbl = payloadTable(t, p, ['label'], {
+          rows,
+          exportKeys: columns,
+          columns: [...columnsFor(t, p.columns, rows, ['label']), ...(columns.length > p.columns.length ? pmuColumns(t, columns, rows) : [])],
+          className: 'pi-op-table',
+          onSelect: row => showDetails(details, row, params),
+          query: table.query,
+          sort,
+          onView: v => {
+            table.query = v.query;
+            table.sort = v.sort;
+            report();
+          }
+        });
         return [
           section(t('ui.operators.top', { n: top.length }), chart.el),
-          h('div', { class: 'pi-split' }, section(t('ui.operators.table'), table.el), details)
+          h('div', { class: 'pi-split' }, section(t('ui.operators.table'), tbl.el), details)
         ];
       };
 
@@ -178,7 +242,33 @@ export function create(): View {
           );
         }
       };
-      void load();
+      /** A link's (or Back/Forward's) state: the pair checked as the form checks it; no state
+       * keeps what is shown (a tab click). */
+      apply = (s?: ViewState) => {
+        if (!s) {
+          if (!loaded) {
+            void load();
+          }
+          return;
+        }
+        const by = s.by && GROUPS.includes(s.by) ? s.by : 'name';
+        const where = s.where === 'host' && validPair(by, 'host') ? 'host' : 'device';
+        const rank = typeof s.rank === 'number' && ctx.profile.ranks.includes(s.rank) && selects.rank ? String(s.rank) : '';
+        const next = { query: s.filter ?? '', sort: s.sort ?? null };
+        const same = by === state.by && where === state.where && rank === state.rank;
+        if (loaded && same && next.query === table.query && JSON.stringify(next.sort) === JSON.stringify(table.sort)) {
+          return;
+        }
+        Object.assign(state, { by, where, rank });
+        Object.assign(table, next);
+        for (const key of ['by', 'where', 'rank'] as const) {
+          if (selects[key]) {
+            selects[key]!.value = state[key];
+          }
+        }
+        markInvalid();
+        void load();
+      };
     },
     dispose() {
       chart?.dispose();

@@ -291,7 +291,7 @@ class TimelineView implements View {
     this.searchBox.addEventListener('keydown', e => {
       if (e.key === 'Enter') {
         e.preventDefault();
-        void this.search.run(this.searchBox.value, e.shiftKey ? -1 : 1);
+        void this.search.run(this.searchBox.value, e.shiftKey ? -1 : 1).then(() => this.schedule()); // the query goes in the link
       } else if (e.key === 'Escape') {
         this.searchBox.blur();
       }
@@ -413,6 +413,15 @@ class TimelineView implements View {
     if (typeof state.lanes === 'string') {
       this.setFilter(state.lanes);
     }
+    if (state.pinned) {
+      const known = new Set(this.tree!.ranks.flatMap(r => r.units.flatMap(u => u.tracks.map(tr => tr.id))));
+      this.pinned = [...new Set(state.pinned.filter(id => known.has(id)))]; // a link's unknown ids are ignored
+      this.relayout();
+    }
+    if (state.markers) {
+      this.markers = state.markers.map(m => relative(m, this.data.origin)).sort((a, b) => a - b);
+      this.showMarkers();
+    }
     if (state.start_ns !== undefined && state.end_ns !== undefined) {
       const a = relative(state.start_ns, this.data.origin);
       const b = relative(state.end_ns, this.data.origin);
@@ -436,7 +445,12 @@ class TimelineView implements View {
     }
     if (typeof state.query === 'string' && state.query.trim()) {
       this.searchBox.value = state.query;
-      void this.search.run(state.query, 1);
+      if (state.start_ns !== undefined || state.select) {
+        // the link's window and selection are the picture: the hits are found, not jumped to
+        void this.search.restore(state.query, state.select).then(() => this.report());
+      } else {
+        void this.search.run(state.query, 1);
+      }
     }
     this.changed();
   }
@@ -550,7 +564,8 @@ class TimelineView implements View {
 
   private reportTimer = 0;
 
-  /** Tells the host what the view shows (window, selection, range, lane filter) for its link. */
+  /** Tells the host what the view shows (window, selection, range, lane filter, markers, pinned
+   * tracks, search, ranks and their alignment) for its link. */
   private report(): void {
     if (!this.ctx?.setState || !this.tree || this.reportTimer) {
       return;
@@ -569,6 +584,9 @@ class TimelineView implements View {
           ? { start_ns: abs(this.range.start), end_ns: abs(this.range.end), tracks: this.rangeTracks ?? undefined }
           : undefined,
         lanes: this.filter || undefined,
+        markers: this.markers.length ? this.markers.map(abs) : undefined,
+        pinned: this.pinned.length ? [...this.pinned] : undefined,
+        query: this.search.query || undefined,
         ranks: this.shownRanks ? [...this.shownRanks].sort((a, b) => a - b) : undefined,
         align: this.alignSpec ?? undefined,
         skew: this.skew.size ? Object.fromEntries(this.skew) : undefined

@@ -11,6 +11,52 @@ import { alignText, parseAlign } from '../link';
 
 type T = (key: string, vars?: Record<string, string | number>) => string;
 
+/** Above this many ranks the panel picks ranks by a text of ranges (`0-3, 8`) instead of one
+ * check box per rank, and the per-rank offsets are shown only for this many ranks or fewer. */
+export const COMPACT_OVER = 8;
+
+/** `ranks` (sorted, distinct) as ranges: [0,1,2,3,8] -> "0-3, 8". */
+export function rankRanges(ranks: number[]): string {
+  const out: string[] = [];
+  const sorted = [...new Set(ranks)].sort((a, b) => a - b);
+  for (let i = 0; i < sorted.length; i++) {
+    let j = i;
+    while (j + 1 < sorted.length && sorted[j + 1] === sorted[j] + 1) {
+      j++;
+    }
+    out.push(j > i ? `${sorted[i]}-${sorted[j]}` : String(sorted[i]));
+    i = j;
+  }
+  return out.join(', ');
+}
+
+/**
+ * The ranks a text of ranges names (`0-3, 8`, `12`; spaces, commas or semicolons between parts),
+ * kept to the `known` ones; `error` names what cannot be read or names no known rank.
+ */
+export function parseRanks(text: string, known: number[]): { ranks: number[] } | { error: string } {
+  const have = new Set(known);
+  const out = new Set<number>();
+  const parts = text.split(/[\s,;]+/).filter(x => x);
+  if (!parts.length) {
+    return { error: text };
+  }
+  for (const part of parts) {
+    const m = part.match(/^(\d+)(?:-(\d+))?$/);
+    if (!m) {
+      return { error: part };
+    }
+    const a = Number(m[1]);
+    const b = m[2] === undefined ? a : Number(m[2]);
+    for (let r = Math.min(a, b); r <= Math.max(a, b) && r - Math.min(a, b) <= 100_000; r++) {
+      if (have.has(r)) {
+        out.add(r);
+      }
+    }
+  }
+  return out.size ? { ranks: [...out].sort((x, y) => x - y) } : { error: text };
+}
+
 export interface RankPanelState {
   ranks: number[];
   shown: Set<number>;
@@ -30,11 +76,55 @@ export interface RankPanelActions {
   setOffset(rank: number, ns: number): void;
 }
 
+/** The compact picker of a run of many ranks: the ranks shown as ranges, typed. */
+function rangePicker(st: RankPanelState, t: T, act: RankPanelActions): HTMLElement {
+  const input = h('input', {
+    type: 'text',
+    class: 'pi-tl-ranks-pick',
+    'aria-label': t('ui.timeline.ranks.shown'),
+    placeholder: t('ui.timeline.ranks.pick_hint'),
+    title: t('ui.timeline.ranks.pick_hint')
+  }) as HTMLInputElement;
+  input.value = rankRanges([...st.shown]);
+  const count = h('span', { class: 'pi-tl-sub pi-tl-ranks-count' }, t('ui.timeline.ranks.count', { n: st.shown.size, total: st.ranks.length }));
+  const error = h('span', { class: 'pi-tl-sub pi-error-message pi-tl-ranks-error', hidden: true });
+  let applied = false;
+  const apply = () => {
+    if (applied) {
+      return; // the panel is being drawn again (the field's own change event when it goes)
+    }
+    const r = parseRanks(input.value, st.ranks);
+    if ('error' in r) {
+      error.hidden = false;
+      error.textContent = t('ui.timeline.ranks.pick_error', { text: r.error, ranks: rankRanges(st.ranks) });
+      return;
+    }
+    error.hidden = true;
+    applied = true;
+    setTimeout(() => act.setShown(new Set(r.ranks))); // not while the field handles its event
+  };
+  input.addEventListener('change', apply);
+  input.addEventListener('keydown', e => {
+    if (e.key === 'Enter') {
+      e.preventDefault();
+      apply();
+    }
+  });
+  return h(
+    'div',
+    { class: 'pi-tl-ranks-list pi-tl-ranks-compact' },
+    input,
+    count,
+    h('button', { class: 'pi-tl-btn pi-tl-ranks-all', onclick: () => act.setShown(new Set(st.ranks)) }, t('ui.timeline.ranks.all')),
+    error
+  );
+}
+
 /** Draws the panel into `el` (replacing what was there). */
 export function renderRankPanel(el: HTMLElement, st: RankPanelState, t: T, act: RankPanelActions): void {
   clear(el);
-  const boxes = h('div', { class: 'pi-tl-ranks-list' });
-  for (const r of st.ranks) {
+  const boxes = st.ranks.length > COMPACT_OVER ? rangePicker(st, t, act) : h('div', { class: 'pi-tl-ranks-list' });
+  for (const r of st.ranks.length > COMPACT_OVER ? [] : st.ranks) {
     const box = h('input', { type: 'checkbox', class: 'pi-tl-rank-box', 'data-rank': String(r) }) as HTMLInputElement;
     box.checked = st.shown.has(r);
     box.addEventListener('change', () => {
@@ -52,7 +142,9 @@ export function renderRankPanel(el: HTMLElement, st: RankPanelState, t: T, act: 
     });
     boxes.appendChild(h('label', { class: 'pi-tl-rank-label' }, box, ` ${t('ui.timeline.rank', { rank: r })}`));
   }
-  boxes.appendChild(h('button', { class: 'pi-tl-btn pi-tl-ranks-all', onclick: () => act.setShown(new Set(st.ranks)) }, t('ui.timeline.ranks.all')));
+  if (st.ranks.length <= COMPACT_OVER) {
+    boxes.appendChild(h('button', { class: 'pi-tl-btn pi-tl-ranks-all', onclick: () => act.setShown(new Set(st.ranks)) }, t('ui.timeline.ranks.all')));
+  }
 
   const select = h('select', { class: 'pi-tl-align', 'aria-label': t('ui.timeline.ranks.align') }) as HTMLSelectElement;
   const option = (value: string, label: string) => {
@@ -76,7 +168,11 @@ export function renderRankPanel(el: HTMLElement, st: RankPanelState, t: T, act: 
   select.addEventListener('change', () => act.setAlign(parseAlign(select.value) ?? null));
 
   const offsets = h('div', { class: 'pi-tl-offsets', title: t('ui.timeline.ranks.offsets') });
-  for (const r of st.ranks) {
+  if (st.shown.size > COMPACT_OVER) {
+    // one field per rank of a large run would fill the screen: adjust a few ranks at a time
+    offsets.appendChild(h('span', { class: 'pi-tl-sub pi-tl-offsets-note' }, t('ui.timeline.ranks.offsets_few', { n: COMPACT_OVER })));
+  }
+  for (const r of st.shown.size > COMPACT_OVER ? [] : st.ranks) {
     if (!st.shown.has(r)) {
       continue;
     }

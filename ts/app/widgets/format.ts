@@ -68,7 +68,8 @@ export function unitOf(col: string): string {
  */
 export function displayName(v: unknown): string {
   const s = String(v ?? '');
-  return /^hcom_[A-Za-z0-9]+_$/.test(s) ? s.slice(0, -1) : s;
+  // also after a chart label's `rank N ` prefix
+  return /(^|\s)hcom_[A-Za-z0-9]+_$/.test(s) ? s.slice(0, -1) : s;
 }
 
 /** A cell as text: numbers with units, objects as compact JSON, nothing for null. */

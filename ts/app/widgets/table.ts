@@ -41,6 +41,10 @@ export interface TableOptions {
   className?: string;
   /** initial sort */
   sort?: { key: string; desc: boolean } | null;
+  /** initial filter text (as typed) */
+  query?: string;
+  /** the user changed the filter text or the sort: what a view keeps in the page address */
+  onView?: (v: { query: string; sort: { key: string; desc: boolean } | null }) => void;
   /** the CSV file's name without extension (default `table`) */
   name?: string;
   /** the fields the CSV holds (default: every field of the rows, in their order) */
@@ -135,6 +139,8 @@ export class DataTable {
   private view: Record<string, any>[] = [];
   private shown = 0;
   private query = '';
+  /** the filter as typed (trimmed), for onView */
+  private queryText = '';
   private sort: { key: string; desc: boolean } | null;
   private selected: Record<string, any> | null = null;
   private readonly tbody: HTMLTableSectionElement;
@@ -160,9 +166,14 @@ export class DataTable {
         placeholder: tr(opts.t, 'ui.table.filter', 'Filter'),
         'aria-label': tr(opts.t, 'ui.table.filter', 'Filter')
       });
+      input.value = opts.query ?? '';
+      this.queryText = input.value.trim();
+      this.query = this.queryText.toLowerCase();
       input.addEventListener('input', () => {
-        this.query = input.value.trim().toLowerCase();
+        this.queryText = input.value.trim();
+        this.query = this.queryText.toLowerCase();
         this.refresh();
+        opts.onView?.({ query: this.queryText, sort: this.sort });
       });
       tools.appendChild(input);
     }
@@ -319,6 +330,7 @@ export class DataTable {
           this.sort = { key: c.key, desc: !!c.numeric };
         }
         this.refresh();
+        this.opts.onView?.({ query: this.queryText, sort: this.sort });
       };
       th.addEventListener('click', toggle);
       th.addEventListener('keydown', e => {

@@ -14,6 +14,7 @@ before the page loads, opens ``#ID/ranks``:
    loading the run (its status route polled by the page) and computing the analyses on the way;
 2. **repaint**: the same view opened again in a new page (the run and its analyses loaded):
    the browser's own work -- fetching the answers, building the view, drawing the charts;
+   ``--repaints`` times (3), the median reported and every time in ``all_s``;
 3. **warm open**: a new server application on the same (now warm) cache opens the run, as after a
    restart of ``profinsight serve`` or a new JupyterLab session: ``server_s`` the application's
    start (discovery of the run), ``s`` from navigation until painted (the run entry and the analyses'
@@ -134,6 +135,7 @@ def main() -> None:
     ap.add_argument("--run", type=Path, default=None, help="an existing run folder (else one is generated)")
     ap.add_argument("--shot", type=Path, default=None, help="save a screenshot of the painted view here")
     ap.add_argument("--keep", action="store_true")
+    ap.add_argument("--repaints", type=int, default=3, help="repaints of the loaded run (the median is reported)")
     ap.add_argument("--restarts", type=int, default=2, help="new server processes on the warm cache")
     a = ap.parse_args()
     root = None
@@ -167,7 +169,10 @@ def main() -> None:
         stop.set()
         poller.join()
         res["open"]["event_loop"] = loop
-        res["repaint"] = open_view(browser, url, 120_000)
+        # one repaint is one sample of a page under a shared machine's load: take several
+        repaints = [open_view(browser, url, 120_000) for _ in range(max(1, a.repaints))]
+        res["repaint"] = sorted(repaints, key=lambda r: r["s"])[len(repaints) // 2]  # the median
+        res["repaint"]["all_s"] = [r["s"] for r in repaints]
         app.settings["store"].close()
         t = time.perf_counter()
         warm_app = make_app([str(run)], token=None)  # a new server: discovery of the run again

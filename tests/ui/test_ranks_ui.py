@@ -65,6 +65,22 @@ def test_rank_step_heatmap_grouped_by_parallel_group(base, page, qwen, shot):
     assert page.errors == []
 
 
+def test_a_loaded_run_opens_its_view_without_the_first_paint(base, page):
+    """Opened again once the server holds the run (a reload, a second window), the viewer asks
+    ``status`` first and goes straight to the view: neither the run's summary (0.8 MB and 0.4 s of
+    charts on 1,024 ranks, thrown away at once) nor the ranks-ready paint is fetched."""
+    page.goto(f"{base}/#{RUN}/ranks")
+    page.wait_for_selector(".pi-pane-ranks .pi-heat-chart canvas", timeout=90_000)
+    asked: list[str] = []
+    page.on("request", lambda r: asked.append(r.url.split("?")[0].rsplit("/", 1)[-1]))
+    page.reload()
+    page.wait_for_selector(".pi-pane-ranks .pi-heat-chart canvas", timeout=90_000)
+    assert "status" in asked and RUN in asked
+    assert "summary" not in asked and "ready" not in asked
+    assert {"rank_summary", "slow_ranks", "slow_links", "rank_steps", "parallel_groups"} <= set(asked)
+    assert page.errors == []
+
+
 def test_the_view_says_its_tier_and_opens_a_rank_in_full(serve, qwen, page, monkeypatch):
     """Served above the summary bar (moved to 2 ranks) the Ranks view says every figure comes from
     the ranks' summaries, and a slow rank's button opens that rank alone, in full, on its timeline."""

@@ -109,3 +109,17 @@ def read_only_sqlite(path) -> sqlite3.Connection:
     """A fixture DB opened the way the importers open it: ``immutable=1``, which writes nothing
     beside it (``mode=ro`` creates ``-shm``/``-wal`` next to a WAL-mode DB, inside the fixtures)."""
     return sqlite3.connect(f"{Path(path).resolve().as_uri()}?immutable=1", uri=True)
+
+
+def brush_memory_chart(page) -> tuple[float, float]:
+    """Drags across the middle of the Memory chart (55% to 62% of its width) and returns the
+    brushed range ``(lo, hi)`` in ms as the page states it in ``.pi-mem-range``."""
+    box = page.locator(".pi-mem-chart").bounding_box()
+    y = box["y"] + box["height"] * 0.5
+    page.mouse.move(box["x"] + box["width"] * 0.55, y)
+    page.mouse.down()
+    page.mouse.move(box["x"] + box["width"] * 0.62, y, steps=8)
+    page.mouse.up()
+    page.wait_for_function("() => document.querySelector('.pi-mem-range').dataset.range !== ''")
+    lo, hi = map(float, page.eval_on_selector(".pi-mem-range", "e => e.dataset.range").split(","))
+    return lo, hi

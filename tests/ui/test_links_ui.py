@@ -7,6 +7,7 @@ from __future__ import annotations
 from urllib.parse import parse_qs
 
 import pytest
+from _support import brush_memory_chart
 
 import profinsight
 
@@ -249,15 +250,8 @@ def test_memory_curves_and_brush_travel_in_the_link(base, page, prof, shot):
     components = page.eval_on_selector_all(".pi-mem-components .pi-mem-toggle", "bs => bs.map(b => b.dataset.item)")
     page.click(".pi-mem-measures .pi-mem-toggle[data-item='reserved_mib']")
     page.click(".pi-mem-components .pi-mem-toggle[data-item='APP']")
-    box = page.locator(".pi-mem-chart").bounding_box()
-    y = box["y"] + box["height"] * 0.5
-    page.mouse.move(box["x"] + box["width"] * 0.55, y)
-    page.mouse.down()
-    page.mouse.move(box["x"] + box["width"] * 0.62, y, steps=8)
-    page.mouse.up()
-    page.wait_for_function("() => document.querySelector('.pi-mem-range').dataset.range !== ''")
+    lo, hi = brush_memory_chart(page)
     text = page.eval_on_selector(".pi-mem-range", "e => e.dataset.range")
-    lo, hi = map(float, text.split(","))
     assert lo == round(lo, 3) and hi == round(hi, 3) and 0 < lo < hi  # to the microsecond
     want = prof.memory_allocations(start_ms=lo, end_ms=hi)
     _allocs_shown(page, len(want))

@@ -18,7 +18,7 @@ import sys
 
 import pandas as pd
 import pytest
-from _support import REPO, artifacts_dir
+from _support import REPO, artifacts_dir, brush_memory_chart
 
 import profinsight
 
@@ -185,14 +185,7 @@ def test_memory_toggles_and_brush_filter_the_allocations(base, page, paths, shot
     assert not any(s.startswith("APP|") for s in series())
     assert page.inner_text(".pi-mem-alloc-table .pi-table-count") == f"{len(p.memory_allocations())} rows"
     # brush across the middle of the plot: the allocations become those live in that range
-    box = page.locator(".pi-mem-chart").bounding_box()
-    y = box["y"] + box["height"] * 0.5
-    page.mouse.move(box["x"] + box["width"] * 0.55, y)
-    page.mouse.down()
-    page.mouse.move(box["x"] + box["width"] * 0.62, y, steps=8)
-    page.mouse.up()
-    page.wait_for_function("() => document.querySelector('.pi-mem-range').dataset.range !== ''")
-    lo, hi = map(float, page.eval_on_selector(".pi-mem-range", "e => e.dataset.range").split(","))
+    lo, hi = brush_memory_chart(page)
     want = p.memory_allocations(start_ms=lo, end_ms=hi)
     page.wait_for_function(
         "n => { const c = document.querySelector('.pi-mem-allocs .pi-table-count, .pi-mem-allocs .pi-empty'); "

@@ -9,8 +9,12 @@ profiles' DuckDB connections are never used by two threads at once.
 
 from __future__ import annotations
 
+import asyncio
 import inspect
-from concurrent.futures import ThreadPoolExecutor
+import itertools
+import queue
+import threading
+from concurrent.futures import Future, ThreadPoolExecutor
 
 import tornado.web
 from tornado.escape import url_escape
@@ -25,7 +29,45 @@ from ..schema import TABLES
 from .store import ProfileStore, localized_listing
 from .wire import ARROW_MIME, arrow_stream, dumps
 
-ENGINE = ThreadPoolExecutor(max_workers=1, thread_name_prefix="profinsight-engine")
+
+class PriorityEngine:
+    """One worker thread (the profiles' DuckDB connections are never used by two threads at
+    once) that runs the waiting call of the lowest priority first, then in the order they came.
+
+    Why: a timeline jump sends its window requests (slices, counters, idle gaps: what the page
+    draws) and the selection's details and flows at once.  Served in arrival order, the window's
+    cheap queries often waited for the two slower ones (each request makes several calls, so
+    their calls interleave); the page is drawn only when the window's answers are in.
+    """
+
+    def __init__(self, name: str):
+        self._name = name
+        self._queue: queue.PriorityQueue = queue.PriorityQueue()
+        self._order = itertools.count()
+        self._thread: threading.Thread | None = None
+        self._start = threading.Lock()
+
+    def submit(self, fn, *args, priority: int = 1) -> Future:
+        fut: Future = Future()
+        self._queue.put((priority, next(self._order), fut, fn, args))
+        with self._start:
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._work, name=self._name, daemon=True)
+                self._thread.start()
+        return fut
+
+    def _work(self) -> None:
+        while True:
+            _, _, fut, fn, args = self._queue.get()
+            if not fut.set_running_or_notify_cancel():
+                continue
+            try:
+                fut.set_result(fn(*args))
+            except BaseException as e:  # noqa: BLE001 - handed to the awaiting handler
+                fut.set_exception(e)
+
+
+ENGINE = PriorityEngine("profinsight-engine")
 #: the first paint (a run's vendor summaries) runs beside the engine: it must not queue behind
 #: the import it is there to precede; it opens DuckDB connections of its own
 FIRST_PAINT = ThreadPoolExecutor(max_workers=1, thread_name_prefix="profinsight-first-paint")
@@ -59,8 +101,13 @@ class ApiHandler(tornado.web.RequestHandler):
         self.set_header("X-Content-Type-Options", "nosniff")
         self.set_header("Cache-Control", "no-store")
 
+    #: the engine serves calls of a lower priority first (PriorityEngine): 0 for what the
+    #: timeline draws, 1 for everything else
+    engine_priority = 1
+
     async def engine(self, fn, *args):
-        return await IOLoop.current().run_in_executor(ENGINE, fn, *args)
+        fut = ENGINE.submit(fn, *args, priority=self.engine_priority)
+        return await asyncio.wrap_future(fut)
 
     def send_json(self, data, status: int = 200):
         self.set_status(status)
@@ -360,6 +407,8 @@ class WindowHandler(TimelineHandler):
     """A window query (slices or counters): Arrow straight from the engine, or JSON encoded from
     numpy columns (building Python lists per row costs more than the query)."""
 
+    engine_priority = 0  # what the page draws goes ahead of details, flows, analyses
+
     def arrow_answer(self, profile, s, e, ids, width):
         raise NotImplementedError
 
@@ -481,6 +530,8 @@ class AlignHandler(TimelineHandler):
 
 class GapsHandler(TimelineHandler):
     """``?start=&end=&width=``: the device idle gaps of a window (relative ns)."""
+
+    engine_priority = 0  # drawn with the window (see WindowHandler)
 
     async def get(self, pid):
         profile, origin, s, e, _, width = await self.window(pid)

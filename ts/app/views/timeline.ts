@@ -611,8 +611,11 @@ class TimelineView implements View {
     }
   }
 
+  /** set while one move of the view is made of several steps (zoomToMark): fetch at its end */
+  private holdFetch = false;
+
   private maybeFetch(): void {
-    if (!this.tree || !this.ctx) {
+    if (!this.tree || !this.ctx || this.holdFetch) {
       return;
     }
     const vis = this.visibleTracks();
@@ -767,7 +770,25 @@ class TimelineView implements View {
     }
   }
 
+  /**
+   * Zooms to `m` with its row on screen, asking for the new window once: the zoom and the
+   * scroll to the row each move the view, and fetching after the first would ask for the rows
+   * or the window that is left at once (with one request per kind in flight, the right one then
+   * waits for it and goes to the server behind the selection's details and flows: the first jump
+   * of a search took twice as long).
+   */
   private zoomToMark(m: Mark): void {
+    this.holdFetch = true;
+    try {
+      this.reveal(m.track, m.rank, m.depth);
+      this.zoomTo(m);
+    } finally {
+      this.holdFetch = false;
+    }
+    this.maybeFetch();
+  }
+
+  private zoomTo(m: Mark): void {
     const span = Math.max(m.dur_ns * 3, 20_000);
     const mid = m.start_ns + m.dur_ns / 2;
     this.vp.setWindow(mid - span / 2, mid + span / 2);

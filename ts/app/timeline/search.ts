@@ -39,22 +39,8 @@ export class TimelineSearch {
       this.label.textContent = '';
       return;
     }
-    if (q !== this.lastQuery) {
-      this.lastQuery = q;
-      this.label.textContent = this.t('ui.timeline.searching');
-      try {
-        const r = await this.data.search(q, 1000);
-        if (q !== this.lastQuery) {
-          return;
-        }
-        this.hits = r.hits;
-        this.total = r.total;
-        this.index = -1;
-      } catch (e) {
-        this.label.textContent = e instanceof Error ? e.message : String(e);
-        this.lastQuery = '';
-        return;
-      }
+    if (q !== this.lastQuery && !(await this.fetch(q))) {
+      return;
     }
     if (within) {
       const i = this.hits.findIndex(hit => hit.start_ns < within.end && hit.start_ns + hit.dur_ns > within.start);
@@ -75,24 +61,38 @@ export class TimelineSearch {
     if (!q || q === this.lastQuery) {
       return;
     }
+    if (!(await this.fetch(q))) {
+      return;
+    }
+    if (at) {
+      this.index = this.hits.findIndex(hit => hit.kind === at.kind && hit.rank === (at.rank ?? 0) && hit.id === at.id);
+    }
+    this.label.textContent = !this.hits.length
+      ? this.t('ui.timeline.no_hits')
+      : this.t('ui.timeline.hits', { i: this.index >= 0 ? this.index + 1 : '–', n: this.total, shown: this.hits.length });
+  }
+
+  /**
+   * Asks for the hits of `q` and holds them, positioned before the first.  False when the answer
+   * failed (said in the label) or a newer query came first, so the caller leaves the position alone.
+   */
+  private async fetch(q: string): Promise<boolean> {
     this.lastQuery = q;
     this.label.textContent = this.t('ui.timeline.searching');
     try {
       const r = await this.data.search(q, 1000);
       if (q !== this.lastQuery) {
-        return;
+        return false;
       }
       this.hits = r.hits;
       this.total = r.total;
-      this.index = at ? this.hits.findIndex(hit => hit.kind === at.kind && hit.rank === (at.rank ?? 0) && hit.id === at.id) : -1;
+      this.index = -1;
+      return true;
     } catch (e) {
       this.label.textContent = e instanceof Error ? e.message : String(e);
       this.lastQuery = '';
-      return;
+      return false;
     }
-    this.label.textContent = !this.hits.length
-      ? this.t('ui.timeline.no_hits')
-      : this.t('ui.timeline.hits', { i: this.index >= 0 ? this.index + 1 : '–', n: this.total, shown: this.hits.length });
   }
 
   jump(dir: number): void {

@@ -61,7 +61,21 @@ def test_rank_step_heatmap_grouped_by_parallel_group(base, page, qwen, shot):
     assert "Rank 2 holds back group embd, mp, pp (ranks 0, 2)" in page.inner_text(".pi-pane-ranks")
     page.select_option(".pi-pane-ranks .pi-heat-metric", "comm_wait_us")
     page.locator(".pi-pane-ranks .pi-heat-chart").scroll_into_view_if_needed()
+    # the map is one canvas (./widgets/heatgrid.ts): 4 rows of 24 px under a 34 px header, the
+    # colour scale in the right 120 px; a point in rank 2's row, right of the labels, hovers its cell
+    box = page.locator(".pi-pane-ranks .pi-heat-chart canvas").bounding_box()
+    page.mouse.move(box["x"] + box["width"] - 200, box["y"] + 34 + 2.5 * (box["height"] - 42) / 4)
+    tip = page.locator(".pi-pane-ranks .pi-heatgrid-tip")
+    tip.wait_for(state="visible")
+    assert tip.inner_text().split("\n") == [
+        "rank 2 · step 13",
+        f"Communication wait {fmt_us(by.loc[2, 'comm_wait_us'])}",
+        "dp, dp_cp [2, 3]",
+        "from: tasks",
+    ]
     shot(page, "view_ranks_heatmap")
+    page.mouse.move(box["x"] + 2, box["y"] + 2)  # over the labels: no cell, no tooltip
+    tip.wait_for(state="hidden")
     assert page.errors == []
 
 
@@ -96,7 +110,7 @@ def test_the_view_says_its_tier_and_opens_a_rank_in_full(serve, qwen, page, monk
     assert page.errors == []
 
 
-def test_a_large_job_draws_what_stands_out(serve, page, tmp_path_factory):
+def test_a_large_job_draws_what_stands_out(serve, page, tmp_path_factory, shot):
     """66 generated ranks (33 groups of 2, one slowed per group; summary tier above 16 ranks): the
     bars show the 64 ranks farthest from the median, the group and slow-rank cards stop at 16 and
     name the rest, the heat map draws every rank without its table, and nothing fails."""
@@ -117,6 +131,31 @@ def test_a_large_job_draws_what_stands_out(serve, page, tmp_path_factory):
     held = sorted(info["groups"]["slow_ranks"].values())
     assert more.startswith("17 more: rank(s) ") and all(str(r) in more for r in held[-5:])
     assert page.query_selector(".pi-pane-ranks .pi-heat-grid") is None  # 66 ranks: the chart carries the figures
+    # the wheel zooms into a band of ranks around the pointer, a drag moves it, a double-click shows all
+    heat = page.locator(".pi-pane-ranks .pi-heat-chart")
+    assert heat.get_attribute("data-band") == "0-65"
+    heat.scroll_into_view_if_needed()
+    box = page.locator(".pi-pane-ranks .pi-heat-chart canvas").bounding_box()
+    mid = (box["x"] + box["width"] / 2, box["y"] + 34 + (box["height"] - 42) / 2)
+    page.mouse.move(*mid)
+    for _ in range(6):
+        page.mouse.wheel(0, -100)
+        page.wait_for_timeout(50)
+    page.wait_for_function("() => document.querySelector('.pi-pane-ranks .pi-heat-chart').dataset.band !== '0-65'")
+    lo, hi = map(int, heat.get_attribute("data-band").split("-"))
+    # 66 x 0.8^6 = 17.3 rows (partly shown at the edges), around the middle rank
+    assert 17 <= hi - lo + 1 <= 19 and lo <= 33 <= hi
+    page.mouse.move(*mid)
+    page.locator(".pi-pane-ranks .pi-heatgrid-tip").wait_for(state="visible")
+    shot(page, "view_ranks_heatmap_zoomed")
+    page.mouse.down()
+    page.mouse.move(mid[0], mid[1] + 200, steps=4)  # drag down: earlier ranks come into view
+    page.mouse.up()
+    page.wait_for_function(
+        f"() => Number(document.querySelector('.pi-pane-ranks .pi-heat-chart').dataset.band.split('-')[0]) < {lo}"
+    )
+    page.mouse.dblclick(*mid)
+    page.wait_for_function("() => document.querySelector('.pi-pane-ranks .pi-heat-chart').dataset.band === '0-65'")
     assert page.errors == []
 
 

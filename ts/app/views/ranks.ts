@@ -82,7 +82,7 @@ async function allRows(ctx: ViewContext, id: string, name: string): Promise<Anal
 }
 
 export function create(): View {
-  const charts: Chart[] = [];
+  const charts: { dispose(): void }[] = [];
   return {
     mount(el: HTMLElement, ctx: ViewContext) {
       const t = ctx.t;

@@ -7,8 +7,8 @@
  * tooltip and the table say so.
  */
 import { clear, h } from '../dom';
-import { Chart, esc } from '../widgets/chart';
 import { fmtUs, isNum, txt } from '../widgets/format';
+import { HeatGrid, type Cell } from '../widgets/heatgrid';
 import { empty } from '../widgets/parts';
 import type { Translate } from '../widgets/format';
 
@@ -28,7 +28,7 @@ export function rankOrder(rows: Row[]): { ranks: number[]; group: Map<number, st
   return { ranks, group };
 }
 
-export function heatmap(t: Translate, rows: Row[], charts: Chart[]): HTMLElement {
+export function heatmap(t: Translate, rows: Row[], charts: { dispose(): void }[]): HTMLElement {
   if (!rows.length) {
     return empty(t('ui.ranks.none'));
   }
@@ -41,10 +41,12 @@ export function heatmap(t: Translate, rows: Row[], charts: Chart[]): HTMLElement
     picker.appendChild(h('option', { value: m }, t(`ui.col.${m}`)));
   }
   const many = ranks.length > 64;
-  // one pixel row per rank above 64 ranks (1,024 ranks in a 1,100 px chart, every rank a line of
-  // its group's block); wheel or drag on the chart zooms into a band of ranks.  Taller canvases
-  // cost seconds to clear and raster (three layers of 1,376 x 4,000 px froze the page 2.4 s)
-  const chart = new Chart(Math.min(2200, 70 + ranks.length * (many ? 1 : 24)), 'pi-heat-chart');
+  // one canvas, one rectangle per cell (./widgets/heatgrid.ts): at 1,024 ranks a chart element per
+  // cell cost 130-240 ms of the view's paint.  Rows of 24 px up to 64 ranks, then thinner down to
+  // one pixel row per rank (1,024 ranks in a 1,074 px map, every rank a line of its group's block);
+  // the wheel zooms into a band of ranks
+  const rowPx = many ? Math.max(1, Math.min(24, Math.floor(640 / ranks.length))) : 24;
+  const chart = new HeatGrid(Math.min(1100, 50 + ranks.length * rowPx), 'pi-heat-chart');
   charts.push(chart);
   const grid = h('div', { class: 'pi-heat-table' });
   const label = (rank: number, i: number) => {
@@ -52,45 +54,39 @@ export function heatmap(t: Translate, rows: Row[], charts: Chart[]): HTMLElement
     const first = i === 0 || (group.get(ranks[i - 1]) ?? '') !== g;
     return first && g ? `${g}  ${t('ui.ranks.rank', { rank })}` : t('ui.ranks.rank', { rank });
   };
+  const blocks = ranks.map((rank, i) => {
+    const g = group.get(rank) ?? '';
+    return g && (i === 0 || (group.get(ranks[i - 1]) ?? '') !== g) ? g : null;
+  });
+  const sources = new Map<string, string>();
+  const key = (step: number, row: number) => `${step}|${row}`;
   const draw = () => {
     const metric = picker.value;
-    const data = rows.map(r => [
-      stepIx.get(r.step === null || r.step === undefined ? '-' : String(r.step)) ?? 0,
-      rankIx.get(Number(r.rank)) ?? 0,
-      isNum(r[metric]) ? (r[metric] as number) : null,
-      String(r.source ?? '')
-    ]);
-    const vals = data.map(d => d[2]).filter(isNum) as number[];
-    chart.set({
-      animation: false,
-      grid: { left: 8, right: 130, top: 30, bottom: 8, containLabel: true },
-      tooltip: {
-        formatter: (q: any) =>
-          `${esc(t('ui.ranks.rank', { rank: ranks[q.value[1]] }))} · ${esc(t('ui.ranks.step', { step: steps[q.value[0]] }))}` +
-          `<br/>${esc(t(`ui.col.${metric}`))} ${esc(fmtUs(q.value[2]))}<br/>${esc(group.get(ranks[q.value[1]]) ?? '')}` +
-          `<br/>${esc(t('ui.ranks.tier', { source: q.value[3] }))}`
-      },
-      xAxis: { type: 'category', data: steps, name: t('ui.ranks.steps'), nameLocation: 'middle', nameGap: 22, position: 'top' },
-      yAxis: {
-        type: 'category',
-        data: ranks.map((r, i) => label(r, i)),
-        inverse: true,
-        axisLabel: { show: !many, interval: 0 }
-      },
-      visualMap: {
-        dimension: 2,
-        min: vals.length ? Math.min(...vals) : 0,
-        max: vals.length ? Math.max(...vals) : 1,
-        calculable: true,
-        right: 0,
-        top: 'middle',
-        itemHeight: 100,
-        formatter: (v: number) => fmtUs(v),
-        inRange: { color: ['#f7fbff', '#fdae6b', '#d94801'] }
-      },
-      dataZoom: many ? [{ type: 'inside', yAxisIndex: 0, filterMode: 'weakFilter' }] : [],
-      series: [{ type: 'heatmap', data, progressive: 0, itemStyle: { borderColor: 'rgba(128,128,128,0.35)', borderWidth: many ? 0 : 1 } }]
+    const cells: Cell[] = rows.map(r => {
+      const cell: Cell = [
+        stepIx.get(r.step === null || r.step === undefined ? '-' : String(r.step)) ?? 0,
+        rankIx.get(Number(r.rank)) ?? 0,
+        isNum(r[metric]) ? (r[metric] as number) : null
+      ];
+      sources.set(key(cell[0], cell[1]), String(r.source ?? ''));
+      return cell;
     });
+    chart.set(
+      {
+        columns: steps,
+        rows: ranks.map((r, i) => label(r, i)),
+        blocks,
+        columnName: t('ui.ranks.steps'),
+        fmt: fmtUs,
+        tip: c => [
+          `${t('ui.ranks.rank', { rank: ranks[c[1]] })} · ${t('ui.ranks.step', { step: steps[c[0]] })}`,
+          `${t(`ui.col.${metric}`)} ${c[2] === null ? '-' : fmtUs(c[2])}`,
+          group.get(ranks[c[1]]) ?? '',
+          t('ui.ranks.tier', { source: sources.get(key(c[0], c[1])) ?? '' })
+        ].filter(Boolean)
+      },
+      cells
+    );
     clear(grid);
     if (many) {
       return; // 1,024 ranks: the table would be the page; the chart and its tooltip carry the figures
@@ -116,7 +112,7 @@ export function heatmap(t: Translate, rows: Row[], charts: Chart[]): HTMLElement
     'div',
     { class: 'pi-heat' },
     h('div', { class: 'pi-controls' }, h('label', { class: 'pi-control' }, h('span', {}, t('ui.ranks.metric')), picker)),
-    h('p', { class: 'pi-note' }, t('ui.ranks.heat_note')),
+    h('p', { class: 'pi-note' }, t('ui.ranks.heat_note'), ' ', t('ui.ranks.heat_zoom')),
     chart.el,
     grid
   );

@@ -12,7 +12,7 @@ import sys
 
 from .._version import __version__
 from ..errors import ProfileError
-from . import analyze, check, compare, doctor, experiments, export, info, mcp, ranks, record, report, serve, view
+from . import analyze, cache, check, compare, doctor, experiments, export, info, mcp, ranks, record, report, serve, view
 
 COMMANDS = {
     "info": info,
@@ -28,6 +28,7 @@ COMMANDS = {
     "serve": serve,
     "record": record,
     "mcp": mcp,
+    "cache": cache,
 }
 
 

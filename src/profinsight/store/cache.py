@@ -29,6 +29,7 @@ from ..diagnostics import Diagnostic
 from ..importers import RankData, RankSource, importer
 from ..importers.checks import CHECKS_VERSION
 from ..schema import SCHEMA_VERSION, TABLES
+from . import prune
 from .root import cache_root
 
 _META = "meta.json"
@@ -74,7 +75,10 @@ def lookup(source: RankSource) -> CachedRank | None:
     if root is None:
         return None
     folder = root / f"v{SCHEMA_VERSION}" / cache_key(source)
-    return _open(folder)
+    entry = _open(folder)
+    if entry is not None:
+        prune.touch(folder)  # used now: the size rule removes the entries used least recently
+    return entry
 
 
 def _open(folder: Path) -> CachedRank | None:
@@ -118,6 +122,7 @@ def store(source: RankSource, data: RankData) -> CachedRank | None:
         except OSError:  # another process won the race: its entry is as good as ours
             shutil.rmtree(tmp, ignore_errors=True)
         _sweep(final.parent)
+        prune.maybe_prune()  # at most hourly: the cache keeps to PROFINSIGHT_CACHE_MAX
         return _open(final)
     except OSError:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -23,6 +23,7 @@ import uuid
 from pathlib import Path
 
 from .._version import __version__
+from .prune import touch
 from .root import cache_root
 
 FOLDER = "reports"
@@ -86,6 +87,7 @@ def lookup(kind: str, version: str, question: dict) -> dict | None:
         return None
     if not isinstance(stored, dict) or not _fresh(stored.get("witness") or [[str(path), 0, 0]]):
         return None
+    touch(path)  # used now: the cache's size rule removes the entries used least recently
     return stored.get("report")
 
 

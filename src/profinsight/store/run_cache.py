@@ -39,6 +39,7 @@ from ..diagnostics import Diagnostic
 from ..importers import importer
 from ..importers.checks import CHECKS_VERSION
 from ..schema import SCHEMA_VERSION, TABLES
+from . import prune
 from .root import cache_root
 
 #: layout of a run entry; bump when what it holds or how it is named changes
@@ -143,6 +144,7 @@ def lookup(key: str) -> RunEntry | None:
         return live
     entry = _open(folder)
     if entry is not None:
+        prune.touch(folder)  # used now: the size rule removes the entries used least recently
         with _locks_guard:
             _live[key] = entry
             while len(_live) > LIVE:
@@ -196,6 +198,7 @@ def store(key: str, sources, datas) -> RunEntry | None:
             if _open(final) is None:
                 shutil.rmtree(final, ignore_errors=True)
                 os.replace(tmp, final)
+        prune.maybe_prune()  # at most hourly: the cache keeps to PROFINSIGHT_CACHE_MAX
         return lookup(key)
     except (OSError, pa.ArrowException):
         return None

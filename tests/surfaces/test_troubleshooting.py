@@ -121,6 +121,21 @@ def test_unparsed_raw_data_names_the_offline_parse_call(tmp_path, capsys):
     )
 
 
+def test_a_path_that_does_not_exist_is_said_in_the_language_asked_for(tmp_path, capsys):
+    missing = tmp_path / "no_such_ascend_pt"
+    with pytest.raises(NotAProfile) as exc:
+        profinsight.load(missing)
+    assert template_regex(DIAG["en"]["diag.no-such-path"]).match(exc.value.args[0])
+    assert template_regex(DIAG["en"]["diag.no-such-path.fix"]).match(exc.value.fix)
+    assert main(["analyze", str(missing), "--lang", "zh"]) == 2
+    assert capsys.readouterr().err == (
+        f"profinsight: 没有这个文件或文件夹：{missing}\n"
+        "处理方法: 检查路径；profile 是一个 *_ascend_pt 文件夹、包含这类文件夹的文件夹，或一个 Kineto .json/.json.gz trace 文件\n"
+    )
+    assert main(["analyze", str(missing), "--lang", "en"]) == 2
+    assert capsys.readouterr().err.startswith(f"profinsight: no such file or folder: {missing}\nFix: check the path;")
+
+
 def test_msprof_never_exported_names_the_export_call(fixtures, tmp_path, capsys):
     src = next((fixtures / "msprof/prof_timeline_2023").glob("PROF_*"))
     raw = tmp_path / src.name

@@ -24,6 +24,9 @@ DIAG: dict[str, dict[str, str]] = {
         "diag.msprof-not-exported": "{folders} of {prof} hold raw data only (never exported): those ranks are not loaded",
         "diag.msprof-not-exported.fix": "run {command}, then load {prof} again",
         # the errors of an input that is not parsed / exported yet (raised, not emitted: ERROR_CODES)
+        "diag.no-such-path": "no such file or folder: {path}",
+        "diag.no-such-path.fix": "check the path; a profile is a *_ascend_pt folder, a folder of them, or a Kineto "
+        ".json/.json.gz trace",
         "diag.not-parsed": "{name} holds raw profiler data that was never parsed (no ASCEND_PROFILER_OUTPUT)",
         "diag.not-parsed.fix": 'run the offline parse: python -c "from torch_npu.profiler.profiler import analyse; '
         "analyse('{path}')\" (it writes ASCEND_PROFILER_OUTPUT)",
@@ -133,6 +136,9 @@ DIAG: dict[str, dict[str, str]] = {
         "diag.missing-file": "{name} 缺失：{loss}。",
         "diag.msprof-not-exported": "{prof} 的 {folders} 只有原始数据（从未导出）：这些 rank 未加载",
         "diag.msprof-not-exported.fix": "运行 {command}，然后重新加载 {prof}",
+        "diag.no-such-path": "没有这个文件或文件夹：{path}",
+        "diag.no-such-path.fix": "检查路径；profile 是一个 *_ascend_pt 文件夹、包含这类文件夹的文件夹，或一个 Kineto "
+        ".json/.json.gz trace 文件",
         "diag.not-parsed": "{name} 中是从未解析过的 profiler 原始数据（没有 ASCEND_PROFILER_OUTPUT）",
         "diag.not-parsed.fix": '运行离线解析：python -c "from torch_npu.profiler.profiler import analyse; '
         "analyse('{path}')\"（它会写出 ASCEND_PROFILER_OUTPUT）",
@@ -250,7 +256,7 @@ def localize(code: str, message: str, fix: str | None, lang: str) -> tuple[str, 
 
 
 #: the catalogue codes of errors that stop a load (their message and fix come from the exception)
-ERROR_CODES = ("not-parsed", "not-exported")
+ERROR_CODES = ("no-such-path", "not-parsed", "not-exported")
 
 
 def localize_error(message: str, fix: str | None, lang: str) -> tuple[str, str | None]:

@@ -72,10 +72,28 @@ def test_rank_step_heatmap_grouped_by_parallel_group(base, page, qwen, shot):
         f"Communication wait {fmt_us(by.loc[2, 'comm_wait_us'])}",
         "dp, dp_cp [2, 3]",
         "from: tasks",
+        "Click: this step on the timeline",
     ]
     shot(page, "view_ranks_heatmap")
     page.mouse.move(box["x"] + 2, box["y"] + 2)  # over the labels: no cell, no tooltip
     tip.wait_for(state="hidden")
+    # rank 1's step comes from the vendor's summary: no window, its cell says no click and opens nothing
+    row1 = (box["x"] + box["width"] - 200, box["y"] + 34 + 1.5 * (box["height"] - 42) / 4)
+    page.mouse.move(*row1)
+    tip.wait_for(state="visible")
+    assert tip.inner_text().split("\n")[-1] == "from: vendor_summary"
+    page.mouse.click(*row1)
+    page.wait_for_timeout(400)
+    assert page.evaluate("location.hash") == f"#{RUN}/ranks"
+    # rank 2's cell opens the timeline on rank 2's step 13 (its device window, with the view's margin)
+    page.mouse.click(box["x"] + box["width"] - 200, box["y"] + 34 + 2.5 * (box["height"] - 42) / 4)
+    page.wait_for_function(f"() => location.hash.startsWith('#{RUN}/timeline')")
+    q = dict(kv.split("=") for kv in page.evaluate("location.hash").split("?", 1)[1].split("&"))
+    assert q["rank"] == "2"
+    lo, hi = int(q["start"]), int(q["end"])
+    start, end = int(by.loc[2, "start_ns"]), int(by.loc[2, "end_ns"])
+    assert (start, end) == (1764246877074017600, 1764246877883820800)
+    assert lo <= start < end <= hi and hi - lo <= 1.3 * (end - start)
     assert page.errors == []
 
 
@@ -107,6 +125,20 @@ def test_the_view_says_its_tier_and_opens_a_rank_in_full(serve, qwen, page, monk
     assert "no full import was made" in page.inner_text(".pi-pane-ranks .pi-ranks-tier")
     page.click(".pi-pane-ranks .pi-group-slow .pi-open-rank[data-rank='2']")
     page.wait_for_function("() => /^#rank_2_ascend_pt[^/]*\\/timeline/.test(location.hash)", timeout=60_000)
+    # a cell of the heat map opens its rank in full too: rank 3, the last row
+    page.goto(f"{base}/#{RUN}/ranks")
+    canvas = page.locator(".pi-pane-ranks .pi-heat-chart canvas")
+    canvas.wait_for(timeout=90_000)
+    canvas.scroll_into_view_if_needed()
+    box = canvas.bounding_box()
+    cell = (box["x"] + box["width"] - 200, box["y"] + 34 + 3.5 * (box["height"] - 42) / 4)
+    page.mouse.move(*cell)
+    tip = page.locator(".pi-pane-ranks .pi-heatgrid-tip")
+    tip.wait_for(state="visible")
+    assert tip.inner_text().split("\n")[0] == "rank 3 · step 13"
+    assert tip.inner_text().split("\n")[-1] == "Click: open rank 3 in full, on its timeline"
+    page.mouse.click(*cell)
+    page.wait_for_function("() => /^#rank_3_ascend_pt[^/]*\\/timeline/.test(location.hash)", timeout=60_000)
     assert page.errors == []
 
 

@@ -28,6 +28,9 @@ _COLS = {
     "group": "the rank's parallel group for the heat map: '<names> [ranks]' (module doc); empty without a layout",
     "group_order": "the group's position (groups by their first rank)",
     "source": "where the step figures come from: tasks or vendor_summary (step_breakdown.source)",
+    "start_ns": "the step's device start (steps.device_start_ns), absolute ns: where the Ranks view's cell "
+    "opens the timeline; null where only the vendor's summary gives the step",
+    "end_ns": "the step's device end (steps.device_end_ns), absolute ns; null with start_ns",
 }
 
 
@@ -63,6 +66,10 @@ def rank_steps(profile) -> pd.DataFrame:
         return pd.DataFrame(columns=cols)
     src = step_figures(profile)[["rank", "step", "source"]]
     r = r.merge(src, on=["rank", "step"], how="left")
+    win = profile.table("steps")[["rank", "step", "device_start_ns", "device_end_ns"]]
+    win = win.rename(columns={"device_start_ns": "start_ns", "device_end_ns": "end_ns"})
+    win = win.drop_duplicates(["rank", "step"]).astype({"rank": r["rank"].dtype, "step": r["step"].dtype})
+    r = r.merge(win, on=["rank", "step"], how="left")
     groups = rank_groups(profile)
     r["group"] = [groups.get(int(k), ("", 0))[0] for k in r["rank"]]
     last = len(set(groups.values()))

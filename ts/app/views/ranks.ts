@@ -129,7 +129,20 @@ export function create(): View {
               new DataTable({ t, columns: columnsFor(t, sum.columns, sum.rows, ['label']), rows: sum.rows, pageSize: PAGE }).el
             )
           );
-          out.push(section(t('ui.ranks.heatmap'), heatmap(t, grid.rows, charts)));
+          // a cell opens its rank: in full (a summary-tier run holds no timeline), else the step's window
+          const summaryTier = ctx.profile.tier === 'summary';
+          const cellPick = {
+            hint: (r: Record<string, unknown>) =>
+              summaryTier ? t('ui.ranks.click_full', { rank: txt(r.rank) }) : isNum(r.start_ns) ? t('ui.ranks.click_timeline') : null,
+            go: (r: Record<string, unknown>) => {
+              if (summaryTier) {
+                void openRankInFull(ctx, Number(r.rank));
+              } else if (isNum(r.start_ns) && isNum(r.end_ns)) {
+                ctx.navigate('timeline', { rank: Number(r.rank), start_ns: r.start_ns, end_ns: r.end_ns, step: isNum(r.step) ? r.step : undefined });
+              }
+            }
+          };
+          out.push(section(t('ui.ranks.heatmap'), heatmap(t, grid.rows, charts, cellPick)));
           if (groups.rows.length) {
             out.push(
               section(

@@ -28,7 +28,13 @@ export function rankOrder(rows: Row[]): { ranks: number[]; group: Map<number, st
   return { ranks, group };
 }
 
-export function heatmap(t: Translate, rows: Row[], charts: { dispose(): void }[]): HTMLElement {
+/** What a click on a cell opens: `hint` says it in the tooltip (null: nothing), `go` opens it. */
+export interface CellPick {
+  hint: (row: Row) => string | null;
+  go: (row: Row) => void;
+}
+
+export function heatmap(t: Translate, rows: Row[], charts: { dispose(): void }[], pick?: CellPick): HTMLElement {
   if (!rows.length) {
     return empty(t('ui.ranks.none'));
   }
@@ -58,7 +64,7 @@ export function heatmap(t: Translate, rows: Row[], charts: { dispose(): void }[]
     const g = group.get(rank) ?? '';
     return g && (i === 0 || (group.get(ranks[i - 1]) ?? '') !== g) ? g : null;
   });
-  const sources = new Map<string, string>();
+  const byCell = new Map<string, Row>();
   const key = (step: number, row: number) => `${step}|${row}`;
   const draw = () => {
     const metric = picker.value;
@@ -68,7 +74,7 @@ export function heatmap(t: Translate, rows: Row[], charts: { dispose(): void }[]
         rankIx.get(Number(r.rank)) ?? 0,
         isNum(r[metric]) ? (r[metric] as number) : null
       ];
-      sources.set(key(cell[0], cell[1]), String(r.source ?? ''));
+      byCell.set(key(cell[0], cell[1]), r);
       return cell;
     });
     chart.set(
@@ -82,8 +88,17 @@ export function heatmap(t: Translate, rows: Row[], charts: { dispose(): void }[]
           `${t('ui.ranks.rank', { rank: ranks[c[1]] })} · ${t('ui.ranks.step', { step: steps[c[0]] })}`,
           `${t(`ui.col.${metric}`)} ${c[2] === null ? '-' : fmtUs(c[2])}`,
           group.get(ranks[c[1]]) ?? '',
-          t('ui.ranks.tier', { source: sources.get(key(c[0], c[1])) ?? '' })
-        ].filter(Boolean)
+          t('ui.ranks.tier', { source: String(byCell.get(key(c[0], c[1]))?.source ?? '') }),
+          (pick && byCell.has(key(c[0], c[1])) && pick.hint(byCell.get(key(c[0], c[1]))!)) || ''
+        ].filter(Boolean),
+        pick: pick
+          ? c => {
+              const r = byCell.get(key(c[0], c[1]));
+              if (r && pick.hint(r)) {
+                pick.go(r);
+              }
+            }
+          : undefined
       },
       cells
     );

@@ -7,8 +7,9 @@
  *
  * What the user can do: hover a cell for its figures (a tooltip beside the pointer), wheel over
  * the map to zoom into a band of rows around the pointer, drag to move that band, double-click
- * to see every row again.  The band shown is in `data-band` ("first-last", 0-based, inclusive),
- * so tests and screenshots can say what is on screen.
+ * to see every row again, click a cell to open what it stands for (the caller's `pick`).  The band
+ * shown is in `data-band` ("first-last", 0-based, inclusive), so tests and screenshots can say what
+ * is on screen.
  */
 import { h } from '../dom';
 
@@ -28,6 +29,8 @@ export interface HeatGridOptions {
   fmt: (v: number) => string;
   /** The tooltip's lines for a cell. */
   tip: (cell: Cell) => string[];
+  /** A click on a cell (not a drag, not the first click of a double-click). */
+  pick?: (cell: Cell) => void;
 }
 
 const STOPS: [number, number, number][] = [
@@ -70,10 +73,13 @@ export class HeatGrid {
   private readonly themeObserver: MutationObserver;
   private readonly media: MediaQueryList | null;
   private readonly redraw = () => this.draw();
-  private drag: { y: number; lo: number } | null = null;
+  private drag: { y: number; lo: number; moved: boolean } | null = null;
+  private moved = false; // the last press dragged: its click is not a pick
+  private pickTimer = 0;
   /** A drag goes on outside the canvas until the button is released anywhere. */
   private readonly dragMove = (e: MouseEvent) => {
     if (this.drag && this.opts) {
+      this.drag.moved ||= Math.abs(e.clientY - this.drag.y) > 3;
       const rows = ((e.clientY - this.drag.y) / this.plot().h) * (this.hi - this.lo);
       this.setBand(this.drag.lo - rows, this.drag.lo - rows + (this.hi - this.lo));
     }
@@ -99,15 +105,29 @@ export class HeatGrid {
     });
     this.canvas.addEventListener('wheel', e => this.wheel(e), { passive: false });
     this.canvas.addEventListener('mousedown', e => {
-      this.drag = { y: e.clientY, lo: this.lo };
+      this.drag = { y: e.clientY, lo: this.lo, moved: false };
       this.tipEl.hidden = true;
       window.addEventListener('mousemove', this.dragMove);
     });
     window.addEventListener('mouseup', this.endDrag);
-    this.canvas.addEventListener('dblclick', () => this.setBand(0, this.opts?.rows.length ?? 0));
+    this.canvas.addEventListener('click', e => {
+      const cell = this.moved ? null : this.cellAt(e.offsetX, e.offsetY);
+      const pick = this.opts?.pick;
+      if (!cell || !pick || e.detail > 1) {
+        return;
+      }
+      // wait for a second click: a double-click resets the zoom and opens nothing
+      clearTimeout(this.pickTimer);
+      this.pickTimer = window.setTimeout(() => pick(cell), 250);
+    });
+    this.canvas.addEventListener('dblclick', () => {
+      clearTimeout(this.pickTimer);
+      this.setBand(0, this.opts?.rows.length ?? 0);
+    });
   }
 
   private readonly endDrag = () => {
+    this.moved = this.drag?.moved ?? false;
     this.drag = null;
     window.removeEventListener('mousemove', this.dragMove);
   };
@@ -313,6 +333,7 @@ export class HeatGrid {
     this.media?.removeEventListener('change', this.redraw);
     window.removeEventListener('mouseup', this.endDrag);
     window.removeEventListener('mousemove', this.dragMove);
+    clearTimeout(this.pickTimer);
     if (this.frame) {
       cancelAnimationFrame(this.frame);
     }

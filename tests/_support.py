@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import importlib
 import json
@@ -123,3 +124,83 @@ def brush_memory_chart(page) -> tuple[float, float]:
     page.wait_for_function("() => document.querySelector('.pi-mem-range').dataset.range !== ''")
     lo, hi = map(float, page.eval_on_selector(".pi-mem-range", "e => e.dataset.range").split(","))
     return lo, hi
+
+
+@contextlib.contextmanager
+def running_lab(root: Path, tmp: Path, token: str):
+    """A ``jupyter lab`` subprocess over ``root`` on a free port with ``token``, its config, runtime,
+    settings and workspaces under ``tmp`` (the announcements toast off, the server extension's
+    config from the repository), and ``PROFINSIGHT_CACHE`` in ``tmp/cache``: yields
+    ``{base, root, log}``, or the reason as a string when it does not start in 90 s."""
+    import json
+    import os
+    import socket
+    import subprocess
+    import sys
+    import time
+    import urllib.request
+
+    cfg = tmp / "cfg"
+    (cfg / "labconfig").mkdir(parents=True)
+    # the "get notified about Jupyter news" toast would cover the screenshots
+    (cfg / "labconfig" / "page_config.json").write_text(
+        json.dumps({"disabledExtensions": {"@jupyterlab/apputils-extension:announcements": True}})
+    )
+    shutil.copytree(REPO / "jupyter-config" / "jupyter_server_config.d", cfg / "jupyter_server_config.d")
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    env = {
+        **os.environ,
+        "JUPYTER_CONFIG_DIR": str(cfg),
+        "JUPYTER_RUNTIME_DIR": str(tmp / "runtime"),
+        "JUPYTERLAB_SETTINGS_DIR": str(tmp / "settings"),
+        "JUPYTERLAB_WORKSPACES_DIR": str(tmp / "workspaces"),
+        "PROFINSIGHT_CACHE": str(tmp / "cache"),
+        "PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""),
+    }
+    cmd = [
+        sys.executable,
+        "-m",
+        "jupyterlab",
+        "--no-browser",
+        f"--port={port}",
+        "--ip=127.0.0.1",
+        "--ServerApp.port_retries=0",
+        f"--IdentityProvider.token={token}",
+        f"--ServerApp.root_dir={root}",
+        "--LabApp.expose_app_in_browser=True",
+        "--LabApp.news_url=",
+        "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+    ]
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        cmd.append("--allow-root")  # CI runs as root
+    log_path = tmp / "lab.log"
+    log = open(log_path, "wb")
+    proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT, cwd=root)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            if proc.poll() is not None:
+                yield "jupyter lab exited:\n" + log_path.read_text()[-4000:]
+                return
+            try:
+                with urllib.request.urlopen(f"{base}/lab?token={token}", timeout=5) as r:
+                    if r.status == 200:
+                        break
+            except OSError:
+                pass
+            if time.monotonic() > deadline:
+                yield "jupyter lab did not start in 90 s:\n" + log_path.read_text()[-4000:]
+                return
+            time.sleep(0.3)
+        yield {"base": base, "root": root, "log": log_path}
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(5)
+        log.close()

@@ -12,17 +12,12 @@ from __future__ import annotations
 
 import csv
 import json
-import os
 import shutil
-import socket
-import subprocess
-import sys
-import time
 import urllib.request
 from pathlib import Path
 
 import pytest
-from _support import CHROMIUM, FLAGS, artifacts_dir, fmt_duration, require, require_chromium
+from _support import CHROMIUM, FLAGS, artifacts_dir, fmt_duration, require, require_chromium, running_lab
 
 import profinsight
 
@@ -32,12 +27,6 @@ RUN = "runs/text_level1"  # 2 rank folders of one collection: ONE entry
 TRACE = "traces/gpu_alexnet.json.gz"
 NOTEBOOK_TRACE = RUN  # the Ascend run: imported inside the kernel (DuckDB behaves differently there)
 pytestmark = [pytest.mark.browser, pytest.mark.jupyter]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _notebook(cells: list[str]) -> dict:
@@ -76,66 +65,10 @@ def lab(fixtures, tmp_path_factory):
             )
         )
     )
-    cfg = tmp / "cfg"
-    (cfg / "labconfig").mkdir(parents=True)
-    # the "get notified about Jupyter news" toast would cover the screenshots
-    (cfg / "labconfig" / "page_config.json").write_text(
-        json.dumps({"disabledExtensions": {"@jupyterlab/apputils-extension:announcements": True}})
-    )
-    shutil.copytree(REPO / "jupyter-config" / "jupyter_server_config.d", cfg / "jupyter_server_config.d")
-    port = _free_port()
-    env = {
-        **os.environ,
-        "JUPYTER_CONFIG_DIR": str(cfg),
-        "JUPYTER_RUNTIME_DIR": str(tmp / "runtime"),
-        "JUPYTERLAB_SETTINGS_DIR": str(tmp / "settings"),
-        "JUPYTERLAB_WORKSPACES_DIR": str(tmp / "workspaces"),
-        "PROFINSIGHT_CACHE": str(tmp / "cache"),
-        "PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""),
-    }
-    cmd = [
-        sys.executable,
-        "-m",
-        "jupyterlab",
-        "--no-browser",
-        f"--port={port}",
-        "--ip=127.0.0.1",
-        "--ServerApp.port_retries=0",
-        f"--IdentityProvider.token={TOKEN}",
-        f"--ServerApp.root_dir={root}",
-        "--LabApp.expose_app_in_browser=True",
-        "--LabApp.news_url=",
-        "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-    ]
-    if hasattr(os, "geteuid") and os.geteuid() == 0:
-        cmd.append("--allow-root")  # CI runs as root
-    log_path = tmp / "lab.log"
-    log = open(log_path, "wb")
-    proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT, cwd=root)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 90
-        while True:
-            if proc.poll() is not None:
-                pytest.fail("jupyter lab exited:\n" + log_path.read_text()[-4000:])
-            try:
-                with urllib.request.urlopen(f"{base}/lab?token={TOKEN}", timeout=5) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail("jupyter lab did not start in 90 s:\n" + log_path.read_text()[-4000:])
-            time.sleep(0.3)
-        yield {"base": base, "root": root, "log": log_path}
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(5)
-        log.close()
+    with running_lab(root, tmp, TOKEN) as lab:
+        if isinstance(lab, str):
+            pytest.fail(lab)
+        yield lab
 
 
 @pytest.fixture(scope="module")

@@ -225,16 +225,19 @@ def _take(base_ns: int):
     return take
 
 
-def load_raw(con, events_path: Path, base_ns: int) -> bool:
+def load_raw(con, events_path: Path, base_ns: int, span: tuple[int, int] | None = None) -> bool:
     """Table ``raw``: the one parse of the event array (flows left out), args as JSON, every
     category in today's spelling.  The array is read in pieces cut at event boundaries, several
     at a time, one per DuckDB thread (:func:`..chrome_trace.read_trace_json`).  Damaged events
     (:mod:`..chrome_trace.damage`) are counted in ``trace_loss`` and left out; exact copies of an
     event are kept once.  Returns whether the trace spelled its categories the old way (one scan
     of the ``cat`` column; only then are the rows rewritten and the old arg keys read).  Raises
-    :class:`Malformed` when part of the array is not valid JSON."""
+    :class:`Malformed` when part of the array is not valid JSON.  ``span``: the array is that
+    byte range of ``events_path`` (the trace itself, read in place)."""
     con.execute(f"CREATE OR REPLACE TEMP TABLE raw ({_RAW_COLS})")
-    got = read_trace_json(con, events_path, "kineto", take=_take(base_ns), columns=COLUMNS, ignore_errors=True)
+    got = read_trace_json(
+        con, events_path, "kineto", take=_take(base_ns), columns=COLUMNS, ignore_errors=True, span=span
+    )
     if got.truncated:
         raise Malformed(got.error or "the event list is not valid JSON")
     damage.create_losses(con)

@@ -153,10 +153,13 @@ _SAME_EVENT = "ph, cat, name, pid, tid, start_ns, dur_ns, args"
 _EVENT_KEY = "ph, name, pid, tid, start_ns, dur_ns"
 
 
-def _pass(cats_: tuple, keys: tuple, legacy: bool) -> str:
+def _pass(cats_: tuple, keys: tuple, legacy: bool, rid: bool = False) -> str:
     """Rows of ``raw`` in the categories ``cats_``, args as a STRUCT of ``keys``
     (``json_transform`` is the conversion ``read_json`` itself applies to a STRUCT column); in an
-    old trace a key's old spelling fills it where today's is absent."""
+    old trace a key's old spelling fills it where today's is absent.  ``rid``: a first column
+    ``rid``, the row's place in the file (for a caller that joins, then restores file order)."""
+    r = "rowid AS rid, " if rid else ""
+    r_out = "rid, " if rid else ""
     a = f"json_transform(args, {sql_str(_struct_json(keys))})"
     old = {k: LEGACY_KEYS[k] for k in keys if k in LEGACY_KEYS} if legacy else {}
     if old:
@@ -164,12 +167,12 @@ def _pass(cats_: tuple, keys: tuple, legacy: bool) -> str:
             f"{_q(k)} := coalesce(a.{_q(k)}, b.{_q(old[k])})" if k in old else f"{_q(k)} := a.{_q(k)}" for k in keys
         )
         return (
-            f"SELECT cat, name, pid, tid, start_ns, dur_ns, struct_pack({fields}) AS a FROM ("
-            f"SELECT cat, name, pid, tid, start_ns, dur_ns, {a} AS a, "
+            f"SELECT {r_out}cat, name, pid, tid, start_ns, dur_ns, struct_pack({fields}) AS a FROM ("
+            f"SELECT {r}cat, name, pid, tid, start_ns, dur_ns, {a} AS a, "
             f"json_transform(args, {sql_str(_struct_json(old.values()))}) AS b "
             f"FROM raw WHERE ph = 'X' AND cat IN {cats(cats_)})"
         )
-    return f"SELECT cat, name, pid, tid, start_ns, dur_ns, {a} AS a FROM raw WHERE ph = 'X' AND cat IN {cats(cats_)}"
+    return f"SELECT {r}cat, name, pid, tid, start_ns, dur_ns, {a} AS a FROM raw WHERE ph = 'X' AND cat IN {cats(cats_)}"
 
 
 def _q(key: str) -> str:
@@ -181,7 +184,7 @@ def _struct_json(keys) -> str:
 
 
 def device_pass(legacy: bool = False) -> str:
-    return _pass(DEVICE_CATS, DEVICE_KEYS, legacy)
+    return _pass(DEVICE_CATS, DEVICE_KEYS, legacy, rid=True)
 
 
 def host_pass(legacy: bool = False) -> str:

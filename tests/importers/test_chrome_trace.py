@@ -31,3 +31,52 @@ def test_both_forms_share_one_event_boundary(tmp_path):
     kept, dropped, _lost = chrome_trace.salvage(bad, tmp_path / "fixed.json")
     assert (kept, dropped) == (2, 1)
     assert json.loads((tmp_path / "fixed.json").read_text()) == [{"a": 1}, {"c": 3}]
+
+
+def _object_trace(n: int, suffix: bytes = b"") -> bytes:
+    """A Kineto-shaped object: metadata, ``n`` events (one holds ``}]`` in a string and a list
+    of objects in its args), then ``suffix`` before the closing brace."""
+    events = [
+        {"ph": "X", "name": f"op{i}", "ts": i, "dur": 1, "pid": 1, "tid": 1, "args": {"l": [{"k": i}], "s": "}]"}}
+        for i in range(n)
+    ]
+    head = b'{"schemaVersion": 1, "distributedInfo": {"rank": 3}, "traceEvents": '
+    return head + json.dumps(events).encode() + suffix + b"}\n"
+
+
+def test_plain_object_read_in_place_as_the_copy_would_be(tmp_path, monkeypatch):
+    # small chunks and hold-back so that the tail window moves as it does over a GB file
+    monkeypatch.setattr(_object, "CHUNK", 512)
+    monkeypatch.setattr(chrome_trace._bytes, "CHUNK", 512)
+    monkeypatch.setattr(_object, "HOLD", 2048)
+    suffixes = [b"", b', "deviceProperties": [{"id": 0}], "traceName": "t"', b', "x": [{"a": "}]"}]']
+    for n in (0, 1, 3, 40, 400):
+        for k, suffix in enumerate(suffixes):
+            path = tmp_path / f"t{n}_{k}.json"
+            path.write_bytes(_object_trace(n, suffix))
+            copied = chrome_trace.extract(path, tmp_path)
+            copy = copied.events_path.read_bytes()
+            placed = chrome_trace.extract(path, tmp_path, in_place=True)
+            assert placed.events_path == path and placed.span is not None
+            lo, hi = placed.span
+            assert path.read_bytes()[lo:hi] == copy
+            assert placed.meta == copied.meta and placed.meta["distributedInfo"] == {"rank": 3}
+            assert (placed.total_bytes, placed.kept_bytes, placed.truncated) == (path.stat().st_size,) * 2 + (False,)
+            placed.release()  # never the trace itself
+            assert path.exists()
+            assert placed.materialise(tmp_path).read_bytes() == copy and placed.span is None
+
+
+def test_gzip_and_cut_short_objects_are_still_copied(tmp_path):
+    data = _object_trace(50)
+    gz = tmp_path / "t.json.gz"
+    gz.write_bytes(gzip.compress(data))
+    cut = tmp_path / "cut.json"
+    cut.write_bytes(data[: len(data) // 2])
+    for path in (gz, cut):
+        ex = chrome_trace.extract(path, tmp_path, in_place=True)
+        assert ex.span is None and ex.events_path == tmp_path / "events.json"
+    kept = json.loads(ex.events_path.read_bytes())  # closed after its last complete event
+    assert ex.truncated and 0 < len(kept) < 50 and kept == json.loads(data)["traceEvents"][: len(kept)]
+    ex.release()
+    assert not ex.events_path.exists()

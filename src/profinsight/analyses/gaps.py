@@ -174,6 +174,10 @@ def idle_gaps(profile, min_us: float = 50.0, top: int | None = None) -> pd.DataF
     return df
 
 
+#: host_activity by the priority (``prio``) of the event that explains a gap
+_CLASS_NAMES = np.array([None, "data_loading", "synchronization", "launch", "python"], dtype=object)
+
+
 def _explain_gaps(profile, gaps: pd.DataFrame):
     """For each gap (rows sorted by rank, start): the activity, the host event that best
     explains it and their overlap (us).
@@ -195,7 +199,6 @@ def _explain_gaps(profile, gaps: pd.DataFrame):
     g_rank = gaps["rank"].to_numpy("int64")
     g_s = gaps["start_ns"].to_numpy("int64")
     g_e = gaps["end_ns"].to_numpy("int64")
-    classes = {1: "data_loading", 2: "synchronization", 3: "launch", 4: "python"}
     open_ = np.ones(n, dtype=bool)
     for python in (False, True):
         idx = np.flatnonzero(open_)
@@ -207,7 +210,7 @@ def _explain_gaps(profile, gaps: pd.DataFrame):
         local, ev, ov = won
         names = _event_names(profile, ev)
         rows = idx[local]
-        activity[rows] = [classes[int(p)] for p in ev["prio"]]
+        activity[rows] = _CLASS_NAMES[ev["prio"].to_numpy("int64")]
         host_op[rows] = names
         overlap[rows] = (ov / 1e3).tolist()
         open_[rows] = False
@@ -225,17 +228,17 @@ def _api_in_progress(profile, gaps: pd.DataFrame):
     call, a range of the sorted gap starts): the candidate pairs are at most the calls plus
     their nesting across gap starts."""
     n = len(gaps)
-    name: list = [None] * n
-    ov_us: list = [None] * n
+    name = np.full(n, None, dtype=object)
+    ov_us = np.full(n, None, dtype=object)
     if n == 0:
-        return name, ov_us
+        return name.tolist(), ov_us.tolist()
     calls = query(
         profile,
         "SELECT rank, name, start_ns, dur_ns, call_id FROM api_calls "
         "WHERE start_ns IS NOT NULL AND dur_ns > 0 ORDER BY rank, start_ns",
     )
     if not len(calls):
-        return name, ov_us
+        return name.tolist(), ov_us.tolist()
     c_rank = calls["rank"].astype("int64").to_numpy()
     g_rank = gaps["rank"].astype("int64").to_numpy()
     for rank in np.unique(g_rank):
@@ -271,11 +274,10 @@ def _api_in_progress(profile, gaps: pd.DataFrame):
         order = np.lexsort((cid, dur, -ov, g_idx))
         g_sorted = g_idx[order]
         best = order[np.r_[True, g_sorted[1:] != g_sorted[:-1]]]
-        names = calls["name"].to_numpy()[ci]
-        for g, c, o in zip(g_idx[best].tolist(), c_idx[best].tolist(), ov[best].tolist()):
-            row = int(gi[g])
-            name[row], ov_us[row] = names[c], float(o) / 1e3
-    return name, ov_us
+        rows = gi[g_idx[best]]
+        name[rows] = calls["name"].to_numpy()[ci][c_idx[best]]
+        ov_us[rows] = [float(o) / 1e3 for o in ov[best].tolist()]
+    return name.tolist(), ov_us.tolist()
 
 
 def _best_events(profile, python: bool, g_rank, g_s, g_e):
@@ -322,11 +324,13 @@ def _best_events(profile, python: bool, g_rank, g_s, g_e):
     return pg[head], ev.iloc[pe[head]].reset_index(drop=True), ov[head]
 
 
-def _event_names(profile, chosen: pd.DataFrame) -> list:
-    """Names of the chosen host events (src 0: host_ops.op_id, 1: api_calls.call_id)."""
-    keys = list(zip(chosen["rank"].astype(int), chosen["src"].astype(int), chosen["id"].astype(int)))
-    host = sorted({i for _, s, i in keys if s == 0})
-    api = sorted({i for _, s, i in keys if s == 1})
+def _event_names(profile, chosen: pd.DataFrame) -> np.ndarray:
+    """Names of the chosen host events (src 0: host_ops.op_id, 1: api_calls.call_id), None where
+    the event is not found; looked up by index, not per event in Python."""
+    keys = pd.MultiIndex.from_arrays([chosen[c].to_numpy("int64") for c in ("rank", "src", "id")])
+    src, ids = keys.get_level_values(1), keys.get_level_values(2)
+    host = np.unique(ids[src == 0]).tolist()
+    api = np.unique(ids[src == 1]).tolist()
     got = query(
         profile,
         """
@@ -337,8 +341,11 @@ def _event_names(profile, chosen: pd.DataFrame) -> list:
         SEMI JOIN (SELECT unnest($2::BIGINT[]) AS id) w ON a.call_id = w.id""",
         [host, api],
     )
-    names = {(int(r), int(s), int(i)): n for r, s, i, n in zip(got["rank"], got["src"], got["id"], got["name"])}
-    return [names.get(k) for k in keys]
+    got = got.drop_duplicates(["rank", "src", "id"], keep="last")  # as a dict keyed by them would
+    found = pd.MultiIndex.from_arrays([got[c].to_numpy("int64") for c in ("rank", "src", "id")])
+    pos = found.get_indexer(keys)
+    names = np.append(got["name"].to_numpy(dtype=object), None)
+    return names[pos]  # -1 (not found): the None appended last
 
 
 _LAUNCH_COLUMNS = {

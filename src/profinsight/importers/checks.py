@@ -278,6 +278,13 @@ def _duplicated(data: RankData, row: dict) -> list[dg.Diagnostic]:
     dt = dt.select(keys).filter(pc.is_valid(dt["start_ns"]))
     if not dt.num_rows:
         return []
+    # copies share their start: only the tasks of a start seen twice are grouped (usually none,
+    # and the five-key grouping then never runs); filtering keeps the groups' order
+    counts = pc.value_counts(dt["start_ns"])
+    shared = counts.field("values").filter(pc.greater(counts.field("counts"), 1))
+    if not len(shared):
+        return []
+    dt = dt.filter(pc.is_in(dt["start_ns"], value_set=shared))
     groups = dt.group_by(keys, use_threads=False).aggregate([([], "count_all")])
     dup = groups.filter(pc.greater(groups["count_all"], 1))
     if not dup.num_rows:

@@ -9,6 +9,7 @@ import json
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import pandas as pd
 
@@ -117,13 +118,14 @@ class Context:
                 self._cache[key] = self.profile.table(name)
         return self._cache[key]
 
-    @property
+    @cached_property
     def device_family(self) -> str | None:
-        """``NPU`` | ``GPU`` | ``CPU`` as run_info records it (None when it says nothing)."""
+        """``NPU`` | ``GPU`` | ``CPU`` as run_info records it (None when it says nothing); read
+        once per context, as the analyses are (the rules ask it a dozen times)."""
         fam = capabilities.device_family(self.profile)
         return fam.upper() if fam else None
 
-    @property
+    @cached_property
     def is_ascend(self) -> bool:
         """Whether the profile records an Ascend NPU (read from run_info, never from the format name)."""
         return capabilities.is_npu(self.profile)

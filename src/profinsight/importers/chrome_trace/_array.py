@@ -129,6 +129,7 @@ def read_trace_json(
     take: Take | None = None,
     columns: dict[str, str] | None = None,
     ignore_errors: bool = False,
+    span: tuple[int, int] | None = None,
 ) -> TraceRead:
     """Read the JSON array at ``path`` piece by piece.
 
@@ -142,15 +143,18 @@ def read_trace_json(
     prefix.  DuckDB running out of memory is a :class:`ProfileError` that says so (never
     reported as a damaged file).  ``columns`` replaces :data:`TRACE_COLUMNS` (a reader that wants
     ``ts`` as an exact DECIMAL, say); ``ignore_errors`` makes a value of an impossible type NULL
-    (a syntax error still fails its piece)."""
+    (a syntax error still fails its piece).  ``span``: the array is the bytes ``[span[0],
+    span[1])`` of ``path`` (``[`` to ``]``, inside a ``{"traceEvents": [...]}`` object), read
+    there without a copy."""
     path = Path(path)
-    size = path.stat().st_size
+    size = path.stat().st_size if span is None else span[1]
     if consume is None and take is None:
         create_empty_trace(con, table)
         take = _collect_into(table)
     default = TAKE_CHUNK_BYTES if take is not None else CHUNK_BYTES
     reader = _Reader(con, path, size, table, consume, chunk_bytes or default, take)
     reader.spec = (columns or TRACE_COLUMNS, ignore_errors)
+    reader.span = span
     try:
         return reader.run()
     except _oom_error() as exc:
@@ -185,6 +189,7 @@ class _Reader:
         self.consume, self.chunk_bytes = consume, max(int(chunk_bytes), 1)
         self.take = take
         self.spec: tuple[dict[str, str], bool] = (TRACE_COLUMNS, False)
+        self.span: tuple[int, int] | None = None
         self.events = 0
         self.pieces = 0
         self.tmpdir = temp_dir("trace")
@@ -234,6 +239,8 @@ class _Reader:
     def _body(self) -> tuple[int, int, bool] | None:
         """(offset of the first event, offset after the last byte of events, whether the
         closing ``]`` is there), or None when the file does not hold an array."""
+        if self.span is not None:  # a closed array inside an object: [span[0]] is '[', [span[1] - 1] ']'
+            return self.span[0] + 1, self.span[1] - 1, True
         with open(self.path, "rb") as fh:
             head = fh.read(4096)
             stripped = head.lstrip(b" \t\r\n")
@@ -286,7 +293,7 @@ class _Reader:
         with open(tmp, "wb") as out, open(self.path, "rb") as src:
             out.write(b"[")
             out.flush()
-            _copy_range(src, out, lo, hi - lo)
+            copy_range(src, out, lo, hi - lo)
             out.write(b"]")
         return tmp
 
@@ -441,7 +448,7 @@ def _key(name: str) -> str:
     return name if name.isidentifier() else '"' + name.replace('"', '""') + '"'
 
 
-def _copy_range(src, dst, offset: int, n: int) -> None:
+def copy_range(src, dst, offset: int, n: int) -> None:
     """Copy ``n`` bytes at ``offset`` of ``src`` to the end of ``dst`` -- in the kernel when it
     can (no user-space buffer, so a piece costs no memory), else in 16 MB blocks."""
     if n <= 0:

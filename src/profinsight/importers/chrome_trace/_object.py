@@ -17,6 +17,12 @@ copies the array itself to a temporary file:
 
 Gzip is detected by its magic bytes and decompressed with ``zlib`` so that a truncated stream
 still yields everything before the damage.
+
+A plain (uncompressed) file need not be copied at all (``in_place``): its array is read where it
+lies, by byte range.  The prefix is found in the first chunks as above, and the end in the very
+window of the file's last bytes that the streaming copy would hold back (computed from the chunk
+sizes, not read), so both give the same metadata and the same array; only a file cut short (no
+closing ``]`` in that window) is copied, to be closed after its last complete event.
 """
 
 from __future__ import annotations
@@ -27,7 +33,8 @@ from pathlib import Path
 
 import orjson
 
-from ._bytes import BOUNDARY, decompressed_chunks
+from ._array import copy_range
+from ._bytes import BOUNDARY, CHUNK, decompressed_chunks
 
 HOLD = 16 << 20  # bytes held back to find the array end in
 PREFIX_LIMIT = 256 << 20  # give up looking for "traceEvents" after this much text
@@ -46,10 +53,12 @@ class ReadError(Exception):
 
 @dataclass
 class Extract:
-    """What :func:`extract` found.  ``events_path`` holds ``[ev, ev, ...]``."""
+    """What :func:`extract` found.  ``events_path`` holds ``[ev, ev, ...]``; with ``span`` it
+    is the trace itself, whose bytes ``[span[0], span[1])`` are that array (``[`` to ``]``)."""
 
     meta: dict = field(default_factory=dict)
     events_path: Path | None = None
+    span: tuple[int, int] | None = None
     total_bytes: int = 0  # decompressed bytes read from the file
     kept_bytes: int = 0  # bytes of the file up to the last complete event
     truncated: bool = False  # the JSON text ends before the object closes
@@ -60,9 +69,29 @@ class Extract:
     def lost_bytes(self) -> int:
         return max(self.total_bytes - self.kept_bytes, 0)
 
+    def materialise(self, tmpdir: Path) -> Path:
+        """The array as a file of its own (``tmpdir/events.json``, copied from the trace when it
+        was read in place): what a reader of whole files (``salvage``) needs."""
+        if self.span is not None:
+            out_path = Path(tmpdir) / "events.json"
+            with open(self.events_path, "rb") as src, open(out_path, "wb") as out:
+                copy_range(src, out, self.span[0], self.span[1] - self.span[0])
+            self.events_path, self.span = out_path, None
+        return self.events_path
 
-def extract(path: Path, tmpdir: Path) -> Extract:
-    """Stream ``path`` once; write the event array to ``tmpdir/events.json``."""
+    def release(self) -> None:
+        """Delete the copy of the array (never the trace itself)."""
+        if self.span is None and self.events_path is not None:
+            self.events_path.unlink(missing_ok=True)
+
+
+def extract(path: Path, tmpdir: Path, in_place: bool = False) -> Extract:
+    """Stream ``path`` once; write the event array to ``tmpdir/events.json`` -- or, with
+    ``in_place`` and a plain complete file, only locate it there (:attr:`Extract.span`)."""
+    if in_place:
+        found = _locate(path)
+        if found is not None:
+            return found
     res = Extract()
     errors: list[str] = []
     chunks = decompressed_chunks(path, errors)
@@ -118,6 +147,46 @@ def extract(path: Path, tmpdir: Path) -> Extract:
         res.truncated = True
         res.suffix_missing = True
     return res
+
+
+def _locate(path: Path) -> Extract | None:
+    """The :class:`Extract` of a plain file whose array closes, found without copying it; None
+    for a gzip file or one cut short (those are copied)."""
+    size = path.stat().st_size
+    with open(path, "rb") as f:
+        if f.read(2) == b"\x1f\x8b":
+            return None
+        f.seek(0)
+        buf, start, meta, search_from = bytearray(), None, None, 0
+        while start is None and len(buf) <= PREFIX_LIMIT and (chunk := f.read(CHUNK)):
+            buf += chunk
+            start, meta = _find_prefix(buf, search_from)
+            search_from = max(0, len(buf) - 64)
+        if start is None:
+            return None  # the streaming copy says why
+        written = _held_back_from(len(buf) - start, size - len(buf))
+        f.seek(start + written)
+        tail = bytearray(f.read())
+    end, suffix = _find_end(tail, at_array_start=(written == 0))
+    if end is None:
+        return None
+    meta.update(suffix)
+    return Extract(meta, path, (start, start + written + end + 1), total_bytes=size, kept_bytes=size)
+
+
+def _held_back_from(pending: int, rest: int) -> int:
+    """Bytes of the array (after its first ``pending``) that :func:`extract`'s streaming copy
+    writes out before the tail it holds back, given ``rest`` more bytes of the file read in
+    :data:`CHUNK` steps: where that tail starts."""
+    written = 0
+    while rest > 0:
+        step = min(CHUNK, rest)
+        rest -= step
+        pending += step
+        if pending > 2 * HOLD:
+            written += pending - HOLD
+            pending = HOLD
+    return written
 
 
 def _find_prefix(buf: bytearray, search_from: int):

@@ -2,9 +2,11 @@
 
 The flow, and why (details in each module):
 
-1. :mod:`..chrome_trace` (the Chrome-trace reader shared with the Ascend trace) streams the file once (gzip or plain), keeps the small top-level object and
-   copies the bare event array to a temporary file - so that DuckDB can read it streaming.
-   A trace cut short is closed after its last complete event.
+1. :mod:`..chrome_trace` (the Chrome-trace reader shared with the Ascend trace) keeps the small
+   top-level object and finds the bare event array: in a plain file by its byte range, read
+   where it lies; a gzip file (or one cut short) is streamed once and the array copied to a
+   temporary file - so that DuckDB can read it in pieces.  A trace cut short is closed after
+   its last complete event.
 2. :mod:`._events` reads that array columnar with exact nanosecond times.
 3. :mod:`._tables`, :mod:`._links`, :mod:`._comm` build the canonical tables in SQL (no
    per-event Python); :mod:`..._steps` gives the step ranges shared with the other importers.
@@ -117,7 +119,7 @@ def load_rank(source: RankSource) -> RankData:
             if chrome_trace.form(path) == "array":
                 ex = _bare.extract_array(path, Path(tmp))
             else:
-                ex = chrome_trace.extract(path, Path(tmp))
+                ex = chrome_trace.extract(path, Path(tmp), in_place=True)
         except (chrome_trace.ReadError, OSError) as exc:
             return RankData(source.rank_hint, diagnostics=[_unreadable(path, exc)])
         con = duck(threads=rank_threads())
@@ -159,13 +161,13 @@ def _read_events(con, ex, path: Path, tmp: Path):
     diags = []
     try:
         try:
-            passes = _passes(con, ex.events_path, base)
+            passes = _passes(con, ex.events_path, base, ex.span)
         except (_duck_error(), Malformed) as exc:  # a syntax error inside the array (the first pass sees it)
             fixed = tmp / "recovered.json"
-            kept, dropped, lost = chrome_trace.salvage(ex.events_path, fixed)
+            kept, dropped, lost = chrome_trace.salvage(ex.materialise(tmp), fixed)
             if not kept:
                 return None, [_unreadable(path, f"the event list is not valid JSON ({exc})")]
-            ex.events_path.unlink()
+            ex.release()
             ex.events_path = fixed
             try:
                 passes = _passes(con, fixed, base)
@@ -181,7 +183,7 @@ def _read_events(con, ex, path: Path, tmp: Path):
                 )
             )
     finally:
-        ex.events_path.unlink(missing_ok=True)
+        ex.release()
     events = con.execute("SELECT count(*) FROM ev WHERE ph <> 'M'").fetchall()[0][0] + sum(t.num_rows for t in passes)
     diags = _runinfo.truncation(ex, events, path) + diags + _damaged(con, path)
     if ex.truncated and not events:
@@ -209,10 +211,11 @@ def _base_ns(value) -> int:
     return 0
 
 
-def _passes(con, events_path: Path, base: int):
-    """One parse of the array into ``raw``; the host, runtime and device tables are taken out
-    of it, then the rest becomes ``ev`` and ``raw`` is dropped."""
-    legacy = load_raw(con, events_path, base)
+def _passes(con, events_path: Path, base: int, span: tuple[int, int] | None = None):
+    """One parse of the array (the bytes ``span`` of ``events_path`` when given) into ``raw``;
+    the host, runtime and device tables are taken out of it, then the rest becomes ``ev`` and
+    ``raw`` is dropped."""
+    legacy = load_raw(con, events_path, base, span)
     host = _tables.read_host(con, legacy)
     api = _tables.read_api(con)
     rocm = pc.any(pc.starts_with(api["name"], "hip")).as_py() if api.num_rows else False

@@ -76,7 +76,7 @@ def load(source: RankSource, full: Full) -> RankData:
             if chrome_trace.form(path) == "array":
                 ex = _bare.extract_array(path, Path(tmp))
             else:
-                ex = chrome_trace.extract(path, Path(tmp))
+                ex = chrome_trace.extract(path, Path(tmp), in_place=True)
         except (chrome_trace.ReadError, OSError) as exc:
             return RankData(source.rank_hint, diagnostics=[_unreadable(path, exc)])
         con = duck()
@@ -84,7 +84,7 @@ def load(source: RankSource, full: Full) -> RankData:
             _limit_memory(con, Path(tmp))
             _sql.install(con)
             try:
-                legacy = _events.load_raw(con, ex.events_path, _base_ns(ex.meta.get("baseTimeNanoseconds")))
+                legacy = _events.load_raw(con, ex.events_path, _base_ns(ex.meta.get("baseTimeNanoseconds")), ex.span)
             except (_duck_error(), _events.Malformed) as exc:
                 return RankData(
                     source.rank_hint,
@@ -93,7 +93,7 @@ def load(source: RankSource, full: Full) -> RankData:
                     ],
                 )
             finally:
-                ex.events_path.unlink(missing_ok=True)
+                ex.release()
             host = _step_markers(con, legacy)
             _tables.read_api(con)  # registered as `api`: the launch times
             rocm = bool(con.execute("SELECT count(*) FROM api WHERE starts_with(name, 'hip')").fetchall()[0][0])

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from . import _events
 from ._events import API_CATS, DEVICE_CATS, HOST_CATS, cats
@@ -51,8 +52,7 @@ def read_host(con, legacy: bool = False) -> pa.Table:
       name, start_ns, dur_ns,
       TRY_CAST(a."Sequence number" AS BIGINT) AS sequence,
       TRY_CAST(a."Fwd thread id" AS BIGINT) AS fwd_thread,
-      kineto_shapes(a."Input Dims") AS input_shapes,
-      kineto_dtypes(a."Input type") AS input_dtypes,
+      a."Input Dims" AS input_shapes, a."Input type" AS input_dtypes,
       nullif(a."Call stack", '') AS call_stack,
       TRY_CAST(a."External id" AS BIGINT) AS external_id,
       TRY_CAST(a."Python id" AS BIGINT) AS python_id,
@@ -63,8 +63,22 @@ def read_host(con, legacy: bool = False) -> pa.Table:
     FROM h""").to_arrow_table(),
         "op_id",
     )
+    host = _per_value(con, host, "input_shapes", "kineto_shapes")
+    host = _per_value(con, host, "input_dtypes", "kineto_dtypes")
     con.register("host", host)
     return host
+
+
+def _per_value(con, table: pa.Table, column: str, macro: str) -> pa.Table:
+    """``column`` of ``table`` through the SQL macro ``macro``, computed once per distinct value
+    (shapes and dtypes repeat in every step: a few thousand values for a hundred thousand ops)."""
+    enc = pc.dictionary_encode(table[column]).combine_chunks()
+    con.register("distinct_values", pa.table({"x": enc.dictionary}))
+    try:  # a projection of one scan keeps its rows' order: value i of the dictionary is row i
+        out = con.sql(f"SELECT {macro}(x) AS v FROM distinct_values").to_arrow_table()["v"].combine_chunks()
+    finally:
+        con.unregister("distinct_values")
+    return table.set_column(table.schema.get_field_index(column), column, pc.take(out, enc.indices))
 
 
 def read_api(con) -> pa.Table:
@@ -93,20 +107,25 @@ def read_dev(con, comm_core: str, legacy: bool = False) -> pa.Table:
     dev = _with_rid(
         con.sql(f"""
     WITH d AS ({_events.device_pass(legacy)}),
+    nm AS (  -- what a task's name says, once per distinct name
+      SELECT name, kernel_family(name) AS family,
+             regexp_matches(name, '(^|\\s)(nccl|rccl)\\w*Kernel') AS nccl,
+             nccl_kernel_type(name) AS nccl_type,
+             coalesce(nullif(regexp_extract(name, '^(Memcpy\\s+\\S+)', 1), ''), name) AS copy_type
+      FROM (SELECT DISTINCT name FROM raw WHERE ph = 'X' AND cat IN {cats(DEVICE_CATS)})),
     k AS (
-      SELECT *, CASE cat
-          WHEN 'kernel' THEN CASE WHEN a."Collective name" IS NOT NULL
-                                   OR regexp_matches(name, '(^|\\s)(nccl|rccl)\\w*Kernel')
+      SELECT d.*, nm.family, nm.nccl_type, nm.copy_type, CASE cat
+          WHEN 'kernel' THEN CASE WHEN a."Collective name" IS NOT NULL OR nm.nccl
                               THEN 'communication' ELSE 'kernel' END
           WHEN 'gpu_memcpy' THEN 'memcpy' WHEN 'gpu_memset' THEN 'memset' ELSE 'sync' END AS kind
-      FROM d)
+      FROM d LEFT JOIN nm ON d.name IS NOT DISTINCT FROM nm.name)
     SELECT pid,
       coalesce(TRY_CAST(a.device AS INTEGER), TRY_CAST(pid AS INTEGER)) AS device,
       coalesce(TRY_CAST(a.stream AS BIGINT), TRY_CAST(tid AS BIGINT)) AS stream,
       kind, name,
-      CASE kind WHEN 'kernel' THEN kernel_family(name)
-                WHEN 'communication' THEN coalesce(comm_type(a."Collective name"), nccl_kernel_type(name))
-                WHEN 'memcpy' THEN coalesce(nullif(regexp_extract(name, '^(Memcpy\\s+\\S+)', 1), ''), name)
+      CASE kind WHEN 'kernel' THEN family
+                WHEN 'communication' THEN coalesce(comm_type(a."Collective name"), nccl_type)
+                WHEN 'memcpy' THEN copy_type
                 WHEN 'memset' THEN 'Memset'
                 ELSE coalesce(a.cuda_sync_kind, name) END AS type,
       CASE kind WHEN 'kernel' THEN 'GPU' WHEN 'communication' THEN '{comm_core}'
@@ -127,7 +146,7 @@ def read_dev(con, comm_core: str, legacy: bool = False) -> pa.Table:
       TRY_CAST(a."blocks per SM" AS DOUBLE) AS pmu_blocks_per_sm,
       a."Collective name" AS coll_name, TRY_CAST(a."In msg nelems" AS BIGINT) AS coll_count,
       a.dtype AS coll_dtype
-    FROM k""").to_arrow_table(),
+    FROM k ORDER BY rid""").to_arrow_table(),
         "task_uid",
     )
     con.register("dev", dev)

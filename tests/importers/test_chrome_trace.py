@@ -31,3 +31,74 @@ def test_both_forms_share_one_event_boundary(tmp_path):
     kept, dropped, _lost = chrome_trace.salvage(bad, tmp_path / "fixed.json")
     assert (kept, dropped) == (2, 1)
     assert json.loads((tmp_path / "fixed.json").read_text()) == [{"a": 1}, {"c": 3}]
+
+
+def _events_file(tmp_path, n=400, every=25):
+    """``n`` events; every ``every``-th holds ``}, {`` inside a string (a false cut)."""
+    events = [
+        {
+            "ph": "X",
+            "name": f"e{i}",
+            "pid": 1,
+            "tid": 1,
+            "ts": f"{i}.000",
+            "dur": 1,
+            "args": {"s": "a}, {b" * 20} if i % every == 0 else {"a": i},
+        }
+        for i in range(n)
+    ]
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(events))
+    return path
+
+
+def test_pieces_through_pipes_read_as_copied_pieces_do(tmp_path, monkeypatch):
+    """A batch of pieces streamed through named pipes gives the rows, the piece count and the
+    recovery of pieces copied into files, false cuts (failed batches) included, and leaves no
+    thread or file behind."""
+    import threading
+
+    from profinsight.importers._common import duck
+
+    path = _events_file(tmp_path)
+    got = {}
+    for stream in (True, False):
+        monkeypatch.setattr(_array, "_CAN_STREAM", stream)
+        before = threading.active_count()
+        con = duck()
+        read = _array.read_trace_json(con, path, "ev", chunk_bytes=700)
+        rows = con.sql("SELECT * FROM ev ORDER BY idx").fetchall()
+        assert threading.active_count() == before
+        got[stream] = (read, rows)
+    assert got[True] == got[False]
+    read, rows = got[True]
+    assert read.events == 400 and not read.truncated and read.chunks > 20
+    assert [r[2] for r in rows] == [f"e{i}" for i in range(400)]
+
+
+def test_pipes_a_statement_left_unread_do_not_hang(tmp_path):
+    """The pipes of a statement that failed before opening them, or stopped half-way through
+    one, are drained on leaving: every filling thread ends."""
+    import threading
+
+    data = b"".join(b'{"a": %d}, ' % i for i in range(200_000))
+    path = tmp_path / "big.json"
+    path.write_bytes(data)
+    size = len(data)
+    ranges = [(0, size // 3), (size // 3, 2 * size // 3), (2 * size // 3, size)]
+    folder = tmp_path / "pieces"
+    folder.mkdir()
+
+    def use():
+        with _array._pieces(path, ranges, str(folder), 0) as names:
+            assert len(names) == 3
+            with open(names[1], "rb") as f:  # one read in part, the others never opened
+                assert f.read(10)[:1] == b"["
+
+    before = threading.active_count()
+    t = threading.Thread(target=use)
+    t.start()
+    t.join(20)
+    assert not t.is_alive()
+    assert threading.active_count() == before
+    assert list(folder.iterdir()) == []

@@ -29,10 +29,8 @@ how much was lost.
 
 from __future__ import annotations
 
-import contextlib
 import os
-import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -297,16 +295,18 @@ class _Reader:
         statement appends nothing) when one of them does not parse, so that they are read one by
         one, with the widening and recovery of a single piece."""
         ranges = [(cuts[k][1], cuts[k + 1][0]) for k in range(len(cuts) - 1)]
-        ranges = [(lo, hi) for lo, hi in ranges if hi > lo]
-        if not ranges:
+        files = [self._write_piece(lo, hi, k) for k, (lo, hi) in enumerate(ranges) if hi > lo]
+        if not files:
             return True
-        with _pieces(self.path, ranges, self.tmpdir, self.pieces) as files:
-            try:
-                n = _read_piece(self.con, files, self.table, self.take, spec=self.spec, sizes=_sizes(ranges))
-            except _oom_error():
-                raise
-            except _duck_error():
-                return False
+        try:
+            n = _read_piece(self.con, files, self.table, self.take, spec=self.spec)
+        except _oom_error():
+            raise
+        except _duck_error():
+            return False
+        finally:
+            for f in files:
+                os.unlink(f)
         self.events += n
         self.pieces += len(files)
         progress.read(self.path, cuts[-1][0])
@@ -408,22 +408,14 @@ class _Reader:
 
 
 def _read_piece(
-    con,
-    files: str | list[str],
-    table: str,
-    take: Take | None = None,
-    probe: bool = False,
-    spec=None,
-    sizes: list[int] | None = None,
+    con, files: str | list[str], table: str, take: Take | None = None, probe: bool = False, spec=None
 ) -> int:
     """Read one or more array files (one piece each, in order); the number of events.
 
     With ``take``, the one statement ``take`` runs over them reads them (in parallel, one file
     per thread); with ``probe``, they are only parsed and counted; otherwise they become
-    ``{table}_piece_raw`` (rows in file order) for a ``consume`` to read.  ``sizes``: the bytes
-    each file holds, where a file cannot tell (a pipe, :func:`_pieces`)."""
-    files = [files] if isinstance(files, str) else files
-    source = _source(files, *(spec or (TRACE_COLUMNS, False)), sizes=sizes)
+    ``{table}_piece_raw`` (rows in file order) for a ``consume`` to read."""
+    source = _source([files] if isinstance(files, str) else files, *(spec or (TRACE_COLUMNS, False)))
     if take is not None:
         return int(take(con, source))
     if probe:
@@ -432,20 +424,14 @@ def _read_piece(
     return con.sql(f"SELECT count(*) FROM {table}_piece_raw").fetchall()[0][0]
 
 
-def _source(
-    files: list[str],
-    columns: dict[str, str] = TRACE_COLUMNS,
-    ignore_errors: bool = False,
-    sizes: list[int] | None = None,
-) -> str:
+def _source(files: list[str], columns: dict[str, str] = TRACE_COLUMNS, ignore_errors: bool = False) -> str:
     """``read_json`` of the array files ``files`` with ``columns`` (default :data:`TRACE_COLUMNS`).
 
     No object can be larger than its file, and DuckDB sizes its read buffer from
     ``maximum_object_size`` (twice that), so the bound is the largest file's size: a fixed 1 GB
     bound would ask for 2 GB up front, more than the memory cap."""
     cols = "{" + ", ".join(f"{_key(k)}: '{v}'" for k, v in columns.items()) + "}"
-    largest = max(sizes) if sizes else max(os.path.getsize(f) for f in files)
-    bound = min(_MAX_OBJECT, max(largest + 16, 1 << 20))
+    bound = min(_MAX_OBJECT, max(max(os.path.getsize(f) for f in files) + 16, 1 << 20))
     names = "[" + ", ".join(sql_str(f) for f in files) + "]"
     lax = ", ignore_errors=true" if ignore_errors else ""
     return f"read_json({names}, format='array', columns={cols}, maximum_object_size={bound}{lax})"
@@ -480,105 +466,6 @@ def _copy_range(src, dst, offset: int, n: int) -> None:
             break
         dst.write(buf)
         remaining -= len(buf)
-
-
-def _sizes(ranges: list[tuple[int, int]]) -> list[int]:
-    """The bytes of each piece as DuckDB reads it: the range plus its ``[`` and ``]``."""
-    return [hi - lo + 2 for lo, hi in ranges]
-
-
-#: pieces are streamed through named pipes where the system has them (``os.splice``: Linux)
-_CAN_STREAM = hasattr(os, "mkfifo") and hasattr(os, "splice")
-
-
-@contextlib.contextmanager
-def _pieces(path: Path, ranges: list[tuple[int, int]], tmpdir: str, first: int) -> Iterator[list[str]]:
-    """The byte ranges ``ranges`` of ``path``, each as a JSON array DuckDB can open by name, for
-    ONE statement that reads each of them once, in full.
-
-    Where it can, each is a named pipe that a thread fills from the trace (``os.splice``: the
-    kernel moves the page-cache pages, no copy in user space), so no byte of the trace is written
-    to disk again: copying the pieces into files cost 4 s of system time at 1 GB, and their
-    dirty pages competed with the import's own memory.  A statement that fails stops reading;
-    leaving, whatever is left unread is drained so that every filling thread ends.  Elsewhere
-    (no named pipes) the pieces are copied into files, as :meth:`_Reader._write_piece` does."""
-    names = [os.path.join(tmpdir, f"piece{first + k}.json") for k in range(len(ranges))]
-    feeders: list[tuple[str, threading.Thread]] = []
-    try:
-        for name, (lo, hi) in zip(names, ranges):
-            if not _CAN_STREAM or not _fifo(name):
-                _copy_piece(path, name, lo, hi)
-                continue
-            t = threading.Thread(target=_feed, args=(path, name, lo, hi), daemon=True)
-            t.start()
-            feeders.append((name, t))
-        yield names
-    finally:
-        for name, t in feeders:
-            _drain(name, t)
-        for name in names:
-            try:
-                os.unlink(name)
-            except OSError:
-                pass
-
-
-def _fifo(name: str) -> bool:
-    try:
-        os.mkfifo(name, 0o600)
-        return True
-    except OSError:  # a file system without named pipes
-        return False
-
-
-def _copy_piece(path: Path, name: str, lo: int, hi: int) -> None:
-    with open(name, "wb") as out, open(path, "rb") as src:
-        out.write(b"[")
-        out.flush()
-        _copy_range(src, out, lo, hi - lo)
-        out.write(b"]")
-
-
-def _feed(path: Path, fifo: str, lo: int, hi: int) -> None:
-    """Write ``[`` + bytes [lo, hi) of ``path`` + ``]`` into the named pipe ``fifo``; ends quietly
-    when its reader goes (a piece that did not parse: the statement stopped reading)."""
-    try:
-        fd = os.open(fifo, os.O_WRONLY)
-    except OSError:
-        return
-    try:
-        with open(path, "rb") as src:
-            os.write(fd, b"[")
-            offset, n = lo, hi - lo
-            while n > 0:
-                k = os.splice(src.fileno(), fd, n, offset_src=offset)
-                if k <= 0:  # the file is shorter than it was: the piece ends early and fails to parse
-                    break
-                offset, n = offset + k, n - k
-            os.write(fd, b"]")
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
-def _drain(fifo: str, feeder: threading.Thread) -> None:
-    """End ``feeder``: after its statement it is done, unless the statement stopped reading its pipe
-    (or never opened it); then this reads the rest and drops it."""
-    if not feeder.is_alive():
-        feeder.join()
-        return
-    fd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)  # lets a feeder waiting to open go on
-    try:
-        while feeder.is_alive():
-            try:
-                if not os.read(fd, 1 << 20):
-                    feeder.join(0.01)  # no writer (yet) or it just closed
-            except BlockingIOError:
-                feeder.join(0.01)
-    finally:
-        os.close(fd)
-    feeder.join()
 
 
 def create_empty_trace(con, table: str) -> None:

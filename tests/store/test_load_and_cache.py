@@ -223,3 +223,30 @@ def test_cache_is_outside_the_data_folder(fixtures):
     profinsight.load(rank)
     assert sorted(x.name for x in rank.rglob("*")) == before
     assert time.time() - t0 < 30
+
+
+def test_cache_files_dictionary_encode_text_only_and_read_back_the_same(tmp_path):
+    """Times and ids are written plain (a dictionary of nearly unique values is dropped after it
+    is built), text columns dictionary-encoded; the table read back is the table written."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    n = 50_000
+    table = pa.table(
+        {
+            "start_ns": pa.array(range(0, 1000 * n, 1000), pa.int64()),
+            "stream": pa.array([i % 3 for i in range(n)], pa.int64()),
+            "name": pa.array([f"op{i % 7}" if i % 11 else None for i in range(n)], pa.string()),
+            "kind": pa.array(["kernel", "memcpy"] * (n // 2)).dictionary_encode(),
+            "dur_ns": pa.array([float(i % 5) for i in range(n)], pa.float64()),
+        }
+    )
+    path = tmp_path / "t.parquet"
+    cache.write_parquet(table, path)
+    meta = pq.ParquetFile(path).metadata
+    encodings = {meta.schema.column(c).name: meta.row_group(0).column(c).encodings for c in range(meta.num_columns)}
+    dictionary = {"PLAIN_DICTIONARY", "RLE_DICTIONARY"}
+    assert {name for name, enc in encodings.items() if dictionary & set(enc)} == {"name", "kind"}
+    assert meta.row_group(0).column(0).compression == "ZSTD"
+    back = pq.ParquetFile(path).read()
+    assert back.equals(table) and back.schema == table.schema

@@ -40,6 +40,7 @@ from ..importers import importer
 from ..importers.checks import CHECKS_VERSION
 from ..schema import SCHEMA_VERSION, TABLES
 from . import prune
+from .cache import write_parquet
 from .root import cache_root
 
 #: layout of a run entry; bump when what it holds or how it is named changes
@@ -177,7 +178,7 @@ def store(key: str, sources, datas) -> RunEntry | None:
             if not parts:
                 return None  # a rank without a canonical table: not an entry that reads back whole
             table = pa.concat_tables(parts, promote_options="permissive")
-            pq.write_table(table, tmp / f"{name}.parquet", compression="zstd")
+            write_parquet(table, tmp / f"{name}.parquet")
         meta = {
             "version": RUN_CACHE_VERSION,
             "written": time.time(),

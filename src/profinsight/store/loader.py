@@ -147,14 +147,48 @@ def load_sources(
     if workers is None and _source_bytes(sources[i] for i in todo) < PARALLEL_MIN_BYTES:
         n_workers = 1  # starting a process costs ~1.5 s of imports: not worth it for small ranks
     if n_workers > 1:
-        ctx = mp.get_context("spawn")
-        with ProcessPoolExecutor(max_workers=n_workers, mp_context=ctx) as pool:
-            share = max(1, (os.cpu_count() or 1) // n_workers)
-            futures = [pool.submit(_import_and_store, sources[i], share) for i in todo]
-            collect(sources, todo, (f.result() for f in futures), loaded, progress)
+        _side_by_side(sources, todo, n_workers, loaded, progress)
     else:
         collect(sources, todo, (_import_and_store(sources[i]) for i in todo), loaded, progress)
     return [loaded[i] for i in range(len(sources))]
+
+
+def _side_by_side(sources, todo: list[int], n_workers: int, loaded: dict[int, LoadedRank], progress=None) -> None:
+    """Import the ranks ``todo`` of ``sources`` ``n_workers`` at a time: this process is one of
+    the workers (it has the importers loaded already; a spawned process pays ~0.5 s CPU to load
+    them) and ``n_workers - 1`` spawned processes are the others, each given the next rank as it
+    finishes one.  Every worker parses with its share of the cores."""
+    from collections import deque
+    from concurrent.futures import FIRST_COMPLETED, wait
+
+    from ..importers._common import set_rank_threads
+
+    share = max(1, (os.cpu_count() or 1) // n_workers)
+    pending, running = deque(todo), {}
+    done = len(loaded)
+
+    def arrived(i, result):
+        nonlocal done
+        loaded[i] = _to_loaded(sources[i], result)
+        done += 1
+        if progress:
+            progress(done, len(sources), str(sources[i].path))
+
+    with ProcessPoolExecutor(max_workers=n_workers - 1, mp_context=mp.get_context("spawn")) as pool:
+        while pending or running:
+            while pending and len(running) < n_workers - 1:
+                i = pending.pop()  # the pool takes from the end, this process from the front
+                running[pool.submit(_import_and_store, sources[i], share)] = i
+            if pending:
+                i = pending.popleft()
+                try:
+                    arrived(i, _import_and_store(sources[i], share))
+                finally:
+                    set_rank_threads(None)
+            else:
+                wait(running, return_when=FIRST_COMPLETED)
+            for fut in [f for f in running if f.done()]:
+                arrived(running.pop(fut), fut.result())
 
 
 def import_isolated(sources, stop=None, progress: Progress | None = None) -> list[int]:

@@ -4,6 +4,7 @@ function that takes a path and hands back profiles or a comparison of them.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections import Counter
 from collections.abc import Iterable
@@ -520,7 +521,7 @@ def compare(
     if client is None and scheduler:
         client = own = connect(scheduler)
     try:
-        profiles = [_as_profile(x, prefer, client=client, workers=workers) for x in items]
+        profiles = load_each(items, prefer=prefer, client=client, workers=workers)
     finally:
         if own is not None:
             own.close()
@@ -536,9 +537,42 @@ def compare(
     return Comparison(profiles, names, lang=lang)
 
 
-def _as_profile(x, prefer, client=None, workers=None):
-    if isinstance(x, Profile):
-        return x
-    if client is None and workers is None:
-        return load(x, prefer=prefer)
-    return load_parallel(x, client=client, prefer=prefer, workers=workers)
+def load_each(
+    items, *, prefer: str | None = None, client=None, workers: int | None = None, progress=None
+) -> list[Profile]:
+    """One profile per item of ``items`` (a path, a list of paths that form one run, a :class:`Run`;
+    a loaded :class:`Profile` stays as it is), the ranks of all of them imported side by side in
+    one call: local processes (``workers``; by default one per rank to import where there is
+    enough to import, see :func:`~profinsight.store.loader.load_sources`) or the Dask ``client``.
+    Every path is resolved before anything is imported, so a wrong path fails at once.  A rank
+    named by two items is imported once.  Each profile is what :func:`load` gives for its item."""
+    if prefer not in (None, "db", "text"):
+        raise ProfileError(f"prefer must be 'db', 'text' or None, not {prefer!r}")
+    runs = [None if isinstance(x, Profile) else resolve_run(x, prefer=prefer) for x in items]
+    todo: dict[RankSource, int] = {}
+    for run in runs:
+        if run is not None and not in_process(run.sources):
+            for src in run.sources:
+                todo.setdefault(src, len(todo))
+    sources = tuple(todo)
+    if client is not None and sources:
+        ranks = load_sources_dask(sources, client, progress=progress)
+    else:
+        ranks = load_sources(sources, progress=progress, workers=workers or None)
+    out, given = [], set()
+    for x, run in zip(items, runs):
+        if run is None:
+            out.append(x)
+            continue
+        if in_process(run.sources):
+            mine = load_in_process(run.sources, progress)
+        else:
+            mine = [_own(ranks[todo[src]], src in given) for src in run.sources]
+            given.update(run.sources)
+        out.append(Profile(run, mine, list(run.notes) + run_diagnostics(run, mine)))
+    return out
+
+
+def _own(rank: LoadedRank, shared: bool) -> LoadedRank:
+    """``rank`` itself, or (a rank that an earlier profile holds too) a loaded rank of its own."""
+    return dataclasses.replace(rank, diagnostics=list(rank.diagnostics)) if shared else rank

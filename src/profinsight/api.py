@@ -510,13 +510,14 @@ def compare(
     function (:func:`load_parallel`) either way.  ``lang`` (en / zh) chooses the words of the
     verdicts (default from the locale).
     """
-    from .comparison.core import Comparison, default_name, unique_names
-
     items = [base, *others]
     if len(items) < 2:
         raise ProfileError("compare needs at least two runs", fix="compare(base, changed, ...)")
     if mode not in ("device", "framework"):
         raise ValueError("mode must be 'device' or 'framework'")
+    names = None if names is None else list(names)
+    if names is not None and len(names) != len(items):
+        raise ProfileError(f"{len(names)} names for {len(items)} runs")
     own = None
     if client is None and scheduler:
         client = own = connect(scheduler)
@@ -525,11 +526,13 @@ def compare(
     finally:
         if own is not None:
             own.close()
+    # the comparison's code (0.5 s with pandas) only now: a worker that imports a run starts
+    # that much sooner (this process's own import loads pandas anyway)
+    from .comparison.core import Comparison, default_name, unique_names
+
     if names is None:
         names = [default_name(p, x, i) for i, (p, x) in enumerate(zip(profiles, items))]
     names = unique_names([str(n) for n in names])
-    if len(names) != len(profiles):
-        raise ProfileError(f"{len(names)} names for {len(profiles)} runs")
     if mode == "framework":
         from .comparison.framework import FrameworkComparison
 

@@ -11,7 +11,7 @@ import pytest
 
 import profinsight
 from profinsight import api
-from profinsight.errors import NotAProfile
+from profinsight.errors import NotAProfile, ProfileError
 
 RUN = "ascend_pt/text_level1"
 KINETO = ("kineto/gpu_2rank_rank0.json.gz", "kineto/gpu_2rank_rank1.json.gz")
@@ -68,13 +68,15 @@ def test_a_rank_named_twice_is_imported_once(fixtures, loader_calls):
     pd.testing.assert_frame_equal(one.table("device_tasks"), two.table("device_tasks"))
 
 
-def test_a_wrong_path_fails_before_anything_is_imported(fixtures, tmp_path, loader_calls):
+def test_a_wrong_path_or_count_of_names_fails_before_anything_is_imported(fixtures, tmp_path, loader_calls):
     missing = tmp_path / "no_such_run"
     with pytest.raises(NotAProfile) as alone:
         profinsight.load(missing)
     with pytest.raises(NotAProfile) as err:
         profinsight.compare(fixtures / RUN / "rank0_ascend_pt", missing)
     assert str(err.value) == str(alone.value) and err.value.fix == alone.value.fix
+    with pytest.raises(ProfileError, match=r"^3 names for 2 runs$"):
+        profinsight.compare(fixtures / RUN / "rank0_ascend_pt", fixtures / RUN / "rank1_ascend_pt", names="abc")
     assert loader_calls == []
 
 

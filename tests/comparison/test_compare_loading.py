@@ -93,3 +93,15 @@ def test_the_runs_are_imported_side_by_side(fixtures, monkeypatch):
         assert plain._ranks[0].loaded_by["pid"] == os.getpid()
         for name in ("device_tasks", "host_ops", "comm_ops", "steps"):
             pd.testing.assert_frame_equal(prof.table(name), plain.table(name))
+
+
+def test_more_runs_than_workers_share_the_two_workers(fixtures, monkeypatch):
+    """Three runs on two workers (this process and one spawned, each taking the next run when it
+    is free): every run is imported by one of the two and holds the tables of a plain load."""
+    paths = [fixtures / p for p in (*KINETO, "kineto/compare_base.json.gz")]
+    cmp = profinsight.compare(*paths, workers=2)
+    pids = {p._ranks[0].loaded_by["pid"] for p in cmp.profiles}
+    assert os.getpid() in pids and len(pids) <= 2
+    monkeypatch.setenv("PROFINSIGHT_CACHE", os.environ["PROFINSIGHT_CACHE"] + "_plain")
+    for prof, path in zip(cmp.profiles, paths):
+        pd.testing.assert_frame_equal(prof.table("device_tasks"), profinsight.load(path).table("device_tasks"))

@@ -60,13 +60,9 @@ def _tasks(page, since: int) -> dict:
 
 
 def _open_lab(context, base: str):
-    page = context.new_page()
-    page.errors = []
-    page.on("pageerror", lambda e: page.errors.append(str(e)))
-    page.set_default_timeout(300_000)
-    page.goto(f"{base}/lab?token={TOKEN}&reset")
-    page.wait_for_selector("#jupyterlab-splash", state="detached")
-    page.wait_for_selector(".jp-LabShell")
+    from _support import open_lab_page
+
+    page = open_lab_page(context, base, TOKEN, timeout_ms=300_000)
     tab = page.locator(".jp-SideBar.jp-mod-left .lm-TabBar-tab[data-id='profinsight-sidebar']")
     if "lm-mod-current" not in (tab.get_attribute("class") or ""):
         tab.click()

@@ -126,6 +126,50 @@ def brush_memory_chart(page) -> tuple[float, float]:
     return lo, hi
 
 
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@contextlib.contextmanager
+def running_process(cmd: list[str], env: dict, log_path: Path, ready, what: str, timeout_s: float, cwd=None):
+    """``cmd`` as a subprocess logging to ``log_path`` until the block ends: yields None once
+    ``ready()`` is true, or the reason as a string when the process exits or ``timeout_s`` passes
+    first (the log's tail with it); terminated (then killed) at the end."""
+    import subprocess
+    import time
+
+    log = open(log_path, "wb")
+    proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT, cwd=cwd)
+    try:
+        deadline = time.monotonic() + timeout_s
+        while True:
+            if proc.poll() is not None:
+                yield f"{what} exited:\n" + log_path.read_text()[-4000:]
+                return
+            try:
+                if ready():
+                    break
+            except OSError:
+                pass
+            if time.monotonic() > deadline:
+                yield f"{what} did not start in {timeout_s:.0f} s:\n" + log_path.read_text()[-4000:]
+                return
+            time.sleep(0.2)
+        yield None
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(5)
+        log.close()
+
+
 @contextlib.contextmanager
 def running_lab(root: Path, tmp: Path, token: str):
     """A ``jupyter lab`` subprocess over ``root`` on a free port with ``token``, its config, runtime,
@@ -134,10 +178,7 @@ def running_lab(root: Path, tmp: Path, token: str):
     ``{base, root, log}``, or the reason as a string when it does not start in 90 s."""
     import json
     import os
-    import socket
-    import subprocess
     import sys
-    import time
     import urllib.request
 
     cfg = tmp / "cfg"
@@ -147,9 +188,7 @@ def running_lab(root: Path, tmp: Path, token: str):
         json.dumps({"disabledExtensions": {"@jupyterlab/apputils-extension:announcements": True}})
     )
     shutil.copytree(REPO / "jupyter-config" / "jupyter_server_config.d", cfg / "jupyter_server_config.d")
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
+    port = free_port()
     env = {
         **os.environ,
         "JUPYTER_CONFIG_DIR": str(cfg),
@@ -175,32 +214,24 @@ def running_lab(root: Path, tmp: Path, token: str):
     ]
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         cmd.append("--allow-root")  # CI runs as root
-    log_path = tmp / "lab.log"
-    log = open(log_path, "wb")
-    proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT, cwd=root)
     base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 90
-        while True:
-            if proc.poll() is not None:
-                yield "jupyter lab exited:\n" + log_path.read_text()[-4000:]
-                return
-            try:
-                with urllib.request.urlopen(f"{base}/lab?token={token}", timeout=5) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                pass
-            if time.monotonic() > deadline:
-                yield "jupyter lab did not start in 90 s:\n" + log_path.read_text()[-4000:]
-                return
-            time.sleep(0.3)
-        yield {"base": base, "root": root, "log": log_path}
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(5)
-        log.close()
+
+    def ready() -> bool:
+        with urllib.request.urlopen(f"{base}/lab?token={token}", timeout=5) as r:
+            return r.status == 200
+
+    log = tmp / "lab.log"
+    with running_process(cmd, env, log, ready, "jupyter lab", 90, cwd=root) as failed:
+        yield failed or {"base": base, "root": root, "log": log}
+
+
+def open_lab_page(context, base: str, token: str, timeout_ms: int = 60_000):
+    """A new JupyterLab page of ``context``, its shell drawn; ``page.errors`` collects page errors."""
+    page = context.new_page()
+    page.errors = []
+    page.on("pageerror", lambda e: page.errors.append(str(e)))
+    page.set_default_timeout(timeout_ms)
+    page.goto(f"{base}/lab?token={token}&reset")
+    page.wait_for_selector("#jupyterlab-splash", state="detached")
+    page.wait_for_selector(".jp-LabShell")
+    return page

@@ -17,7 +17,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from _support import CHROMIUM, FLAGS, artifacts_dir, fmt_duration, require, require_chromium, running_lab
+from _support import CHROMIUM, FLAGS, artifacts_dir, fmt_duration, open_lab_page, require, require_chromium, running_lab
 
 import profinsight
 
@@ -85,14 +85,7 @@ def browser(lab):
 def page(browser, lab):
     """One JupyterLab page for the module's tests (they build on each other, in file order)."""
     context = browser.new_context(viewport={"width": 1440, "height": 900}, locale="en-US")
-    pg = context.new_page()
-    pg.errors = []
-    pg.on("pageerror", lambda e: pg.errors.append(str(e)))
-    pg.set_default_timeout(60_000)
-    pg.goto(f"{lab['base']}/lab?token={TOKEN}&reset")
-    pg.wait_for_selector("#jupyterlab-splash", state="detached")
-    pg.wait_for_selector(".jp-LabShell")
-    yield pg
+    yield open_lab_page(context, lab["base"], TOKEN)
     context.close()
 
 

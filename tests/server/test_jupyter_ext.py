@@ -7,15 +7,12 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
-import subprocess
 import sys
-import time
 from pathlib import Path
 from urllib.parse import quote
 
 import pytest
-from _support import require
+from _support import free_port, require, running_process
 from tornado.httpclient import HTTPClient, HTTPClientError
 
 REPO = Path(__file__).resolve().parents[2]  # not `from conftest import`: several conftest modules exist
@@ -25,12 +22,6 @@ pytestmark = [pytest.mark.jupyter, pytest.mark.slow]  # a real jupyter server su
 
 TOKEN = "jupyter-test-token"
 BASE_URL = "/jhub/user/"  # a non-root base_url, as behind JupyterHub
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
@@ -45,7 +36,7 @@ def jupyter(fixtures, tmp_path_factory):
     (root / "escape_trace.json.gz").symlink_to(outside / "cpu_only.json.gz")
     # enable the extension through the config file the wheel installs (not a command-line flag)
     shutil.copytree(REPO / "jupyter-config" / "jupyter_server_config.d", tmp / "cfg" / "jupyter_server_config.d")
-    port = _free_port()
+    port = free_port()
     env = {
         **os.environ,
         "JUPYTER_CONFIG_DIR": str(tmp / "cfg"),
@@ -67,32 +58,14 @@ def jupyter(fixtures, tmp_path_factory):
     ]
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         cmd.append("--allow-root")  # CI runs as root
-    log = open(tmp / "server.log", "wb")
-    proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}{BASE_URL.rstrip('/')}"
-    try:
-        deadline = time.monotonic() + 60  # a loaded 2-core CI machine can take long
-        while True:
-            if proc.poll() is not None:
-                pytest.fail("jupyter server exited:\n" + (tmp / "server.log").read_text()[-3000:])
-            try:
-                code, _ = fetch(base, "/api/status")
-                if code == 200:
-                    break
-            except OSError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail("jupyter server did not start in 60 s:\n" + (tmp / "server.log").read_text()[-3000:])
-            time.sleep(0.2)
+    # a loaded 2-core CI machine can take long
+    with running_process(
+        cmd, env, tmp / "server.log", lambda: fetch(base, "/api/status")[0] == 200, "jupyter server", 60
+    ) as failed:
+        if failed:
+            pytest.fail(failed)
         yield {"base": base, "root": root, "log": tmp / "server.log"}
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(5)
-        log.close()
 
 
 def fetch(base, path, token=TOKEN, method="GET", body=None, headers=None):

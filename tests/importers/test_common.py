@@ -5,6 +5,7 @@ from __future__ import annotations
 from decimal import Decimal
 
 import pyarrow as pa
+import pytest
 
 from profinsight.importers._common import duck, open_sqlite, us_text_to_ns
 from profinsight.importers._steps import assign_steps, build_steps, earliest_containing, step_number
@@ -87,6 +88,7 @@ def test_rank_threads_follow_the_loader_then_the_idle_cores(monkeypatch):
     from profinsight.importers import _common
 
     monkeypatch.setattr(os, "cpu_count", lambda: 8)
+    monkeypatch.setattr(_common, "busy_now", lambda: None)  # no /proc/stat: the load average alone
     try:
         _common.set_rank_threads(3)
         assert _common.rank_threads() == 3
@@ -115,3 +117,39 @@ def test_duplicate_rows_checks_the_wide_columns_when_the_narrow_ones_repeat():
     assert damage.duplicate_rows(con, "t", "ts, name, stack", "TRUE", "dup2", key="ts, name") == 0
     assert damage.duplicate_rows(con, "t", "ts, name, stack", "ts > 1", "dup3", key="ts, name") == 0
     assert con.sql("SELECT count(*) FROM t").fetchall() == [(4,)]
+
+
+def test_rank_threads_look_at_the_cores_now_when_the_load_average_says_busy(monkeypatch):
+    """The 1-minute load average still counts a process that just ended: where it says cores are
+    taken, what they do now decides (the smaller of the two); an idle average is taken as it is,
+    without sampling."""
+    import os
+
+    from profinsight.importers import _common
+
+    asked = []
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(os, "getloadavg", lambda: (1.2, 0.0, 0.0))
+    monkeypatch.setattr(_common, "busy_now", lambda: asked.append(1) or 0.05)
+    assert _common.rank_threads() == 2  # the lag of the average: both cores idle now
+    monkeypatch.setattr(_common, "busy_now", lambda: asked.append(1) or 1.9)
+    assert _common.rank_threads() == 1  # busy now too
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.4, 0.0, 0.0))
+    assert _common.rank_threads() == 2 and len(asked) == 2  # an idle average: no sample
+    monkeypatch.setattr(os, "getloadavg", lambda: (1.5, 0.0, 0.0))
+    monkeypatch.setattr(_common, "busy_now", lambda: 6.0)  # more than the average: the average
+    assert _common.rank_threads() == 1
+
+
+def test_busy_now_reads_proc_stat_once_per_while(monkeypatch):
+    import os
+
+    from profinsight.importers import _common
+
+    if not os.path.exists("/proc/stat"):
+        pytest.skip("no /proc/stat on this system")
+    monkeypatch.setattr(_common, "_BUSY", [float("-inf"), None])
+    first = _common.busy_now()
+    assert first is not None and 0.0 <= first <= (os.cpu_count() or 1)
+    _common._BUSY[1] = 123.0  # within BUSY_REUSE_S the sample is reused, not read again
+    assert _common.busy_now() == 123.0

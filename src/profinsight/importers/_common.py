@@ -88,17 +88,60 @@ def set_rank_threads(n: int | None) -> None:
 def rank_threads() -> int:
     """DuckDB threads for importing one rank: the loader's share, else every idle core.  A lone
     rank on an idle machine is parsed by all of them (the trace's pieces in parallel); on a
-    machine whose cores are already busy (1-minute load average), a thread more only competes
-    for them: measured on 2 cores at load 8-11, the 100 MB Ascend import took 4.8-5.1 s CPU and
-    10.7-11.2 s wall with one thread, 5.4-5.6 s CPU and 11.5-15.1 s wall with two."""
+    machine whose cores are already busy, a thread more only competes for them: measured on 2
+    cores at load 8-11, the 100 MB Ascend import took 4.8-5.1 s CPU and 10.7-11.2 s wall with one
+    thread, 5.4-5.6 s CPU and 11.5-15.1 s wall with two.
+
+    Busy cores: the 1-minute load average, and where it says a core is taken, what the cores do
+    now (:func:`busy_now`): the average still counts a heavy process for a minute after it ended
+    (a 1 GB import started right after another one read load 1.2 on an idle 2-core machine and
+    took 36.3 s with one thread; the import alone takes 25 s with two)."""
     if _RANK_THREADS:
         return _RANK_THREADS
     cpus = os.cpu_count() or 1
     try:
-        busy = int(os.getloadavg()[0])
+        busy = os.getloadavg()[0]
     except OSError:
-        busy = 0
-    return max(1, min(cpus, cpus - busy))
+        busy = 0.0
+    if busy >= 1:
+        now = busy_now()
+        if now is not None:
+            busy = min(busy, now)
+    return max(1, min(cpus, cpus - int(busy)))
+
+
+#: (when, busy cores) of the last :func:`busy_now` sample: one sample serves this process a while
+_BUSY: list = [float("-inf"), None]
+BUSY_WINDOW_S = 0.1
+BUSY_REUSE_S = 5.0
+
+
+def busy_now() -> float | None:
+    """Cores busy right now: the share of non-idle time of all cores in ``/proc/stat`` over
+    :data:`BUSY_WINDOW_S`, times the cores (None where there is no ``/proc/stat``).  A sample is
+    reused for :data:`BUSY_REUSE_S` (the ranks of one load ask one after another)."""
+    import time
+
+    when, value = _BUSY
+    if time.monotonic() - when < BUSY_REUSE_S:
+        return value
+
+    def read() -> tuple[int, int]:
+        with open("/proc/stat", "rb") as f:
+            vals = [int(x) for x in f.readline().split()[1:]]
+        return sum(vals), vals[3] + (vals[4] if len(vals) > 4 else 0)  # idle + iowait
+
+    try:
+        total0, idle0 = read()
+        time.sleep(BUSY_WINDOW_S)
+        total1, idle1 = read()
+    except (OSError, ValueError, IndexError):
+        value = None
+    else:
+        span = total1 - total0
+        value = (1 - (idle1 - idle0) / span) * (os.cpu_count() or 1) if span > 0 else None
+    _BUSY[:] = [time.monotonic(), value]
+    return value
 
 
 def duck(threads: int = 2, memory_limit: int | None = None) -> duckdb.DuckDBPyConnection:

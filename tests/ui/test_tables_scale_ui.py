@@ -216,9 +216,24 @@ def test_overview_above_24_rank_steps_draws_a_line_or_a_heat_map(base, page, pat
 
 
 # --- first paint and progress --------------------------------------------------------------
-def test_uncached_open_paints_the_vendor_summary_and_says_bytes(serve, paths, page, fixtures, shot, tmp_path):
+def test_uncached_open_paints_the_vendor_summary_and_says_bytes(
+    serve, paths, page, fixtures, shot, tmp_path, monkeypatch
+):
     import shutil
+    import time
 
+    from profinsight.importers import progress
+
+    # this small rank imports in well under a second on an idle machine, before the page could
+    # show anything: each byte count the import reports holds it 2 s (the server runs in this
+    # process), so the page is watched while the import runs and its bytes have moved
+    real = progress.Watcher.on_read
+
+    def held(self, key, done):
+        real(self, key, done)
+        time.sleep(2.0)
+
+    monkeypatch.setattr(progress.Watcher, "on_read", held)
     rank = tmp_path / "fresh" / "rank0_ascend_pt"
     shutil.copytree(paths["rank0_ascend_pt"], rank)  # a path the server has never cached
     url = serve(rank)

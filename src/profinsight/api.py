@@ -216,21 +216,14 @@ def load_parallel(
     this process whatever is given: a rank's summaries are a few KB, a task would cost more, and
     no Dask connection is made for it."""
     run = tiered(resolve_run(path, prefer=prefer), tier)
-    if in_process(run.sources):
-        ranks = load_in_process(run.sources, progress)
-        return Profile(run, ranks, list(run.notes) + run_diagnostics(run, ranks))
     own = None
-    if client is None and scheduler:
+    if client is None and scheduler and not in_process(run.sources):
         client = own = connect(scheduler)
     try:
-        if client is not None:
-            ranks = load_sources_dask(run.sources, client, progress=progress)
-        else:
-            ranks = load_sources(run.sources, progress=progress, workers=workers or None)
+        return load_each([run], client=client, workers=workers, progress=progress)[0]
     finally:
         if own is not None:
             own.close()
-    return Profile(run, ranks, list(run.notes) + run_diagnostics(run, ranks))
 
 
 def connect(scheduler: str, timeout: float | None = None):

@@ -80,3 +80,9 @@ export function fmtBytes(b: number): string {
   }
   return `${b} B`;
 }
+
+/** The value of CSS variable `name` where `el` is (the page's or JupyterLab's theme), else `fallback`. */
+export function cssVar(el: Element, name: string, fallback: string): string {
+  const v = getComputedStyle(el).getPropertyValue(name).trim();
+  return v || fallback;
+}

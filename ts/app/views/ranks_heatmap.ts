@@ -39,7 +39,8 @@ export function heatmap(t: Translate, rows: Row[], charts: { dispose(): void }[]
     return empty(t('ui.ranks.none'));
   }
   const { ranks, group } = rankOrder(rows);
-  const steps = Array.from(new Set(rows.map(r => (r.step === null || r.step === undefined ? '-' : String(r.step)))));
+  const stepOf = (r: Row) => (r.step === null || r.step === undefined ? '-' : String(r.step));
+  const steps = Array.from(new Set(rows.map(stepOf)));
   const stepIx = new Map(steps.map((s, i) => [s, i]));
   const rankIx = new Map(ranks.map((r, i) => [r, i]));
   const picker = h('select', { class: 'pi-heat-metric', 'aria-label': t('ui.ranks.metric') });
@@ -55,45 +56,39 @@ export function heatmap(t: Translate, rows: Row[], charts: { dispose(): void }[]
   const chart = new HeatGrid(Math.min(1100, 50 + ranks.length * rowPx), 'pi-heat-chart');
   charts.push(chart);
   const grid = h('div', { class: 'pi-heat-table' });
-  const label = (rank: number, i: number) => {
-    const g = group.get(rank) ?? '';
-    const first = i === 0 || (group.get(ranks[i - 1]) ?? '') !== g;
-    return first && g ? `${g}  ${t('ui.ranks.rank', { rank })}` : t('ui.ranks.rank', { rank });
-  };
+  // the group's label at its first rank (a block of the map)
   const blocks = ranks.map((rank, i) => {
     const g = group.get(rank) ?? '';
     return g && (i === 0 || (group.get(ranks[i - 1]) ?? '') !== g) ? g : null;
   });
-  const byCell = new Map<string, Row>();
-  const key = (step: number, row: number) => `${step}|${row}`;
+  const labels = ranks.map((rank, i) => (blocks[i] ? `${blocks[i]}  ${t('ui.ranks.rank', { rank })}` : t('ui.ranks.rank', { rank })));
+  // each row of rank_steps at its cell (column: step, row: rank), found back by the cell
+  const placed = rows.map(r => ({ col: stepIx.get(stepOf(r)) ?? 0, row: rankIx.get(Number(r.rank)) ?? 0, r }));
+  const byCell = new Map(placed.map(p => [`${p.col}|${p.row}`, p.r]));
+  const rowAt = (c: Cell) => byCell.get(`${c[0]}|${c[1]}`);
   const draw = () => {
     const metric = picker.value;
-    const cells: Cell[] = rows.map(r => {
-      const cell: Cell = [
-        stepIx.get(r.step === null || r.step === undefined ? '-' : String(r.step)) ?? 0,
-        rankIx.get(Number(r.rank)) ?? 0,
-        isNum(r[metric]) ? (r[metric] as number) : null
-      ];
-      byCell.set(key(cell[0], cell[1]), r);
-      return cell;
-    });
+    const cells: Cell[] = placed.map(p => [p.col, p.row, isNum(p.r[metric]) ? (p.r[metric] as number) : null]);
     chart.set(
       {
         columns: steps,
-        rows: ranks.map((r, i) => label(r, i)),
+        rows: labels,
         blocks,
         columnName: t('ui.ranks.steps'),
         fmt: fmtUs,
-        tip: c => [
-          `${t('ui.ranks.rank', { rank: ranks[c[1]] })} · ${t('ui.ranks.step', { step: steps[c[0]] })}`,
-          `${t(`ui.col.${metric}`)} ${c[2] === null ? '-' : fmtUs(c[2])}`,
-          group.get(ranks[c[1]]) ?? '',
-          t('ui.ranks.tier', { source: String(byCell.get(key(c[0], c[1]))?.source ?? '') }),
-          (pick && byCell.has(key(c[0], c[1])) && pick.hint(byCell.get(key(c[0], c[1]))!)) || ''
-        ].filter(Boolean),
+        tip: c => {
+          const r = rowAt(c);
+          return [
+            `${t('ui.ranks.rank', { rank: ranks[c[1]] })} · ${t('ui.ranks.step', { step: steps[c[0]] })}`,
+            `${t(`ui.col.${metric}`)} ${c[2] === null ? '-' : fmtUs(c[2])}`,
+            group.get(ranks[c[1]]) ?? '',
+            t('ui.ranks.tier', { source: String(r?.source ?? '') }),
+            (pick && r && pick.hint(r)) || ''
+          ].filter(Boolean);
+        },
         pick: pick
           ? c => {
-              const r = byCell.get(key(c[0], c[1]));
+              const r = rowAt(c);
               if (r && pick.hint(r)) {
                 pick.go(r);
               }
@@ -107,14 +102,14 @@ export function heatmap(t: Translate, rows: Row[], charts: { dispose(): void }[]
       return; // 1,024 ranks: the table would be the page; the chart and its tooltip carry the figures
     }
     const head = h('tr', {}, h('th', {}, t('ui.ranks.group')), h('th', {}, t('ui.ranks.rank_col')), steps.map(s => h('th', { class: 'pi-num' }, t('ui.ranks.step', { step: s }))));
-    const body = ranks.map(rank =>
+    const body = ranks.map((rank, i) =>
       h(
         'tr',
         { 'data-rank': rank },
         h('td', {}, group.get(rank) ?? ''),
         h('th', {}, String(rank)),
-        steps.map(s => {
-          const r = rows.find(x => Number(x.rank) === rank && (x.step === null || x.step === undefined ? '-' : String(x.step)) === s);
+        steps.map((s, j) => {
+          const r = byCell.get(`${j}|${i}`);
           const v = r && isNum(r[metric]) ? fmtUs(r[metric] as number) : '';
           return h('td', { class: 'pi-num', 'data-step': s, 'data-source': r ? txt(r.source) : '', title: r ? t('ui.ranks.tier', { source: String(r.source ?? '') }) : '' }, v);
         })

@@ -17,7 +17,7 @@ import {
 } from 'echarts/components';
 import * as echarts from 'echarts/core';
 import { CanvasRenderer } from 'echarts/renderers';
-import { h } from '../dom';
+import { cssVar, h } from '../dom';
 import { displayName } from './format';
 
 echarts.use([
@@ -42,11 +42,6 @@ export const PALETTE = ['#4e79a7', '#f28e2b', '#59a14f', '#e15759', '#76b7b2', '
 /** Text made safe for an ECharts HTML tooltip. */
 export function esc(s: unknown): string {
   return String(s ?? '').replace(/[&<>"']/g, c => `&#${c.charCodeAt(0)};`);
-}
-
-function cssVar(el: Element, name: string, fallback: string): string {
-  const v = getComputedStyle(el).getPropertyValue(name).trim();
-  return v || fallback;
 }
 
 function themeFor(el: Element): object {

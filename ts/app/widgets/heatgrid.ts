@@ -11,7 +11,7 @@
  * shown is in `data-band` ("first-last", 0-based, inclusive), so tests and screenshots can say what
  * is on screen.
  */
-import { h } from '../dom';
+import { cssVar, h } from '../dom';
 
 /** One cell: column index, row index, value (null: no figure). */
 export type Cell = [number, number, number | null];
@@ -47,11 +47,6 @@ export function heatColour(f: number): string {
   const [a, b] = [STOPS[i], STOPS[i + 1]];
   const c = a.map((v, j) => Math.round(v + (b[j] - v) * k));
   return `rgb(${c[0]},${c[1]},${c[2]})`;
-}
-
-function cssVar(el: Element, name: string, fallback: string): string {
-  const v = getComputedStyle(el).getPropertyValue(name).trim();
-  return v || fallback;
 }
 
 const TOP = 34; // column name + labels

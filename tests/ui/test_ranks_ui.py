@@ -208,3 +208,24 @@ def test_the_timeline_of_a_summary_tier_run_opens_a_rank_in_full(serve, qwen, pa
     page.wait_for_selector(".pi-tl[data-state='ready']", timeout=90_000)
     page.wait_for_load_state("networkidle")  # the idle-gap marks asked after the first paint have come
     assert page.errors == []
+
+
+def test_a_cluster_summary_cell_opens_nothing(serve, page, fixtures):
+    """msprof-analyze's cluster output holds no rank's traces: its cells say no click and a click
+    leaves the view where it is (a summary tier of rank folders opens the rank in full)."""
+    base = serve(fixtures / "cluster_analysis" / "cluster_analysis_output")
+    page.goto(f"{base}/#cluster_analysis_output/ranks")
+    canvas = page.locator(".pi-pane-ranks .pi-heat-chart canvas")
+    canvas.wait_for(timeout=90_000)
+    canvas.scroll_into_view_if_needed()
+    box = canvas.bounding_box()
+    cell = (box["x"] + box["width"] - 200, box["y"] + 34 + 4.5 * (box["height"] - 42) / 16)
+    page.mouse.move(*cell)
+    tip = page.locator(".pi-pane-ranks .pi-heatgrid-tip")
+    tip.wait_for(state="visible")
+    assert tip.inner_text().split("\n") == ["rank 4 · step 2", "Step time 289.8 ms", "from: vendor_summary"]
+    page.mouse.click(*cell)
+    page.wait_for_timeout(600)
+    assert page.evaluate("location.hash") == "#cluster_analysis_output/ranks"
+    assert page.locator(".pi-pane-ranks .pi-open-rank").count() == 0
+    assert page.errors == []

@@ -37,11 +37,18 @@ export function barRows(rows: Row[]): Row[] {
     .map(x => x.r);
 }
 
+/** Whether a rank of this run opens on its own, in full: a run read from its ranks' summaries,
+ * whose rank folders (or traces) are there -- not a cluster summary (msprof-analyze's output),
+ * which holds no rank's traces. */
+function opensInFull(ctx: ViewContext): boolean {
+  return ctx.profile.tier === 'summary' && ctx.profile.format !== 'cluster' && typeof location !== 'undefined';
+}
+
 /** A button that opens rank `rank` on its own, in full (its timeline), where the run was loaded
  * from the ranks' summaries: the server serves the rank folder under a new id (imported in the
  * background already when it is one of the most suspicious ranks). */
 function openRank(ctx: ViewContext, rank: number): Node | null {
-  if (ctx.profile.tier !== 'summary' || !Number.isFinite(rank) || typeof location === 'undefined') {
+  if (!opensInFull(ctx) || !Number.isFinite(rank)) {
     return null;
   }
   const b = h('button', { class: 'pi-open-rank', 'data-rank': rank, type: 'button' }, ctx.t('ui.ranks.open_rank', { rank }));
@@ -129,13 +136,14 @@ export function create(): View {
               new DataTable({ t, columns: columnsFor(t, sum.columns, sum.rows, ['label']), rows: sum.rows, pageSize: PAGE }).el
             )
           );
-          // a cell opens its rank: in full (a summary-tier run holds no timeline), else the step's window
-          const summaryTier = ctx.profile.tier === 'summary';
+          // a cell opens its rank: in full (a summary-tier run holds no timeline), else the step's
+          // window; a cluster summary has neither
+          const inFull = opensInFull(ctx);
           const cellPick = {
             hint: (r: Record<string, unknown>) =>
-              summaryTier ? t('ui.ranks.click_full', { rank: txt(r.rank) }) : isNum(r.start_ns) ? t('ui.ranks.click_timeline') : null,
+              inFull ? t('ui.ranks.click_full', { rank: txt(r.rank) }) : isNum(r.start_ns) ? t('ui.ranks.click_timeline') : null,
             go: (r: Record<string, unknown>) => {
-              if (summaryTier) {
+              if (inFull) {
                 void openRankInFull(ctx, Number(r.rank));
               } else if (isNum(r.start_ns) && isNum(r.end_ns)) {
                 ctx.navigate('timeline', { rank: Number(r.rank), start_ns: r.start_ns, end_ns: r.end_ns, step: isNum(r.step) ? r.step : undefined });

@@ -57,9 +57,9 @@ def _pmu(data: RankData, row: dict) -> list[dg.Diagnostic]:
         return []
     import pyarrow.compute as pc
 
-    kernels = dt.filter(pc.equal(dt["kind"], "kernel"))
+    cols = [c for c in dt.column_names if c.startswith(PMU_METRIC_PREFIXES)]
+    kernels = dt.select(cols).filter(pc.equal(dt["kind"], "kernel"))
     n = kernels.num_rows
-    cols = [c for c in kernels.column_names if c.startswith(PMU_METRIC_PREFIXES)]
     if not n or any(kernels[c].null_count < n for c in cols):
         return []
     aic, level = row.get("aic_metrics"), row.get("profiler_level")
@@ -178,6 +178,9 @@ def consistency(data: RankData, row: dict) -> list[dg.Diagnostic]:
 def _span(table, mask=None) -> tuple[int, int] | None:
     import pyarrow.compute as pc
 
+    # the two time columns only: filtering the whole table would copy (and, for a table mapped
+    # from its file, read) every column, call stacks included
+    table = table.select([c for c in ("start_ns", "dur_ns") if c in table.column_names])
     if mask is not None:
         table = table.filter(mask)
     start = table["start_ns"]
@@ -242,7 +245,8 @@ def _outside(data: RankData, row: dict) -> list[dg.Diagnostic]:
             continue
         start = t["start_ns"]
         end = pc.add(start, pc.fill_null(t["dur_ns"], 0))
-        bad = t.filter(pc.fill_null(pc.or_(pc.less(start, lo), pc.greater(end, hi)), False))
+        mask = pc.fill_null(pc.or_(pc.less(start, lo), pc.greater(end, hi)), False)
+        bad = t.select(["name", "start_ns"]).filter(mask)  # not the call stacks: only these are said
         if not bad.num_rows:
             continue
         i = pc.index(bad["start_ns"], pc.min(bad["start_ns"])).as_py()
@@ -323,7 +327,7 @@ def _vendor_counts(data: RankData, row: dict) -> list[dg.Diagnostic]:
     if not vendor:
         return []
     dt = data.tables["device_tasks"]
-    kernels = dt.filter(pc.equal(dt["kind"], "kernel"))
+    kernels = dt.select(["type"]).filter(pc.equal(dt["kind"], "kernel"))
     loaded: dict[str, int] = {}
     for op_type in kernels["type"].to_pylist():
         key = "" if op_type is None else str(op_type)

@@ -437,10 +437,15 @@ def format_conversions(profile, top=None, step=None, rank=None):
         SELECT gid, {k}, count(*)::BIGINT AS count, sum(dur_ns) / 1e3 AS total_us,
                sum(dur_ns) / count(*) / 1e3 AS avg_us, count(DISTINCT rank)::BIGINT AS ranks
         FROM t GROUP BY gid, {k}),
+    -- the conversions' launches first, on their own: over tables held in memory (no statistics)
+    -- the planner joined the conversions to host_ops on rank alone before the launches, a
+    -- product of both tables (82 s instead of 0.04 s on a 100 MB rank)
+    tl AS MATERIALIZED (
+        SELECT t.gid, l.rank, l.task_uid, l.host_op_id
+        FROM t JOIN launches l ON l.rank = t.rank AND l.task_uid = t.task_uid),
     lk AS (
-        SELECT DISTINCT t.gid, t.rank, t.task_uid, h.name
-        FROM t JOIN launches l ON l.rank = t.rank AND l.task_uid = t.task_uid
-               JOIN host_ops h ON h.rank = l.rank AND h.op_id = l.host_op_id
+        SELECT DISTINCT tl.gid, tl.rank, tl.task_uid, h.name
+        FROM tl JOIN host_ops h ON h.rank = tl.rank AND h.op_id = tl.host_op_id
         WHERE h.name IS NOT NULL),
     hop AS (
         SELECT gid, name AS host_op FROM (

@@ -124,11 +124,10 @@ def _mapped(path: str) -> pa.Table:
 def _load(con, inputs: _files.Inputs, cfg: _meta.Config, folder: Path, out_dir: str):
     # the CSVs that do not depend on the trace are read while the trace is: their statements are
     # small and mostly single-threaded, so they fill the cores the trace's statements leave idle
-    side_inputs = copy.copy(inputs)
-    side_inputs.diagnostics = []
+    side_inputs, comm_inputs = _fork(inputs), _fork(inputs)
     cursor = con.cursor()
     with ThreadPoolExecutor(1) as pool:
-        side = pool.submit(_read_side_csvs, cursor, side_inputs)
+        side = pool.submit(_read_side_csvs, cursor, side_inputs, comm_inputs)
         try:
             _trace.start_split(con)
             truncated = _read_trace(con, inputs)
@@ -145,14 +144,25 @@ def _load(con, inputs: _files.Inputs, cfg: _meta.Config, folder: Path, out_dir: 
     no_tasks = not con.sql("SELECT (SELECT count(*) FROM kd) + (SELECT count(*) FROM hw)").fetchall()[0][0]
     summary = _summary.load_step_summary(con, inputs) if no_tasks else None
     device = _device_id(con, made)
-    _comm.load_comm_json(con, inputs)
     kd_steps = have_kd and con.sql("SELECT count(step) FROM kd").fetchall()[0][0] > 0
     _host.build_steps_table(con, kd_steps)
     _summary.fill_steps_from_summary(con, inputs, summary)
-    _host.build_host_ops(con)
-    _host.join_operator_details(con, inputs, quiet=truncated is not None)
-    _device.build_device_tasks(con, pmu or [], have_kd, device, have_l2)
-    _host.build_api_calls(con)
+    # two chains that share no working table run side by side, each on its own cursor: the
+    # device's (communication.json, then device_tasks, which takes its groups) and the host's
+    # (host_ops, operator_details.csv, api_calls).  Their statements are mostly single-threaded,
+    # so one alone leaves a core idle.  Diagnostics keep the serial order: the device chain's first.
+    host_inputs = _fork(inputs)
+    dev_cursor = con.cursor()
+    with ThreadPoolExecutor(1) as pool:
+        dev = pool.submit(_device.build_device_tasks, dev_cursor, pmu or [], have_kd, device, have_l2)
+        try:
+            _host.build_host_ops(con)
+            _host.join_operator_details(con, host_inputs, quiet=truncated is not None)
+            _host.build_api_calls(con)
+        finally:
+            dev.result()
+            dev_cursor.close()
+    inputs.diagnostics.extend(comm_inputs.diagnostics + host_inputs.diagnostics)
     _links.build_launches(con)
     if truncated is not None:
         _report_trace(con, inputs, truncated)
@@ -165,12 +175,25 @@ def _load(con, inputs: _files.Inputs, cfg: _meta.Config, folder: Path, out_dir: 
     return _fetch(con, inputs, cfg, folder, device, made, out_dir)
 
 
-def _read_side_csvs(con, inputs: _files.Inputs):
-    """kernel_details (+ l2_cache) and the memory CSVs, on their own connection (``con``, a
-    cursor of the import's database) -> (PMU columns or None, l2 read, memory tables made)."""
+def _fork(inputs: _files.Inputs) -> _files.Inputs:
+    """The same inputs with a diagnostics list of their own, for work on another thread (its
+    findings are added back in the order a serial import says them)."""
+    forked = copy.copy(inputs)
+    forked.diagnostics = []
+    return forked
+
+
+
+
+def _read_side_csvs(con, inputs: _files.Inputs, comm_inputs: _files.Inputs):
+    """kernel_details (+ l2_cache), the memory CSVs and communication.json (``cj``,
+    ``comm_groups``; its findings in ``comm_inputs``), on their own connection (``con``, a cursor
+    of the import's database) -> (PMU columns or None, l2 read, memory tables made)."""
     pmu = _kernels.load_kernels(con, inputs)
     have_l2 = pmu is not None and _kernels.load_l2_cache(con, inputs)
-    return pmu, have_l2, _memory.load_memory(con, inputs)
+    made = _memory.load_memory(con, inputs)
+    _comm.load_comm_json(con, comm_inputs)
+    return pmu, have_l2, made
 
 
 def _read_trace(con, inputs: _files.Inputs) -> TraceRead | None:

@@ -183,8 +183,6 @@ def _fork(inputs: _files.Inputs) -> _files.Inputs:
     return forked
 
 
-
-
 def _read_side_csvs(con, inputs: _files.Inputs, comm_inputs: _files.Inputs):
     """kernel_details (+ l2_cache), the memory CSVs and communication.json (``cj``,
     ``comm_groups``; its findings in ``comm_inputs``), on their own connection (``con``, a cursor

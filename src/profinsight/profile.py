@@ -8,6 +8,9 @@ over the Parquet files, so only the columns a query needs are read.
 from __future__ import annotations
 
 import html
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -19,7 +22,7 @@ from . import hooks
 from .errors import ProfileError, UnknownTable
 from .schema import TABLES, conform
 from .store.loader import LoadedRank
-from .store.results import Results
+from .store.results import KeyLocks, Results
 
 if TYPE_CHECKING:  # pandas and DuckDB load on first use: a warm re-open needs neither
     import duckdb
@@ -38,7 +41,13 @@ class Profile:
         self.run = run
         self._ranks = ranks
         self._arrow: dict[str, pa.Table] = {}
+        self._arrow_locks = KeyLocks()
         self._con = None
+        self._con_lock = threading.Lock()
+        #: the tables SQL reads as registered Arrow (not Parquet views): a cursor registers them again
+        self._registered: list[str] = []
+        #: per thread of :meth:`parallel`: the cursor its SQL goes through
+        self._local = threading.local()
         self._diagnostics = [d for r in ranks for d in _with_rank(r.diagnostics, r.rank)] + run_notes
         #: analysis results by (name, parameters), in memory and beside the Parquet cache
         #: (:mod:`profinsight.store.results`): each analysis runs once per profile and parameters
@@ -79,14 +88,15 @@ class Profile:
         """Canonical table ``name`` as one Arrow table over all ranks."""
         if name not in TABLES:
             raise UnknownTable(f"no table named {name!r}", fix=f"tables: {', '.join(TABLES)}")
-        if name not in self._arrow:
-            if self._shared is not None:  # every rank in one run entry: its table as it is
-                table = self._shared.read(name)
-            else:
-                parts = [r.read(name) for r in self._ranks]
-                table = pa.concat_tables(parts, promote_options="permissive") if parts else None
-            self._arrow[name] = conform(name, table)
-        return self._arrow[name]
+        with self._arrow_locks(name):
+            if name not in self._arrow:
+                if self._shared is not None:  # every rank in one run entry: its table as it is
+                    table = self._shared.read(name)
+                else:
+                    parts = [r.read(name) for r in self._ranks]
+                    table = pa.concat_tables(parts, promote_options="permissive") if parts else None
+                self._arrow[name] = conform(name, table)
+            return self._arrow[name]
 
     def table(self, name: str) -> pd.DataFrame:
         """Canonical table ``name`` as a pandas DataFrame with nullable dtypes (integer ns stay
@@ -105,24 +115,59 @@ class Profile:
             raise ProfileError(f"SQL error: {exc}", fix=f"tables: {', '.join(TABLES)}") from None
 
     def connection(self) -> duckdb.DuckDBPyConnection:
-        """The DuckDB connection with one view per canonical table."""
-        if self._con is None:
-            import duckdb
+        """The DuckDB connection with one view per canonical table (in a thread of
+        :meth:`parallel`: that thread's own cursor of it)."""
+        cursor = getattr(self._local, "con", None)
+        if cursor is not None:
+            return cursor
+        with self._con_lock:
+            if self._con is None:
+                import duckdb
 
-            con = duckdb.connect(":memory:", config={"threads": 2, "autoinstall_known_extensions": False})
-            try:
-                con.execute("SET enable_progress_bar = false")  # no DuckDB bar on the user's stderr
-            except duckdb.Error:
-                pass  # in a Jupyter kernel without ipywidgets DuckDB refuses the SET; its bar is off there
-            for name in TABLES:
-                files = self.parquet_files(name)
-                if files:
-                    lst = ", ".join("'" + str(f).replace("'", "''") + "'" for f in files)
-                    con.execute(f"CREATE VIEW {name} AS SELECT * FROM read_parquet([{lst}], union_by_name=true)")
-                else:
-                    con.register(name, self.arrow(name))
-            self._con = con
-        return self._con
+                con = duckdb.connect(":memory:", config={"threads": 2, "autoinstall_known_extensions": False})
+                _quiet(con)
+                for name in TABLES:
+                    files = self.parquet_files(name)
+                    if files:
+                        lst = ", ".join("'" + str(f).replace("'", "''") + "'" for f in files)
+                        con.execute(f"CREATE VIEW {name} AS SELECT * FROM read_parquet([{lst}], union_by_name=true)")
+                    else:
+                        con.register(name, self.arrow(name))
+                        self._registered.append(name)
+                self._con = con
+            return self._con
+
+    @contextmanager
+    def parallel(self, workers: int = 2) -> Iterator:
+        """A thread pool for work on this profile from several threads at once (the advisor's
+        rules): each thread's SQL goes through a cursor of its own (a DuckDB connection is not
+        for two threads at a time; a cursor shares its database, so the same views), and
+        analyses and tables are computed once whichever thread asks first
+        (:class:`~profinsight.store.results.KeyLocks`).  DuckDB, Arrow and most of NumPy run
+        without the GIL, so two threads use two cores."""
+        from concurrent.futures import ThreadPoolExecutor
+
+        con = self.connection()
+        cursors = []
+        for _ in range(workers):  # made here: the pool's threads only take one each
+            cur = con.cursor()
+            _quiet(cur)
+            for name in self._registered:
+                cur.register(name, self.arrow(name))
+            cursors.append(cur)
+        free = list(cursors)
+        lock = threading.Lock()
+
+        def take() -> None:
+            with lock:
+                self._local.con = free.pop()
+
+        try:
+            with ThreadPoolExecutor(workers, initializer=take) as pool:
+                yield pool
+        finally:
+            for cur in cursors:
+                cur.close()
 
     def parquet_files(self, name: str) -> list[Path] | None:
         """The cached Parquet files that hold table ``name`` (one per rank), or None when some
@@ -271,6 +316,16 @@ def _pandas_types() -> dict:
             }
         )
     return _TYPES
+
+
+def _quiet(con) -> None:
+    """No DuckDB progress bar on the user's stderr."""
+    import duckdb
+
+    try:
+        con.execute("SET enable_progress_bar = false")
+    except duckdb.Error:
+        pass  # in a Jupyter kernel without ipywidgets DuckDB refuses the SET; its bar is off there
 
 
 def _with_rank(diags, rank):

@@ -39,6 +39,7 @@ def hits(profile, thresholds: dict | None = None, ctx: Context | None = None, on
         ctx, ths["timestamp_sanity"]
     ) is not None
     denominator = ctx.denominator()
+    run = []
     for rid, r in RULES.items():
         if only is not None and rid not in only:
             continue
@@ -55,7 +56,8 @@ def hits(profile, thresholds: dict | None = None, ctx: Context | None = None, on
                 }
             )
             continue
-        hit = r.func(ctx, ths[rid])
+        run.append((rid, r))
+    for (rid, r), hit in zip(run, _run_rules(ctx, run, ths)):
         if hit is None:
             continue
         step_us = ctx.step_of(r.basis)  # the steps this rule's figures are of (rank source)
@@ -84,6 +86,27 @@ def hits(profile, thresholds: dict | None = None, ctx: Context | None = None, on
         key=lambda f: (f["recoverable_us"] is None, -(f["recoverable_us"] or 0.0), SEVERITIES.index(f["severity"]))
     )
     return {"hits": found, "notes": notes, "basis": "capture" if ctx.per_capture else "step"}
+
+
+#: threads the rules run on: each rule mostly waits for the analyses it reads (DuckDB, Arrow and
+#: NumPy work without the GIL), and most rules read analyses no other rule needs
+RULE_THREADS = 2
+
+
+def _run_rules(ctx: Context, run: list, ths: dict) -> list:
+    """Each rule's hit (or None), in the order of ``run``.  With a core to spare and a profile
+    that can give each thread its own cursor, the rules run on :data:`RULE_THREADS` threads: a
+    cold ``analyze`` of a 100 MB profile computes ~10 analyses here, 0.6-0.7 s on one core.  The
+    result is the same as one after the other: every rule is a function of the profile's tables
+    and each analysis is computed once, whichever rule asks first."""
+    import os
+
+    parallel = getattr(ctx.profile, "parallel", None)
+    if parallel is None or len(run) < 2 or RULE_THREADS < 2 or (os.cpu_count() or 1) < 2:
+        return [r.func(ctx, ths[rid]) for rid, r in run]
+    with parallel(RULE_THREADS) as pool:
+        futures = [pool.submit(r.func, ctx, ths[rid]) for rid, r in run]
+        return [f.result() for f in futures]
 
 
 def verdict(profile, ctx: Context | None = None) -> dict:

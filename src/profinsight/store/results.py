@@ -33,6 +33,7 @@ import json
 import marshal
 import os
 import shutil
+import threading
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -126,6 +127,35 @@ def canonical(params: dict) -> str | None:
         return None
 
 
+class KeyLocks:
+    """One lock per key: the first thread that asks for a key computes its value while the others
+    that ask for the same key wait for it (the advisor runs its rules on several threads, and two
+    rules often need the same analysis).  Keys must not form a cycle (an analysis never needs
+    itself), so nested keys cannot deadlock."""
+
+    def __init__(self):
+        self._locks: dict = {}
+        self._guard = threading.Lock()
+
+    def __call__(self, key) -> threading.Lock:
+        with self._guard:
+            lock = self._locks.get(key)
+            if lock is None:
+                lock = self._locks[key] = threading.Lock()
+            return lock
+
+
+class _NoLock:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+_NO_LOCK = _NoLock()
+
+
 class Results:
     """The results of one profile: in memory for this process, and on disk when ``folder`` is
     given (a profile whose ranks are all in the Parquet cache)."""
@@ -135,6 +165,15 @@ class Results:
         self._memory: dict = {}
         #: (hits, misses, writes) — read by tests and the benchmark
         self.stats = {"memory": 0, "disk": 0, "computed": 0, "written": 0}
+        self._locks = KeyLocks()
+        self._count_lock = threading.Lock()
+
+    def _count(self, what: str) -> None:
+        with self._count_lock:
+            self.stats[what] += 1
+
+    def _lock(self, mkey):
+        return _NO_LOCK if mkey is None else self._locks(mkey)
 
     # --- a plain in-memory mapping as well: code that keeps its own per-profile values here
     # (``profile._results[key] = value``) gets the dict it expects, in memory only
@@ -159,20 +198,21 @@ class Results:
         """The DataFrame ``compute()`` returns for analysis ``name`` with ``params``: from memory,
         else from disk, else computed (and written when it reads back identical)."""
         mkey, stem = self._key(name, params, func)
-        if mkey is not None and mkey in self._memory:
-            self.stats["memory"] += 1
-            return self._memory[mkey]
-        df = self._read_frame(stem) if stem else None
-        if df is not None:
-            self.stats["disk"] += 1
-        else:
-            df = compute()
-            self.stats["computed"] += 1
-            if stem:
-                self._write_frame(stem, df)
-        if mkey is not None:
-            self._memory[mkey] = df
-        return df
+        with self._lock(mkey):
+            if mkey is not None and mkey in self._memory:
+                self._count("memory")
+                return self._memory[mkey]
+            df = self._read_frame(stem) if stem else None
+            if df is not None:
+                self._count("disk")
+            else:
+                df = compute()
+                self._count("computed")
+                if stem:
+                    self._write_frame(stem, df)
+            if mkey is not None:
+                self._memory[mkey] = df
+            return df
 
     def _read_frame(self, stem: str):
         path = self.folder / f"{stem}.arrow"
@@ -218,26 +258,27 @@ class Results:
         from JSON — also when just computed, so a first run and a cached run give identical
         output."""
         mkey, stem = self._key(name, params, func)
-        if mkey is not None and mkey in self._memory:
-            self.stats["memory"] += 1
-            return json.loads(self._memory[mkey])
-        text = None
-        if stem:
-            try:
-                text = (self.folder / f"{stem}.json").read_text(encoding="utf-8")
-                json.loads(text)
-                self.stats["disk"] += 1
-            except (OSError, ValueError):
-                text = None
-        if text is None:
-            text = json.dumps(compute(), ensure_ascii=False, allow_nan=True, default=_plain)
-            self.stats["computed"] += 1
+        with self._lock(mkey):
+            if mkey is not None and mkey in self._memory:
+                self._count("memory")
+                return json.loads(self._memory[mkey])
+            text = None
             if stem:
-                body = text.encode("utf-8")
-                self._write(f"{stem}.json", lambda tmp: tmp.write_bytes(body))
-        if mkey is not None:
-            self._memory[mkey] = text
-        return json.loads(text)
+                try:
+                    text = (self.folder / f"{stem}.json").read_text(encoding="utf-8")
+                    json.loads(text)
+                    self._count("disk")
+                except (OSError, ValueError):
+                    text = None
+            if text is None:
+                text = json.dumps(compute(), ensure_ascii=False, allow_nan=True, default=_plain)
+                self._count("computed")
+                if stem:
+                    body = text.encode("utf-8")
+                    self._write(f"{stem}.json", lambda tmp: tmp.write_bytes(body))
+            if mkey is not None:
+                self._memory[mkey] = text
+            return json.loads(text)
 
     # --- keys and files ------------------------------------------------------------------------
     def _key(self, name: str, params: dict, func: Callable | None) -> tuple[tuple | None, str | None]:
@@ -261,7 +302,7 @@ class Results:
             try:
                 write(tmp)
                 os.replace(tmp, folder / filename)
-                self.stats["written"] += 1
+                self._count("written")
             finally:
                 if tmp.exists():
                     tmp.unlink()

@@ -92,31 +92,36 @@ class Context:
     """What the rules read: the profile's analyses, computed once each (never the files)."""
 
     def __init__(self, profile):
+        from ...store.results import KeyLocks
+
         self.profile = profile
         self._cache: dict = {}
+        self._locks = KeyLocks()  # rules run on several threads: each table is read once
 
     def view(self, name: str, **params) -> pd.DataFrame:
         key = (name, tuple(sorted(params.items())))
-        if key not in self._cache:
-            self._cache[key] = pd.DataFrame(self.profile.view(name, **params))
-        return self._cache[key]
+        with self._locks(key):
+            if key not in self._cache:
+                self._cache[key] = pd.DataFrame(self.profile.view(name, **params))
+            return self._cache[key]
 
     def table(self, name: str, columns: tuple[str, ...] | None = None, where: str | None = None) -> pd.DataFrame:
         """A canonical table, only ``columns`` (and rows matching the SQL ``where``) when given:
         DuckDB then reads just those Parquet columns (host_ops' call stacks alone are hundreds
         of MB on a GB-scale profile) and filters before anything reaches pandas."""
         key = ("table", name, columns, where)
-        if key not in self._cache:
-            if columns:
-                from ...analyses._sql import query
+        with self._locks(key):
+            if key not in self._cache:
+                if columns:
+                    from ...analyses._sql import query
 
-                present = set(self.profile.arrow(name).schema.names) if name not in _BIG else None
-                cols = [c for c in columns if present is None or c in present]
-                cond = f" WHERE {where}" if where else ""
-                self._cache[key] = query(self.profile, f"SELECT {', '.join(cols)} FROM {name}{cond}")
-            else:
-                self._cache[key] = self.profile.table(name)
-        return self._cache[key]
+                    present = set(self.profile.arrow(name).schema.names) if name not in _BIG else None
+                    cols = [c for c in columns if present is None or c in present]
+                    cond = f" WHERE {where}" if where else ""
+                    self._cache[key] = query(self.profile, f"SELECT {', '.join(cols)} FROM {name}{cond}")
+                else:
+                    self._cache[key] = self.profile.table(name)
+            return self._cache[key]
 
     @cached_property
     def device_family(self) -> str | None:

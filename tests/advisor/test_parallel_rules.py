@@ -1,0 +1,77 @@
+"""The rules run on two threads (each with its own DuckDB cursor): the findings must be exactly
+those of one rule after the other, every analysis computed once, also for a profile whose tables
+are held in memory (registered Arrow, which a cursor must register again)."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+import profinsight
+from profinsight.advisor import core
+from profinsight.store.results import KeyLocks, Results
+
+
+def _hits(path, monkeypatch, threads: int) -> tuple[dict, dict]:
+    monkeypatch.setattr(core, "RULE_THREADS", threads)
+    p = profinsight.load(path)
+    found = core.hits(p)
+    return found, dict(p._results.stats)
+
+
+@pytest.mark.parametrize("cache", ["on", "off"])
+def test_two_threads_find_what_one_finds(fixtures, monkeypatch, tmp_path, cache):
+    path = fixtures / "ascend_pt" / "text_level1"
+    if cache == "off":
+        monkeypatch.setenv("PROFINSIGHT_CACHE", "off")
+    serial, serial_stats = _hits(path, monkeypatch, 1)
+    if cache == "on":  # a fresh cache: the results of the serial run must not be read back
+        monkeypatch.setenv("PROFINSIGHT_CACHE", str(tmp_path / "again"))
+    parallel, parallel_stats = _hits(path, monkeypatch, 2)
+    assert parallel == serial
+    assert [h["rule"] for h in parallel["hits"]] == [h["rule"] for h in serial["hits"]]
+    assert len(parallel["hits"]) >= 3
+    # each analysis computed once, whichever rule asked first; none read from disk
+    assert parallel_stats["computed"] == serial_stats["computed"] > 5
+    assert parallel_stats["disk"] == serial_stats["disk"] == 0
+
+
+def test_a_profile_in_memory_gives_each_thread_its_tables(fixtures, monkeypatch):
+    monkeypatch.setenv("PROFINSIGHT_CACHE", "off")
+    p = profinsight.load(fixtures / "kineto" / "gpu_alexnet.json.gz")
+    assert p.parquet_files("device_tasks") is None
+    want = int(p.sql("SELECT count(*) AS n FROM device_tasks")["n"][0])
+    with p.parallel(2) as pool:
+        cons = list(pool.map(lambda _: id(p.connection()), range(8)))
+        counts = list(pool.map(lambda _: int(p.sql("SELECT count(*) AS n FROM device_tasks")["n"][0]), range(4)))
+    assert counts == [want] * 4
+    assert id(p.connection()) not in cons  # the pool's threads used cursors, not the main connection
+
+
+def test_one_key_is_computed_once_while_others_wait():
+    results = Results(None)
+    calls = []
+    started = threading.Event()
+
+    def slow():
+        calls.append(threading.get_ident())
+        started.set()
+        time.sleep(0.2)
+        return {"n": len(calls)}
+
+    out = []
+    threads = [threading.Thread(target=lambda: out.append(results.data("x", {}, slow))) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(calls) == 1 and out == [{"n": 1}] * 3
+    assert results.stats["computed"] == 1 and results.stats["memory"] == 2
+
+
+def test_key_locks_are_one_per_key():
+    locks = KeyLocks()
+    assert locks("a") is locks("a")
+    assert locks("a") is not locks("b")

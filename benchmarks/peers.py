@@ -328,6 +328,9 @@ def main() -> int:
     ap.add_argument("--results", type=Path, default=HERE / "results")
     ap.add_argument("--keep-data", action="store_true", help="keep the generated data (deleted after by default)")
     a = ap.parse_args()
+    # the peers run with the copy of the data as their working folder: a relative path would miss
+    a.msa = os.path.abspath(a.msa) if a.msa else a.msa
+    a.hta_python = os.path.abspath(a.hta_python) if a.hta_python else a.hta_python
     a.data.mkdir(parents=True, exist_ok=True)
     a.results.mkdir(parents=True, exist_ok=True)
     rows = []

@@ -28,7 +28,8 @@ from __future__ import annotations
 import copy
 import os
 import shutil
-from concurrent.futures import ThreadPoolExecutor
+import threading
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from pathlib import Path
 
 import pyarrow as pa
@@ -334,20 +335,60 @@ def _fetch(con, inputs, cfg, folder, device, made, out_dir: str) -> tuple[dict[s
     ] + [(t, f"SELECT * REPLACE (coalesce(device, {dev}) AS device) FROM {t}", (t,)) for t in made]
     keep = {"comm_groups"} | {t for _, _, dropped in steps for t in dropped}
     _drop_tables(con, lambda name: name not in keep)
-    files = {}
-    for name, sql, done in steps:
-        rel = con.sql(sql)
-        drop = [c for c in _INTERNAL.get(name, ()) if c in rel.columns]
-        if drop:
-            rel = con.sql(f"SELECT * EXCLUDE ({', '.join(drop)}) FROM ({sql})")
-        files[name] = _write_ipc(rel, os.path.join(out_dir, f"{name}.arrow"))
-        _drop_tables(con, lambda t, done=done: t in done)
+    files = _write_outputs(con, steps, out_dir)
     extra = {}
     links = _comm.comm_links_table(inputs, con)
     if links is not None:
         extra["comm_links"] = links
     extra["run_info"] = _meta.run_info(cfg, folder, device)
     return files, extra
+
+
+def _write_outputs(con, steps: list, out_dir: str) -> dict[str, str]:
+    """Each output of ``steps`` (name, query, working tables no later output reads) written to an
+    Arrow IPC file, two at a time on cursors of their own: most of an output's time is one sort
+    or join on one core.  A step's working tables are dropped once it and every step before it
+    are written (an earlier step may still be reading them), so memory is given back in the
+    serial order."""
+    files: dict[str, str] = {}
+    finished = [False] * len(steps)
+    dropped = 0
+    lock = threading.Lock()
+
+    def write(i: int, cur) -> None:
+        name, sql, _ = steps[i]
+        rel = cur.sql(sql)
+        drop = [c for c in _INTERNAL.get(name, ()) if c in rel.columns]
+        if drop:
+            rel = cur.sql(f"SELECT * EXCLUDE ({', '.join(drop)}) FROM ({sql})")
+        path = _write_ipc(rel, os.path.join(out_dir, f"{name}.arrow"))
+        with lock:
+            files[name] = path
+            finished[i] = True
+
+    cursors = [con.cursor(), con.cursor()]
+    try:
+        with ThreadPoolExecutor(len(cursors)) as pool:
+            idle = list(cursors)
+            running: dict = {}
+            nxt = 0
+            while nxt < len(steps) or running:
+                while nxt < len(steps) and idle:
+                    cur = idle.pop()
+                    running[pool.submit(write, nxt, cur)] = cur
+                    nxt += 1
+                done, _ = wait(running, return_when=FIRST_COMPLETED)
+                for fut in done:
+                    idle.append(running.pop(fut))
+                    fut.result()
+                while dropped < len(steps) and finished[dropped]:
+                    gone = steps[dropped][2]
+                    _drop_tables(con, lambda t, gone=gone: t in gone)
+                    dropped += 1
+    finally:
+        for cur in cursors:
+            cur.close()
+    return {name: files[name] for name, _, _ in steps}
 
 
 def _drop_tables(con, which) -> None:

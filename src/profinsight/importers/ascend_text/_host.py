@@ -15,7 +15,9 @@ to the n-th occurrence of (name, host duration) for rows the order does not expl
 
 from __future__ import annotations
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from .._steps import build_steps, earliest_containing
 from . import _files as F
@@ -40,6 +42,7 @@ def build_host_ops(con) -> None:
     host_step = pa.table(
         {
             "idx": starts.column("idx"),
+            "op_id": _start_order(starts),
             "step": earliest_containing(
                 starts.column("start_ns"),
                 bounds.column("host_start_ns"),
@@ -56,6 +59,18 @@ def build_host_ops(con) -> None:
         con.unregister("host_step_arrow")
 
 
+def _start_order(starts: pa.Table) -> pa.Array:
+    """Per row of ``starts`` (idx, start_ns) its position in (start_ns, idx) order, nulls last:
+    ``op_id``.  Sorting these two columns here is what the statement that builds ``host_ops``
+    did with a window over whole rows, call stacks included (4.4 s of a 1 GB import)."""
+    order = pc.sort_indices(
+        starts, sort_keys=[("start_ns", "ascending"), ("idx", "ascending")]
+    ).to_numpy()  # nulls last
+    pos = np.empty(len(order), dtype=np.int64)
+    pos[order] = np.arange(len(order), dtype=np.int64)
+    return pa.array(pos)
+
+
 def _normalised(column: str, macro: str, alias: str) -> str:
     return (
         f"LEFT JOIN (SELECT raw, {macro}(raw) AS norm FROM (SELECT DISTINCT {column} AS raw FROM host "
@@ -64,7 +79,7 @@ def _normalised(column: str, macro: str, alias: str) -> str:
 
 
 _HOST_OPS = f"""CREATE OR REPLACE TABLE host_ops AS
-    SELECT (row_number() OVER (ORDER BY h.start_ns, h.idx)) - 1 AS op_id, h.idx, h.pid, h.tid AS thread,
+    SELECT s.op_id, h.idx, h.pid, h.tid AS thread,
            CASE h.cat WHEN 'cpu_op' THEN 'op' WHEN 'python_function' THEN 'python'
                       WHEN 'user_annotation' THEN 'annotation' ELSE 'queue' END AS category,
            h.name, h.start_ns, h.dur_ns,
@@ -77,7 +92,7 @@ _HOST_OPS = f"""CREATE OR REPLACE TABLE host_ops AS
     {_normalised("a_input_dims", "norm_list", "d")}
     {_normalised("a_input_type", "norm_list", "t")}
     {_normalised("a_call_stack", "norm_stack", "c")}
-    LEFT JOIN host_step_arrow s ON s.idx = h.idx"""
+    JOIN host_step_arrow s ON s.idx = h.idx"""
 
 
 def build_steps_table(con, have_kd_steps: bool) -> None:

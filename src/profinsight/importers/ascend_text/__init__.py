@@ -46,7 +46,7 @@ FORMAT = "ascend_text"
 
 #: internal helper columns dropped before tables are handed out
 _INTERNAL = {
-    "device_tasks": ("hw_idx", "op_idx", "plane_idx"),
+    "device_tasks": ("pre_id", "hw_idx", "op_idx", "plane_idx"),
     "host_ops": ("idx",),
     "api_calls": ("idx", "trace_pid", "trace_tid"),
 }

@@ -48,27 +48,46 @@ def build_device_tasks(con, pmu_cols: list[str], have_kd: bool, device: int | No
     dev = "NULL" if device is None else str(int(device))
     pmu = "".join(f", k.{c}" for c in pmu_cols)
     parts = [_from_kd(dev, pmu), _from_hw(dev, have_kd), _from_plane(dev)] + ([] if have_kd else [_from_ops(dev)])
+    # pre_id: a row's source and its row there, as one number (a window numbering the rows
+    # would run on one thread over whole rows)
     con.execute(
-        "CREATE OR REPLACE TABLE dt_pre AS SELECT (row_number() OVER ()) AS pre_id, * FROM ("
-        + " UNION ALL BY NAME ".join(parts)
-        + ")"
+        "CREATE OR REPLACE TABLE dt_pre AS SELECT "
+        "(CASE src WHEN 'kd' THEN 0 WHEN 'hw' THEN 1 WHEN 'plane' THEN 2 ELSE 3 END) * 1099511627776 + src_order "
+        "AS pre_id, * FROM (" + " UNION ALL BY NAME ".join(parts) + ")"
     )
     con.execute(_PARENTS)
     con.register("task_step_arrow", _task_steps(con))
+    con.register("task_uid_arrow", _task_uids(con))
     try:
-        con.execute(f"""CREATE OR REPLACE TABLE device_tasks AS
-            SELECT (row_number() OVER (ORDER BY d.start_ns, {_KINDS.replace("kind", "d.kind")}, d.src, d.src_order))
-                     - 1 AS task_uid,
-                   d.* EXCLUDE (comm_op, "group", step, src, src_order),
+        # rows in no particular order: the output is sorted by task_uid once, when it is written
+        con.execute("""CREATE OR REPLACE TABLE device_tasks AS
+            SELECT u.task_uid, d.* EXCLUDE (comm_op, "group", step, src, src_order),
                    coalesce(d.comm_op, pa.parent_op) AS comm_op, coalesce(d."group", pa.parent_group) AS "group",
                    coalesce(d.step, ts.step) AS step
-            FROM dt_pre d LEFT JOIN parents pa USING (pre_id) LEFT JOIN task_step_arrow ts USING (pre_id)
-            ORDER BY task_uid""")
+            FROM dt_pre d JOIN task_uid_arrow u USING (pre_id)
+            LEFT JOIN parents pa USING (pre_id) LEFT JOIN task_step_arrow ts USING (pre_id)""")
     finally:
         con.unregister("task_step_arrow")
+        con.unregister("task_uid_arrow")
     if have_l2:
         con.execute(_L2_JOIN)
-    con.execute("ALTER TABLE device_tasks DROP COLUMN pre_id")
+
+
+def _task_uids(con):
+    """(pre_id, task_uid): the position of each task in (start, kind, source, source row) order,
+    from those narrow columns sorted in Arrow rather than a window over whole rows."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    keys = con.sql(f"SELECT pre_id, start_ns, {_KINDS} AS k, src, src_order FROM dt_pre").to_arrow_table()
+    order = pc.sort_indices(
+        keys,
+        sort_keys=[("start_ns", "ascending"), ("k", "ascending"), ("src", "ascending"), ("src_order", "ascending")],
+    ).to_numpy()  # nulls last, as SQL's ORDER BY
+    uid = np.empty(len(order), dtype=np.int64)
+    uid[order] = np.arange(len(order), dtype=np.int64)
+    return pa.table({"pre_id": keys.column("pre_id"), "task_uid": pa.array(uid)})
 
 
 def _task_steps(con):
@@ -104,8 +123,7 @@ _L2_JOIN = """CREATE OR REPLACE TABLE device_tasks AS
                 FROM device_tasks WHERE kind = 'kernel')
     SELECT d.*, l2.pmu_l2_cache_hit_ratio, l2.pmu_l2_cache_victim_ratio
     FROM device_tasks d LEFT JOIN kk USING (pre_id)
-    LEFT JOIN l2 ON l2.stream = kk.stream AND l2.task_id = kk.task_id AND l2.name = kk.name AND l2.occ = kk.occ
-    ORDER BY d.task_uid"""
+    LEFT JOIN l2 ON l2.stream = kk.stream AND l2.task_id = kk.task_id AND l2.name = kk.name AND l2.occ = kk.occ"""
 
 
 # trace events a kernel_details row can be: Ascend Hardware tasks and HCCL group-lane ops

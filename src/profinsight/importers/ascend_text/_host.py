@@ -138,7 +138,7 @@ def join_operator_details(con, inputs: F.Inputs, quiet: bool = False) -> None:
         return
     p = lambda *n: F.pick(cols, *n)  # noqa: E731
     con.execute(f"""CREATE OR REPLACE TABLE od AS
-        SELECT (row_number() OVER ()) - 1 AS od_row, clean({p("Name")}) AS name,
+        SELECT rowid AS od_row, clean({p("Name")}) AS name,
                dur_ns({p("Host Self Duration(us)")}) AS host_self_ns,
                dur_ns({p("Host Total Duration(us)")}) AS host_total_ns,
                dur_ns({p("Device Self Duration(us)")}) AS device_self_ns,

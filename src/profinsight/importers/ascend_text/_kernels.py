@@ -110,7 +110,9 @@ def _select(cols: list[str], pmu: list[str]) -> str:
     # Level0 records no type: the kernel name says it (see .._torch_npu.type_from_name)
     comm = f"(upper({core}) IN {_COMM_CORES} OR ({core} IS NULL AND {name} LIKE 'hcom\\_%' ESCAPE '\\'))"
     inferred = f"(CASE WHEN NOT coalesce({comm}, false) THEN type_from_name({name}) END)"
-    return f"""SELECT (row_number() OVER ()) - 1 AS kd_row,
+    # the CSV's row = its rowid (read in file order); a window numbering the rows runs on one thread
+    row = "rowid" if cols else "0::BIGINT"
+    return f"""SELECT {row} AS kd_row,
         int_or_null({p("Step Id")}) AS step,
         int_or_null({p("Device_id")}) AS device,
         {name} AS name,
@@ -147,7 +149,7 @@ def load_l2_cache(con, inputs: F.Inputs) -> bool:
     con.execute(f"""CREATE OR REPLACE TABLE l2 AS SELECT
         int_or_null({p("Stream Id", "Stream ID")}) AS stream, int_or_null({p("Task Id", "Task ID")}) AS task_id,
         clean({p("Op Name")}) AS name, num_or_null({p("Hit Rate")}) AS pmu_l2_cache_hit_ratio,
-        num_or_null({p("Victim Rate")}) AS pmu_l2_cache_victim_ratio, (row_number() OVER ()) AS l2_row
+        num_or_null({p("Victim Rate")}) AS pmu_l2_cache_victim_ratio, rowid + 1 AS l2_row
         FROM l2_raw""")
     con.execute("""CREATE OR REPLACE TABLE l2 AS SELECT *,
         row_number() OVER (PARTITION BY stream, task_id, name ORDER BY l2_row) AS occ FROM l2""")

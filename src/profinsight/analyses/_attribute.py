@@ -25,6 +25,7 @@ work: SQL joins for the links, :class:`~._nesting.Nesting` for containment.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 
 import numpy as np
@@ -67,7 +68,64 @@ class Attribution:
 LIBRARY_FRAMES = r"^(<|torch/|torch_npu/|multiprocessing/|threading\.py|runpy\.py|typing\.py|.*site-packages/torch/)"
 
 
-def attribute(profile, rank=None, step=None, kernel_type=None, user_only=False) -> Attribution:
+def attribute(profile, rank=None, step=None, kernel_type=None, user_only=False, with_frames=True) -> Attribution:
+    """Each task's module and (``with_frames``) Python frame; without frames (``module_time``)
+    :attr:`Attribution.frames` is empty and every ``frame_pos`` -1."""
+    base = _memo(profile, ("attribution", rank, step, kernel_type), lambda: _base(profile, rank, step, kernel_type))
+    if with_frames:
+        frames, frame_names, frm, has_py = base.frames(user_only)
+    else:
+        none = np.zeros(0, np.int64)
+        frames, frame_names = Nesting(none, none, none), np.zeros(0, object)
+        frm, has_py = np.full(len(base.tasks), -1), np.zeros(len(base.tasks), bool)
+    tasks, mod = base.tasks, base.mod
+    out = tasks[["rank", "task_uid", "kind", "name", "start_ns", "dur_ns"]].copy()
+    out["phase"] = np.where(base.phase == "backward", "backward", np.where(mod >= 0, "forward", "other"))
+    out["module_reason"] = _reasons(mod, base.has_mod, base.linked, base.lost, "no_frames", "outside")
+    out["frame_reason"] = _reasons(frm, has_py, base.linked, base.lost, "no_python", "outside_code")
+    out["module_pos"], out["frame_pos"] = mod, frm
+    return Attribution(out, base.modules, base.module_names, frames, frame_names)
+
+
+def _memo(profile, key: tuple, compute):
+    """``compute()`` once per profile and ``key``, in memory (``module_time`` and ``code_time`` of
+    the same tasks share everything but the Python frames they keep)."""
+    memo = getattr(getattr(profile, "_results", None), "memo", None)
+    return memo(key, compute) if memo is not None else compute()
+
+
+class _Base:
+    """What every attribution of one set of tasks shares: their launch points followed through
+    the queue and autograd, their ``nn.Module`` frames, and the other Python frames of the ranks
+    (those kept depend on ``user_only``: :meth:`frames`, once per value)."""
+
+    def __init__(self, tasks, group, at, phase, lost, linked, modules, module_names, mod, has_mod, code):
+        self.tasks, self.group, self.at, self.phase, self.lost, self.linked = tasks, group, at, phase, lost, linked
+        self.modules, self.module_names, self.mod, self.has_mod = modules, module_names, mod, has_mod
+        self._code = code  # the other Python frames: group, start_ns, end_ns, name, rank
+        self._frames: dict = {}
+        self._lock = threading.Lock()
+
+    def frames(self, user_only: bool):
+        """(frames Nesting, their names, innermost frame per task, whether its rank has frames)."""
+        with self._lock:
+            if user_only not in self._frames:
+                c = self._code
+                keep = np.ones(len(c["name"]), bool)
+                if user_only:  # the same few hundred frames recur: match each distinct one once
+                    which, distinct = pd.factorize(c["name"])
+                    library = pd.Series(distinct, dtype=object).str.match(LIBRARY_FRAMES).to_numpy(bool)
+                    keep = ~library[which] if len(which) else keep
+                nest = Nesting(c["group"][keep], c["start_ns"][keep], c["end_ns"][keep])
+                names = c["name"][keep][nest.order]
+                follow = self.linked & ~self.lost
+                frm = np.where(follow, nest.innermost(self.group, self.at), -1)
+                has_py = _ranks_with(self.tasks["rank"], pd.Series(c["rank"][keep]))
+                self._frames[user_only] = (nest, names, frm, has_py)
+            return self._frames[user_only]
+
+
+def _base(profile, rank, step, kernel_type) -> _Base:
     cond = scope(rank, step, "t")
     if kernel_type is not None:
         cond += " AND t.type = " + _quote(kernel_type)
@@ -79,29 +137,28 @@ def attribute(profile, rank=None, step=None, kernel_type=None, user_only=False) 
     phase, group, at, lost = _through_autograd(profile, codes, group, at)
     linked = tasks["linked"].to_numpy(bool)
 
-    py = query(
-        profile,
-        f"""SELECT rank, thread, name, start_ns, start_ns + dur_ns AS end_ns FROM host_ops
-            WHERE category = 'python' AND {scope(rank)} ORDER BY rank, thread, start_ns""",
-    )
-    is_mod = py["name"].astype(str).str.startswith(_MODULE).to_numpy(bool)
-    modules, module_names = _nest(py[is_mod], codes, strip=len(_MODULE))
-    code = ~is_mod
-    if user_only:
-        code &= ~py["name"].astype(str).str.match(LIBRARY_FRAMES).to_numpy(bool)
-    frames, frame_names = _nest(py[code], codes, strip=0)
+    def frames(modules: bool) -> pd.DataFrame:  # split in SQL: filtering a frame of Arrow strings copies them
+        return query(
+            profile,
+            f"""SELECT rank, thread, name, start_ns, start_ns + dur_ns AS end_ns FROM host_ops
+                WHERE category = 'python' AND {"" if modules else "NOT "}coalesce(starts_with(name, {_quote(_MODULE)}), false)
+                  AND {scope(rank)} ORDER BY rank, thread, start_ns, name""",
+        )
 
+    module_py = frames(True)
+    modules, module_names = _nest(module_py, codes, strip=len(_MODULE))
+    code_py = frames(False)
+    code = {
+        "group": codes(code_py["rank"], code_py["thread"]),
+        "start_ns": code_py["start_ns"].to_numpy("int64"),
+        "end_ns": code_py["end_ns"].to_numpy("int64"),
+        "name": code_py["name"].astype(str).to_numpy(object),
+        "rank": code_py["rank"].to_numpy(),
+    }
     follow = linked & ~lost
     mod = np.where(follow, modules.innermost(group, at), -1)
-    frm = np.where(follow, frames.innermost(group, at), -1)
-    has_mod = _ranks_with(tasks["rank"], py[is_mod]["rank"])
-    has_py = _ranks_with(tasks["rank"], py[code]["rank"])
-    out = tasks[["rank", "task_uid", "kind", "name", "start_ns", "dur_ns"]].copy()
-    out["phase"] = np.where(phase == "backward", "backward", np.where(mod >= 0, "forward", "other"))
-    out["module_reason"] = _reasons(mod, has_mod, linked, lost, "no_frames", "outside")
-    out["frame_reason"] = _reasons(frm, has_py, linked, lost, "no_python", "outside_code")
-    out["module_pos"], out["frame_pos"] = mod, frm
-    return Attribution(out, modules, module_names, frames, frame_names)
+    has_mod = _ranks_with(tasks["rank"], module_py["rank"])
+    return _Base(tasks, group, at, phase, lost, linked, modules, module_names, mod, has_mod, code)
 
 
 def _quote(text: str) -> str:

@@ -66,7 +66,7 @@ def module_time(profile, rank=None, step=None, kernel_type=None) -> pd.DataFrame
     created them, through the autograd sequence number).  Needs a profile collected with
     ``with_stack=True`` (or ``with_modules=True``); what cannot be followed is shown as
     ``(unattributed)`` with the reason, so the rows' ``self_us`` sum to the device total."""
-    att = attribute(profile, rank, step, kernel_type)
+    att = attribute(profile, rank, step, kernel_type, with_frames=False)
     paths = _module_paths(att)
     rows = _tree(att, "module_pos", "module_reason", paths)
     seg = rows["path"].str.rsplit("/", n=1)
@@ -248,7 +248,7 @@ def module_steps(profile, rank=None) -> pd.DataFrame:
     """Per (rank, step, path, phase): the inclusive device time (us) of each module in each step
     (``(unattributed)`` rows included), the per-step series that run comparisons and layer
     folding need.  Not a registered analysis: ``module_time(step=N)`` gives one step's tree."""
-    att = attribute(profile, rank)
+    att = attribute(profile, rank, with_frames=False)
     t = att.tasks.merge(_task_steps(profile, rank), on=["rank", "task_uid"], how="left", validate="one_to_one").assign(
         step=lambda d: d["step"].astype("Int64").fillna(-1)
     )

@@ -193,6 +193,16 @@ class Results:
             return cls(None)
         return cls(Path(ranks[0].entry_folder) / f"results-{code_fingerprint()}" / key)
 
+    def memo(self, key: tuple, compute: Callable[[], Any]):
+        """A value ``compute()`` derives from the profile, kept in memory only (never on disk) and
+        computed once per ``key`` whichever thread asks first: the building blocks that several
+        analyses share (the attribution of one set of tasks for ``module_time`` and ``code_time``)."""
+        key = ("memo", *key)
+        with self._locks(key):
+            if key not in self._memory:
+                self._memory[key] = compute()
+            return self._memory[key]
+
     # --- tables (analyses' DataFrames) ---------------------------------------------------------
     def frame(self, name: str, params: dict, compute: Callable[[], Any], func: Callable | None = None):
         """The DataFrame ``compute()`` returns for analysis ``name`` with ``params``: from memory,

@@ -33,13 +33,21 @@ def hits(profile, thresholds: dict | None = None, ctx: Context | None = None, on
     ths = thresholds_for(thresholds)
     ctx = ctx or Context(profile)
     found, notes = [], []
-    # host and device clocks of different collections: no rule may link host activity to the
-    # device (the timestamp_sanity finding says why); those rules are listed as not applicable
-    skewed = (only is None or "timestamp_sanity" in only) and RULES["timestamp_sanity"].func(
-        ctx, ths["timestamp_sanity"]
-    ) is not None
+    # every rule that may apply runs at once, the clock check among them; where host and device
+    # clocks are of different collections no rule may link host activity to the device (the
+    # timestamp_sanity finding says why): those rules' results are dropped and listed as not
+    # applicable, whatever they found (or raised)
+    check_skew = only is None or "timestamp_sanity" in only
+    run = [
+        (rid, r)
+        for rid, r in RULES.items()
+        if (only is None or rid in only) and not (r.ascend_only and not ctx.is_ascend)
+    ]
+    if check_skew and "timestamp_sanity" not in dict(run):
+        run.append(("timestamp_sanity", RULES["timestamp_sanity"]))
+    outcome = dict(zip((rid for rid, _ in run), _run_rules(ctx, run, ths)))
+    skewed = check_skew and _value(outcome["timestamp_sanity"]) is not None
     denominator = ctx.denominator()
-    run = []
     for rid, r in RULES.items():
         if only is not None and rid not in only:
             continue
@@ -56,8 +64,7 @@ def hits(profile, thresholds: dict | None = None, ctx: Context | None = None, on
                 }
             )
             continue
-        run.append((rid, r))
-    for (rid, r), hit in zip(run, _run_rules(ctx, run, ths)):
+        hit = _value(outcome[rid])
         if hit is None:
             continue
         step_us = ctx.step_of(r.basis)  # the steps this rule's figures are of (rank source)
@@ -94,19 +101,34 @@ RULE_THREADS = 2
 
 
 def _run_rules(ctx: Context, run: list, ths: dict) -> list:
-    """Each rule's hit (or None), in the order of ``run``.  With a core to spare and a profile
-    that can give each thread its own cursor, the rules run on :data:`RULE_THREADS` threads: a
-    cold ``analyze`` of a 100 MB profile computes ~10 analyses here, 0.6-0.7 s on one core.  The
-    result is the same as one after the other: every rule is a function of the profile's tables
-    and each analysis is computed once, whichever rule asks first."""
+    """Each rule's outcome, ``(hit or None, exception or None)``, in the order of ``run``.  With a
+    core to spare and a profile that can give each thread its own cursor, the rules run on
+    :data:`RULE_THREADS` threads: a cold ``analyze`` of a 100 MB profile computes ~10 analyses
+    here, 0.6-0.7 s on one core.  The result is the same as one after the other: every rule is a
+    function of the profile's tables and each analysis is computed once, whichever rule asks
+    first.  An exception is kept, not raised: it is raised where the serial order would meet it
+    (:func:`_value`), unless that rule's result is not used."""
     import os
+
+    def one(rid, r):
+        try:
+            return r.func(ctx, ths[rid]), None
+        except Exception as exc:  # noqa: BLE001 - raised again by _value, in rule order
+            return None, exc
 
     parallel = getattr(ctx.profile, "parallel", None)
     if parallel is None or len(run) < 2 or RULE_THREADS < 2 or (os.cpu_count() or 1) < 2:
-        return [r.func(ctx, ths[rid]) for rid, r in run]
+        return [one(rid, r) for rid, r in run]
     with parallel(RULE_THREADS) as pool:
-        futures = [pool.submit(r.func, ctx, ths[rid]) for rid, r in run]
+        futures = [pool.submit(one, rid, r) for rid, r in run]
         return [f.result() for f in futures]
+
+
+def _value(outcome: tuple):
+    hit, exc = outcome
+    if exc is not None:
+        raise exc
+    return hit
 
 
 def verdict(profile, ctx: Context | None = None) -> dict:

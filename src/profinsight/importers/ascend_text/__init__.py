@@ -149,9 +149,10 @@ def _load(con, inputs: _files.Inputs, cfg: _meta.Config, folder: Path, out_dir: 
     _host.build_steps_table(con, kd_steps)
     _summary.fill_steps_from_summary(con, inputs, summary)
     # two chains that share no working table run side by side, each on its own cursor: the
-    # device's (communication.json, then device_tasks, which takes its groups) and the host's
-    # (host_ops, operator_details.csv, api_calls).  Their statements are mostly single-threaded,
-    # so one alone leaves a core idle.  Diagnostics keep the serial order: the device chain's first.
+    # device's (device_tasks, which takes the groups of communication.json read beside the CSVs)
+    # and the host's (host_ops, operator_details.csv, api_calls).  Their statements are mostly
+    # single-threaded, so one alone leaves a core idle.  Diagnostics keep the serial order:
+    # communication.json's, then the host chain's (device_tasks says nothing).
     host_inputs = _fork(inputs)
     dev_cursor = con.cursor()
     with ThreadPoolExecutor(1) as pool:

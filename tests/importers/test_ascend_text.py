@@ -747,3 +747,52 @@ def test_counters_keep_every_value_of_args_a_map_cannot_hold(tmp_path):
         ],
         key=repr,
     )
+
+
+@pytest.mark.parametrize("where", ["device_chain", "output_writer"])
+def test_out_of_memory_on_another_thread_is_said_the_same(fixtures, monkeypatch, where):
+    """The device chain and the output writers run on threads of their own (each on its own
+    cursor): DuckDB running out of memory there reaches the caller as the same ProfileError as on
+    the import's own thread, after the other thread has finished (no cursor left in use)."""
+    import duckdb
+
+    from profinsight.errors import ProfileError
+    from profinsight.importers.ascend_text import _device
+
+    def oom(*a, **kw):
+        raise duckdb.OutOfMemoryException("Out of Memory Error: failed to allocate data of size 2.0 GiB")
+
+    if where == "device_chain":
+        monkeypatch.setattr(_device, "build_device_tasks", oom)
+    else:
+        real = ascend_text._write_ipc
+
+        def second_fails(rel, path):
+            if path.endswith("counters.arrow"):
+                oom()
+            return real(rel, path)
+
+        monkeypatch.setattr(ascend_text, "_write_ipc", second_fails)
+    with pytest.raises(ProfileError) as err:
+        load_rank(ascend_text.sniff(rank_dir(fixtures, 1, 0)))
+    assert "out of memory" in str(err.value) and err.value.fix and "memory" in err.value.fix
+
+
+def test_diagnostics_of_the_threads_keep_the_serial_order(fixtures, tmp_path):
+    """communication.json is read beside the CSVs and operator_details.csv on the host chain, each
+    with diagnostics of its own: they are said in the order a serial import says them (the CSVs',
+    then communication.json's, then operator_details.csv's)."""
+    src = rank_dir(fixtures, 1, 0)
+    rank = tmp_path / src.name
+    shutil.copytree(src, rank)
+    out = rank / "ASCEND_PROFILER_OUTPUT"
+    (out / "communication.json").write_text("{not json", encoding="utf-8")
+    (out / "operator_details.csv").write_bytes(b"")
+    (out / "memory_record.csv").write_bytes(b"")
+    got = [(d.code, Path(d.file).name if d.file else None) for d in load_rank(ascend_text.sniff(rank)).diagnostics]
+    said = [c for c in got if c[1] in ("memory_record.csv", "communication.json", "operator_details.csv")]
+    assert said == [
+        ("empty-file", "memory_record.csv"),
+        ("json-invalid", "communication.json"),
+        ("empty-file", "operator_details.csv"),
+    ]

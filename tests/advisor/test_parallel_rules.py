@@ -75,3 +75,24 @@ def test_key_locks_are_one_per_key():
     locks = KeyLocks()
     assert locks("a") is locks("a")
     assert locks("a") is not locks("b")
+
+
+def test_memo_computes_once_and_keeps_only_the_latest_of_a_kind():
+    results = Results(None)
+    calls = []
+
+    def make(v):
+        def compute():
+            calls.append(v)
+            return v
+
+        return compute
+
+    assert results.memo(("attribution", 1), make(1), keep=2) == 1
+    assert results.memo(("attribution", 1), make(99), keep=2) == 1  # computed once
+    results.memo(("attribution", 2), make(2), keep=2)
+    results.memo(("other", 1), make(10), keep=2)
+    results.memo(("attribution", 3), make(3), keep=2)  # the oldest attribution goes
+    assert calls == [1, 2, 10, 3]
+    assert results.memo(("attribution", 1), make(11), keep=2) == 11  # computed again
+    assert results.memo(("other", 1), make(12), keep=2) == 10  # another kind is not touched

@@ -91,7 +91,13 @@ def _memo(profile, key: tuple, compute):
     """``compute()`` once per profile and ``key``, in memory (``module_time`` and ``code_time`` of
     the same tasks share everything but the Python frames they keep)."""
     memo = getattr(getattr(profile, "_results", None), "memo", None)
-    return memo(key, compute) if memo is not None else compute()
+    return memo(key, compute, keep=_KEEP) if memo is not None else compute()
+
+
+#: attributions kept per profile: ``module_time`` and ``code_time`` of one filter ask one after
+#: the other; a viewer that walks through kernel types must not hold one per type (at 1 GB one
+#: holds the Python frames of the whole rank, ~60 MB)
+_KEEP = 2
 
 
 class _Base:

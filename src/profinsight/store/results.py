@@ -193,14 +193,21 @@ class Results:
             return cls(None)
         return cls(Path(ranks[0].entry_folder) / f"results-{code_fingerprint()}" / key)
 
-    def memo(self, key: tuple, compute: Callable[[], Any]):
+    def memo(self, key: tuple, compute: Callable[[], Any], keep: int | None = None):
         """A value ``compute()`` derives from the profile, kept in memory only (never on disk) and
         computed once per ``key`` whichever thread asks first: the building blocks that several
-        analyses share (the attribution of one set of tasks for ``module_time`` and ``code_time``)."""
+        analyses share (the attribution of one set of tasks for ``module_time`` and ``code_time``).
+        ``keep``: at most that many values of the same kind (``key[0]``) stay, the latest ones —
+        a server that answers many filters of one profile must not hold a value per filter."""
         key = ("memo", *key)
         with self._locks(key):
             if key not in self._memory:
                 self._memory[key] = compute()
+                if keep is not None:
+                    with self._count_lock:
+                        same = [k for k in list(self._memory) if isinstance(k, tuple) and k[:2] == key[:2]]
+                        for old in same[: max(len(same) - keep, 0)]:
+                            self._memory.pop(old, None)
             return self._memory[key]
 
     # --- tables (analyses' DataFrames) ---------------------------------------------------------

@@ -16,6 +16,7 @@ The flow, and why (details in each module):
 from __future__ import annotations
 
 import re
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pyarrow as pa
@@ -27,7 +28,7 @@ from .._common import close_duck, duck, rank_threads, sql_str, temp_folder
 from .._steps import assign_steps, build_steps
 from ..base import Importer, RankData, RankSource, Recognised
 from . import _bare, _comm, _links, _prepass, _runinfo, _sql, _tables
-from ._events import Malformed, load_raw, load_rest
+from ._events import API_CATS, Malformed, cats, load_raw, load_rest
 
 VERSION = (
     "3"  # 3: a damaged distributedInfo field is said; 2: old (PyTorch 1.8-1.13) category names and bare event arrays
@@ -216,10 +217,24 @@ def _passes(con, events_path: Path, base: int, span: tuple[int, int] | None = No
     the host, runtime and device tables are taken out of it, then the rest becomes ``ev`` and
     ``raw`` is dropped."""
     legacy = load_raw(con, events_path, base, span)
-    host = _tables.read_host(con, legacy)
-    api = _tables.read_api(con)
-    rocm = pc.any(pc.starts_with(api["name"], "hip")).as_py() if api.num_rows else False
-    dev = _tables.read_dev(con, "RCCL" if rocm else "NCCL", legacy)
+    # the three passes read ``raw`` at once, host and device each on a cursor of its own: their
+    # statements leave a core idle.  Each pass's table is registered in the cursor that made it,
+    # so it is registered here again for the statements that join them
+    rocm = con.execute(
+        f"SELECT coalesce(bool_or(starts_with(name, 'hip')), false) FROM raw WHERE ph = 'X' AND cat IN {cats(API_CATS)}"
+    ).fetchall()[0][0]
+    cursors = [con.cursor(), con.cursor()]
+    try:
+        with ThreadPoolExecutor(2) as pool:
+            host_f = pool.submit(_tables.read_host, cursors[0], legacy)
+            dev_f = pool.submit(_tables.read_dev, cursors[1], "RCCL" if rocm else "NCCL", legacy)
+            api = _tables.read_api(con)
+            host, dev = host_f.result(), dev_f.result()
+    finally:
+        for cur in cursors:
+            cur.close()
+    con.register("host", host)
+    con.register("dev", dev)
     load_rest(con)
     _tables.create_gpu_pids(con)
     return host, api, dev

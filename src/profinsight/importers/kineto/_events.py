@@ -247,7 +247,8 @@ def load_raw(con, events_path: Path, base_ns: int, span: tuple[int, int] | None 
     of the ``cat`` column; only then are the rows rewritten and the old arg keys read).  Raises
     :class:`Malformed` when part of the array is not valid JSON.  ``span``: the array is that
     byte range of ``events_path`` (the trace itself, read in place)."""
-    con.execute(f"CREATE OR REPLACE TEMP TABLE raw ({_RAW_COLS})")
+    # a table of the database, not a TEMP one: the passes read it from cursors of their own
+    con.execute(f"CREATE OR REPLACE TABLE raw ({_RAW_COLS})")
     got = read_trace_json(
         con, events_path, "kineto", take=_take(base_ns), columns=COLUMNS, ignore_errors=True, span=span
     )

@@ -181,6 +181,20 @@ def duck(threads: int = 2, memory_limit: int | None = None) -> duckdb.DuckDBPyCo
     return con
 
 
+@contextlib.contextmanager
+def cursors(con, n: int) -> Iterator[list]:
+    """``n`` cursors of DuckDB connection ``con``, closed at the end: one per thread that works on
+    the import's database beside the thread that owns ``con`` (a connection is for one thread at a
+    time; a cursor shares its database, its tables and macros, not its TEMP tables or registered
+    Arrow tables)."""
+    made = [con.cursor() for _ in range(n)]
+    try:
+        yield made
+    finally:
+        for cur in made:
+            cur.close()
+
+
 def close_duck(con) -> None:
     """Close a connection made by :func:`duck` and remove its spill folder now (not when the
     connection object is collected, which a traceback kept in a notebook can delay for hours)."""

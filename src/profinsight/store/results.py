@@ -28,6 +28,7 @@ held in memory (cache off, an unwritable cache, a failed import) keeps its resul
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import marshal
@@ -145,17 +146,6 @@ class KeyLocks:
             return lock
 
 
-class _NoLock:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
-
-
-_NO_LOCK = _NoLock()
-
-
 class Results:
     """The results of one profile: in memory for this process, and on disk when ``folder`` is
     given (a profile whose ranks are all in the Parquet cache)."""
@@ -167,13 +157,14 @@ class Results:
         self.stats = {"memory": 0, "disk": 0, "computed": 0, "written": 0}
         self._locks = KeyLocks()
         self._count_lock = threading.Lock()
+        self._trim_lock = threading.Lock()
 
     def _count(self, what: str) -> None:
         with self._count_lock:
             self.stats[what] += 1
 
     def _lock(self, mkey):
-        return _NO_LOCK if mkey is None else self._locks(mkey)
+        return contextlib.nullcontext() if mkey is None else self._locks(mkey)
 
     # --- a plain in-memory mapping as well: code that keeps its own per-profile values here
     # (``profile._results[key] = value``) gets the dict it expects, in memory only
@@ -204,7 +195,7 @@ class Results:
             if key not in self._memory:
                 self._memory[key] = compute()
                 if keep is not None:
-                    with self._count_lock:
+                    with self._trim_lock:
                         same = [k for k in list(self._memory) if isinstance(k, tuple) and k[:2] == key[:2]]
                         for old in same[: max(len(same) - keep, 0)]:
                             self._memory.pop(old, None)

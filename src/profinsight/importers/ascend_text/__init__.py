@@ -29,13 +29,13 @@ import copy
 import os
 import shutil
 import threading
-from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pyarrow as pa
 
 from .. import _torch_npu, progress
-from .._common import close_duck, duck, ram_bytes, rank_threads, temp_dir
+from .._common import close_duck, cursors, duck, ram_bytes, rank_threads, temp_dir
 from ..base import Importer, RankData, RankSource
 from ..chrome_trace import TraceRead, damage, out_of_memory, read_trace_json
 from . import _comm, _device, _files, _host, _kernels, _links, _memory, _meta, _sql, _summary, _trace
@@ -154,8 +154,7 @@ def _load(con, inputs: _files.Inputs, cfg: _meta.Config, folder: Path, out_dir: 
     # single-threaded, so one alone leaves a core idle.  Diagnostics keep the serial order:
     # communication.json's, then the host chain's (device_tasks says nothing).
     host_inputs = _fork(inputs)
-    dev_cursor = con.cursor()
-    with ThreadPoolExecutor(1) as pool:
+    with cursors(con, 1) as (dev_cursor,), ThreadPoolExecutor(1) as pool:
         dev = pool.submit(_device.build_device_tasks, dev_cursor, pmu or [], have_kd, device, have_l2)
         try:
             _host.build_host_ops(con)
@@ -163,7 +162,6 @@ def _load(con, inputs: _files.Inputs, cfg: _meta.Config, folder: Path, out_dir: 
             _host.build_api_calls(con)
         finally:
             dev.result()
-            dev_cursor.close()
     inputs.diagnostics.extend(comm_inputs.diagnostics + host_inputs.diagnostics)
     _links.build_launches(con)
     if truncated is not None:
@@ -347,49 +345,36 @@ def _fetch(con, inputs, cfg, folder, device, made, out_dir: str) -> tuple[dict[s
 
 def _write_outputs(con, steps: list, out_dir: str) -> dict[str, str]:
     """Each output of ``steps`` (name, query, working tables no later output reads) written to an
-    Arrow IPC file, two at a time on cursors of their own: most of an output's time is one sort
-    or join on one core.  A step's working tables are dropped once it and every step before it
-    are written (an earlier step may still be reading them), so memory is given back in the
-    serial order."""
-    files: dict[str, str] = {}
-    finished = [False] * len(steps)
-    dropped = 0
-    lock = threading.Lock()
+    Arrow IPC file, two at a time, each thread on a cursor of its own: most of an output's time is
+    one sort or join on one core.  The outputs are awaited in order and a step's working tables
+    dropped once it is written, so no table goes while an earlier step may still read it and
+    memory is given back in the serial order."""
+    local = threading.local()
+    with cursors(con, 2) as made:
+        free = list(made)  # taken here, closed by cursors()
 
-    def write(i: int, cur) -> None:
-        name, sql, _ = steps[i]
-        rel = cur.sql(sql)
-        drop = [c for c in _INTERNAL.get(name, ()) if c in rel.columns]
-        if drop:
-            rel = cur.sql(f"SELECT * EXCLUDE ({', '.join(drop)}) FROM ({sql})")
-        path = _write_ipc(rel, os.path.join(out_dir, f"{name}.arrow"))
-        with lock:
-            files[name] = path
-            finished[i] = True
+        def take() -> None:  # each of the pool's two threads, once
+            local.cur = free.pop()
 
-    cursors = [con.cursor(), con.cursor()]
-    try:
-        with ThreadPoolExecutor(len(cursors)) as pool:
-            idle = list(cursors)
-            running: dict = {}
-            nxt = 0
-            while nxt < len(steps) or running:
-                while nxt < len(steps) and idle:
-                    cur = idle.pop()
-                    running[pool.submit(write, nxt, cur)] = cur
-                    nxt += 1
-                done, _ = wait(running, return_when=FIRST_COMPLETED)
-                for fut in done:
-                    idle.append(running.pop(fut))
-                    fut.result()
-                while dropped < len(steps) and finished[dropped]:
-                    gone = steps[dropped][2]
+        def write(name: str, sql: str) -> str:
+            rel = local.cur.sql(sql)
+            drop = [c for c in _INTERNAL.get(name, ()) if c in rel.columns]
+            if drop:
+                rel = local.cur.sql(f"SELECT * EXCLUDE ({', '.join(drop)}) FROM ({sql})")
+            return _write_ipc(rel, os.path.join(out_dir, f"{name}.arrow"))
+
+        files = {}
+        with ThreadPoolExecutor(2, initializer=take) as pool:
+            written = [pool.submit(write, name, sql) for name, sql, _ in steps]
+            try:
+                for (name, _, gone), fut in zip(steps, written):
+                    files[name] = fut.result()
                     _drop_tables(con, lambda t, gone=gone: t in gone)
-                    dropped += 1
-    finally:
-        for cur in cursors:
-            cur.close()
-    return {name: files[name] for name, _, _ in steps}
+            except BaseException:
+                for fut in written:  # one failed (out of memory): write no more
+                    fut.cancel()
+                raise
+    return files
 
 
 def _drop_tables(con, which) -> None:

@@ -24,7 +24,7 @@ import pyarrow.compute as pc
 
 from ... import diagnostics as dx
 from .. import chrome_trace, progress
-from .._common import close_duck, duck, rank_threads, sql_str, temp_folder
+from .._common import close_duck, cursors, duck, rank_threads, sql_str, temp_folder
 from .._steps import assign_steps, build_steps
 from ..base import Importer, RankData, RankSource, Recognised
 from . import _bare, _comm, _links, _prepass, _runinfo, _sql, _tables
@@ -223,16 +223,11 @@ def _passes(con, events_path: Path, base: int, span: tuple[int, int] | None = No
     rocm = con.execute(
         f"SELECT coalesce(bool_or(starts_with(name, 'hip')), false) FROM raw WHERE ph = 'X' AND cat IN {cats(API_CATS)}"
     ).fetchall()[0][0]
-    cursors = [con.cursor(), con.cursor()]
-    try:
-        with ThreadPoolExecutor(2) as pool:
-            host_f = pool.submit(_tables.read_host, cursors[0], legacy)
-            dev_f = pool.submit(_tables.read_dev, cursors[1], "RCCL" if rocm else "NCCL", legacy)
-            api = _tables.read_api(con)
-            host, dev = host_f.result(), dev_f.result()
-    finally:
-        for cur in cursors:
-            cur.close()
+    with cursors(con, 2) as (host_cur, dev_cur), ThreadPoolExecutor(2) as pool:
+        host_f = pool.submit(_tables.read_host, host_cur, legacy)
+        dev_f = pool.submit(_tables.read_dev, dev_cur, "RCCL" if rocm else "NCCL", legacy)
+        api = _tables.read_api(con)
+        host, dev = host_f.result(), dev_f.result()
     con.register("host", host)
     con.register("dev", dev)
     load_rest(con)

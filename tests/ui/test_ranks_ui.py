@@ -39,6 +39,24 @@ def grid(page):
     )
 
 
+def cell_point(box: dict, row: int, rows: int) -> tuple[float, float]:
+    """A point inside heat-map row ``row`` of ``rows`` (the map is one canvas, ./widgets/heatgrid.ts:
+    rows under a 34 px header, 8 px below them), right of the labels, left of the colour scale."""
+    return box["x"] + box["width"] - 200, box["y"] + 34 + (row + 0.5) * (box["height"] - 42) / rows
+
+
+def hover_cell(page, row: int, rows: int):
+    """Scroll the heat map into view, hover row ``row`` of ``rows``: (the point, its tooltip)."""
+    canvas = page.locator(".pi-pane-ranks .pi-heat-chart canvas")
+    canvas.wait_for(timeout=90_000)
+    canvas.scroll_into_view_if_needed()
+    cell = cell_point(canvas.bounding_box(), row, rows)
+    page.mouse.move(*cell)
+    tip = page.locator(".pi-pane-ranks .pi-heatgrid-tip")
+    tip.wait_for(state="visible")
+    return cell, tip
+
+
 def test_rank_step_heatmap_grouped_by_parallel_group(base, page, qwen, shot):
     rs = profinsight.load(qwen).rank_steps()
     page.goto(f"{base}/#{RUN}/ranks")
@@ -63,10 +81,8 @@ def test_rank_step_heatmap_grouped_by_parallel_group(base, page, qwen, shot):
     page.locator(".pi-pane-ranks .pi-heat-chart").scroll_into_view_if_needed()
     # the map is one canvas (./widgets/heatgrid.ts): 4 rows of 24 px under a 34 px header, the
     # colour scale in the right 120 px; a point in rank 2's row, right of the labels, hovers its cell
+    row2, tip = hover_cell(page, 2, 4)
     box = page.locator(".pi-pane-ranks .pi-heat-chart canvas").bounding_box()
-    page.mouse.move(box["x"] + box["width"] - 200, box["y"] + 34 + 2.5 * (box["height"] - 42) / 4)
-    tip = page.locator(".pi-pane-ranks .pi-heatgrid-tip")
-    tip.wait_for(state="visible")
     assert tip.inner_text().split("\n") == [
         "rank 2 · step 13",
         f"Communication wait {fmt_us(by.loc[2, 'comm_wait_us'])}",
@@ -78,7 +94,7 @@ def test_rank_step_heatmap_grouped_by_parallel_group(base, page, qwen, shot):
     page.mouse.move(box["x"] + 2, box["y"] + 2)  # over the labels: no cell, no tooltip
     tip.wait_for(state="hidden")
     # rank 1's step comes from the vendor's summary: no window, its cell says no click and opens nothing
-    row1 = (box["x"] + box["width"] - 200, box["y"] + 34 + 1.5 * (box["height"] - 42) / 4)
+    row1 = cell_point(box, 1, 4)
     page.mouse.move(*row1)
     tip.wait_for(state="visible")
     assert tip.inner_text().split("\n")[-1] == "from: vendor_summary"
@@ -86,7 +102,7 @@ def test_rank_step_heatmap_grouped_by_parallel_group(base, page, qwen, shot):
     page.wait_for_timeout(400)
     assert page.evaluate("location.hash") == f"#{RUN}/ranks"
     # rank 2's cell opens the timeline on rank 2's step 13 (its device window, with the view's margin)
-    page.mouse.click(box["x"] + box["width"] - 200, box["y"] + 34 + 2.5 * (box["height"] - 42) / 4)
+    page.mouse.click(*row2)
     page.wait_for_function(f"() => location.hash.startsWith('#{RUN}/timeline')")
     q = dict(kv.split("=") for kv in page.evaluate("location.hash").split("?", 1)[1].split("&"))
     assert q["rank"] == "2"
@@ -127,14 +143,7 @@ def test_the_view_says_its_tier_and_opens_a_rank_in_full(serve, qwen, page, monk
     page.wait_for_function("() => /^#rank_2_ascend_pt[^/]*\\/timeline/.test(location.hash)", timeout=60_000)
     # a cell of the heat map opens its rank in full too: rank 3, the last row
     page.goto(f"{base}/#{RUN}/ranks")
-    canvas = page.locator(".pi-pane-ranks .pi-heat-chart canvas")
-    canvas.wait_for(timeout=90_000)
-    canvas.scroll_into_view_if_needed()
-    box = canvas.bounding_box()
-    cell = (box["x"] + box["width"] - 200, box["y"] + 34 + 3.5 * (box["height"] - 42) / 4)
-    page.mouse.move(*cell)
-    tip = page.locator(".pi-pane-ranks .pi-heatgrid-tip")
-    tip.wait_for(state="visible")
+    cell, tip = hover_cell(page, 3, 4)
     assert tip.inner_text().split("\n")[0] == "rank 3 · step 13"
     assert tip.inner_text().split("\n")[-1] == "Click: open rank 3 in full, on its timeline"
     page.mouse.click(*cell)
@@ -215,14 +224,7 @@ def test_a_cluster_summary_cell_opens_nothing(serve, page, fixtures):
     leaves the view where it is (a summary tier of rank folders opens the rank in full)."""
     base = serve(fixtures / "cluster_analysis" / "cluster_analysis_output")
     page.goto(f"{base}/#cluster_analysis_output/ranks")
-    canvas = page.locator(".pi-pane-ranks .pi-heat-chart canvas")
-    canvas.wait_for(timeout=90_000)
-    canvas.scroll_into_view_if_needed()
-    box = canvas.bounding_box()
-    cell = (box["x"] + box["width"] - 200, box["y"] + 34 + 4.5 * (box["height"] - 42) / 16)
-    page.mouse.move(*cell)
-    tip = page.locator(".pi-pane-ranks .pi-heatgrid-tip")
-    tip.wait_for(state="visible")
+    cell, tip = hover_cell(page, 4, 16)
     assert tip.inner_text().split("\n") == ["rank 4 · step 2", "Step time 289.8 ms", "from: vendor_summary"]
     page.mouse.click(*cell)
     page.wait_for_timeout(600)

@@ -40,7 +40,12 @@ HOLD = 16 << 20  # bytes held back to find the array end in
 PREFIX_LIMIT = 256 << 20  # give up looking for "traceEvents" after this much text
 
 _KEY = re.compile(rb'"traceEvents"\s*:\s*\[')
-_CLOSE = re.compile(rb"[}\[]\s*\]")  # end of the last event (or an empty array), then ]
+#: a ``]`` right after ``}``, ``[`` or white space: where the array may close (the end of the last
+#: event, or an empty array), confirmed by :func:`_closes`.  A pattern that starts with the
+#: literal ``]`` lets the scanner skip to each one (``[}\[]\s*\]`` tried every ``}`` of the
+#: events: 0.07 s against 0.02 s over a 24 MB tail)
+_CLOSE = re.compile(rb"\](?<=[}\[\s]\])")
+_SPACE = frozenset(b" \t\n\r\x0b\x0c")  # what \s matches in a bytes pattern
 _OBJ_END = re.compile(rb"\s*\}[\s\x00]*")
 _NEXT_KEY = re.compile(rb'\s*,\s*"')
 _WS = b" \t\r\n"
@@ -232,9 +237,10 @@ def _find_end(tail: bytearray, at_array_start: bool):
     view = memoryview(work)
     try:
         for m in _CLOSE.finditer(tail):
-            if tail[m.start()] == ord("[") and not (at_array_start and m.start() == 0):
+            close = m.start()
+            before = _closes(tail, close)
+            if before is None or (tail[before] == ord("[") and not (at_array_start and before == 0)):
                 continue
-            close = m.end() - 1
             # cheap necessary conditions first: the object ends here, or a key follows
             if not (_OBJ_END.fullmatch(tail, close + 1) or _NEXT_KEY.match(tail, close + 1)):
                 continue
@@ -252,6 +258,15 @@ def _find_end(tail: bytearray, at_array_start: bool):
         return None, {}
     finally:
         view.release()
+
+
+def _closes(tail: bytearray, close: int) -> int | None:
+    """Where the ``}`` or ``[`` before the ``]`` at ``close`` is (only white space between), or
+    None when another character comes first."""
+    i = close - 1
+    while i >= 0 and tail[i] in _SPACE:
+        i -= 1
+    return i if i >= 0 and tail[i] in b"}[" else None
 
 
 def _last_event_end(tail: bytearray):

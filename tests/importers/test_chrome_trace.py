@@ -67,6 +67,25 @@ def test_plain_object_read_in_place_as_the_copy_would_be(tmp_path, monkeypatch):
             assert placed.materialise(tmp_path).read_bytes() == copy and placed.span is None
 
 
+def test_array_end_found_across_white_space(tmp_path):
+    # an indented trace closes its array as "}\n  ]" (or "[\n  ]" when empty) and its metadata
+    # after the array holds arrays of its own: the end is the first "]" whose rest parses
+    for n in (0, 2):
+        doc = {
+            "schemaVersion": 1,
+            "traceEvents": [{"ph": "X", "name": f"op{i}]", "args": {"d": [[i], []]}} for i in range(n)],
+            "deviceProperties": [{"id": 0, "l": [1, []]}],
+            "traceName": "t]",
+        }
+        for indent in (None, 1, 4):
+            path = tmp_path / f"w{n}_{indent}.json"
+            path.write_text(json.dumps(doc, indent=indent) + " \n")
+            ex = chrome_trace.extract(path, tmp_path, in_place=True)
+            lo, hi = ex.span
+            assert json.loads(path.read_bytes()[lo:hi]) == doc["traceEvents"]
+            assert ex.meta == {k: v for k, v in doc.items() if k != "traceEvents"}
+
+
 def test_gzip_and_cut_short_objects_are_still_copied(tmp_path):
     data = _object_trace(50)
     gz = tmp_path / "t.json.gz"

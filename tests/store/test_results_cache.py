@@ -175,3 +175,31 @@ def test_warm_analyze_reads_the_cached_report_and_imports_no_engine(fixtures, fi
     zh = _cli(["analyze", path, "--lang", "zh"])  # another language: worded again from the same findings
     assert not {"pandas", "duckdb"} & set(zh["modules"])
     assert json.loads(cold["out"])["findings"][0]["title"] not in zh["out"]
+
+
+def test_a_result_is_written_only_when_it_reads_back_exactly():
+    import numpy as np
+
+    a = pd.DataFrame(
+        {
+            "n": pd.array([1, None], dtype="Int64"),
+            "x": [1.0, np.nan],
+            "s": pd.array(["a", None], dtype="string"),
+            "o": pd.Series(["a", None], dtype=object),
+        }
+    )
+    assert results._same_frame(a, a.copy())
+    for col, other in {
+        "n": pd.array([1, 0], dtype="Int64"),
+        "x": [1.0, 0.0],
+        "s": pd.array(["a", "b"], dtype="string"),
+        "o": pd.Series(["a", np.nan], dtype=object),  # NaN is not the None that was computed
+    }.items():
+        b = a.copy()
+        b[col] = other
+        assert not results._same_frame(a, b), col
+    assert not results._same_frame(a, a.astype({"n": "float64"}))
+    assert not results._same_frame(a, a.set_axis([1, 2]))
+    # a kind of column the column-by-column comparison does not know is compared by pandas
+    c = pd.DataFrame({"k": pd.Categorical(["x", "y"])})
+    assert results._same_frame(c, c.copy()) and not results._same_frame(c, c.iloc[::-1].reset_index(drop=True))

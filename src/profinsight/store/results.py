@@ -369,7 +369,15 @@ def _to_frame(table):
 
 
 def _same_frame(a, b) -> bool:
-    """Exactly the same frame: columns, dtypes, index, values, and None vs NaN in object columns."""
+    """Exactly the same frame: columns, dtypes, index, values, and None vs NaN in object columns.
+
+    Column by column with pandas' own exact comparisons (NaN equal to NaN, None not equal to
+    NaN); ``assert_frame_equal`` gives the same answer but took 0.06-0.08 s of a cold
+    ``analyze`` on the idle gaps of a 100 MB trace (29 k rows).  A column of another kind
+    (categorical, dates) is left to ``assert_frame_equal``."""
+    fast = _same_columns(a, b)
+    if fast is not None:
+        return fast
     from pandas.testing import assert_frame_equal
 
     try:
@@ -377,6 +385,45 @@ def _same_frame(a, b) -> bool:
         return True
     except (AssertionError, TypeError, ValueError):
         return False
+
+
+def _same_labels(x, y) -> bool:
+    """The same index (or columns): class, dtype, names and values."""
+    return type(x) is type(y) and x.dtype == y.dtype and list(x.names) == list(y.names) and x.equals(y)
+
+
+def _same_columns(a, b) -> bool | None:
+    """:func:`_same_frame` for frames whose columns are all numbers, booleans, Python objects,
+    strings or masked numbers (Int64, Float64, boolean); None for any other frame (the caller
+    compares it)."""
+    import numpy as np
+    import pandas as pd
+    from pandas.core.arrays.masked import BaseMaskedArray
+    from pandas.core.dtypes.missing import array_equivalent
+
+    def simple(col) -> bool:
+        if isinstance(col.dtype, np.dtype):
+            return col.dtype.kind in "biufO"
+        return isinstance(col.dtype, pd.StringDtype) or isinstance(col.array, BaseMaskedArray)
+
+    if not (_same_labels(a.columns, b.columns) and _same_labels(a.index, b.index) and a.flags == b.flags):
+        return False
+    if a.columns.has_duplicates or not all(simple(a[c]) for c in a.columns):
+        return None
+    try:
+        for c in a.columns:
+            x, y = a[c], b[c]
+            if x.dtype != y.dtype:
+                return False
+            if isinstance(x.dtype, np.dtype):
+                same = array_equivalent(x.to_numpy(), y.to_numpy(), strict_nan=True, dtype_equal=True)
+            else:
+                same = x.array.equals(y.array)
+            if not same:
+                return False
+    except (TypeError, ValueError):
+        return None
+    return True
 
 
 def _plain(o):

@@ -181,10 +181,11 @@ def test_cache_write_killed_mid_way_is_ignored_then_repaired(fixtures, tmp_path,
         if writer.poll() is None:
             writer.kill()
         writer.stderr.close()
-    # what the kill left: a temporary folder holding part of the entry, no entry
+    # what the kill left: a temporary folder holding part of the entry (the tables are written
+    # two at a time, so the other writer may have gone on past the third), no entry
     (tmp,) = root.rglob(".tmp-*")
     assert Path(ready.read_text()).parent == tmp
-    assert len(list(tmp.glob("*.parquet"))) == 3 and not (tmp / "meta.json").exists()
+    assert len(list(tmp.glob("*.parquet"))) >= 3 and not (tmp / "meta.json").exists()
     src = profinsight.discover(rank)[0].sources[0]
     assert not (tmp.parent / cache.cache_key(src)).exists()
     assert cache.lookup(src) is None

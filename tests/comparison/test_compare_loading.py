@@ -95,6 +95,67 @@ def test_the_runs_are_imported_side_by_side(fixtures, monkeypatch):
             pd.testing.assert_frame_equal(prof.table(name), plain.table(name))
 
 
+@pytest.mark.parametrize("method", ["fork", "spawn"])
+def test_forked_and_spawned_workers_import_the_same(fixtures, monkeypatch, method):
+    """The worker is forked where this process runs no other thread (the command line), spawned
+    otherwise: both give the tables of a plain load."""
+    import multiprocessing as mp
+
+    from profinsight.store import loader
+
+    monkeypatch.setattr(loader, "_worker_context", lambda: mp.get_context(method))
+    paths = [fixtures / p for p in KINETO]
+    cmp = profinsight.compare(*paths, workers=2)
+    assert [p._ranks[0].loaded_by["pid"] == os.getpid() for p in cmp.profiles] == [True, False]
+    monkeypatch.setenv("PROFINSIGHT_CACHE", os.environ["PROFINSIGHT_CACHE"] + "_plain")
+    for prof, path in zip(cmp.profiles, paths):
+        plain = profinsight.load(path)
+        for name in ("device_tasks", "host_ops", "api_calls", "launches", "steps"):
+            pd.testing.assert_frame_equal(prof.table(name), plain.table(name))
+
+
+def test_a_worker_is_forked_only_where_no_other_thread_runs():
+    import threading
+
+    from profinsight.store import loader
+
+    if threading.active_count() == 1:
+        assert loader._worker_context().get_start_method() == "fork"
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait)
+    other.start()
+    try:
+        assert loader._worker_context().get_start_method() == "spawn"
+    finally:
+        stop.set()
+        other.join()
+
+
+def test_output_buffered_before_a_forked_worker_is_printed_once(fixtures, tmp_path):
+    """A forked child flushes its copy of the parent's stdout buffer as it ends, so the buffer
+    must be written out before the fork (multiprocessing does) -- and no warning about the fork
+    reaches the user."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from profinsight.store import loader; print('before the workers'); "
+        "assert loader._worker_context().get_start_method() == 'fork'; "
+        "import profinsight; profinsight.compare(*sys.argv[1:], workers=2)"
+    )
+    env = dict(os.environ, PROFINSIGHT_CACHE=str(tmp_path / "cache"))
+    out = subprocess.run(
+        [sys.executable, "-c", code, *(str(fixtures / p) for p in KINETO)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == "before the workers\n"
+    assert "fork" not in out.stderr
+
+
 def test_more_runs_than_workers_share_the_two_workers(fixtures, monkeypatch):
     """Three runs on two workers (this process and one spawned, each taking the next run when it
     is free): every run is imported by one of the two and holds the tables of a plain load."""

@@ -153,3 +153,26 @@ def test_busy_now_reads_proc_stat_once_per_while(monkeypatch):
     assert first is not None and 0.0 <= first <= (os.cpu_count() or 1)
     _common._BUSY[1] = 123.0  # within BUSY_REUSE_S the sample is reused, not read again
     assert _common.busy_now() == 123.0
+
+
+def test_busy_now_measures_from_the_mark_without_waiting_and_leaves_out_this_thread(monkeypatch):
+    """The window begins where the import marked it: the sample waits only for what is left of
+    it, and what this thread did meanwhile is not a busy core."""
+    import os
+    import time
+
+    from profinsight.importers import _common
+
+    ticks = os.sysconf("SC_CLK_TCK")
+    stat = iter([(10_000, 8_000), (10_000 + 4 * ticks, 8_000)])  # 2 cores x 2 s, none idle
+    cpu = iter([100.0, 101.0])  # this thread worked 1 s of it
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(_common, "_jiffies", lambda: next(stat))
+    monkeypatch.setattr(time, "thread_time", lambda: next(cpu))
+    monkeypatch.setattr(_common, "_BUSY", [float("-inf"), None])
+    _common.mark_busy()
+    _common._MARK[0] = (_common._MARK[0][0] - 2.0, *_common._MARK[0][1:])  # marked 2 s ago
+    started = time.monotonic()
+    assert _common.busy_now() == pytest.approx(1.5)  # 4 core-seconds busy, 1 of them ours: 3 of 4
+    assert time.monotonic() - started < _common.BUSY_WINDOW_S / 2
+    assert _common._MARK[0] is None  # a mark serves one sample

@@ -60,6 +60,9 @@ def paths(args) -> list[str]:
 
 def load_profile(args):
     """Load the run named on the command line, with a progress bar on a terminal."""
+    from ..importers._common import mark_busy
+
+    mark_busy()  # the imports below fill the window in which the import reads how busy the cores are
     from rich.console import Console
 
     from ..api import load

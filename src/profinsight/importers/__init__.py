@@ -49,8 +49,10 @@ def importer(fmt: str):
 def load_rank(source: RankSource) -> RankData:
     """Import one rank with the importer of its format; tables conformed to the schema, and the
     checks every rank gets (:mod:`.checks`) added to its diagnostics."""
+    from ._common import mark_busy
     from .checks import rank_checks
 
+    mark_busy()  # how busy the cores are is read over the import's first steps, not waited for
     data = importer(source.format).load_rank(source).finish()
     try:
         data.diagnostics.extend(rank_checks(data))

@@ -85,6 +85,12 @@ def set_rank_threads(n: int | None) -> None:
     _RANK_THREADS = None if n is None else max(1, int(n))
 
 
+def thread_share() -> int:
+    """Threads one rank's work may use beside its import (writing its tables): the loader's share
+    when ranks are imported side by side, else the cores (no sample of how busy they are)."""
+    return _RANK_THREADS or os.cpu_count() or 1
+
+
 def rank_threads() -> int:
     """DuckDB threads for importing one rank: the loader's share, else every idle core.  A lone
     rank on an idle machine is parsed by all of them (the trace's pieces in parallel); on a
@@ -114,32 +120,60 @@ def rank_threads() -> int:
 _BUSY: list = [float("-inf"), None]
 BUSY_WINDOW_S = 0.1
 BUSY_REUSE_S = 5.0
+#: where the window of the next sample began (:func:`mark_busy`): (monotonic s, all jiffies, idle
+#: jiffies, CPU s of the marking thread, that thread's id), or None
+_MARK: list = [None]
+
+
+def _jiffies() -> tuple[int, int]:
+    """(all, idle + iowait) clock ticks of every core since boot, from ``/proc/stat``."""
+    with open("/proc/stat", "rb") as f:
+        vals = [int(x) for x in f.readline().split()[1:]]
+    return sum(vals), vals[3] + (vals[4] if len(vals) > 4 else 0)
+
+
+def mark_busy() -> None:
+    """Begin the window of the next :func:`busy_now` sample now, as a rank's import begins: the
+    import's first steps (finding the trace's array, reading its metadata) then fill the window
+    that the sample would otherwise wait 0.1 s for.  What this thread itself does meanwhile is
+    not counted as a busy core.  A mark this thread made within :data:`BUSY_REUSE_S` stays (the
+    command line marks as it starts to load, before its imports)."""
+    import threading
+
+    mark = _MARK[0]
+    if mark is not None and mark[4] == threading.get_ident() and time.monotonic() - mark[0] <= BUSY_REUSE_S:
+        return
+    try:
+        total, idle = _jiffies()
+    except (OSError, ValueError, IndexError):
+        return
+    _MARK[0] = (time.monotonic(), total, idle, time.thread_time(), threading.get_ident())
 
 
 def busy_now() -> float | None:
-    """Cores busy right now: the share of non-idle time of all cores in ``/proc/stat`` over
-    :data:`BUSY_WINDOW_S`, times the cores (None where there is no ``/proc/stat``).  A sample is
-    reused for :data:`BUSY_REUSE_S` (the ranks of one load ask one after another)."""
-    import time
+    """Cores busy right now, this thread's own work left out: the share of non-idle time of all
+    cores in ``/proc/stat`` over at least :data:`BUSY_WINDOW_S`, times the cores (None where
+    there is no ``/proc/stat``).  The window starts at :func:`mark_busy` when this thread marked
+    it within :data:`BUSY_REUSE_S` (it waits only for what is left of the window), else now.  A
+    sample is reused for :data:`BUSY_REUSE_S` (the ranks of one load ask one after another)."""
+    import threading
 
     when, value = _BUSY
     if time.monotonic() - when < BUSY_REUSE_S:
         return value
-
-    def read() -> tuple[int, int]:
-        with open("/proc/stat", "rb") as f:
-            vals = [int(x) for x in f.readline().split()[1:]]
-        return sum(vals), vals[3] + (vals[4] if len(vals) > 4 else 0)  # idle + iowait
-
+    mark, _MARK[0] = _MARK[0], None
     try:
-        total0, idle0 = read()
-        time.sleep(BUSY_WINDOW_S)
-        total1, idle1 = read()
+        if mark is None or mark[4] != threading.get_ident() or time.monotonic() - mark[0] > BUSY_REUSE_S:
+            mark = (time.monotonic(), *_jiffies(), time.thread_time())
+        time.sleep(max(0.0, BUSY_WINDOW_S - (time.monotonic() - mark[0])))
+        total1, idle1 = _jiffies()
+        own = (time.thread_time() - mark[3]) * os.sysconf("SC_CLK_TCK")
     except (OSError, ValueError, IndexError):
         value = None
     else:
-        span = total1 - total0
-        value = (1 - (idle1 - idle0) / span) * (os.cpu_count() or 1) if span > 0 else None
+        span = total1 - mark[1]
+        busy = max(span - (idle1 - mark[2]) - own, 0.0)
+        value = busy / span * (os.cpu_count() or 1) if span > 0 else None
     _BUSY[:] = [time.monotonic(), value]
     return value
 

@@ -133,10 +133,10 @@ def write_tables(tables: dict[str, pa.Table], folder: Path) -> None:
     cores: a Parquet file is encoded and compressed on one thread, with the GIL released, so a
     second writer takes the other core (the 100 MB Kineto rank's tables: 0.14 -> 0.08 s wall).
     The largest tables start first; the first error is raised, as one after the other would."""
-    from ..importers._common import rank_threads
+    from ..importers._common import thread_share
 
     order = sorted(tables, key=lambda n: tables[n].nbytes, reverse=True)
-    workers = min(rank_threads(), 2, len(order))
+    workers = min(thread_share(), 2, len(order))
     if workers < 2:
         for name in order:
             write_parquet(tables[name], folder / f"{name}.parquet")

@@ -195,11 +195,12 @@ def _side_by_side(sources, todo: list[int], n_workers: int, loaded: dict[int, Lo
 
 def _worker_context():
     """How the worker processes of :func:`_side_by_side` start.  Forked when this process runs
-    no Python thread but this one (the command line): a forked worker has the importers imported
-    already, where a spawned one imports them again (0.5-0.8 s CPU taken from the other ranks'
-    imports; a cold ``compare`` of two 100 MB Kineto ranks 2.9-3.0 -> 2.7-2.8 s).  Spawned
-    otherwise: a notebook's kernel, a server or a caller's own threads may hold locks that a
-    forked child would wait on forever."""
+    no Python thread but this one (the command line writing to a file or a pipe, a script): a
+    forked worker has the importers imported already, where a spawned one imports them again
+    (0.5-0.8 s CPU taken from the other ranks' imports; a cold ``compare`` of two 100 MB Kineto
+    ranks 2.79-2.85 -> 2.47-2.57 s).  Spawned otherwise: a notebook's kernel, a server, the
+    progress bar's thread on a terminal or a caller's own threads may hold a lock (of a stream,
+    say) that a forked child would wait on forever."""
     import threading
 
     if (

@@ -387,11 +387,6 @@ def _same_frame(a, b) -> bool:
         return False
 
 
-def _same_labels(x, y) -> bool:
-    """The same index (or columns): class, dtype, names and values."""
-    return type(x) is type(y) and x.dtype == y.dtype and list(x.names) == list(y.names) and x.equals(y)
-
-
 def _same_columns(a, b) -> bool | None:
     """:func:`_same_frame` for frames whose columns are all numbers, booleans, Python objects,
     strings or masked numbers (Int64, Float64, boolean); None for any other frame (the caller
@@ -406,7 +401,7 @@ def _same_columns(a, b) -> bool | None:
             return col.dtype.kind in "biufO"
         return isinstance(col.dtype, pd.StringDtype) or isinstance(col.array, BaseMaskedArray)
 
-    if not (_same_labels(a.columns, b.columns) and _same_labels(a.index, b.index) and a.flags == b.flags):
+    if not (a.columns.identical(b.columns) and a.index.identical(b.index) and a.flags == b.flags):
         return False
     if a.columns.has_duplicates or not all(simple(a[c]) for c in a.columns):
         return None

@@ -78,7 +78,7 @@ def create_links(con) -> None:
         con.execute(f"SET threads = {threads}")
 
 
-def _create_links(con, enclosing_threads: int = 1) -> None:
+def _create_links(con, enclosing_threads: int) -> None:
     con.execute("""
     CREATE OR REPLACE TEMP TABLE corr_link AS
       SELECT d.task_uid, a.call_id, a.start_ns AS launch_ns

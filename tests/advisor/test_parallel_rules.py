@@ -1,4 +1,4 @@
-"""The rules run on two threads (each with its own DuckDB cursor): the findings must be exactly
+"""The rules run on several threads (each with its own DuckDB cursor): the findings must be exactly
 those of one rule after the other, every analysis computed once, also for a profile whose tables
 are held in memory (registered Arrow, which a cursor must register again)."""
 
@@ -21,15 +21,16 @@ def _hits(path, monkeypatch, threads: int) -> tuple[dict, dict]:
     return found, dict(p._results.stats)
 
 
+@pytest.mark.parametrize("threads", [2, 3])
 @pytest.mark.parametrize("cache", ["on", "off"])
-def test_two_threads_find_what_one_finds(fixtures, monkeypatch, tmp_path, cache):
+def test_threads_find_what_one_finds(fixtures, monkeypatch, tmp_path, cache, threads):
     path = fixtures / "ascend_pt" / "text_level1"
     if cache == "off":
         monkeypatch.setenv("PROFINSIGHT_CACHE", "off")
     serial, serial_stats = _hits(path, monkeypatch, 1)
     if cache == "on":  # a fresh cache: the results of the serial run must not be read back
         monkeypatch.setenv("PROFINSIGHT_CACHE", str(tmp_path / "again"))
-    parallel, parallel_stats = _hits(path, monkeypatch, 2)
+    parallel, parallel_stats = _hits(path, monkeypatch, threads)
     assert parallel == serial
     assert [h["rule"] for h in parallel["hits"]] == [h["rule"] for h in serial["hits"]]
     assert len(parallel["hits"]) >= 3

@@ -12,7 +12,9 @@ string of the fixtures and on random strings.  Both are exact, not approximation
   so strings without any irregularity (the profiler's own output) take a plain ``replace`` that
   gives the same result; a regexp guard sends everything else down the general path.
 - ``trace_ts_ns``: the trace writes ``ts`` with exactly three decimals; for that form dropping
-  the dot gives ns directly (5x faster than ``ts_ns`` on GB traces), any other form uses ``ts_ns``.
+  the dot gives ns directly, any other form uses ``ts_ns``.  The form is told by ``LIKE '%.___'``
+  (a dot, then three characters), not by slicing ``x[-4:-4]``: the same test, 88 -> 66 ms on
+  456 k times.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ MACROS = [
           WHEN regexp_matches(x, '\\s;|;[ \\t]|;;|;\\s*$|^\\s|\\s$|\\n\\s|^;|\\n;') THEN norm_stack_general(x)
           ELSE nullif(replace(replace(x, ';' || chr(13) || chr(10), chr(10)), ';' || chr(10), chr(10)), '') END""",
     """CREATE OR REPLACE MACRO trace_ts_ns(x) AS CASE
-          WHEN x[-4:-4] = '.' AND TRY_CAST(replace(x, '.', '') AS BIGINT) IS NOT NULL
+          WHEN x LIKE '%.___' AND TRY_CAST(replace(x, '.', '') AS BIGINT) IS NOT NULL
           THEN TRY_CAST(replace(x, '.', '') AS BIGINT) ELSE ts_ns(x) END""",
 ]
 

@@ -331,6 +331,7 @@ def main() -> int:
     # the peers run with the copy of the data as their working folder: a relative path would miss
     a.msa = os.path.abspath(a.msa) if a.msa else a.msa
     a.hta_python = os.path.abspath(a.hta_python) if a.hta_python else a.hta_python
+    a.data, a.results = a.data.resolve(), a.results.resolve()
     a.data.mkdir(parents=True, exist_ok=True)
     a.results.mkdir(parents=True, exist_ok=True)
     rows = []

@@ -103,7 +103,7 @@ def _import_and_store(source: RankSource, threads: int | None = None):
     ``(how, cache folder, tables or None, where it ran)``.  ``threads``: the DuckDB threads the
     import may use (its share of the cores when several ranks are imported at once; None: the
     idle cores, for ranks imported one at a time)."""
-    from ..importers._common import set_rank_threads
+    from ..importers._common import release_memory, set_rank_threads
 
     set_rank_threads(threads)
     progress.stage(source.files, "importing")
@@ -116,6 +116,8 @@ def _import_and_store(source: RankSource, threads: int | None = None):
     progress.stage(source.files, "caching")
     entry = cache.store(source, data)
     if entry is not None:
+        del data  # the tables are in the cache now: what held them goes back to the system
+        release_memory()
         return ("cached", entry.folder, None, where)
     return ("memory", None, data, where)
 

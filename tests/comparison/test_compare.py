@@ -130,3 +130,31 @@ def test_verdict_without_absurd_share_when_compute_barely_moved(fixtures):
     verdict = cmp.verdicts()[0]
     assert "more than the compute saved." in verdict and "% of it" not in verdict
     assert "came from outside compute" in verdict
+
+
+def test_per_run_tables_are_computed_side_by_side_and_once(base, variant, monkeypatch):
+    """The op tables and signatures of distinct runs are computed on a thread each, every run
+    once; a run compared with itself (one profile object, one DuckDB connection) is computed on
+    this thread only."""
+    import threading
+
+    from profinsight.comparison import core
+
+    seen = []
+    real = core._op_table
+
+    def spy(profile, by, n):
+        seen.append((id(profile), threading.current_thread() is threading.main_thread()))
+        return real(profile, by, n)
+
+    monkeypatch.setattr(core, "_op_table", spy)
+    two = profinsight.compare(base, variant[0], names=["a", "b"])
+    ops = two.ops()
+    assert sorted(i for i, _ in seen) == sorted([id(base), id(variant[0])])
+    assert not any(on_main for _, on_main in seen)
+    assert len(two._signatures) == 0 and len(two.noise_verdicts()) == 1 and sorted(two._signatures) == [0, 1]
+    seen.clear()
+    assert two.ops().equals(ops) and seen == []  # kept: not computed again
+    same = profinsight.compare(base, base, names=["a", "b"])
+    same.ops()
+    assert [on_main for _, on_main in seen] == [True, True]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -97,3 +98,31 @@ def test_memo_computes_once_and_keeps_only_the_latest_of_a_kind():
     assert calls == [1, 2, 10, 3]
     assert results.memo(("attribution", 1), make(11), keep=2) == 11  # computed again
     assert results.memo(("other", 1), make(12), keep=2) == 10  # another kind is not touched
+
+
+def test_derived_step_figures_are_computed_once_per_context(fixtures, monkeypatch):
+    """The steps and their means that every rule asks for are computed once per context, on
+    whichever thread asks first, and are the step breakdown's own figures."""
+    import pandas as pd
+
+    from profinsight.advisor.rules.base import Context
+
+    p = profinsight.load(fixtures / "ascend_pt" / "text_level1")
+    ctx = Context(p)
+    calls = []
+    real = ctx.view
+
+    def view(name, **params):
+        calls.append(name)
+        return real(name, **params)
+
+    monkeypatch.setattr(ctx, "view", view)
+    with ThreadPoolExecutor(3) as pool:
+        got = list(pool.map(lambda _: (ctx.steps, ctx.task_steps, ctx.step_us, ctx.task_step_us), range(6)))
+    assert all(g[0] is got[0][0] and g[1] is got[0][1] for g in got)
+    assert {g[2:] for g in got} == {got[0][2:]}
+    assert calls == ["step_breakdown"]
+    sb = pd.DataFrame(p.step_breakdown())
+    expect = sb[pd.to_numeric(sb["step_us"], errors="coerce").fillna(0) > 0]
+    assert got[0][0].reset_index(drop=True).equals(expect.reset_index(drop=True))
+    assert len(expect) > 0 and got[0][2] == pytest.approx(expect["step_us"].astype(float).mean(), rel=1e-12)

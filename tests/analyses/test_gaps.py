@@ -417,3 +417,21 @@ def test_api_in_progress_equals_brute_force():
         want_ov.append(best[0][0] / 1e3 if best else None)
     assert got == (want_name, want_ov)
     assert sum(x is not None for x in want_name) > 40 and got[0][df.index[df["start_ns"] == 1_000][0]] == "at_start"
+
+
+@pytest.mark.parametrize(
+    "path", ["kineto/gpu_alexnet.json.gz", "kineto/gpu_2rank_rank0.json.gz", "ascend_pt/text_level1"]
+)
+def test_top_gaps_are_the_head_of_all_gaps(fixtures, path):
+    """``top`` explains only the longest gaps; each gap's explanation is its own, so they are the
+    first rows of the full result exactly, longest first, ties by rank then start."""
+    p = profinsight.load(fixtures / path)
+    full = pd.DataFrame(p.idle_gaps(min_us=0))
+    assert len(full) > 20
+    key = list(zip(-full["dur_us"], full["rank"], full["start_ns"]))
+    assert key == sorted(key)
+    explained = full["host_activity"] != "idle"
+    assert explained.sum() > 5  # the rows carry explanations worth comparing
+    for n in (1, 7, 20):
+        top = pd.DataFrame(p.idle_gaps(min_us=0, top=n))
+        pd.testing.assert_frame_equal(top, full.head(n).reset_index(drop=True))

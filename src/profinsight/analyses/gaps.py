@@ -133,6 +133,9 @@ def idle_gaps(profile, min_us: float = 50.0, top: int | None = None) -> pd.DataF
     ``python`` (only Python frames or user ``record_function`` ranges), ``idle`` (nothing
     recorded but the ProfilerStep itself).  Longest first."""
     min_ns = max(float(min_us or 0.0), 0.0) * 1e3
+    # longest first (the order the result is shown in); only the top ones where ``top`` is given:
+    # each gap is explained on its own, so the others need not be
+    limit = f" LIMIT {int(top)}" if top else ""
     gaps = query(
         profile,
         f"""
@@ -158,20 +161,27 @@ def idle_gaps(profile, min_us: float = 50.0, top: int | None = None) -> pd.DataF
            gs AS start_ns, ge AS end_ns, (ge - gs) / 1e3 AS dur_us, off / 1e3 AS offset_us, next_task,
            'r' || rank || ' s' || coalesce(CAST(step AS VARCHAR), '-') || ' +' || printf('%.3f', off / 1e6) || ' ms'
                AS label
-    FROM o ORDER BY rank, gs""",
+    FROM o ORDER BY ge - gs DESC, rank, gs{limit}""",
     )
-    activity, host_op, overlap = _explain_gaps(profile, gaps)
-    gaps.insert(7, "host_activity", pd.array(activity, dtype="string"))
-    gaps.insert(8, "host_op", pd.array(host_op, dtype="string"))
-    gaps.insert(9, "overlap_us", pd.array(overlap, dtype="Float64"))
-    api, api_ov = _api_in_progress(profile, gaps)
-    gaps.insert(10, "host_api", pd.array(api, dtype="string"))
-    gaps.insert(11, "host_api_overlap_us", pd.array(api_ov, dtype="Float64"))
-    df = gaps.sort_values(["dur_us", "rank", "start_ns"], ascending=[False, True, True], kind="stable")
-    df = df.reset_index(drop=True)
-    if top:
-        df = df.head(int(top)).reset_index(drop=True)
-    return df
+    # the explanations walk the gaps in time order per rank: they get the three columns they
+    # read in that order, and their answers go back to the rows by position (sorting the whole
+    # frame afterwards moved its long kernel-name strings: 0.39 s of 2.4 s at 287 k gaps)
+    by_start = np.lexsort((gaps["start_ns"].to_numpy("int64"), gaps["rank"].to_numpy("int64")))
+    timed = gaps[["rank", "start_ns", "end_ns"]].iloc[by_start].reset_index(drop=True)
+
+    def placed(values) -> list:
+        out = np.empty(len(gaps), dtype=object)
+        out[by_start] = np.asarray(values, dtype=object)
+        return out.tolist()
+
+    activity, host_op, overlap = _explain_gaps(profile, timed)
+    gaps.insert(7, "host_activity", pd.array(placed(activity), dtype="string"))
+    gaps.insert(8, "host_op", pd.array(placed(host_op), dtype="string"))
+    gaps.insert(9, "overlap_us", pd.array(placed(overlap), dtype="Float64"))
+    api, api_ov = _api_in_progress(profile, timed)
+    gaps.insert(10, "host_api", pd.array(placed(api), dtype="string"))
+    gaps.insert(11, "host_api_overlap_us", pd.array(placed(api_ov), dtype="Float64"))
+    return gaps
 
 
 #: host_activity by the priority (``prio``) of the event that explains a gap

@@ -435,3 +435,56 @@ def test_top_gaps_are_the_head_of_all_gaps(fixtures, path):
     for n in (1, 7, 20):
         top = pd.DataFrame(p.idle_gaps(min_us=0, top=n))
         pd.testing.assert_frame_equal(top, full.head(n).reset_index(drop=True))
+
+
+def _dispatch_reference(tables) -> dict:
+    """dispatch_us per step by the plain definition: every non-synchronize call on a launching
+    thread, in every host step whose [start, end) holds its start, cut at the step's end; the
+    union of those intervals per thread, summed over threads."""
+    api, steps = tables["api_calls"], tables["steps"]
+    launching = set(api.loc[api["call_id"].isin(tables["launches"]["api_call_id"].dropna()), "thread"])
+    out = {}
+    for _, st in steps.iterrows():
+        ivs = {}
+        for _, a in api.iterrows():
+            if a["thread"] not in launching or "ynchroni" in a["name"]:
+                continue
+            if pd.notna(st["host_start_ns"]) and pd.notna(st["host_end_ns"]):
+                if st["host_start_ns"] <= a["start_ns"] < st["host_end_ns"]:
+                    e = min(a["start_ns"] + a["dur_ns"], st["host_end_ns"])
+                    ivs.setdefault(a["thread"], []).append((a["start_ns"], e))
+        total = 0
+        for iv in ivs.values():
+            end = None
+            for s, e in sorted(iv):
+                total += max(e - max(s, end if end is not None else s), 0)
+                end = e if end is None else max(end, e)
+        out[int(st["step"])] = total / 1e3
+    return out
+
+
+@pytest.mark.parametrize(
+    "steps",
+    [
+        [(1, 0, 4000), (2, 4000, 5000)],  # one after the other: each call in one step
+        [(1, 0, 4000), (2, 1000, 5000)],  # overlapping: calls in both
+        [(1, 0, 4000), (2, 0, 2000), (3, 4000, 5000)],  # a shared start
+        [(1, 0, 0), (2, 0, 4000), (3, 4000, None)],  # an empty step at the same start, an open end
+        [(1, 1650, 1750), (2, 0, 4000), (3, 4000, 5000)],  # a step inside another
+    ],
+)
+def test_dispatch_is_the_plain_definition_whatever_the_steps(steps):
+    """Calls find their step by a binary search where a rank's steps follow each other, and by
+    testing every step where they do not: the figures are the plain definition's in both."""
+    tables = golden_tables()
+    tables["steps"] = pd.DataFrame(
+        {
+            "step": [s for s, *_ in steps],
+            "host_start_ns": pd.array([a * US for _, a, _ in steps], dtype="Int64"),
+            "host_end_ns": pd.array([None if b is None else b * US for *_, b in steps], dtype="Int64"),
+        }
+    )
+    df = profile_from_tables(tables).launch_stats().set_index("step")
+    want = _dispatch_reference(tables)
+    assert {int(k): float(v) for k, v in df["dispatch_us"].items()} == want
+    assert any(v > 0 for v in want.values())

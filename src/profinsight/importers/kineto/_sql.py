@@ -13,6 +13,7 @@ Each macro turns one Kineto spelling into the canonical one:
   the ``_base``/``_tensor``/``_single``/``_coalesced`` variants (``_all_gather_base`` ->
   ``allgather``, ``AllReduce`` -> ``allreduce``).
 * ``dtype_bytes(t)``: element size of a PyTorch/NCCL dtype name (``Float`` -> 4).
+* ``kineto_dims(text)``: a launch's ``grid`` / ``block`` ``[128, 1, 1]`` -> ``128,1,1``.
 """
 
 from __future__ import annotations
@@ -97,6 +98,7 @@ MACROS = [
                               '(intotensor|tensor|base|single|coalesced)$', ''), '')""",
     r"""CREATE OR REPLACE MACRO nccl_kernel_type(n) AS
         comm_type(regexp_extract(n, '(?:nccl|rccl)(?:Dev)?Kernel_([A-Za-z]+)', 1))""",
+    r"""CREATE OR REPLACE MACRO kineto_dims(x) AS regexp_replace(x, '[\[\]\s]', '', 'g')""",
     r"""CREATE OR REPLACE MACRO comm_category(t) AS
         CASE WHEN t IN ('send', 'recv', 'sendrecv', 'p2p') THEN 'p2p' ELSE 'collective' END""",
     _dtype_macro(),

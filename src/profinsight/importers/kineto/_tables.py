@@ -137,8 +137,7 @@ def read_dev(con, comm_core: str, legacy: bool = False) -> pa.Table:
       CASE WHEN kind IN ('memcpy', 'memset') THEN TRY_CAST(a.bytes AS BIGINT) END AS bytes,
       TRY_CAST(a."External id" AS BIGINT) AS external_id,
       TRY_CAST(a.context AS BIGINT) AS context,
-      regexp_replace(a.grid, '[\\[\\]\\s]', '', 'g') AS grid,
-      regexp_replace(a.block, '[\\[\\]\\s]', '', 'g') AS block,
+      a.grid AS grid, a.block AS block,
       TRY_CAST(a."registers per thread" AS BIGINT) AS registers_per_thread,
       TRY_CAST(a."shared memory" AS BIGINT) AS shared_memory_bytes,
       TRY_CAST(a."est. achieved occupancy %" AS DOUBLE) / 100 AS pmu_est_occupancy_ratio,
@@ -149,6 +148,9 @@ def read_dev(con, comm_core: str, legacy: bool = False) -> pa.Table:
     FROM k ORDER BY rid""").to_arrow_table(),
         "task_uid",
     )
+    # a handful of launch shapes repeat over every kernel: converted once per distinct value
+    dev = _per_value(con, dev, "grid", "kineto_dims")
+    dev = _per_value(con, dev, "block", "kineto_dims")
     con.register("dev", dev)
     return dev
 

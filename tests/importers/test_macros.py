@@ -14,22 +14,20 @@ import random
 import duckdb
 import pyarrow as pa
 
-from profinsight.importers._common import _WS, MACROS
+from profinsight.importers._common import MACROS
 
-#: the definitions the fast paths must equal
+
+def _macro(name: str) -> str:
+    """The definition of ``name`` in :data:`MACROS` (a helper the fast paths did not change)."""
+    (found,) = [m for m in MACROS if m.startswith(f"CREATE OR REPLACE MACRO {name}(")]
+    return found
+
+
+#: the definitions the fast paths must equal: the unchanged helpers and the general time form as
+#: the code has them, each fast macro in its plain form over them
 PLAIN = [
-    "CREATE OR REPLACE MACRO scaled_int(v, scale) AS TRY_CAST(round(v * scale) AS BIGINT)",
-    "CREATE OR REPLACE MACRO scaled_uint(v, scale) AS (CASE WHEN v >= 0 THEN TRY_CAST(round(v * scale) AS BIGINT) END)",
-    f"CREATE OR REPLACE MACRO clean(x) AS nullif(nullif(trim(CAST(x AS VARCHAR), {_WS}), ''), 'N/A')",
-    """CREATE OR REPLACE MACRO ts_ns(x) AS (CASE
-         WHEN clean(x) IS NULL THEN NULL
-         WHEN contains(lower(clean(x)), 'e') OR contains(lower(clean(x)), 'n')
-           THEN scaled_int(TRY_CAST(clean(x) AS DOUBLE), 1000)
-         WHEN length(split_part(clean(x), '.', 1)) > 17 THEN NULL
-         ELSE TRY_CAST(TRY_CAST(split_part(clean(x), '.', 1) AS HUGEINT) * 1000
-              + (CASE WHEN starts_with(clean(x), '-') THEN -1 ELSE 1 END)
-                * TRY_CAST(rpad(left(split_part(clean(x), '.', 2), 3), 3, '0') AS BIGINT) AS BIGINT)
-       END)""",
+    *(_macro(n) for n in ("scaled_int", "scaled_uint", "clean", "ts_ns_general")),
+    "CREATE OR REPLACE MACRO ts_ns(x) AS ts_ns_general(x)",
     "CREATE OR REPLACE MACRO time_ns(x) AS (CASE WHEN starts_with(clean(x), '-') THEN NULL ELSE ts_ns(x) END)",
     "CREATE OR REPLACE MACRO dur_ns(x) AS scaled_uint(TRY_CAST(clean(x) AS DOUBLE), 1000)",
     "CREATE OR REPLACE MACRO ms_ns(x) AS scaled_uint(TRY_CAST(clean(x) AS DOUBLE), 1000000)",

@@ -112,7 +112,10 @@ def _unions_sql() -> str:
         FROM ul GROUP BY rank, step),
     sp AS (
         SELECT rank, step, min(s) AS first_ns, max(e) AS last_ns,
-               coalesce(sum(e - s) FILTER (WHERE {COMMUNICATION} AND {BUBBLE}), 0) AS bubble_ns,
+               -- CASE, not AND: DuckDB evaluates both sides of an AND on every row, and lower()
+               -- of every kernel name was 0.3 s of this query's 0.7 s on a 1 GB trace
+               coalesce(sum(e - s) FILTER (WHERE CASE WHEN {COMMUNICATION} THEN {BUBBLE} ELSE false END), 0)
+                   AS bubble_ns,
                count(*) FILTER (WHERE {COMPUTE} AND core IN ({_in(CUBE_CORES + VECTOR_CORES)})) AS n_ascend_core
         FROM t GROUP BY rank, step)
     SELECT st.rank, st.step, st.host_start_ns, st.host_end_ns, {", ".join("st." + c for c, _ in VENDOR_FIGURES)},

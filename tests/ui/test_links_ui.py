@@ -324,3 +324,38 @@ def test_the_matrix_measure_travels_in_the_link(base, page, prof):
     assert cell == (f"{b / 2**30:.2f} GiB" if b >= 2**30 else f"{b / 2**20:.1f} MiB") and b > 2**20
     other.close()
     assert page.errors == []
+
+
+def test_a_link_followed_while_a_run_loads_is_not_undone(serve, fixtures, page):
+    """A run still loading when the user follows a link to another one (a rank's button, then the
+    Ranks view again at once) must not take the page back when its load ends: only the latest
+    open paints and writes the address.  The first run's profile answer is held back here, so the
+    order does not depend on the machine's speed."""
+    alexnet = fixtures / "kineto" / "gpu_alexnet.json.gz"
+    two = serve(fixtures.joinpath(*RANK0), alexnet)
+    ids = [p["id"] for p in page.request.get(f"{two}/api/profiles?load=0").json()["profiles"]]
+    (slow,) = [i for i in ids if i != "rank0_ascend_pt"]
+    held, released = [], []
+
+    def hold(route):
+        if released:
+            route.continue_()
+        else:
+            held.append(route)  # answered after the second run is shown
+
+    page.route(f"**/api/profiles/{slow}?*", hold)
+    page.goto(f"{two}/#{slow}/timeline")
+    for _ in range(200):  # the route handler runs while the page is waited on
+        if held:
+            break
+        page.wait_for_timeout(50)
+    assert held, "the first run's profile was requested"
+    page.evaluate("() => { location.hash = '#rank0_ascend_pt/operators'; }")
+    page.wait_for_selector(".pi-pane-operators:not([hidden])", timeout=30_000)
+    released.append(True)
+    for route in held:
+        route.continue_()
+    page.wait_for_timeout(1500)  # the held load ends: nothing may change now
+    assert page.evaluate("() => location.hash").startswith("#rank0_ascend_pt/operators")
+    assert page.is_visible(".pi-pane-operators") and not page.query_selector(".pi-pane-timeline")
+    assert not page.errors

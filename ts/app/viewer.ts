@@ -61,6 +61,8 @@ export class Viewer {
   /** whether the view reported its state while it showed */
   private reported = false;
   private lastHash = '';
+  /** the latest `open` call: an earlier one still loading when another starts paints nothing */
+  private opening = 0;
   private readonly onHash = () => this.followHash();
 
   constructor(
@@ -175,6 +177,10 @@ export class Viewer {
 
   /** Opens profile `id`: shows load progress while the server imports it, then `view`. */
   async open(id: string, view = 'overview', state?: ViewState): Promise<void> {
+    // a link followed while another run still loads (a rank's button, then Back at once) must
+    // not be undone when that load ends: only the latest call paints and writes the address
+    const call = ++this.opening;
+    const stale = () => call !== this.opening || this.disposed;
     this.disposeViews();
     this.states.clear();
     this.profile = null;
@@ -191,12 +197,15 @@ export class Viewer {
     // paint: its summary of 1,024 ranks is 0.8 MB of JSON and 0.4 s of charts thrown away at once,
     // in front of the view asked for
     const first = await this.api.status(id).catch(() => null);
+    if (stale()) {
+      return;
+    }
     let done = first !== null && first.state === 'loaded';
     const earlyCharts: Chart[] = [];
     const readyCharts: Chart[] = [];
     void (done ? Promise.reject(new Error('loaded')) : this.api.summary(id))
       .then(s => {
-        if (!done && !this.disposed) {
+        if (!done && !stale()) {
           early.dataset.state = 'shown';
           early.dataset.ms = String(Math.round(performance.now() - started));
           append(early, [firstPaint(s, this.t, earlyCharts)]);
@@ -210,7 +219,7 @@ export class Viewer {
     early.after(ready);
     let shownReady = 0;
     const poll = async () => {
-      while (!done && !this.disposed) {
+      while (!done && !stale()) {
         try {
           const st = await this.api.status(id);
           if (!done) {
@@ -234,15 +243,20 @@ export class Viewer {
       }
     };
     void poll();
+    let loaded: ProfileInfo;
     try {
-      this.profile = await this.api.profile(id, this.msgs?.lang);
+      loaded = await this.api.profile(id, this.msgs?.lang);
     } catch (e) {
-      return this.fail(e);
+      return stale() ? undefined : this.fail(e);
     } finally {
       done = true;
       earlyCharts.splice(0).forEach(c => c.dispose());
       readyCharts.splice(0).forEach(c => c.dispose());
     }
+    if (stale()) {
+      return;
+    }
+    this.profile = loaded;
     if (this.profile.error) {
       return this.fail(new ApiError(this.profile.error.error, 400, this.profile.error.fix));
     }

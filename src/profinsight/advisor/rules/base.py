@@ -137,8 +137,9 @@ class Context:
 
     def _derived(self, key: str, compute):
         """A value derived from the analyses, computed once per context like them: the rules
-        ask for the steps and their means hundreds of times, and each time cost pandas work
-        under the GIL, which the rule threads share (78 ms of a 0.45 s advisor run)."""
+        ask for the steps and their means hundreds of times, each time pandas work under the
+        GIL the rule threads share (the advisor phase of a cold 100 MB Kineto ``analyze``
+        0.574 -> 0.564 s)."""
         with self._locks(("derived", key)):
             if key not in self._cache:
                 self._cache[key] = compute()

@@ -190,6 +190,44 @@ def test_host_link_is_innermost_op_around_the_launch(load, name):
         assert set(host.link) == {"external_id"}
 
 
+def test_tasks_without_an_external_id_are_linked_by_the_enclosing_op(fixtures, load, tmp_path):
+    """A trace where most tasks carry a matching External id and two do not: those two are
+    linked to the innermost op around their launching call, the others keep their id match
+    (only the calls of unmatched tasks are looked up by enclosing op)."""
+    doc = _raw(fixtures, "amd_mi250")
+    device = [e for e in doc["traceEvents"] if e.get("ph") == "X" and e.get("cat") in ("kernel", "gpu_memcpy")]
+    stripped = {device[1]["args"]["correlation"], device[3]["args"]["correlation"]}
+    for e in (device[1], device[3]):
+        del e["args"]["External id"]
+    path = tmp_path / "mixed.json"
+    path.write_text(json.dumps(doc))
+    rd = load_rank(kineto.sniff(path))
+    before, after = (
+        r.tables["launches"].to_pandas().query("link != 'correlation'").set_index("task_uid")
+        for r in (load("amd_mi250"), rd)
+    )
+    dt = rd.tables["device_tasks"].to_pandas().set_index("task_uid")
+    moved = dt.index[dt.connection_id.isin(stripped)]
+    assert len(moved) == 2
+    assert set(after.loc[moved, "link"]) == {"enclosing"}
+    kept = after.index.difference(moved)
+    assert len(kept) == 14 and set(after.loc[kept, "link"]) == {"external_id"}
+    assert after.loc[kept, "host_op_id"].equals(before.loc[kept, "host_op_id"])
+    ho = rd.tables["host_ops"].to_pandas()
+    ho = ho[ho.category.isin(["op", "annotation"]) & (ho.dur_ns > 0)]
+    api = rd.tables["api_calls"].to_pandas().set_index("connection_id")
+    for task in moved:
+        call = api.loc[dt.loc[task, "connection_id"]]
+        around = ho[
+            (ho.pid == call.pid)
+            & (ho.thread == call.thread)
+            & (ho.start_ns <= call.start_ns)
+            & (call.start_ns < ho.start_ns + ho.dur_ns)
+        ]
+        inner = around.sort_values(["start_ns", "dur_ns", "op_id"], ascending=[False, True, False]).iloc[0]
+        assert after.loc[task, "host_op_id"] == inner.op_id
+
+
 def test_steps_have_device_ranges(load):
     rd = load("gpu_2rank_rank0")
     steps = rd.tables["steps"].to_pylist()

@@ -87,14 +87,6 @@ def _create_links(con, enclosing_threads: int) -> None:
     CREATE OR REPLACE TEMP TABLE task_launch AS
       SELECT task_uid, arg_min(call_id, launch_ns) AS call_id, min(launch_ns) AS launch_ns
       FROM corr_link GROUP BY task_uid""")
-    con.execute(f"SET threads = {int(enclosing_threads)}")
-    enclosing(
-        con,
-        "SELECT call_id AS pt, pid, thread, start_ns AS ts_ns FROM api "
-        "WHERE call_id IN (SELECT call_id FROM task_launch)",
-        "call_enc",
-    )
-    con.execute("SET threads = 1")
     con.execute("""
     CREATE OR REPLACE TEMP TABLE ext_link AS
       SELECT d.task_uid, h.op_id
@@ -106,6 +98,17 @@ def _create_links(con, enclosing_threads: int) -> None:
          OR (t.launch_ns IS NULL AND h.start_ns <= d.start_ns))
       QUALIFY row_number() OVER (PARTITION BY d.task_uid
                                  ORDER BY h.start_ns DESC, h.dur_ns, h.op_id) = 1""")
+    # only the calls whose tasks no External id links need their enclosing op (where the tasks
+    # carry a matching External id, as on ROCm and older CUDA traces, that is almost none); the
+    # op found for a call depends on its own thread's ops only, so the answers are the same
+    con.execute(f"SET threads = {int(enclosing_threads)}")
+    enclosing(
+        con,
+        "SELECT call_id AS pt, pid, thread, start_ns AS ts_ns FROM api WHERE call_id IN "
+        "(SELECT call_id FROM task_launch WHERE task_uid NOT IN (SELECT task_uid FROM ext_link))",
+        "call_enc",
+    )
+    con.execute("SET threads = 1")
     con.execute("""
     CREATE OR REPLACE TEMP TABLE host_link AS
       SELECT task_uid, op_id, 'external_id' AS link FROM ext_link

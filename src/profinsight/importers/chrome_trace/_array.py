@@ -73,8 +73,8 @@ TAKE_CHUNK_BYTES = 8 << 20
 #: 16, not 8: each statement ends on one thread (the last piece, the append) and the next batch's
 #: files are written while DuckDB waits, so fewer statements keep the cores busier -- 100 MB
 #: Kineto import 1.01-1.08 -> 0.95-0.98 s, Ascend 1.64-1.74 -> 1.61-1.66 s; 1 GB Ascend 18.6-20.7
-#: -> 18.3-19.6 s, peak RSS in the same range (1.13-1.20 / 1.14-1.23 GB: DuckDB's working memory
-#: is bounded by its threads, not by the files a statement names)
+#: -> 18.3-19.6 s, peak RSS in the same range (1,107-1,174 / 1,114-1,202 MiB: DuckDB's working
+#: memory is bounded by its threads, not by the files a statement names)
 TAKE_BATCH = 16
 
 #: consume(con, view): take what is needed out of ``view`` (one piece's events, with ``idx``)

@@ -17,10 +17,19 @@ SLOW_US = 10_000  # 7% of the 143 ms step: above the rule's 5%
 
 
 @pytest.mark.slow
-def test_generated_groups_name_exactly_the_slowed_ranks(tmp_path):
+def test_generated_groups_name_exactly_the_slowed_ranks(tmp_path, fixtures):
     from generate import generate_ascend
 
-    info = generate_ascend(0, tmp_path, ranks=8, copies=1, check=False, group_size=4, slow_us=SLOW_US)
+    info = generate_ascend(
+        0,
+        tmp_path,
+        ranks=8,
+        copies=1,
+        check=False,
+        group_size=4,
+        slow_us=SLOW_US,
+        seed=fixtures / "ascend_pt" / "text_level1" / "rank0_ascend_pt",
+    )
     expected = info["groups"]["slow_ranks"]
     assert sorted(expected.values()) == [1, 6]  # group 0: position 1, group 1: position (5 + 1) % 4 = 2
     p = profinsight.load(tmp_path / "ascend")
@@ -58,7 +67,7 @@ def test_generated_groups_name_exactly_the_slowed_ranks(tmp_path):
 
 
 @pytest.mark.slow
-def test_a_large_job_reads_at_a_glance(tmp_path, capsys):
+def test_a_large_job_reads_at_a_glance(tmp_path, capsys, fixtures):
     """66 ranks in 33 groups of 2, one slowed per group (summary tier): the verdict names 16 slow
     ranks and 16 groups and counts the rest by their ranks; the CLI table keeps 64 ranks and says
     how many more the JSON holds, which lists every one."""
@@ -69,7 +78,17 @@ def test_a_large_job_reads_at_a_glance(tmp_path, capsys):
     from profinsight.api import ranks_report
     from profinsight.cli import main
 
-    info = generate_ascend(0, tmp_path, ranks=66, copies=1, check=False, group_size=2, slow_us=SLOW_US, link=True)
+    info = generate_ascend(
+        0,
+        tmp_path,
+        ranks=66,
+        copies=1,
+        check=False,
+        group_size=2,
+        slow_us=SLOW_US,
+        link=True,
+        seed=fixtures / "ascend_pt" / "text_level1" / "rank0_ascend_pt",
+    )
     slow = sorted(info["groups"]["slow_ranks"].values())
     assert len(slow) == 33
     rep = ranks_report(tmp_path / "ascend")

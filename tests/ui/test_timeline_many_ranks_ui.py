@@ -14,12 +14,20 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 
 @pytest.fixture(scope="module")
-def base(serve, tmp_path_factory):
+def base(serve, tmp_path_factory, fixtures):
     sys.path.insert(0, str(REPO / "benchmarks"))
     from generate import generate_ascend
 
     out = tmp_path_factory.mktemp("ranks10")
-    generate_ascend(0, out, ranks=10, copies=1, check=False, link=True)
+    generate_ascend(
+        0,
+        out,
+        ranks=10,
+        copies=1,
+        check=False,
+        link=True,
+        seed=fixtures / "ascend_pt" / "text_level1" / "rank0_ascend_pt",
+    )
     return serve(out / "ascend")
 
 

@@ -65,7 +65,7 @@ def _all_files() -> list[str]:
 FILES = _all_files()
 
 
-def test_every_fixture_file_is_covered():
+def test_every_fixture_file_is_covered(fixtures):
     assert len(FILES) == 161
     assert set(LOADS) <= set(FILES)
 

@@ -17,19 +17,11 @@ SLOW_US = 10_000  # 7% of the 143 ms step: above the rule's 5%
 
 
 @pytest.mark.slow
-def test_generated_groups_name_exactly_the_slowed_ranks(tmp_path, fixtures):
+@pytest.mark.usefixtures("fixtures")  # the generator repeats a fixture rank
+def test_generated_groups_name_exactly_the_slowed_ranks(tmp_path):
     from generate import generate_ascend
 
-    info = generate_ascend(
-        0,
-        tmp_path,
-        ranks=8,
-        copies=1,
-        check=False,
-        group_size=4,
-        slow_us=SLOW_US,
-        seed=fixtures / "ascend_pt" / "text_level1" / "rank0_ascend_pt",
-    )
+    info = generate_ascend(0, tmp_path, ranks=8, copies=1, check=False, group_size=4, slow_us=SLOW_US)
     expected = info["groups"]["slow_ranks"]
     assert sorted(expected.values()) == [1, 6]  # group 0: position 1, group 1: position (5 + 1) % 4 = 2
     p = profinsight.load(tmp_path / "ascend")
@@ -67,7 +59,8 @@ def test_generated_groups_name_exactly_the_slowed_ranks(tmp_path, fixtures):
 
 
 @pytest.mark.slow
-def test_a_large_job_reads_at_a_glance(tmp_path, capsys, fixtures):
+@pytest.mark.usefixtures("fixtures")  # the generator repeats a fixture rank
+def test_a_large_job_reads_at_a_glance(tmp_path, capsys):
     """66 ranks in 33 groups of 2, one slowed per group (summary tier): the verdict names 16 slow
     ranks and 16 groups and counts the rest by their ranks; the CLI table keeps 64 ranks and says
     how many more the JSON holds, which lists every one."""
@@ -78,17 +71,7 @@ def test_a_large_job_reads_at_a_glance(tmp_path, capsys, fixtures):
     from profinsight.api import ranks_report
     from profinsight.cli import main
 
-    info = generate_ascend(
-        0,
-        tmp_path,
-        ranks=66,
-        copies=1,
-        check=False,
-        group_size=2,
-        slow_us=SLOW_US,
-        link=True,
-        seed=fixtures / "ascend_pt" / "text_level1" / "rank0_ascend_pt",
-    )
+    info = generate_ascend(0, tmp_path, ranks=66, copies=1, check=False, group_size=2, slow_us=SLOW_US, link=True)
     slow = sorted(info["groups"]["slow_ranks"].values())
     assert len(slow) == 33
     rep = ranks_report(tmp_path / "ascend")

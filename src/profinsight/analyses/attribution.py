@@ -17,8 +17,8 @@ import pandas as pd
 from ..registry import Chart, Param, analysis
 from ._attribute import Attribution, attribute
 from ._sql import query, scope
+from ._tree_rows import UNATTRIBUTED, tree_rows
 
-UNATTRIBUTED = "(unattributed)"
 _PHASES = {"forward": 0, "backward": 1, "other": 2}
 _FRAME = r"^(?P<file>.*)\((?P<line>\d+)\): (?P<function>.*)$"
 
@@ -128,9 +128,21 @@ def _module_paths(att: Attribution) -> np.ndarray:
 
 def _tree(att: Attribution, pos_col: str, reason_col: str, labels: np.ndarray) -> pd.DataFrame:
     """Rows (label, phase) with self / inclusive time, counts and top kernels, plus the
-    unattributed rows; ``labels`` names each sorted slice position (paths or frames)."""
+    unattributed rows; ``labels`` names each sorted slice position (paths or frames).  On arrays
+    (:mod:`._tree_rows`) when every task has a name and times, and every task not followed a
+    reason; otherwise with pandas, whose group-bys leave out the tasks with a null key."""
     key = "path" if pos_col == "module_pos" else "frame"
     nest = att.modules if pos_col == "module_pos" else att.frames
+    t = att.tasks
+    complete = not t[["name", "start_ns", "dur_ns"]].isna().to_numpy().any()
+    if complete and not t[reason_col].isna().to_numpy()[t[pos_col].to_numpy() < 0].any():
+        return _columns(tree_rows(t, pos_col, reason_col, key, nest, labels), key)
+    return _tree_frames(att, pos_col, reason_col, labels, key, nest)
+
+
+def _tree_frames(att: Attribution, pos_col: str, reason_col: str, labels: np.ndarray, key: str, nest) -> pd.DataFrame:
+    """:func:`_tree` with pandas: the tasks' group-bys leave out a task whose key (name) is null,
+    and take the times of the others."""
     t = att.tasks
     hit = t[t[pos_col] >= 0]
     # weights per (leaf slice, phase, task name): the chain is walked once per leaf, not per task

@@ -136,7 +136,9 @@ def generate(size: int, fmt: str, ranks: int, data: Path) -> dict:
     summary = folder / "generated.json"
     if summary.exists():
         s = json.loads(summary.read_text())
-        if all(Path(p).exists() for p in s.get("rank_dirs", s.get("traces", []))):
+        s = s.get(fmt, s)  # as generate.py --json prints it ({format: summary}) or as saved here
+        made = s.get("rank_dirs") or s.get("traces") or []
+        if made and all(Path(p).exists() for p in made):
             return s
     cmd = [sys.executable, str(HERE / "generate.py"), "--target-mb", str(size), "--out", str(folder)]
     cmd += ["--format", fmt, "--ranks", str(ranks), "--json", "--no-check"]

@@ -137,14 +137,13 @@ def _attributed(t: _Tasks, pos: np.ndarray, key: str, nest, labels: np.ndarray, 
     leaves = np.unique(leaf_pos)
     pairs = list(nest.ancestors(leaves))
     c_pos = np.concatenate([leaves[r] for r, _ in pairs])
-    label_code, _ = pd.factorize(labels[np.concatenate([p for _, p in pairs])])
+    label_code, label_of = pd.factorize(labels[np.concatenate([p for _, p in pairs])])
+    label_of = np.asarray(label_of, dtype=object)
     own_code = label_code[: len(leaves)]  # the first level is each leaf itself
     _, keep = _ids(c_pos, label_code)
     c_pos, c_code = c_pos[keep], label_code[keep]
     by_pos = np.argsort(c_pos, kind="stable")
     c_pos, c_code = c_pos[by_pos], c_code[by_pos]
-    label_of = np.empty(int(label_code.max()) + 1, dtype=object)
-    label_of[label_code] = labels[np.concatenate([p for _, p in pairs])]
 
     def under(at: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(index into ``at``, label code) for each label on the chain of each position."""

@@ -4,6 +4,7 @@ and those of a run that was killed are removed by the next run's first import.""
 
 from __future__ import annotations
 
+import gzip
 import os
 import shutil
 import signal
@@ -92,6 +93,55 @@ def test_an_interrupted_import_leaves_nothing(fixtures, tmpdir_root, monkeypatch
 
     monkeypatch.setattr(kineto, "load_rest", interrupted)
     with pytest.raises(KeyboardInterrupt):
+        load_rank(kineto.sniff(fixtures.joinpath(*KINETO)))
+    assert left(tmpdir_root) == []
+
+
+def test_kineto_connection_opened_beside_a_failed_read_is_closed(fixtures, tmp_path, tmpdir_root, monkeypatch):
+    """The Kineto import opens its DuckDB connection on a thread while the event array is found:
+    when finding it fails (an unreadable file) or is interrupted, that connection is closed and
+    its spill folder removed; when opening fails as well, the file's own error is what is said."""
+    import duckdb
+
+    from profinsight.importers import chrome_trace
+
+    opened = []
+    real = kineto._open
+
+    def tracked(*args, **kwargs):
+        con = real(*args, **kwargs)
+        opened.append(con)
+        return con
+
+    monkeypatch.setattr(kineto, "_open", tracked)
+    raw = gzip.open(fixtures / "kineto" / "cpu_only.json.gz").read()
+    cut = tmp_path / "early.json"
+    cut.write_bytes(raw[:4000])  # before "traceEvents": nothing readable
+    rd = load_rank(kineto.sniff(cut))
+    assert [d.code for d in rd.diagnostics] == ["trace-invalid"]
+    assert len(opened) == 1 and left(tmpdir_root) == []
+    with pytest.raises(duckdb.ConnectionException):
+        opened[0].execute("SELECT 1")  # closed
+
+    def stopped(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(chrome_trace, "extract", stopped)
+    with pytest.raises(KeyboardInterrupt):
+        load_rank(kineto.sniff(fixtures.joinpath(*KINETO)))
+    assert len(opened) == 2 and left(tmpdir_root) == []
+
+    def cannot_open(*args, **kwargs):
+        raise RuntimeError("no DuckDB today")
+
+    monkeypatch.setattr(kineto, "_open", cannot_open)
+    monkeypatch.undo()  # extract as it is, the opening still broken
+    monkeypatch.setattr(kineto, "_open", cannot_open)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmpdir_root))
+    monkeypatch.setattr(_common, "_swept", set())
+    rd = load_rank(kineto.sniff(cut))
+    assert [d.code for d in rd.diagnostics] == ["trace-invalid"]
+    with pytest.raises(RuntimeError, match="no DuckDB today"):
         load_rank(kineto.sniff(fixtures.joinpath(*KINETO)))
     assert left(tmpdir_root) == []
 

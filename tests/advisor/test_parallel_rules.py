@@ -126,3 +126,56 @@ def test_derived_step_figures_are_computed_once_per_context(fixtures, monkeypatc
     expect = sb[pd.to_numeric(sb["step_us"], errors="coerce").fillna(0) > 0]
     assert got[0][0].reset_index(drop=True).equals(expect.reset_index(drop=True))
     assert len(expect) > 0 and got[0][2] == pytest.approx(expect["step_us"].astype(float).mean(), rel=1e-12)
+
+
+def test_the_report_reads_its_own_analyses_computed_beside_the_rules(fixtures, monkeypatch, tmp_path):
+    """The analyses only the report's sections read (``report_data.WARM``) are computed on the
+    rules' threads, once, and the report is the same as when the sections compute them after
+    the rules."""
+    from profinsight.advisor import guided_report, report_data
+
+    monkeypatch.setenv("PROFINSIGHT_CACHE", str(tmp_path / "warm"))
+    p = profinsight.load(fixtures / "ascend_pt" / "text_level1")
+    seen = []
+    real = type(p).view
+
+    def view(self, name, **params):
+        seen.append((name, tuple(sorted(params.items())), threading.current_thread() is threading.main_thread()))
+        return real(self, name, **params)
+
+    monkeypatch.setattr(type(p), "view", view)
+    warm = guided_report(p, "en")
+    first = [s for s in seen if (s[0], s[1]) in set(report_data.WARM)]
+    assert first and not first[0][2]  # computed on a rule thread first
+    assert p._results.stats["disk"] == 0
+    computed = p._results.stats["computed"]
+    wanted = report_data.WARM
+
+    monkeypatch.setattr(report_data, "WARM", ())
+    monkeypatch.setenv("PROFINSIGHT_CACHE", str(tmp_path / "cold"))
+    seen.clear()
+    q = profinsight.load(fixtures / "ascend_pt" / "text_level1")
+    plain = guided_report(q, "en")
+    assert plain == warm
+    assert q._results.stats["computed"] == computed  # nothing computed twice, nothing extra
+    assert [s for s in seen if (s[0], s[1]) in set(wanted)][0][2]  # after the rules, on the main thread
+
+
+def test_warm_names_what_the_sections_read(fixtures, monkeypatch):
+    """``WARM`` is what ``sections`` reads with the same parameters (else the warm-up computes a
+    table nobody reads, and the report computes its own after the rules)."""
+    from profinsight.advisor import report_data
+    from profinsight.advisor.rules.base import Context
+
+    p = profinsight.load(fixtures / "kineto" / "gpu_alexnet.json.gz")
+    ctx = Context(p)
+    asked = []
+    real = ctx.view
+
+    def view(name, **params):
+        asked.append((name, tuple(sorted(params.items()))))
+        return real(name, **params)
+
+    monkeypatch.setattr(ctx, "view", view)
+    report_data.sections(ctx)
+    assert set(report_data.WARM) <= set(asked)

@@ -53,13 +53,14 @@ def _word(value, lang: str):
     return t(value["$t"], lang) if isinstance(value, dict) and "$t" in value else value
 
 
-def _hits(profile, thresholds: dict | None, ctx=None, only: tuple | None = None) -> dict:
-    """The rules' plain findings, once per profile, thresholds and rule selection."""
+def _hits(profile, thresholds: dict | None, ctx=None, only: tuple | None = None, warm: tuple = ()) -> dict:
+    """The rules' plain findings, once per profile, thresholds and rule selection (``warm``:
+    analyses the caller reads next, computed beside the rules; see :func:`.core.hits`)."""
 
     def compute():
         from .core import hits
 
-        return hits(profile, thresholds, ctx, only)
+        return hits(profile, thresholds, ctx, only, warm)
 
     params = {"thresholds": thresholds or {}, "only": sorted(only) if only is not None else None}
     if not hasattr(profile, "remember"):
@@ -187,8 +188,9 @@ def guided_report(profile, lang: str | None = None, thresholds: dict | None = No
 
     def compute():
         from .core import report
+        from .report_data import WARM
 
-        return report(profile, _hits(profile, thresholds), top)
+        return report(profile, _hits(profile, thresholds, warm=WARM), top)
 
     params = {"thresholds": thresholds or {}, "top": int(top)}
     core = profile.remember("advisor.report", params, compute) if hasattr(profile, "remember") else compute()

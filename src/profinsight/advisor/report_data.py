@@ -70,6 +70,11 @@ def _steps_shown(sb: pd.DataFrame, u: pd.DataFrame) -> tuple[pd.DataFrame, pd.Da
     return pick(sb), pick(u)
 
 
+#: the analyses :func:`sections` reads that no rule does, with the parameters it reads them with:
+#: the guided report has them computed beside the rules (:func:`.core.hits`, ``warm``)
+WARM = (("op_summary", (("by", "type"),)),)
+
+
 def sections(ctx, top: int = 10) -> dict:
     ops = ctx.view("op_summary", by="type")
     gaps = ctx.view("idle_gaps", min_us=50.0)

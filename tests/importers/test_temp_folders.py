@@ -134,8 +134,7 @@ def test_kineto_connection_opened_beside_a_failed_read_is_closed(fixtures, tmp_p
     def cannot_open(*args, **kwargs):
         raise RuntimeError("no DuckDB today")
 
-    monkeypatch.setattr(kineto, "_open", cannot_open)
-    monkeypatch.undo()  # extract as it is, the opening still broken
+    monkeypatch.undo()  # extract as it is again (this also undoes the private temp dir: set it back)
     monkeypatch.setattr(kineto, "_open", cannot_open)
     monkeypatch.setattr(tempfile, "tempdir", str(tmpdir_root))
     monkeypatch.setattr(_common, "_swept", set())

@@ -23,10 +23,23 @@ def _macro(name: str) -> str:
     return found
 
 
-#: the definitions the fast paths must equal: the unchanged helpers and the general time form as
-#: the code has them, each fast macro in its plain form over them
+#: the general time form as it was first written: ``clean(x)`` spelled out at each use (the code's
+#: form computes it once, inside a lambda)
+TS_NS_GENERAL = """CREATE OR REPLACE MACRO ts_ns_general(x) AS (CASE
+         WHEN clean(x) IS NULL THEN NULL
+         WHEN contains(lower(clean(x)), 'e') OR contains(lower(clean(x)), 'n')
+           THEN scaled_int(TRY_CAST(clean(x) AS DOUBLE), 1000)
+         WHEN length(split_part(clean(x), '.', 1)) > 17 THEN NULL
+         ELSE TRY_CAST(TRY_CAST(split_part(clean(x), '.', 1) AS HUGEINT) * 1000
+              + (CASE WHEN starts_with(clean(x), '-') THEN -1 ELSE 1 END)
+                * TRY_CAST(rpad(left(split_part(clean(x), '.', 2), 3), 3, '0') AS BIGINT) AS BIGINT)
+       END)"""
+
+#: the definitions the fast paths must equal: the unchanged helpers as the code has them and the
+#: general time form as first written, each fast macro in its plain form over them
 PLAIN = [
-    *(_macro(n) for n in ("scaled_int", "scaled_uint", "clean", "ts_ns_general")),
+    *(_macro(n) for n in ("scaled_int", "scaled_uint", "clean")),
+    TS_NS_GENERAL,
     "CREATE OR REPLACE MACRO ts_ns(x) AS ts_ns_general(x)",
     "CREATE OR REPLACE MACRO time_ns(x) AS (CASE WHEN starts_with(clean(x), '-') THEN NULL ELSE ts_ns(x) END)",
     "CREATE OR REPLACE MACRO dur_ns(x) AS scaled_uint(TRY_CAST(clean(x) AS DOUBLE), 1000)",

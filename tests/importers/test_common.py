@@ -7,7 +7,7 @@ from decimal import Decimal
 import pyarrow as pa
 import pytest
 
-from profinsight.importers._common import duck, open_sqlite, us_text_to_ns
+from profinsight.importers._common import duck, open_sqlite, unconverted_cells, us_text_to_ns
 from profinsight.importers._steps import assign_steps, build_steps, earliest_containing, step_number
 
 
@@ -31,6 +31,34 @@ def test_unit_macros():
         " mib_bytes('1452.0'), mb_bytes('28.647232'), kib_bytes('2')"
     ).fetchone()
     assert got == (53741, 2500000, None, 12, 1522532352, 28647232, 2048)
+
+
+class _Counting:
+    """A connection that counts the statements it runs."""
+
+    def __init__(self, con):
+        self.con, self.statements = con, 0
+
+    def execute(self, sql, *args):
+        self.statements += 1
+        return self.con.execute(sql, *args)
+
+
+def test_unconverted_cells_count_and_list_the_bad_cells_of_each_column():
+    con = duck()
+    con.execute(
+        "CREATE TABLE raw AS SELECT * FROM (VALUES ('1.5', '1736408883704643.212'), (' abc ', 'N/A'), "
+        "('1e400', ''), ('abc', '7'), (NULL, 'x1')) t(size, ts)"
+    )
+    counting = _Counting(con)
+    got = unconverted_cells(counting, "raw", [("kib_bytes(size)", "size"), ("ts_ns(ts)", "ts")])
+    # empty cells and N/A are not collected, not bad; distinct values, cleaned and sorted
+    assert got == [(3, ["1e400", "abc"]), (1, ["x1"])]
+    assert counting.statements == 2
+    clean = _Counting(con)
+    assert unconverted_cells(clean, "raw WHERE size = '1.5'", [("kib_bytes(size)", "size")]) == [(0, [])]
+    assert clean.statements == 1  # nothing bad: the values are not listed
+    assert unconverted_cells(clean, "raw", []) == []
 
 
 def test_step_ranges_follow_the_vendor_rule():

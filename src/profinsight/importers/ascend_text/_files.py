@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 
 from ... import diagnostics as dg
-from .._common import sql_str
+from .._common import sql_str, unconverted_cells
 
 OUTPUT = "ASCEND_PROFILER_OUTPUT"
 
@@ -164,22 +164,13 @@ class Inputs:
         """One warning per column of CSV ``name`` (read into ``raw``) holding cells that its
         conversion -- ``conversions[column]``, a macro such as ``mib_bytes`` -- could not turn
         into a value (``abc``, ``1e400``): each such value became NULL and its row stayed.  One
-        scan of ``raw`` for all the columns."""
+        scan of ``raw`` counts them for all the columns; a second, only when some are bad, lists
+        examples of those columns' (:func:`.._common.unconverted_cells`)."""
         present = [(c, m) for c, m in conversions.items() if c in cols]
         if not present:
             return
-        # each cell is converted once, in the inner query (a macro written twice is computed twice)
-        inner = ", ".join(
-            f"CASE WHEN {macro}({pick(cols, c)}) IS NULL THEN clean({pick(cols, c)}) END AS bad{i}"
-            for i, (c, macro) in enumerate(present)
-        )
-        outer = ", ".join(
-            f"count(bad{i}), list(DISTINCT bad{i} ORDER BY bad{i}) FILTER (WHERE bad{i} IS NOT NULL)"
-            for i in range(len(present))
-        )
-        row = con.execute(f"SELECT {outer} FROM (SELECT {inner} FROM {raw})").fetchall()[0]
-        for i, (c, _) in enumerate(present):
-            n, samples = row[2 * i], row[2 * i + 1] or []
+        checks = [(f"{macro}({pick(cols, c)})", pick(cols, c)) for c, macro in present]
+        for (c, _), (n, samples) in zip(present, unconverted_cells(con, raw, checks)):
             if n:
                 shown = ", ".join(repr(v[:40]) for v in samples[:3])
                 self.add(

@@ -30,6 +30,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from ... import diagnostics as dg
+from .._common import unconverted_cells
 from . import _output as O
 from ._summaries import _device_filter, _pick, read_parts
 
@@ -85,17 +86,9 @@ class _File:
         present = [(names, macro) for names, macro in conversions.items() if self.has(*names)]
         if not present:
             return
-        inner = ", ".join(
-            f"CASE WHEN {_apply(m, self.col(*n))} IS NULL THEN clean({self.col(*n)}) END AS bad{i}"
-            for i, (n, m) in enumerate(present)
-        )
-        outer = ", ".join(
-            f"count(bad{i}), list(DISTINCT bad{i} ORDER BY bad{i}) FILTER (WHERE bad{i} IS NOT NULL)"
-            for i in range(len(present))
-        )
-        row = self.con.sql(f"SELECT {outer} FROM (SELECT {inner} FROM {self.table} WHERE {self.where})").fetchall()[0]
-        for i, (names, _) in enumerate(present):
-            n, samples = row[2 * i], row[2 * i + 1] or []
+        checks = [(_apply(m, self.col(*n)), self.col(*n)) for n, m in present]
+        source = f"{self.table} WHERE {self.where}"
+        for (names, _), (n, samples) in zip(present, unconverted_cells(self.con, source, checks)):
             if n:
                 shown = ", ".join(repr(v[:40]) for v in samples[:3])
                 col = next(c for c in names if c in self.cols)

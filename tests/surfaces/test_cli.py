@@ -135,3 +135,28 @@ def test_view_list_names_every_analysis_and_its_parameters(capsys):
             assert f"--{prm.name.replace('_', '-')} {prm.type.__name__}" in out
     assert main(["view"]) == 2
     assert "view --list" in capsys.readouterr().err
+
+
+def test_analyze_ends_with_the_count_of_warnings_about_the_input(fixtures, tmp_path, capsys):
+    """Two damaged cells of operator_memory.csv are set to null with a warning; the report is
+    still whole, and its last line counts the warning and names the command that lists it."""
+    import shutil
+
+    src = fixtures / "ascend_pt/text_level0/rank0_ascend_pt"
+    run = tmp_path / "rank0_ascend_pt"
+    shutil.copytree(src, run)
+    mem = run / "ASCEND_PROFILER_OUTPUT/operator_memory.csv"
+    lines = mem.read_text(encoding="utf-8").splitlines(keepends=True)
+    lines[1] = lines[1].replace(",18816.5,", ",abc,", 1)
+    lines[2] = lines[2].replace(",0.5,", ",x1,", 1)
+    mem.write_text("".join(lines), encoding="utf-8")
+    tail = (
+        f"1 warning about the input (csv-bad-values): `profinsight doctor {run}` lists it with the files and the fix."
+    )
+    assert main(["analyze", str(run)]) == 0
+    out = capsys.readouterr().out
+    assert out.rstrip().splitlines()[-1] == tail
+    assert main(["analyze", str(run), "--format", "md"]) == 0
+    assert capsys.readouterr().out.rstrip().splitlines()[-1] == tail
+    assert main(["analyze", str(src)]) == 0  # the whole input: no such line
+    assert "about the input" not in capsys.readouterr().out

@@ -5,12 +5,15 @@ and communication, then the verdict and the actions ranked by recoverable time.
 Load errors come first: when an import failed (an ``error`` diagnostic), the terminal and
 Markdown forms say so before anything else, the report is left out when no table loaded at all
 (an empty report would read as "nothing stands out"), and the exit status is 1.  The JSON form
-always carries every diagnostic."""
+always carries every diagnostic.  Warnings (cells that did not convert, rows dropped, files
+missing) do not stop the report, but the terminal and Markdown forms end with one line that
+counts them and names the command that lists them, so a report built on damaged input never
+reads as if the input were whole."""
 
 from __future__ import annotations
 
 from .. import diagnostics as dg
-from .common import add_output, add_paths, dumps, emit, load_profile, make_console, output_format
+from .common import add_output, add_paths, dumps, emit, load_profile, make_console, output_format, paths
 
 HELP = "guided report: findings, verdict and actions ranked by recoverable time"
 FORMATS = ["table", "json", "md"]
@@ -42,7 +45,8 @@ def run(args) -> int:
     elif fmt == "md":
         head = "".join(f"- **{d.severity.upper()}** `{d.code}`{_rank(d)}: {d.message}\n" for d in errors)
         text = f"# Import failed\n\n{head}\n{_after(loaded)}\n" if errors else ""
-        emit(text + (markdown(rep) if rep is not None else ""), args)
+        tail = _warnings(prof.diagnostics, args)
+        emit(text + (markdown(rep) if rep is not None else "") + (f"\n{tail}\n" if tail else ""), args)
     else:
         console = make_console(args, 120)
         if errors:
@@ -54,6 +58,9 @@ def run(args) -> int:
             console.print(_after(loaded))
         if rep is not None:
             render_terminal(rep, console)
+        tail = _warnings(prof.diagnostics, args)
+        if tail:
+            console.print(f"[yellow]{escape(tail)}[/]", soft_wrap=True)  # the command stays whole
         if args.output:
             emit(console.export_text(), args)
     return 1 if dg.worst(prof.diagnostics) == "error" else 0
@@ -61,6 +68,30 @@ def run(args) -> int:
 
 def _rank(d: dg.Diagnostic) -> str:
     return f" rank {d.rank}" if d.rank is not None else ""
+
+
+def _warnings(diags, args) -> str:
+    """One line that counts the warnings about the input, by code, and names the command that
+    lists them with their files and fixes; empty when there are none."""
+    counts: dict[str, int] = {}
+    for d in diags:
+        if d.severity == "warning":
+            counts[d.code] = counts.get(d.code, 0) + 1
+    if not counts:
+        return ""
+    n = sum(counts.values())
+    codes = ", ".join(f"{c} x{k}" if k > 1 else c for c, k in counts.items())
+    target = " ".join(_quote(p) for p in paths(args))
+    noun, them = ("warning", "it") if n == 1 else ("warnings", "them")
+    return (
+        f"{n} {noun} about the input ({codes}): `profinsight doctor {target}` lists {them} with the files and the fix."
+    )
+
+
+def _quote(path) -> str:
+    import shlex
+
+    return shlex.quote(str(path))
 
 
 def _after(loaded: bool) -> str:

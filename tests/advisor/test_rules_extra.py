@@ -306,6 +306,7 @@ def churn_trace(n_malloc, empty_cache=False, blocks=0):
 def test_memory_churn_trigger():
     f = fired(churn_trace(12), "memory_churn")
     assert f["evidence"]["device_malloc_free_per_step"] == 12
+    assert "12 device malloc/free calls" in f["message"] and "12.0" not in f["message"]
     assert f["evidence"]["malloc_apis"] == {"aclrtMalloc": 6, "aclrtFree": 6}
     assert f["recoverable_us"] == pytest.approx(600.0)
     assert "expandable_segments:True" in f["change"] and "empty_cache" in f["change"]
@@ -314,6 +315,13 @@ def test_memory_churn_trigger():
     assert f["message"].startswith("empty_cache is called 1")
     f = fired(churn_trace(0, blocks=5), "memory_churn", min_blocks_per_step=5)
     assert f["severity"] == "low" and f["recoverable_us"] is None and "5 tensor allocations" in f["message"]
+
+
+def test_memory_churn_counts_read_as_counts():
+    """A whole count reads without a decimal; a mean per step keeps one."""
+    from profinsight.advisor.rules.memory import _count
+
+    assert repr(_count(39.0)) == "39" and repr(_count(0.04)) == "0" and repr(_count(12.46)) == "12.5"
 
 
 def test_memory_churn_silent():

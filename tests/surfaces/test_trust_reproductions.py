@@ -211,9 +211,9 @@ def test_a_capture_without_steps_says_its_actions_are_of_the_capture(fixtures, c
     assert heading in out.splitlines() and line in out.splitlines() and total in out.splitlines()
     assert "per step" not in out and "每步" not in out
     churn = {
-        "en": "45.0 device malloc/free calls (cudaMalloc, cudaFree) and 0.0 empty_cache calls in the capture, "
+        "en": "45 device malloc/free calls (cudaMalloc, cudaFree) and 0 empty_cache calls in the capture, "
         "1670.35 ms of host time in the capture.",
-        "zh": "整个采集 45.0 次设备 malloc/free 调用（cudaMalloc, cudaFree）和 0.0 次 empty_cache 调用，"
+        "zh": "整个采集 45 次设备 malloc/free 调用（cudaMalloc, cudaFree）和 0 次 empty_cache 调用，"
         "整个采集主机耗时 1670.35 ms。",
     }[lang]
     assert churn in out

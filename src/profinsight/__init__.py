@@ -65,6 +65,9 @@ def _install_surfaces() -> None:
     show.install()
 
 
+hooks.provide("install_surfaces", _install_surfaces)  # for a profile built below the root's names
+
+
 def __getattr__(name):
     if name in _EXPORTS:
         import importlib

@@ -8,7 +8,8 @@ asks this table for a function by name, and the surface that owns the drawing pu
 package root runs on first use of a public name.
 
 Slots: ``register_analyses() -> None`` (imports the analysis modules, so the table of
-:mod:`profinsight.registry` fills on first use), ``result_html(df, analysis, params) -> str``, ``result_bundle(df, analysis, params) ->
+:mod:`profinsight.registry` fills on first use), ``install_surfaces() -> None`` (fills the
+display slots; :func:`get` runs it when a display slot is still empty), ``result_html(df, analysis, params) -> str``, ``result_bundle(df, analysis, params) ->
 dict``, ``profile_html(profile) -> str``, ``profile_bundle(profile) -> dict``,
 ``show(profile, view) -> None``, and for the comparison objects (which sit below the render
 layer too) ``comparison_html(cmp) -> str``, ``framework_html(cmp) -> str``, ``ranks_html(rep)
@@ -22,6 +23,7 @@ from collections.abc import Callable
 _SLOTS: dict[str, Callable] = {}
 NAMES = (
     "register_analyses",
+    "install_surfaces",
     "result_html",
     "result_bundle",
     "profile_html",
@@ -42,5 +44,16 @@ def provide(name: str, func: Callable) -> None:
 
 
 def get(name: str) -> Callable | None:
-    """The function in slot ``name``, or None when no surface has filled it."""
-    return _SLOTS.get(name)
+    """The function in slot ``name``, or None when no surface has filled it.
+
+    A display slot asked for before any surface filled it runs ``install_surfaces`` once (the
+    package root fills that slot on import), so a profile built without a public name of the
+    root (``profinsight.testing.profile_from_tables``, a module imported directly) still draws
+    richly in a notebook."""
+    func = _SLOTS.get(name)
+    if func is None and name != "install_surfaces":
+        install = _SLOTS.pop("install_surfaces", None)  # once: a failed install is not retried per call
+        if install is not None:
+            install()
+            func = _SLOTS.get(name)
+    return func

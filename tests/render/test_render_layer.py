@@ -3,6 +3,9 @@ sit below the render layer) draw through the display slots of :mod:`profinsight.
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 
 import profinsight
@@ -78,3 +81,18 @@ def test_collection_summary_html():
     out = D.collection_html({"name": "run", "step_us": 1234.5678, "busy_ratio": 0.5, "top": None})
     assert "<th style='text-align:left'>name</th><td>run</td>" in out
     assert "1,234.6" in out and "0.5000" in out and "top" not in out
+
+
+def test_a_profile_built_below_the_root_names_still_draws_richly():
+    """``profinsight.testing.profile_from_tables`` touches no public name of the package root,
+    which is where the surfaces were installed: its results drew as bare DataFrames in a fresh
+    process.  The first empty display slot now installs them."""
+    code = (
+        "import pandas as pd\n"
+        "from profinsight.testing import profile_from_tables\n"
+        "t = pd.DataFrame({'rank': [0], 'device': [0], 'stream': [1], 'name': ['K'], 'type': ['Add'],"
+        " 'start_ns': [0], 'dur_ns': [1000]})\n"
+        "print(profile_from_tables({'device_tasks': t}).advise(lang='en')._repr_html_())\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.startswith("<div class='profinsight-result'>") and "<div class='profinsight-findings'" in out, out[:300]

@@ -58,3 +58,18 @@ def worst(diags) -> Severity | None:
         if s in levels:
             return s
     return None
+
+
+def by_code(diags, severity: Severity) -> dict[str, int]:
+    """How many diagnostics of ``severity`` there are per code, in the order first met."""
+    out: dict[str, int] = {}
+    for d in diags:
+        if d.severity == severity:
+            out[d.code] = out.get(d.code, 0) + 1
+    return out
+
+
+def codes_text(counts: dict[str, int]) -> str:
+    """``{"csv-bad-values": 2, "missing-file": 1}`` as ``csv-bad-values x2, missing-file``: the
+    short form a one-line summary names the codes in."""
+    return ", ".join(f"{c} x{k}" if k > 1 else c for c, k in counts.items())

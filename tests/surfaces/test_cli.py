@@ -137,26 +137,61 @@ def test_view_list_names_every_analysis_and_its_parameters(capsys):
     assert "view --list" in capsys.readouterr().err
 
 
-def test_analyze_ends_with_the_count_of_warnings_about_the_input(fixtures, tmp_path, capsys):
-    """Two damaged cells of operator_memory.csv are set to null with a warning; the report is
-    still whole, and its last line counts the warning and names the command that lists it."""
+def _damaged_level0(fixtures, tmp_path):
+    """A copy of text_level0 rank 0 with two sizes of operator_memory.csv damaged: the load sets
+    them to null with one csv-bad-values warning."""
     import shutil
 
-    src = fixtures / "ascend_pt/text_level0/rank0_ascend_pt"
     run = tmp_path / "rank0_ascend_pt"
-    shutil.copytree(src, run)
+    shutil.copytree(fixtures / "ascend_pt/text_level0/rank0_ascend_pt", run)
     mem = run / "ASCEND_PROFILER_OUTPUT/operator_memory.csv"
     lines = mem.read_text(encoding="utf-8").splitlines(keepends=True)
     lines[1] = lines[1].replace(",18816.5,", ",abc,", 1)
     lines[2] = lines[2].replace(",0.5,", ",x1,", 1)
     mem.write_text("".join(lines), encoding="utf-8")
+    return run
+
+
+def test_analyze_ends_with_the_count_of_warnings_about_the_input(fixtures, tmp_path, capsys):
+    """The report on damaged input is still whole, and its last line counts the warning and
+    names the command that lists it, in the report's language."""
+    run = _damaged_level0(fixtures, tmp_path)
     tail = (
         f"1 warning about the input (csv-bad-values): `profinsight doctor {run}` lists it with the files and the fix."
     )
-    assert main(["analyze", str(run)]) == 0
+    assert main(["analyze", str(run), "--lang", "en"]) == 0
     out = capsys.readouterr().out
     assert out.rstrip().splitlines()[-1] == tail
-    assert main(["analyze", str(run), "--format", "md"]) == 0
+    assert main(["analyze", str(run), "--format", "md", "--lang", "en"]) == 0
     assert capsys.readouterr().out.rstrip().splitlines()[-1] == tail
-    assert main(["analyze", str(src)]) == 0  # the whole input: no such line
+    assert main(["analyze", str(run), "--lang", "zh"]) == 0
+    zh = f"输入数据有 1 条警告（csv-bad-values）：`profinsight doctor {run}` 列出它的文件和修复方法。"
+    assert capsys.readouterr().out.rstrip().splitlines()[-1] == zh
+    assert main(["analyze", str(fixtures / "ascend_pt/text_level0/rank0_ascend_pt")]) == 0  # whole: no such line
     assert "about the input" not in capsys.readouterr().out
+
+
+def test_report_page_says_and_lists_the_warnings_about_the_input(fixtures, tmp_path):
+    """A page sent to a colleague says under its first line that the load warned, and lists each
+    warning with its file and fix before the glossary."""
+    run = _damaged_level0(fixtures, tmp_path)
+    out = tmp_path / "r.html"
+    assert main(["report", str(run), "-o", str(out), "--lang", "en"]) == 0
+    page = out.read_text(encoding="utf-8")
+    note = (
+        "<p class='input-warnings-note'><a href='#input-warnings'>The load warned 1 time(s) about the input "
+        "(csv-bad-values); each warning, with its file and fix, is listed at the end of this page.</a></p>"
+    )
+    assert page.index(note) < page.index("id='verdict'")
+    item = (
+        "<li><b>csv-bad-values</b> rank 0: operator_memory.csv: 2 value(s) of column &#x27;Size(KB)&#x27; are not "
+        "usable numbers (&#x27;abc&#x27;, &#x27;x1&#x27;): set to null, their rows kept."
+        f"<br><code>{run / 'ASCEND_PROFILER_OUTPUT/operator_memory.csv'}</code>"
+    )
+    assert (
+        page.index("<h2 id='input-warnings'>Warnings about the input</h2>")
+        < page.index(item)
+        < page.index("id='terms'")
+    )
+    assert main(["report", str(fixtures / "ascend_pt/text_level0/rank0_ascend_pt"), "-o", str(out)]) == 0
+    assert "input-warnings" not in out.read_text(encoding="utf-8")

@@ -71,21 +71,17 @@ def _rank(d: dg.Diagnostic) -> str:
 
 
 def _warnings(diags, args) -> str:
-    """One line that counts the warnings about the input, by code, and names the command that
-    lists them with their files and fixes; empty when there are none."""
-    counts: dict[str, int] = {}
-    for d in diags:
-        if d.severity == "warning":
-            counts[d.code] = counts.get(d.code, 0) + 1
+    """One line, in the report's language, that counts the warnings about the input by code and
+    names the command that lists them with their files and fixes; empty when there are none."""
+    from ..i18n import t
+
+    counts = dg.by_code(diags, "warning")
     if not counts:
         return ""
     n = sum(counts.values())
-    codes = ", ".join(f"{c} x{k}" if k > 1 else c for c, k in counts.items())
     target = " ".join(_quote(p) for p in paths(args))
-    noun, them = ("warning", "it") if n == 1 else ("warnings", "them")
-    return (
-        f"{n} {noun} about the input ({codes}): `profinsight doctor {target}` lists {them} with the files and the fix."
-    )
+    key = "report.input_warnings.line.one" if n == 1 else "report.input_warnings.line.many"
+    return t(key, args.lang, n=n, codes=dg.codes_text(counts), target=target)
 
 
 def _quote(path) -> str:

@@ -38,6 +38,13 @@ MESSAGES: dict[str, dict[str, str]] = {
         "every problem.",
         "report.import_failed.nothing": "Nothing loaded, so there is no report; `profinsight doctor PATH` lists every "
         "problem.",
+        "report.input_warnings": "Warnings about the input",
+        "report.input_warnings.note": "The load warned {n} time(s) about the input ({codes}); each warning, with "
+        "its file and fix, is listed at the end of this page.",
+        "report.input_warnings.line.one": "1 warning about the input ({codes}): `profinsight doctor {target}` lists it "
+        "with the files and the fix.",
+        "report.input_warnings.line.many": "{n} warnings about the input ({codes}): `profinsight doctor {target}` lists "
+        "them with the files and the fix.",
         "label.not_estimated": "not estimated",
         "label.profile": "Profile",
         "label.idle_by_activity": "Idle gaps by host activity",
@@ -216,6 +223,10 @@ MESSAGES: dict[str, dict[str, str]] = {
         "report.import_failed": "导入失败",
         "report.import_failed.partial": "下面的报告只覆盖已加载的部分；`profinsight doctor PATH` 列出全部问题。",
         "report.import_failed.nothing": "没有加载到任何数据，因此没有报告；`profinsight doctor PATH` 列出全部问题。",
+        "report.input_warnings": "输入数据的警告",
+        "report.input_warnings.note": "加载时对输入数据给出 {n} 条警告（{codes}）；每条警告及其文件和修复方法列在本页末尾。",
+        "report.input_warnings.line.one": "输入数据有 1 条警告（{codes}）：`profinsight doctor {target}` 列出它的文件和修复方法。",
+        "report.input_warnings.line.many": "输入数据有 {n} 条警告（{codes}）：`profinsight doctor {target}` 列出每条警告的文件和修复方法。",
         "label.not_estimated": "未估算",
         "label.profile": "Profile",
         "label.idle_by_activity": "按主机活动划分的空闲间隙",

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import html
 
+from .. import diagnostics as dg
 from ..errors import ProfileError
 from ..i18n import resolve_lang, t
 from ..registry import Chart
@@ -196,23 +197,53 @@ def glossary_html(lang: str) -> str:
     return f"<h2 id='terms'>{e(t('section.terms', lang))}</h2><dl class='terms'>{items}</dl>"
 
 
+def _diagnostic_items(diags) -> str:
+    """Load diagnostics as list items, as ``doctor`` gives them: code, rank, message, file, fix."""
+    e = html.escape
+    return "".join(
+        f"<li><b>{e(d.code)}</b>{e(f' rank {d.rank}' if d.rank is not None else '')}: {e(d.message)}"
+        f"{'<br><code>' + e(str(d.file)) + '</code>' if d.file else ''}"
+        f"{'<br><i>' + e(d.fix) + '</i>' if d.fix else ''}</li>"
+        for d in diags
+    )
+
+
 def _load_errors_html(profile, lang: str, partial: bool) -> str:
     """The load errors of ``profile`` (a rank that failed to import), before anything else."""
     e = html.escape
     errs = [d for d in getattr(profile, "diagnostics", []) if d.severity == "error"]
     if not errs:
         return ""
-    items = "".join(
-        f"<li><b>{e(d.code)}</b>{e(f' rank {d.rank}' if d.rank is not None else '')}: {e(d.message)}"
-        f"{'<br><code>' + e(str(d.file)) + '</code>' if d.file else ''}"
-        f"{'<br><i>' + e(d.fix) + '</i>' if d.fix else ''}</li>"
-        for d in errs
-    )
+    items = _diagnostic_items(errs)
     after = t("report.import_failed.partial" if partial else "report.import_failed.nothing", lang)
     return (
         f"<div class='load-errors' role='alert'><h2 id='import-failed'>{e(t('report.import_failed', lang))}</h2>"
         f"<ul>{items}</ul><p>{e(after)}</p></div>"
     )
+
+
+def _warnings(profile) -> list:
+    return [d for d in getattr(profile, "diagnostics", []) if d.severity == "warning"]
+
+
+def _input_warnings_note(profile, lang: str) -> str:
+    """One line under the profile's line when the load warned about the input: a page sent to a
+    colleague must not read as if its input were whole (they cannot run ``doctor`` on it)."""
+    counts = dg.by_code(_warnings(profile), "warning")
+    if not counts:
+        return ""
+    text = t("report.input_warnings.note", lang, n=sum(counts.values()), codes=dg.codes_text(counts))
+    return f"<p class='input-warnings-note'><a href='#input-warnings'>{html.escape(text)}</a></p>"
+
+
+def _input_warnings_html(profile, lang: str) -> str:
+    """Every warning of the load, as ``doctor`` gives it: code, rank, message, file and fix."""
+    e = html.escape
+    warns = _warnings(profile)
+    if not warns:
+        return ""
+    items = _diagnostic_items(warns)
+    return f"<h2 id='input-warnings'>{e(t('report.input_warnings', lang))}</h2><ul class='input-warnings'>{items}</ul>"
 
 
 def render_html(rep: dict | None, profile, lang: str | None = None) -> str:
@@ -228,7 +259,8 @@ def render_html(rep: dict | None, profile, lang: str | None = None) -> str:
     parts = [
         f"<h1>{e(t('report.title', lang))}</h1>" + _load_errors_html(profile, lang, True),
         f"<p><code>{e(str(p['path']))}</code> · {e(str(p['format']))} {e(str(p.get('level') or ''))} · "
-        f"ranks {e(', '.join(map(str, p['ranks'])))} · steps {e(', '.join(map(str, p['steps'])) or '-')}</p>",
+        f"ranks {e(', '.join(map(str, p['ranks'])))} · steps {e(', '.join(map(str, p['steps'])) or '-')}</p>"
+        + _input_warnings_note(profile, lang),
         f"<h2 id='verdict'>{e(t('section.verdict', lang))}</h2><div class='verdict'><b>{e(v.get('title', ''))}</b>"
         f" — {e(v['text'])} {e(v.get('detail', ''))}</div>",
         f"<h2 id='findings'>{e(t('section.findings', lang))}</h2>",
@@ -259,6 +291,7 @@ def render_html(rep: dict | None, profile, lang: str | None = None) -> str:
             + "".join(f"<li><code>{e(n['rule'])}</code> {e(n['reason'])}</li>" for n in rep["not_applicable"])
             + "</ul>"
         )
+    parts.append(_input_warnings_html(profile, lang))
     parts.append(glossary_html(lang))
     out = page(t("report.title", lang), "".join(parts), lang)
     if "src='http" in out or 'src="http' in out or "href='http" in out or 'href="http' in out:

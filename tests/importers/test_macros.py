@@ -2,7 +2,7 @@
 
 ``ts_ns``, ``time_ns`` and the number macros (:data:`profinsight.importers._common.MACROS`) skip
 ``clean`` (a ``trim`` per cell) where the cell casts as it is or is a time written the exports'
-way.  The plain definitions below are what they were before; every cell of the fixtures' CSVs and
+way, and ``clean`` itself trims only a cell with white space or a quote at either end.  The plain definitions below are what they were before; every cell of the fixtures' CSVs and
 tens of thousands of random strings (signs, dots, exponents, hex, every kind of white space,
 quotes, N/A) must convert the same both ways, as must numbers and JSON values given directly."""
 
@@ -35,10 +35,18 @@ TS_NS_GENERAL = """CREATE OR REPLACE MACRO ts_ns_general(x) AS (CASE
                 * TRY_CAST(rpad(left(split_part(clean(x), '.', 2), 3), 3, '0') AS BIGINT) AS BIGINT)
        END)"""
 
+#: ``clean`` as first written: a ``trim`` of white space and quotes on every cell (the code keeps
+#: a cell that has none at either end as it is, and trims only the others)
+CLEAN_PLAIN = (
+    "CREATE OR REPLACE MACRO clean(x) AS nullif(nullif(trim(CAST(x AS VARCHAR), "
+    "' ' || chr(9) || chr(10) || chr(13) || '\"'), ''), 'N/A')"
+)
+
 #: the definitions the fast paths must equal: the unchanged helpers as the code has them and the
 #: general time form as first written, each fast macro in its plain form over them
 PLAIN = [
-    *(_macro(n) for n in ("scaled_int", "scaled_uint", "clean")),
+    *(_macro(n) for n in ("scaled_int", "scaled_uint")),
+    CLEAN_PLAIN,
     TS_NS_GENERAL,
     "CREATE OR REPLACE MACRO ts_ns(x) AS ts_ns_general(x)",
     "CREATE OR REPLACE MACRO time_ns(x) AS (CASE WHEN starts_with(clean(x), '-') THEN NULL ELSE ts_ns(x) END)",

@@ -32,6 +32,9 @@ _TS3 = "'[ \\t\\n\\r]*[+-]?[0-9]{1,16}\\.[0-9]{3}[ \\t\\n\\r]*'"
 _TS3_POSITIVE = "'[ \\t\\n\\r]*[+]?[0-9]{1,16}\\.[0-9]{3}[ \\t\\n\\r]*'"
 #: a cell that ``clean`` makes NULL: only white space and quotes, or N/A between them
 _NOTHING = "'[ \\t\\n\\r\"]*(N/A)?[ \\t\\n\\r\"]*'"
+#: a cell that ``clean`` keeps as it is: neither its first nor its last character is white space
+#: or a quote (RE2's ``.`` stops at a line feed: a cell with one inside takes the general form)
+_KEPT = "'[^ \\t\\n\\r\"](.*[^ \\t\\n\\r\"])?'"
 
 MACROS = [
     # float * scale -> rounded int64, or NULL when the result is not finite or beyond int64: one
@@ -40,8 +43,12 @@ MACROS = [
     # the same for a quantity that cannot be negative (a duration, a size): a negative cell is
     # damage and becomes NULL too -- never a negative duration in a table
     "CREATE OR REPLACE MACRO scaled_uint(v, scale) AS (CASE WHEN v >= 0 THEN TRY_CAST(round(v * scale) AS BIGINT) END)",
-    # text cell -> clean text or NULL ('' and 'N/A' mean "not collected")
-    f"CREATE OR REPLACE MACRO clean(x) AS nullif(nullif(trim(CAST(x AS VARCHAR), {_WS}), ''), 'N/A')",
+    # text cell -> clean text or NULL ('' and 'N/A' mean "not collected").  A cell with no white
+    # space or quote at either end (nearly all) is kept as it is: ``trim`` with a set of
+    # characters costs 2-3x a pattern test (a 45 k-row column of memory_record.csv: 18.9 -> 6.9 ms)
+    f"""CREATE OR REPLACE MACRO clean(x) AS (CASE
+         WHEN regexp_full_match(CAST(x AS VARCHAR), {_KEPT}) THEN nullif(CAST(x AS VARCHAR), 'N/A')
+         ELSE nullif(nullif(trim(CAST(x AS VARCHAR), {_WS}), ''), 'N/A') END)""",
     # exact decimal microseconds text, already cleaned (``c``) -> integer nanoseconds
     # (a value beyond int64 -- "1e30", "inf", 20 digits -- is NULL, never an error for the column)
     """CREATE OR REPLACE MACRO ts_ns_clean(c) AS (CASE

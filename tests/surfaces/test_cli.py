@@ -195,3 +195,19 @@ def test_report_page_says_and_lists_the_warnings_about_the_input(fixtures, tmp_p
     )
     assert main(["report", str(fixtures / "ascend_pt/text_level0/rank0_ascend_pt"), "-o", str(out)]) == 0
     assert "input-warnings" not in out.read_text(encoding="utf-8")
+
+
+def test_compare_ends_with_the_warnings_of_each_run(fixtures, tmp_path, capsys):
+    """compare names the run whose input the load warned about, and only that one."""
+    run = _damaged_level0(fixtures, tmp_path)
+    base = fixtures / "ascend_pt/text_level0/rank0_ascend_pt"
+    assert main(["compare", str(base), str(run), "--name", "base", "--name", "damaged", "--lang", "en"]) == 0
+    lines = capsys.readouterr().out.rstrip().splitlines()
+    want = f"damaged: 1 warning about the input (csv-bad-values): `profinsight doctor {run}` lists it with the files and the fix."
+    assert lines[-1] == want and not any(x.startswith("base: ") for x in lines)
+    page = tmp_path / "cmp.html"
+    assert main(["compare", str(base), str(run), "--name", "base", "--name", "damaged", "-o", str(page)]) == 0
+    text = page.read_text(encoding="utf-8")
+    section = text[text.index("<div class='input-warnings'>") :]
+    assert "<b>damaged</b> (csv-bad-values)</div><ul><li><b>csv-bad-values</b> rank 0: operator_memory.csv" in section
+    assert "<b>base</b>" not in section

@@ -13,7 +13,17 @@ reads as if the input were whole."""
 from __future__ import annotations
 
 from .. import diagnostics as dg
-from .common import add_output, add_paths, dumps, emit, load_profile, make_console, output_format, paths
+from .common import (
+    add_output,
+    add_paths,
+    dumps,
+    emit,
+    load_profile,
+    make_console,
+    output_format,
+    paths,
+    warnings_line,
+)
 
 HELP = "guided report: findings, verdict and actions ranked by recoverable time"
 FORMATS = ["table", "json", "md"]
@@ -45,7 +55,7 @@ def run(args) -> int:
     elif fmt == "md":
         head = "".join(f"- **{d.severity.upper()}** `{d.code}`{_rank(d)}: {d.message}\n" for d in errors)
         text = f"# Import failed\n\n{head}\n{_after(loaded)}\n" if errors else ""
-        tail = _warnings(prof.diagnostics, args)
+        tail = warnings_line(prof.diagnostics, paths(args), args.lang)
         emit(text + (markdown(rep) if rep is not None else "") + (f"\n{tail}\n" if tail else ""), args)
     else:
         console = make_console(args, 120)
@@ -58,7 +68,7 @@ def run(args) -> int:
             console.print(_after(loaded))
         if rep is not None:
             render_terminal(rep, console)
-        tail = _warnings(prof.diagnostics, args)
+        tail = warnings_line(prof.diagnostics, paths(args), args.lang)
         if tail:
             console.print(f"[yellow]{escape(tail)}[/]", soft_wrap=True)  # the command stays whole
         if args.output:
@@ -68,26 +78,6 @@ def run(args) -> int:
 
 def _rank(d: dg.Diagnostic) -> str:
     return f" rank {d.rank}" if d.rank is not None else ""
-
-
-def _warnings(diags, args) -> str:
-    """One line, in the report's language, that counts the warnings about the input by code and
-    names the command that lists them with their files and fixes; empty when there are none."""
-    from ..i18n import t
-
-    counts = dg.by_code(diags, "warning")
-    if not counts:
-        return ""
-    n = sum(counts.values())
-    target = " ".join(_quote(p) for p in paths(args))
-    key = "report.input_warnings.line.one" if n == 1 else "report.input_warnings.line.many"
-    return t(key, args.lang, n=n, codes=dg.codes_text(counts), target=target)
-
-
-def _quote(path) -> str:
-    import shlex
-
-    return shlex.quote(str(path))
 
 
 def _after(loaded: bool) -> str:

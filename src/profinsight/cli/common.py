@@ -109,3 +109,22 @@ def make_console(args, width: int = 110) -> Console:
     from rich.console import Console
 
     return Console(record=True, width=width, highlight=False, file=io.StringIO() if args.output else None)
+
+
+def warnings_line(diags, targets, lang: str | None = None) -> str:
+    """One line, in ``lang``, that counts the warnings about the input by code and names the
+    ``doctor`` command (on ``targets``, the paths as given) that lists them with their files and
+    fixes; empty when there are none.  A report on damaged input must not read as if the input
+    were whole, and only ``--format json`` and ``doctor`` list the warnings themselves."""
+    import shlex
+
+    from .. import diagnostics as dg
+    from ..i18n import t
+
+    counts = dg.by_code(diags, "warning")
+    if not counts:
+        return ""
+    n = sum(counts.values())
+    target = " ".join(shlex.quote(str(p)) for p in targets)
+    key = "report.input_warnings.line.one" if n == 1 else "report.input_warnings.line.many"
+    return t(key, lang, n=n, codes=dg.codes_text(counts), target=target)

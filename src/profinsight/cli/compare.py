@@ -5,7 +5,7 @@ runs and base -> last) and a verdict in words; ``--format json`` / ``-o cmp.html
 from __future__ import annotations
 
 from ..errors import ProfileError
-from .common import dumps, emit, make_console, output_format
+from .common import dumps, emit, make_console, output_format, warnings_line
 
 HELP = "compare runs: baseline -> changed runs (step delta, waterfall, op changes, verdict)"
 FORMATS = ["table", "json", "html"]
@@ -160,6 +160,12 @@ def _table(cmp, args) -> None:
         console.print(ot)
     for v in cmp.verdicts():
         console.print(v)
+    from rich.markup import escape
+
+    for name, prof, path in zip(cmp.names, cmp.profiles, args.paths):  # each run's own warnings
+        line = warnings_line(getattr(prof, "diagnostics", []), [path], lang)
+        if line:
+            console.print(f"[yellow]{escape(f'{name}: {line}')}[/]", soft_wrap=True)
     if args.output:
         emit(console.export_text(), args)
 

@@ -222,8 +222,36 @@ def comparison_html(cmp) -> str:
             "delta_avg_us",
         ]
         parts.append(human_table(g[g["status"] != "unchanged"], cols, 15))
+    parts.append(_input_warnings(cmp))
     parts.append("</div>")
     return "".join(parts)
+
+
+def _input_warnings(cmp) -> str:
+    """Each run's warnings about its input (cells set to null, rows set aside, files missing),
+    listed under the run's name: the figures above are of what loaded."""
+    from .. import diagnostics as dg
+    from ..i18n import t
+    from .report import diagnostic_items
+
+    e = html.escape
+    runs = [
+        (name, [d for d in getattr(p, "diagnostics", []) if d.severity == "warning"])
+        for name, p in zip(cmp.names, cmp.profiles)
+    ]
+    runs = [(name, warns) for name, warns in runs if warns]
+    if not runs:
+        return ""
+    lang = getattr(cmp, "lang", None)
+    body = "".join(
+        f"<div style='margin:4px 0 2px'><b>{e(str(name))}</b> "
+        f"({e(dg.codes_text(dg.by_code(warns, 'warning')))})</div><ul>{diagnostic_items(warns)}</ul>"
+        for name, warns in runs
+    )
+    return (
+        f"<div class='input-warnings'><div style='font-weight:600;margin:6px 0 2px'>"
+        f"{e(t('report.input_warnings', lang))}</div>{body}</div>"
+    )
 
 
 def comparison_page(cmp) -> str:

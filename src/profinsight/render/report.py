@@ -197,7 +197,7 @@ def glossary_html(lang: str) -> str:
     return f"<h2 id='terms'>{e(t('section.terms', lang))}</h2><dl class='terms'>{items}</dl>"
 
 
-def _diagnostic_items(diags) -> str:
+def diagnostic_items(diags) -> str:
     """Load diagnostics as list items, as ``doctor`` gives them: code, rank, message, file, fix."""
     e = html.escape
     return "".join(
@@ -214,7 +214,7 @@ def _load_errors_html(profile, lang: str, partial: bool) -> str:
     errs = [d for d in getattr(profile, "diagnostics", []) if d.severity == "error"]
     if not errs:
         return ""
-    items = _diagnostic_items(errs)
+    items = diagnostic_items(errs)
     after = t("report.import_failed.partial" if partial else "report.import_failed.nothing", lang)
     return (
         f"<div class='load-errors' role='alert'><h2 id='import-failed'>{e(t('report.import_failed', lang))}</h2>"
@@ -242,7 +242,7 @@ def _input_warnings_html(profile, lang: str) -> str:
     warns = _warnings(profile)
     if not warns:
         return ""
-    items = _diagnostic_items(warns)
+    items = diagnostic_items(warns)
     return f"<h2 id='input-warnings'>{e(t('report.input_warnings', lang))}</h2><ul class='input-warnings'>{items}</ul>"
 
 

@@ -211,3 +211,18 @@ def test_compare_ends_with_the_warnings_of_each_run(fixtures, tmp_path, capsys):
     section = text[text.index("<div class='input-warnings'>") :]
     assert "<b>damaged</b> (csv-bad-values)</div><ul><li><b>csv-bad-values</b> rank 0: operator_memory.csv" in section
     assert "<b>base</b>" not in section
+
+
+def test_view_says_the_warnings_on_stderr_and_keeps_stdout_the_result(fixtures, tmp_path, capsys):
+    """A CSV piped on stays a CSV: the warnings line goes to stderr, after the result."""
+    run = _damaged_level0(fixtures, tmp_path)
+    assert main(["view", "op_summary", str(run), "--format", "csv", "--lang", "en"]) == 0
+    out, err = capsys.readouterr()
+    assert out.startswith("name,type,core,count,") and "about the input" not in out
+    want = (
+        f"1 warning about the input (csv-bad-values): `profinsight doctor {run}` lists it with the files and the fix."
+    )
+    assert err.rstrip().splitlines()[-1] == want
+    assert main(["view", "op_summary", str(run), "--format", "json"]) == 0  # JSON carries them itself
+    out, err = capsys.readouterr()
+    assert "about the input" not in err and "csv-bad-values" in out

@@ -1,5 +1,7 @@
 """Run one analysis and print its table: ``profinsight view NAME PATH... [--param value ...]``.
-The analysis' parameters become options (``--by type``, ``--top 20``)."""
+The analysis' parameters become options (``--by type``, ``--top 20``).  Load errors go to stderr
+before the result (:mod:`._load_errors`); warnings about the input, counted in one line, after it
+(stdout stays the result alone, for a pipe)."""
 
 from __future__ import annotations
 
@@ -8,7 +10,7 @@ import argparse
 from .. import diagnostics as dg
 from ..errors import ProfileError
 from . import _load_errors
-from .common import add_paths, dumps, emit, load_profile, make_console, output_format
+from .common import add_paths, dumps, emit, load_profile, make_console, output_format, paths, warnings_line
 
 HELP = "run one analysis (op_summary, step_breakdown, ...) and print its table"
 FORMATS = ["table", "json", "csv", "html", "md"]
@@ -106,6 +108,12 @@ def run(args) -> int:
         _findings(plain, args)
     else:
         _table(plain, a, args)
+    if fmt != "json":  # the JSON form carries every diagnostic; stdout stays the result alone
+        line = warnings_line(prof.diagnostics, paths(args), getattr(args, "lang", None))
+        if line:
+            import sys
+
+            print(line, file=sys.stderr)
     return 1 if failed else 0
 
 

@@ -36,6 +36,10 @@ NAMES = (
 )
 
 
+#: the slots that are not for drawing (an empty one of these installs nothing)
+_NOT_DISPLAY = ("register_analyses", "install_surfaces")
+
+
 def provide(name: str, func: Callable) -> None:
     """Fill slot ``name`` (a later call replaces an earlier one)."""
     if name not in NAMES:
@@ -51,7 +55,7 @@ def get(name: str) -> Callable | None:
     root (``profinsight.testing.profile_from_tables``, a module imported directly) still draws
     richly in a notebook."""
     func = _SLOTS.get(name)
-    if func is None and name != "install_surfaces":
+    if func is None and name not in _NOT_DISPLAY:
         install = _SLOTS.pop("install_surfaces", None)  # once: a failed install is not retried per call
         if install is not None:
             install()

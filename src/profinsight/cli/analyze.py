@@ -47,6 +47,7 @@ def run(args) -> int:
     loaded = any(prof.row_counts().values())
     rep = guided_report(prof, args.lang, top=args.top) if loaded or not errors else None
     fmt = output_format(args, FORMATS)
+    tail = warnings_line(prof.diagnostics, paths(args), args.lang)
     if fmt == "json":
         out = dict(rep or {})
         out["import_failed"] = bool(errors)
@@ -55,7 +56,6 @@ def run(args) -> int:
     elif fmt == "md":
         head = "".join(f"- **{d.severity.upper()}** `{d.code}`{_rank(d)}: {d.message}\n" for d in errors)
         text = f"# Import failed\n\n{head}\n{_after(loaded)}\n" if errors else ""
-        tail = warnings_line(prof.diagnostics, paths(args), args.lang)
         emit(text + (markdown(rep) if rep is not None else "") + (f"\n{tail}\n" if tail else ""), args)
     else:
         console = make_console(args, 120)
@@ -68,7 +68,6 @@ def run(args) -> int:
             console.print(_after(loaded))
         if rep is not None:
             render_terminal(rep, console)
-        tail = warnings_line(prof.diagnostics, paths(args), args.lang)
         if tail:
             console.print(f"[yellow]{escape(tail)}[/]", soft_wrap=True)  # the command stays whole
         if args.output:

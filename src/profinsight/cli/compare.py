@@ -95,6 +95,7 @@ def _names(paths) -> list[str]:
 
 
 def _table(cmp, args) -> None:
+    from rich.markup import escape
     from rich.table import Table
 
     from ..i18n import t as say
@@ -160,8 +161,6 @@ def _table(cmp, args) -> None:
         console.print(ot)
     for v in cmp.verdicts():
         console.print(v)
-    from rich.markup import escape
-
     for name, prof, path in zip(cmp.names, cmp.profiles, args.paths):  # each run's own warnings
         line = warnings_line(getattr(prof, "diagnostics", []), [path], lang)
         if line:

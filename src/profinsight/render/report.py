@@ -229,7 +229,7 @@ def _warnings(profile) -> list:
 def _input_warnings_note(profile, lang: str) -> str:
     """One line under the profile's line when the load warned about the input: a page sent to a
     colleague must not read as if its input were whole (they cannot run ``doctor`` on it)."""
-    counts = dg.by_code(_warnings(profile), "warning")
+    counts = dg.by_code(getattr(profile, "diagnostics", []), "warning")
     if not counts:
         return ""
     text = t("report.input_warnings.note", lang, n=sum(counts.values()), codes=dg.codes_text(counts))

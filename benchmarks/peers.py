@@ -22,7 +22,14 @@ imports an ``analyze`` pays are measured on their own (``--startup``) and report
 included in the cold and warm walls, as a user pays them.  The load average is printed beside each
 figure (the machine is shared).  Peers that are not installed are left out of the table.
 
+``--repeat N`` measures every cold figure N times, ours and the peer's in turn (ours, peer, ours,
+peer, ...), so that a slow minute of a shared machine lands on both sides: the table shows the
+median of each figure, and beside each ratio (median over median) the range of the N ratios of
+the pairs.  One run of a whole command moves by up to 1.5x on this machine; the median of pairs is
+the figure to compare between runs of this script.
+
     python benchmarks/peers.py --sizes 100                 # about 5 min with both peers
+    python benchmarks/peers.py --sizes 100 --repeat 3      # each pair 3 times: medians and ranges
     python benchmarks/peers.py --sizes 1000 --no-compare   # ~10 min of peers alone; data deleted after
 """
 
@@ -32,6 +39,7 @@ import argparse
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -124,6 +132,43 @@ def child_json(mode: str, target: Path, env: dict) -> dict:
     return m
 
 
+def summarise(runs: list[dict]) -> dict:
+    """One figure from the repeated runs of one command: the median of each of wall, CPU, peak RSS
+    and load (each its own median), the median of a child's own JSON figures, and ``runs``, every
+    run's figures.  A run that failed makes the figure fail (its exit code and output)."""
+    if len(runs) == 1:
+        return runs[0]
+    failed = [r for r in runs if r["rc"]]
+    out = {k: round(statistics.median(r[k] for r in runs), 3) for k in ("wall_s", "cpu_s", "peak_rss_mb", "load")}
+    out["rc"] = failed[0]["rc"] if failed else 0
+    out["tail"] = (failed or runs)[-1]["tail"]
+    children = [r["child"] for r in runs if isinstance(r.get("child"), dict)]
+    if children:
+        out["child"] = {
+            k: round(statistics.median(c[k] for c in children), 3)
+            for k in ("seconds", "cpu_s")
+            if all(isinstance(c.get(k), (int, float)) for c in children)
+        }
+    out["runs"] = [{k: v for k, v in r.items() if k != "tail"} for r in runs]
+    return out
+
+
+def in_turn(n: int, ours, peer=None) -> tuple[dict, dict | None, list[float]]:
+    """``ours()`` and ``peer()`` (None: no peer) measured in turn, ``n`` times -> (our figure,
+    the peer's, the ratio peer wall ÷ our wall of each pair where both succeeded).  In turn, so
+    that a busy minute of the shared machine weighs on both sides alike."""
+    mine, theirs, ratios = [], [], []
+    for _ in range(n):
+        m = ours()
+        mine.append(m)
+        if peer is not None:
+            p = peer()
+            theirs.append(p)
+            if not m["rc"] and not p["rc"]:
+                ratios.append(round(p["wall_s"] / m["wall_s"], 2))
+    return summarise(mine), (summarise(theirs) if theirs else None), ratios
+
+
 def generate(size: int, fmt: str, ranks: int, data: Path) -> dict:
     """The scaled data: one rank may be the one ``run.py`` made (``data/{size}mb``), else it is
     generated into ``data/peers_{size}mb_{fmt}``."""
@@ -155,12 +200,30 @@ def profinsight(args: list[str], cache: Path) -> dict:
     return measure([sys.executable, "-m", "profinsight", *args], env=env)
 
 
-def cold_warm(args: list[str], cache: Path) -> tuple[dict, dict]:
-    shutil.rmtree(cache, ignore_errors=True)
-    cache.mkdir(parents=True)
-    cold = profinsight(args, cache)
-    warm = profinsight(args, cache)
-    return cold, warm
+def cold(args: list[str], cache: Path):
+    """A function that runs ``profinsight ARGS`` with ``cache`` emptied first (a cold run)."""
+
+    def run() -> dict:
+        shutil.rmtree(cache, ignore_errors=True)
+        cache.mkdir(parents=True)
+        return profinsight(args, cache)
+
+    return run
+
+
+def cold_import(target: Path, tmp: Path):
+    """A function that runs the cold import alone (``run.py --child cold``) into an empty cache."""
+
+    def run() -> dict:
+        imp_cache = tmp / "cache_import"
+        shutil.rmtree(imp_cache, ignore_errors=True)
+        imp_cache.mkdir()
+        try:
+            return child_json("cold", target, dict(os.environ, PROFINSIGHT_CACHE=str(imp_cache)))
+        finally:
+            shutil.rmtree(imp_cache, ignore_errors=True)
+
+    return run
 
 
 def linked_copy(src: Path, dst: Path) -> Path:
@@ -193,34 +256,47 @@ def bench_ascend(size: int, a, tmp: Path) -> list[dict]:
     trace = Path(g["trace"])
     rows = []
     cache = tmp / "cache_ascend"
-    floor = child_json("floor", trace, dict(os.environ))
-    imp_cache = tmp / "cache_import"
-    shutil.rmtree(imp_cache, ignore_errors=True)
-    imp_cache.mkdir()
-    imp = child_json("cold", rank0, dict(os.environ, PROFINSIGHT_CACHE=str(imp_cache)))
-    shutil.rmtree(imp_cache, ignore_errors=True)
-    cold, warm = cold_warm(["analyze", str(rank0)], cache)
-    peer = None
-    if a.msa and Path(a.msa).exists():
+    n = a.repeat
+    floor, imp, _ = in_turn(n, lambda: child_json("floor", trace, dict(os.environ)), cold_import(rank0, tmp))
+    msa = a.msa if a.msa and Path(a.msa).exists() else None
+
+    def msa_analyze() -> dict:
         copy = linked_copy(rank0.parent, tmp / "msa_analyze")
-        peer = measure([a.msa, "advisor", "all", "-d", str(copy / rank0.name)], cwd=str(copy))
-        shutil.rmtree(copy, ignore_errors=True)
-    rows.append(_row(f"Ascend text {size} MB: analyze", g, cold, warm, peer, "msprof-analyze advisor all", floor, imp))
+        try:
+            return measure([msa, "advisor", "all", "-d", str(copy / rank0.name)], cwd=str(copy))
+        finally:
+            shutil.rmtree(copy, ignore_errors=True)
+
+    args = ["analyze", str(rank0)]
+    ours, peer, ratios = in_turn(n, cold(args, cache), msa_analyze if msa else None)
+    warm = profinsight(args, cache)
+    rows.append(
+        _row(f"Ascend text {size} MB: analyze", g, ours, warm, peer, "msprof-analyze advisor all", floor, imp, ratios)
+    )
     if ranks > 1:
         rank1 = Path(g["rank_dirs"][1])
-        cold, warm = cold_warm(["compare", str(rank0), str(rank1)], cache)
-        peer = None
-        if a.msa and Path(a.msa).exists():
+
+        def msa_compare() -> dict:
             copy = linked_copy(rank0.parent, tmp / "msa_compare")
             out = tmp / "msa_compare_out"
             out.mkdir()
-            peer = measure(
-                [a.msa, "compare", "-d", str(copy / rank1.name), "-bp", str(copy / rank0.name), "-o", str(out)],
-                cwd=str(copy),
+            try:
+                return measure(
+                    [msa, "compare", "-d", str(copy / rank1.name), "-bp", str(copy / rank0.name), "-o", str(out)],
+                    cwd=str(copy),
+                )
+            finally:
+                shutil.rmtree(copy, ignore_errors=True)
+                shutil.rmtree(out, ignore_errors=True)
+
+        args = ["compare", str(rank0), str(rank1)]
+        ours, peer, ratios = in_turn(n, cold(args, cache), msa_compare if msa else None)
+        warm = profinsight(args, cache)
+        rows.append(
+            _row(
+                f"Ascend text {size} MB: compare 2 ranks", g, ours, warm, peer, "msprof-analyze compare", ratios=ratios
             )
-            shutil.rmtree(copy, ignore_errors=True)
-            shutil.rmtree(out, ignore_errors=True)
-        rows.append(_row(f"Ascend text {size} MB: compare 2 ranks", g, cold, warm, peer, "msprof-analyze compare"))
+        )
     shutil.rmtree(cache, ignore_errors=True)
     return rows
 
@@ -231,31 +307,27 @@ def bench_kineto(size: int, a, tmp: Path) -> list[dict]:
     traces = [Path(p) for p in g["traces"]]
     rows = []
     cache = tmp / "cache_kineto"
-    floor = child_json("floor", traces[0], dict(os.environ))
-    imp_cache = tmp / "cache_import"
-    shutil.rmtree(imp_cache, ignore_errors=True)
-    imp_cache.mkdir()
-    imp = child_json("cold", traces[0], dict(os.environ, PROFINSIGHT_CACHE=str(imp_cache)))
-    shutil.rmtree(imp_cache, ignore_errors=True)
-    cold, warm = cold_warm(["analyze", str(traces[0])], cache)
+    n = a.repeat
+    floor, imp, _ = in_turn(n, lambda: child_json("floor", traces[0], dict(os.environ)), cold_import(traces[0], tmp))
     hta = a.hta_python if a.hta_python and Path(a.hta_python).exists() else None
-    peer = None
-    if hta:
-        d0 = one_trace_dir(traces[0], tmp / "hta0")
-        peer = measure([hta, "-c", _HTA_ANALYZE, str(d0)])
-    rows.append(_row(f"Kineto {size} MB: analyze", g, cold, warm, peer, "HTA load + 4 breakdowns", floor, imp))
+    d0 = one_trace_dir(traces[0], tmp / "hta0") if hta else None
+    args = ["analyze", str(traces[0])]
+    hta_analyze = (lambda: measure([hta, "-c", _HTA_ANALYZE, str(d0)])) if hta else None
+    ours, peer, ratios = in_turn(n, cold(args, cache), hta_analyze)
+    warm = profinsight(args, cache)
+    rows.append(_row(f"Kineto {size} MB: analyze", g, ours, warm, peer, "HTA load + 4 breakdowns", floor, imp, ratios))
     if ranks > 1:
-        cold, warm = cold_warm(["compare", str(traces[0]), str(traces[1])], cache)
-        peer = None
-        if hta:
-            d1 = one_trace_dir(traces[1], tmp / "hta1")
-            peer = measure([hta, "-c", _HTA_DIFF, str(tmp / "hta0"), str(d1)])
-        rows.append(_row(f"Kineto {size} MB: compare", g, cold, warm, peer, "HTA TraceDiff"))
+        d1 = one_trace_dir(traces[1], tmp / "hta1") if hta else None
+        args = ["compare", str(traces[0]), str(traces[1])]
+        hta_diff = (lambda: measure([hta, "-c", _HTA_DIFF, str(d0), str(d1)])) if hta else None
+        ours, peer, ratios = in_turn(n, cold(args, cache), hta_diff)
+        warm = profinsight(args, cache)
+        rows.append(_row(f"Kineto {size} MB: compare", g, ours, warm, peer, "HTA TraceDiff", ratios=ratios))
     shutil.rmtree(cache, ignore_errors=True)
     return rows
 
 
-def _row(name, gen, cold, warm, peer, peer_name, floor=None, imp=None) -> dict:
+def _row(name, gen, cold, warm, peer, peer_name, floor=None, imp=None, ratios=()) -> dict:
     for m in (cold, warm, peer, floor, imp):
         if m:
             m["tail"] = m["tail"][-1500:] if m["rc"] else m["tail"][-300:]
@@ -274,6 +346,8 @@ def _row(name, gen, cold, warm, peer, peer_name, floor=None, imp=None) -> dict:
     if peer and not peer["rc"] and not cold["rc"]:
         row["speedup_cold"] = round(peer["wall_s"] / cold["wall_s"], 2)
         row["speedup_cold_cpu"] = round(peer["cpu_s"] / cold["cpu_s"], 2)
+        if len(ratios) > 1:
+            row["speedup_pairs"] = list(ratios)
     return row
 
 
@@ -298,6 +372,8 @@ def table(rows: list[dict], start: dict) -> str:
         w = r["warm"]
         warm = "-" if w["rc"] else f"{w['wall_s']:.2f} s (load {w['load']:.1f})"
         speed = f"{f(r.get('speedup_cold'))}x ({f(r.get('speedup_cold_cpu'))}x)" if r.get("speedup_cold") else "-"
+        if r.get("speedup_pairs"):
+            speed += f", pairs {min(r['speedup_pairs']):.2f}-{max(r['speedup_pairs']):.2f}x"
         floor = f"{f(r.get('floor_s'))} s / {f(r.get('floor_cpu_s'), '.1f')}" if "floor" in r else ""
         imp = f"{f(r.get('import_s'))} s / {f(r.get('import_cpu_s'), '.1f')}" if "import" in r else ""
         ratio = f(r.get("import_cpu_over_floor")) if "import" in r else ""
@@ -312,6 +388,12 @@ def table(rows: list[dict], start: dict) -> str:
         f"{s['imports']['wall_s']:.2f} s wall / {s['imports']['cpu_s']:.2f} s CPU (load {s['imports']['load']:.1f}); "
         f"`profinsight --help`: {s['help']['wall_s']:.2f} s."
     )
+    if any("runs" in (r.get("cold") or {}) for r in rows):
+        n = max(len(r["cold"].get("runs", [])) for r in rows)
+        out.append(
+            f"Cold figures are medians of {n} runs, ours and the peer's in turn; the ratio is median ÷ median, "
+            "`pairs` the range of the ratios of each pair."
+        )
     out.append(
         f"Targets: peer ÷ ours >= {TARGET_SPEEDUP:.0f}x on cold wall; import CPU ÷ orjson floor CPU <= "
         f"{TARGET_IMPORT_OVER_FLOOR:.1f}."
@@ -328,12 +410,17 @@ def main() -> int:
     ap.add_argument("--no-compare", action="store_true", help="analyze only (one rank generated)")
     ap.add_argument("--data", type=Path, default=HERE / "data")
     ap.add_argument("--results", type=Path, default=HERE / "results")
+    ap.add_argument(
+        "--repeat", type=int, default=1, help="measure each cold figure N times, ours and the peer's in turn (medians)"
+    )
     ap.add_argument("--keep-data", action="store_true", help="keep the generated data (deleted after by default)")
     a = ap.parse_args()
     # the peers run with the copy of the data as their working folder: a relative path would miss
     a.msa = os.path.abspath(a.msa) if a.msa else a.msa
     a.hta_python = os.path.abspath(a.hta_python) if a.hta_python else a.hta_python
     a.data, a.results = a.data.resolve(), a.results.resolve()
+    if a.repeat < 1:
+        ap.error("--repeat must be at least 1")
     a.data.mkdir(parents=True, exist_ok=True)
     a.results.mkdir(parents=True, exist_ok=True)
     rows = []
@@ -352,7 +439,7 @@ def main() -> int:
     text = table(rows, start)
     print("\n" + text)
     stamp = time.strftime("%Y%m%d-%H%M%S")
-    doc = {"started": stamp, "cpus": os.cpu_count(), "startup": start, "rows": rows, "table": text}
+    doc = {"started": stamp, "cpus": os.cpu_count(), "repeat": a.repeat, "startup": start, "rows": rows, "table": text}
     path = a.results / f"peers_{stamp}.json"
     path.write_text(json.dumps(doc, indent=2, default=str))
     print(f"\nresults: {path}")

@@ -59,7 +59,8 @@ def paths(args) -> list[str]:
 
 
 def load_profile(args):
-    """Load the run named on the command line, with a progress bar on a terminal."""
+    """Load the run named on the command line; on a terminal with a progress line that says what
+    the import is doing (:mod:`.loading`)."""
     from ..importers._common import mark_busy
 
     mark_busy()  # the imports below fill the window in which the import reads how busy the cores are
@@ -72,22 +73,9 @@ def load_profile(args):
     console = Console(stderr=True)
     if not console.is_terminal:
         return load(target, prefer=args.prefer)
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+    from .loading import load_with_progress
 
-    with Progress(
-        TextColumn("loading"),
-        BarColumn(),
-        TextColumn("{task.completed}/{task.total} ranks"),
-        TimeElapsedColumn(),
-        console=console,
-        transient=True,
-    ) as bar:
-        task = bar.add_task("load", total=None)
-
-        def progress(done, total, _label):
-            bar.update(task, completed=done, total=total)
-
-        return load(target, prefer=args.prefer, progress=progress)
+    return load_with_progress(target, console, prefer=args.prefer, lang=getattr(args, "lang", None))
 
 
 def emit(text: str, args) -> None:

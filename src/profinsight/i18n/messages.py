@@ -45,6 +45,9 @@ MESSAGES: dict[str, dict[str, str]] = {
         "with the files and the fix.",
         "report.input_warnings.line.many": "{n} warnings about the input ({codes}): `profinsight doctor {target}` lists "
         "them with the files and the fix.",
+        # the terminal's progress line while a command loads its run (short: it shares one line)
+        "load.stage.importing": "importing (first open)",
+        "load.stage.caching": "writing the cache",
         "label.not_estimated": "not estimated",
         "label.profile": "Profile",
         "label.idle_by_activity": "Idle gaps by host activity",
@@ -227,6 +230,8 @@ MESSAGES: dict[str, dict[str, str]] = {
         "report.input_warnings.note": "加载时对输入数据给出 {n} 条警告（{codes}）；每条警告及其文件和修复方法列在本页末尾。",
         "report.input_warnings.line.one": "输入数据有 1 条警告（{codes}）：`profinsight doctor {target}` 列出它的文件和修复方法。",
         "report.input_warnings.line.many": "输入数据有 {n} 条警告（{codes}）：`profinsight doctor {target}` 列出每条警告的文件和修复方法。",
+        "load.stage.importing": "正在导入（首次打开）",
+        "load.stage.caching": "正在写入缓存",
         "label.not_estimated": "未估算",
         "label.profile": "Profile",
         "label.idle_by_activity": "按主机活动划分的空闲间隙",

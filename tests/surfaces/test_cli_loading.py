@@ -1,0 +1,63 @@
+"""The terminal's progress line while a command loads its run (:mod:`profinsight.cli.loading`):
+the file being read with its bytes, the stage, the ranks ready -- never "0 B read" for a run that
+the cache serves."""
+
+from __future__ import annotations
+
+import io
+
+from rich.console import Console
+
+import profinsight
+from profinsight.cli.loading import fmt_bytes, load_status, load_with_progress
+from profinsight.importers.progress import Watcher
+from profinsight.samples import sample_path
+
+
+def test_bytes_in_the_viewers_units():
+    assert fmt_bytes(1_312_621_176) == "1.22 GiB"
+    assert fmt_bytes(320 * 2**20) == "320.0 MiB"
+    assert fmt_bytes(1536) == "1.5 KiB"
+    assert fmt_bytes(12) == "12 B"
+
+
+def test_the_line_follows_the_import():
+    w = Watcher({"/run/r0/trace_view.json": 1000, "/run/r0/kernel_details.csv": 200})
+    assert load_status(w, 0, 1, "en") == "0 of 1 rank(s) ready"  # nothing started: no "0 B read"
+    w.on_stage("importing")
+    assert load_status(w, 0, 1, "en") == "importing (first open) · 0 B of 1.2 KiB read (0%)"
+    w.on_read("/run/r0/trace_view.json", 500)
+    assert load_status(w, 0, 1, "en") == "reading trace_view.json · 500 B of 1.2 KiB read (41%)"
+    w.on_read("/run/r0/trace_view.json", 1000)  # read whole: the tables are being built from it
+    assert load_status(w, 0, 1, "en") == "building the tables · 1000 B of 1.2 KiB read (83%)"
+    w.on_stage("caching")
+    w.finished(["/run/r0/trace_view.json", "/run/r0/kernel_details.csv"])  # CSVs count when done
+    assert load_status(w, 1, 1, "en") == "writing the cache · 1.2 KiB of 1.2 KiB read (100%)"
+    assert load_status(w, 1, 4, "en").endswith(" · 1 of 4 rank(s) ready")
+    assert load_status(w, 1, 4, "zh") == "正在写入缓存 · 已读取 1.2 KiB / 1.2 KiB（100%） · 已就绪 1/4 个 rank"
+
+
+def _terminal() -> tuple[Console, io.StringIO]:
+    out = io.StringIO()
+    return Console(file=out, force_terminal=True, width=140, color_system=None), out
+
+
+def test_a_cold_load_says_what_it_read_and_a_cached_one_only_its_ranks():
+    console, out = _terminal()
+    p = load_with_progress(sample_path(), console, lang="en")
+    cold = out.getvalue()
+    assert "writing the cache" in cold and "read (100%)" in cold
+    assert p.row_counts() == profinsight.load(sample_path()).row_counts()
+    console, out = _terminal()
+    again = load_with_progress(sample_path(), console, lang="en")
+    warm = out.getvalue()
+    assert "1 of 1 rank(s) ready" in warm and " read (" not in warm
+    assert again.row_counts() == p.row_counts()
+
+
+def test_several_ranks_count_as_they_become_ready(fixtures):
+    console, out = _terminal()
+    p = load_with_progress(fixtures / "ascend_pt/text_level1", console, lang="en")
+    text = out.getvalue()
+    assert sorted(p.ranks) == [0, 1]
+    assert "2 of 2 rank(s) ready" in text and "read (100%)" in text

@@ -61,3 +61,18 @@ def test_several_ranks_count_as_they_become_ready(fixtures):
     text = out.getvalue()
     assert sorted(p.ranks) == [0, 1]
     assert "2 of 2 rank(s) ready" in text and "read (100%)" in text
+
+
+def test_a_file_read_whole_is_being_built_from_until_every_rank_has_read_its_copy():
+    """The server's status line and the terminal's tell the stage the same way
+    (:meth:`Watcher.shown_stage`); two ranks' traces share a file name."""
+    w = Watcher({"/run/r0/trace_view.json": 100, "/run/r1/trace_view.json": 100, "/run/r0/op.csv": 10})
+    assert w.shown_stage() is None
+    w.on_read("/run/r0/trace_view.json", 100)
+    assert w.shown_stage() == "reading"  # rank 1's copy of the same name is not read yet
+    w.on_read("/run/r1/trace_view.json", 60)
+    assert w.shown_stage() == "reading"
+    w.on_read("/run/r1/trace_view.json", 100)
+    assert w.shown_stage() == "building"
+    w.on_stage("caching")
+    assert w.shown_stage() == "caching"

@@ -17,7 +17,6 @@ reads no file and shows the rank count only, for the moment it takes.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from pathlib import Path
 
 from ..i18n import has, t
 from ..importers.progress import Watcher
@@ -31,16 +30,6 @@ def fmt_bytes(n: int) -> str:
     return f"{n} B"
 
 
-def stage_of(w: Watcher) -> str | None:
-    """The stage to show: a streamed file whose bytes are all read is being turned into tables
-    (the importer says "building" only when it starts its next step)."""
-    if w.stage == "reading" and w.file:
-        mine = [k for k in w.sizes if Path(k).name == w.file]
-        if mine and all(w.read_bytes.get(k, 0) >= w.sizes[k] for k in mine):
-            return "building"
-    return w.stage
-
-
 def counting(w: Watcher) -> bool:
     """Whether the bytes say anything: the run has files to read and an import has begun (a run
     read from the cache reads none of them, and "0 B of 1.22 GiB" would say it stalled)."""
@@ -52,7 +41,7 @@ def load_status(w: Watcher, ranks_done: float, ranks_total: float | None, lang: 
     the tables`` and ``writing the cache``; with ``· 3 of 8 rank(s) ready`` where the run has
     several ranks (or nothing else to say)."""
     parts = []
-    stage = stage_of(w)
+    stage = w.shown_stage()
     if stage == "reading":
         parts.append(t("ui.stage.reading", lang, file=w.file or ""))
     elif stage:  # the viewer's words, shorter where its status line has room to explain

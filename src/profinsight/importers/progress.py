@@ -75,6 +75,15 @@ class Watcher:
     def on_stage(self, name: str) -> None:
         self.stage = name
 
+    def shown_stage(self) -> str | None:
+        """The stage to tell a person: ``building`` once the streamed file is read whole (the
+        importer says so itself only when it starts its next step), else the last one reported."""
+        if self.stage == "reading" and self.file:
+            mine = [k for k in self.sizes if Path(k).name == self.file]
+            if mine and all(self.read_bytes.get(k, 0) >= self.sizes[k] for k in mine):
+                return "building"
+        return self.stage
+
     def finished(self, files: Iterable) -> None:
         """The files of a rank that finished importing count as read whole (CSV and DB readers
         do not report their bytes as they go)."""

@@ -265,13 +265,7 @@ class ProfileStore:
         w = e.watcher
         stage = e.stage if state == "loading" else None
         if state == "loading" and w is not None and w.stage:
-            stage = w.stage
-            if (
-                stage == "reading"
-                and w.file
-                and all(w.read_bytes.get(k, 0) >= n for k, n in w.sizes.items() if Path(k).name == w.file)
-            ):
-                stage = "building"  # the streamed file is read: the tables are being built from it
+            stage = w.shown_stage()
         if w is not None:
             total_bytes = w.total
         else:  # before the load: the run's size, stated once, and for a large run by the first paint

@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 
 from ..errors import ProfileError
-from .common import add_output, dumps, emit, output_format
+from .common import add_output, dumps, emit, fmt_bytes, output_format
 
 HELP = "show the cache of imported profiles; prune or clear it"
 FORMATS = ["table", "json"]
@@ -37,10 +37,7 @@ def add_arguments(p) -> None:
 
 
 def _human(n: int) -> str:
-    for unit, size in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
-        if n >= size:
-            return f"{n / size:.1f} {unit}"
-    return f"{n} B"
+    return fmt_bytes(n, gib_digits=1)
 
 
 def _ago(t: float, now: float) -> str:

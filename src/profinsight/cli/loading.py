@@ -16,18 +16,9 @@ reads no file and shows the rank count only, for the moment it takes.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
 from ..i18n import has, t
 from ..importers.progress import Watcher
-
-
-def fmt_bytes(n: int) -> str:
-    """Bytes in binary units, as the viewer writes them (``1.22 GiB``, ``320.0 MiB``)."""
-    for unit, size, digits in (("GiB", 2**30, 2), ("MiB", 2**20, 1), ("KiB", 2**10, 1)):
-        if abs(n) >= size:
-            return f"{n / size:.{digits}f} {unit}"
-    return f"{n} B"
+from .common import fmt_bytes
 
 
 def counting(w: Watcher) -> bool:
@@ -57,17 +48,6 @@ def load_status(w: Watcher, ranks_done: float, ranks_total: float | None, lang: 
     return " · ".join(parts)
 
 
-def run_files(sources: Iterable) -> list[str]:
-    """The files whose bytes are watched: every file of every rank that is imported and cached
-    (summary-tier ranks are read whole in this process, a few KB each: counted by rank)."""
-    from ..store.loader import in_process
-
-    sources = list(sources)
-    if in_process(sources):
-        return []
-    return [str(f) for s in sources for f in s.files]
-
-
 def load_with_progress(target, console, prefer: str | None = None, lang: str | None = None):
     """:func:`profinsight.api.load` of ``target`` with a transient progress line on ``console``
     (a terminal): the bar follows the bytes read where the run has files to read, else the ranks."""
@@ -77,11 +57,12 @@ def load_with_progress(target, console, prefer: str | None = None, lang: str | N
 
     from ..api import load, resolve_run
     from ..importers import progress as bytes_progress
+    from ..store.loader import watched_files
 
     run = resolve_run(target, prefer=prefer)
     files_of = {str(s.path): list(s.files) for s in run.sources}
 
-    with bytes_progress.watch(run_files(run.sources)) as w:
+    with bytes_progress.watch(watched_files(run.sources)) as w:
 
         class Status(ProgressColumn):
             def render(self, task) -> Text:

@@ -147,7 +147,7 @@ class ProfileStore:
             if e.profile is None and e.error is None:
                 from ..api import load
                 from ..importers import progress as bytes_progress
-                from ..store.loader import in_process
+                from ..store.loader import watched_files
 
                 by_path = {str(s.path): i for i, s in enumerate(e.run.sources)}
 
@@ -165,8 +165,7 @@ class ProfileStore:
                     run = self.tiered(e)
                     # bytes are watched where traces stream; a summary-tier run's ranks (a few KB each,
                     # read whole) report progress by rank instead
-                    files = () if in_process(run.sources) else (f for s in run.sources for f in s.files)
-                    with bytes_progress.watch(files) as w:
+                    with bytes_progress.watch(watched_files(run.sources)) as w:
                         e.watcher = w
                         e.profile = load(run, progress=progress)
                 except ProfileError as exc:

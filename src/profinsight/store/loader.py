@@ -314,6 +314,14 @@ def in_process(sources) -> bool:
     return bool(sources) and all(not cacheable(s.format) for s in sources)
 
 
+def watched_files(sources) -> list[str]:
+    """The files whose bytes a load's progress follows (:mod:`..importers.progress`): every file
+    of every rank that is imported and cached; none for summary-tier ranks, read whole in this
+    process (a few KB each: their progress is counted by rank)."""
+    sources = list(sources)
+    return [] if in_process(sources) else [str(f) for s in sources for f in s.files]
+
+
 def load_in_process(sources, progress: Progress | None = None) -> list[LoadedRank]:
     """Every rank of ``sources`` read in this process (the importer reads a file that holds many
     ranks once), kept as one run entry of the cache (:mod:`.run_cache`) and read from it on the

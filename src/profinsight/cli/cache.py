@@ -12,7 +12,8 @@ from __future__ import annotations
 import time
 
 from ..errors import ProfileError
-from .common import add_output, dumps, emit, fmt_bytes, output_format
+from .common import add_output, dumps, emit, output_format
+from .loading import fmt_bytes
 
 HELP = "show the cache of imported profiles; prune or clear it"
 FORMATS = ["table", "json"]

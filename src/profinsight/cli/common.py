@@ -78,15 +78,6 @@ def load_profile(args):
     return load_with_progress(target, console, prefer=args.prefer, lang=getattr(args, "lang", None))
 
 
-def fmt_bytes(n: int, gib_digits: int = 2) -> str:
-    """Bytes in binary units (``1.22 GiB``, ``320.0 MiB``, ``1.5 KiB``, ``12 B``); the viewer
-    writes GiB with two decimals, the cache's listing with one (``gib_digits``)."""
-    for unit, size, digits in (("GiB", 2**30, gib_digits), ("MiB", 2**20, 1), ("KiB", 2**10, 1)):
-        if abs(n) >= size:
-            return f"{n / size:.{digits}f} {unit}"
-    return f"{n} B"
-
-
 def emit(text: str, args) -> None:
     """Write ``text`` to -o FILE or stdout."""
     if args.output:

@@ -9,7 +9,8 @@ import io
 from rich.console import Console
 
 import profinsight
-from profinsight.cli.loading import fmt_bytes, load_status, load_with_progress
+from profinsight.cli.loading import load_status, load_with_progress
+from profinsight.cli.units import fmt_bytes
 from profinsight.importers.progress import Watcher
 from profinsight.samples import sample_path
 

@@ -13,7 +13,7 @@ import time
 
 from ..errors import ProfileError
 from .common import add_output, dumps, emit, output_format
-from .loading import fmt_bytes
+from .units import fmt_bytes
 
 HELP = "show the cache of imported profiles; prune or clear it"
 FORMATS = ["table", "json"]

@@ -18,15 +18,7 @@ from __future__ import annotations
 
 from ..i18n import has, t
 from ..importers.progress import Watcher
-
-
-def fmt_bytes(n: int, gib_digits: int = 2) -> str:
-    """Bytes in binary units (``1.22 GiB``, ``320.0 MiB``, ``1.5 KiB``, ``12 B``); the viewer
-    writes GiB with two decimals, the cache's listing with one (``gib_digits``)."""
-    for unit, size, digits in (("GiB", 2**30, gib_digits), ("MiB", 2**20, 1), ("KiB", 2**10, 1)):
-        if abs(n) >= size:
-            return f"{n / size:.{digits}f} {unit}"
-    return f"{n} B"
+from .units import fmt_bytes
 
 
 def counting(w: Watcher) -> bool:

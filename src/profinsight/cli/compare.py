@@ -37,7 +37,11 @@ def add_arguments(p) -> None:
         help="framework mode: phases to compare (default: forward)",
     )
     p.add_argument("--scheduler", metavar="ADDRESS", help="load ranks on this Dask scheduler (tcp://host:8786)")
-    p.add_argument("--workers", type=int, help="local processes to load ranks with (small runs: threads; 1 imports one after the other)")
+    p.add_argument(
+        "--workers",
+        type=int,
+        help="local processes to load ranks with (small runs: threads; 1 imports one after the other)",
+    )
     p.add_argument("--lang", choices=["en", "zh"], help="language of the verdicts (default: from the locale)")
     p.add_argument("--format", choices=FORMATS, help="output format (default: table)")
     p.add_argument("-o", "--output", metavar="FILE", help="write to FILE (format from its extension)")

@@ -77,3 +77,50 @@ def test_a_file_read_whole_is_being_built_from_until_every_rank_has_read_its_cop
     assert w.shown_stage() == "building"
     w.on_stage("caching")
     assert w.shown_stage() == "caching"
+
+
+def _stages_seen(path, monkeypatch, trace: str) -> list[tuple[str, str | None]]:
+    """Each stage an import announces, with the stage a watcher showed just before it; the
+    streamed file named ``trace`` is counted whole by the end (CSVs read beside it are counted
+    by the loader as their rank finishes)."""
+    from profinsight.api import resolve_run
+    from profinsight.importers import progress
+    from profinsight.store.loader import watched_files
+
+    seen = []
+    real = Watcher.on_stage
+
+    def on_stage(self, name):
+        seen.append((name, self.shown_stage()))
+        real(self, name)
+
+    monkeypatch.setattr(Watcher, "on_stage", on_stage)
+    with progress.watch(watched_files(resolve_run(path).sources)) as w:
+        profinsight.load(path).row_counts()
+        streamed = [k for k in w.sizes if k.endswith("/" + trace)]
+        assert streamed and all(w.read_bytes.get(k) == w.sizes[k] for k in streamed)
+    return seen
+
+
+def test_a_trace_read_whole_says_what_comes_next_not_reading(fixtures, tmp_path, monkeypatch):
+    """Once the event array is parsed, the line says the tables are being built (never "reading,
+    99%" while the import builds them: the bytes after a Kineto trace's array hold no events);
+    before the parse it says parsing, not the stage after it."""
+    import gzip
+
+    plain = tmp_path / "gpu_2rank_rank0.json"  # a plain copy: its array is read in place
+    plain.write_bytes(gzip.decompress((fixtures / "kineto/gpu_2rank_rank0.json.gz").read_bytes()))
+    assert _stages_seen(plain, monkeypatch, plain.name) == [
+        ("importing", None),
+        ("parsing", "importing"),
+        ("building", "building"),
+        ("caching", "building"),
+    ]
+    # gzip: the compressed bytes are counted as they are inflated, then the array is parsed
+    gz = _stages_seen(fixtures / "kineto/gpu_2rank_rank0.json.gz", monkeypatch, "gpu_2rank_rank0.json.gz")
+    assert [name for name, _ in gz] == ["importing", "parsing", "building", "caching"]
+    assert dict(gz)["building"] == "parsing"
+    # Ascend text: the pieces of trace_view.json are parsed as they are read
+    text = _stages_seen(fixtures / "ascend_pt/text_level1/rank0_ascend_pt", monkeypatch, "trace_view.json")
+    assert [name for name, _ in text] == ["importing", "building", "caching"]
+    assert dict(text)["building"] == "building"

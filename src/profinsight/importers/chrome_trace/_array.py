@@ -161,11 +161,23 @@ def read_trace_json(
     reader.spec = (columns or TRACE_COLUMNS, ignore_errors)
     reader.span = span
     try:
-        return reader.run()
+        result = reader.run()
     except _oom_error() as exc:
         raise out_of_memory(path, size, exc) from None
     finally:
         reader.cleanup()
+    # the array is read as far as it goes: the bytes around it (the object holding it, a cut
+    # tail) hold no events, and a watcher left at the array's end would say "reading, 99%"
+    # while the importer builds its tables
+    progress.read(path, _file_size(path))
+    return result
+
+
+def _file_size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
 
 
 def out_of_memory(path: Path, size: int, exc: BaseException) -> ProfileError:

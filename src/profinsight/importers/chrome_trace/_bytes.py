@@ -27,13 +27,13 @@ def decompressed_chunks(path: Path, stream_errors: list):
         if f.read(2) != b"\x1f\x8b":
             f.seek(0)
             while b := f.read(CHUNK):
-                progress.read(path, f.tell())
                 yield b
+                progress.read(path, f.tell())  # counted once the reader has used them
             return
         f.seek(0)
         d, fed, members = zlib.decompressobj(wbits=47), False, 0
         while b := f.read(CHUNK // 4):
-            progress.read(path, f.tell())
+            read = f.tell()
             while b:
                 try:
                     out = d.decompress(b)
@@ -48,6 +48,9 @@ def decompressed_chunks(path: Path, stream_errors: list):
                 if d.eof:  # concatenated gzip members
                     b, members = d.unused_data, members + 1
                     d, fed = zlib.decompressobj(wbits=47), False
+            # counted once the reader has used what they held: a file counted whole is one whose
+            # reading is over (the progress line then says what comes next, not "99%")
+            progress.read(path, read)
         if fed and not d.eof:
             if tail := d.flush():
                 yield tail

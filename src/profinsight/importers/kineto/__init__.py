@@ -135,9 +135,11 @@ def load_rank(source: RankSource) -> RankData:
         except BaseException:
             _discard(opening)
             raise
+        # parsing is next: said before the wait for the connection, so that a file read whole
+        # never shows the stage after it ("building") meanwhile
+        progress.stage(source.files, "parsing")
         con = opening.result()
         try:
-            progress.stage(source.files, "parsing")
             passes, diags = _read_events(con, ex, path, Path(tmp))
             if passes is None:
                 return RankData(source.rank_hint, diagnostics=diags)

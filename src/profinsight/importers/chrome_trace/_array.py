@@ -169,15 +169,8 @@ def read_trace_json(
     # the array is read as far as it goes: the bytes around it (the object holding it, a cut
     # tail) hold no events, and a watcher left at the array's end would say "reading, 99%"
     # while the importer builds its tables
-    progress.read(path, _file_size(path))
+    progress.read_whole(path)
     return result
-
-
-def _file_size(path: Path) -> int:
-    try:
-        return path.stat().st_size
-    except OSError:
-        return 0
 
 
 def out_of_memory(path: Path, size: int, exc: BaseException) -> ProfileError:

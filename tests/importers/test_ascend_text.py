@@ -499,6 +499,25 @@ def test_damaged_inputs_warn_and_still_load(fixtures, tmp_path):
     assert "with_stack=True" in off.fix
 
 
+def test_rows_the_sniffer_refuses_cost_only_themselves(fixtures, loaded, tmp_path):
+    """Two stray LF lines at the end of a CRLF kernel_details.csv make DuckDB's dialect sniffer
+    give up on the whole file.  The file is then read by its header: the 191 real rows load with
+    the same values as the undamaged file's, and the two lines are counted as dropped."""
+    folder = copy_rank(fixtures, tmp_path)
+    kd = folder / "ASCEND_PROFILER_OUTPUT" / "kernel_details.csv"
+    with open(kd, "ab") as fh:
+        fh.write(b"garbage,,\n1,2\n")
+    damaged = load_rank(ascend_text.sniff(folder))
+    codes = collections.Counter(d.code for d in damaged.diagnostics)
+    assert codes["csv-unreadable"] == 0
+    (bad,) = [d for d in damaged.diagnostics if d.code == "csv-bad-rows"]
+    assert bad.message == "kernel_details.csv: 2 malformed row(s) were dropped, 191 loaded."
+    whole = loaded(1, 0).tables["device_tasks"]
+    got = damaged.tables["device_tasks"]
+    for column in ("name", "start_ns", "dur_ns", "kind", "block_dim"):
+        assert got.column(column).to_pylist() == whole.column(column).to_pylist(), column
+
+
 def test_trace_reader_edge_cases(tmp_path):
     """The reusable reader: a complete array, one missing only its ``]``, one cut inside an
     event, and a file that is not an array at all."""

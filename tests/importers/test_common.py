@@ -7,7 +7,14 @@ from decimal import Decimal
 import pyarrow as pa
 import pytest
 
-from profinsight.importers._common import duck, open_sqlite, unconverted_cells, us_text_to_ns
+from profinsight.importers._common import (
+    duck,
+    header_names,
+    open_sqlite,
+    read_csv_by_header,
+    unconverted_cells,
+    us_text_to_ns,
+)
 from profinsight.importers._steps import assign_steps, build_steps, earliest_containing, step_number
 
 
@@ -204,3 +211,33 @@ def test_busy_now_measures_from_the_mark_without_waiting_and_leaves_out_this_thr
     assert _common.busy_now() == pytest.approx(1.5)  # 4 core-seconds busy, 1 of them ours: 3 of 4
     assert time.monotonic() - started < _common.BUSY_WINDOW_S / 2
     assert _common._MARK[0] is None  # a mark serves one sample
+
+
+def test_a_csv_read_by_its_header_keeps_every_row_that_fits(tmp_path):
+    """The fallback reader: a BOM, quoted names with commas, a repeated and an empty name, CRLF
+    rows with one LF row among them, a quoted multi-line cell, empty and quoted-empty cells (NULL
+    as the sniffing reader gives them, a blank stays), and rows with too few or too many cells
+    (dropped and counted: the strict reader rejects both)."""
+    path = tmp_path / "t.csv"
+    path.write_bytes(
+        b'\xef\xbb\xbf"Name, full",Dur,Dur,\r\n'
+        b'"a ""x""",1,,3\r\n'
+        b"b,4,5,6\n"
+        b'"c\r\nd",7,8,9\r\n'
+        b"bad,row\r\n"
+        b"too,many,cells,in,this\r\n"
+        b"trailing,1,2,3,\r\n"
+        b'""," ",2,3\r\n'
+    )
+    assert header_names(path) == ["Name, full", "Dur", "Dur_1", "column3"]
+    con = duck()
+    assert read_csv_by_header(con, path, "t") == (4, 3)
+    assert con.sql("SELECT * FROM t").fetchall() == [
+        ('a "x"', "1", None, "3"),
+        ("b", "4", "5", "6"),
+        ("c\r\nd", "7", "8", "9"),
+        (None, " ", "2", "3"),
+    ]
+    assert [r[0] for r in con.sql("DESCRIBE t").fetchall()] == ["Name, full", "Dur", "Dur_1", "column3"]
+    assert con.sql("SELECT count(*) FROM duckdb_tables() WHERE table_name = 't_lenient'").fetchall() == [(0,)]
+    assert header_names(tmp_path / "missing.csv") == []

@@ -234,6 +234,22 @@ def test_op_summary_adds_the_op_types_to_the_timeline_kernels(two_devices, refer
     assert "msprof-op-summary-unmatched" not in {d.code for d in p.diagnostics}
 
 
+def test_a_slice_the_sniffer_refuses_costs_only_its_bad_rows(prof_dir, two_devices, tmp_path):
+    """Two stray lines appended to one op_summary slice make DuckDB's sniffer refuse it, which
+    took the whole op_summary (both slices) away.  The slices are then read by their headers:
+    every kernel keeps its op type, and the two lines are counted on each rank that reads them."""
+    prof = build_two_devices(prof_dir, tmp_path)
+    with open(prof / OUT / f"op_summary_slice_1_{STAMP}.csv", "ab") as fh:
+        fh.write(b"garbage,,\n1,2\n")
+    p = profinsight.load(prof)
+    said = [(d.code, d.rank, d.message) for d in p.diagnostics if d.code.startswith("csv-")]
+    msg = f"op_summary_slice_1_{STAMP}.csv: 2 malformed row(s) were dropped, the rest loaded"
+    assert sorted(said) == [("csv-bad-rows", 0, msg), ("csv-bad-rows", 1, msg)]
+    cols = ["rank", "name", "start_ns", "type", "block_dim", "input_shapes"]
+    got, whole = p.table("device_tasks"), profinsight.load(two_devices).table("device_tasks")
+    assert got[cols].equals(whole[cols]) and got[got.kind == "kernel"]["type"].notna().sum() == 2780
+
+
 def test_an_output_folder_without_a_timeline_says_what_to_export(prof_dir, tmp_path):
     prof = _bare(prof_dir, tmp_path)
     (prof / OUT / f"op_summary_{STAMP}.csv").write_text("Device_id,Op Name\n")

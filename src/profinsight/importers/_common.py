@@ -9,6 +9,7 @@ the decimal text and builds integer nanoseconds exactly, vectorised inside DuckD
 from __future__ import annotations
 
 import contextlib
+import csv
 import os
 import re
 import shutil
@@ -416,6 +417,60 @@ def _running(pid: int) -> bool:
 def sql_str(value: str | Path) -> str:
     """Quote a value (usually a path) as a SQL string literal."""
     return "'" + str(value).replace("'", "''") + "'"
+
+
+def header_names(path: Path, limit: int = 1 << 20) -> list[str]:
+    """The column names on the first line of CSV ``path`` (CSV quoting, a UTF-8 BOM dropped),
+    made unique as DuckDB's sniffer makes them (``a``, ``a_1``); empty when the file has no
+    readable first line within ``limit`` bytes."""
+    try:
+        with open(path, encoding="utf-8-sig", errors="replace", newline="") as fh:
+            first = fh.readline(limit)
+    except OSError:
+        return []
+    row = next(csv.reader([first.rstrip("\r\n")]), [])
+    names: list[str] = []
+    seen: set[str] = set()
+    for i, raw in enumerate(row):
+        name = raw or f"column{i}"
+        base, n = name, 0
+        while name in seen:
+            n += 1
+            name = f"{base}_{n}"
+        seen.add(name)
+        names.append(name)
+    return names
+
+
+def read_csv_by_header(con, path: Path, table: str) -> tuple[int, int]:
+    """Read CSV ``path`` into DuckDB table ``table`` as text columns named by its header, without
+    DuckDB's dialect sniffer; returns (rows kept, rows dropped as malformed).
+
+    Why: the sniffer, and the strict parser, give up on a whole file when a few rows disagree
+    with the rest (garbage lines appended to a short file, an LF line in a CRLF file), and every
+    row that does fit would be lost with it.  Here the file is read leniently (mixed line ends,
+    stray quotes), one spare column past the header catches rows with too many cells and NULL
+    padding marks rows with too few (an empty cell reads as ``''``, a missing one as NULL, until
+    the kept rows turn ``''`` back into NULL as the sniffing reader gives it); both kinds of row
+    are dropped and counted, as the strict reader's rejects table counts them.  Kept as the
+    fallback, not the first read: it runs on one thread."""
+    names = header_names(path)
+    if not names:
+        raise ValueError(f"{path.name} has no header line")
+    spare = next(f"spare{i}" for i in range(len(names) + 1) if f"spare{i}" not in names)
+    quoted = ['"' + n.replace('"', '""') + '"' for n in names]
+    columns = "{" + ", ".join(f"{sql_str(n)}: 'VARCHAR'" for n in [*names, spare]) + "}"
+    raw = f"{table}_lenient"
+    con.execute(f"""CREATE OR REPLACE TEMP TABLE {raw} AS SELECT * FROM read_csv({sql_str(path)}, all_varchar=true,
+        header=true, delim=',', quote='"', escape='"', auto_detect=false, columns={columns}, strict_mode=false,
+        null_padding=true, parallel=false, nullstr={sql_str(chr(0))})""")
+    keep = ", ".join(f"nullif({q}, '') AS {q}" for q in quoted)
+    con.execute(f"""CREATE OR REPLACE TABLE {table} AS SELECT {keep} FROM {raw}
+        WHERE {quoted[-1]} IS NOT NULL AND "{spare}" IS NULL""")
+    total = con.sql(f"SELECT count(*) FROM {raw}").fetchall()[0][0]
+    kept = con.sql(f"SELECT count(*) FROM {table}").fetchall()[0][0]
+    con.execute(f"DROP TABLE {raw}")
+    return kept, total - kept
 
 
 class CopiedDb(sqlite3.Connection):

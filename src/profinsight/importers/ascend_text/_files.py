@@ -4,7 +4,8 @@ Why DuckDB for the CSVs: cells hold quoted multi-line lists (``Call Stack``), fi
 LF, and ``kernel_details.csv`` can have a million rows.  ``read_csv(all_varchar=true)`` handles all
 of that in C++; conversions happen in SQL with the exact macros of :mod:`.._common`.  Rows the
 reader cannot split (wrong column count, broken quoting) are counted through DuckDB's rejects
-table, so a damaged file still loads and the doctor says how many rows were dropped.
+table, so a damaged file still loads and the doctor says how many rows were dropped; a file whose
+dialect the sniffer refuses is read again by its header (:func:`.._common.read_csv_by_header`).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import os
 from pathlib import Path
 
 from ... import diagnostics as dg
-from .._common import sql_str, unconverted_cells
+from .._common import read_csv_by_header, sql_str, unconverted_cells
 
 OUTPUT = "ASCEND_PROFILER_OUTPUT"
 
@@ -112,16 +113,19 @@ class Inputs:
             con.execute(f"""CREATE OR REPLACE TABLE {table} AS SELECT * FROM read_csv({sql_str(path)},
                 all_varchar=true, header=true, delim=',', quote='"', escape='"', store_rejects=true,
                 rejects_table='{rejects}', rejects_scan='{scan}', auto_detect=true)""")
-        except Exception as exc:  # noqa: BLE001 - any reader failure is a user-facing file problem
-            self.add(
-                "warning",
-                "csv-unreadable",
-                f"{name} could not be read ({str(exc).splitlines()[0]}); its views stay empty.",
-                path,
-                "Re-export the profile or restore the file.",
-            )
-            return None
-        bad = con.sql(f"SELECT count(DISTINCT line) FROM {rejects}").fetchall()[0][0]
+            bad = con.sql(f"SELECT count(DISTINCT line) FROM {rejects}").fetchall()[0][0]
+        except Exception:  # noqa: BLE001 - the sniffer or the strict parser refused the whole file
+            try:
+                bad = read_csv_by_header(con, path, table)[1]
+            except Exception as exc:  # noqa: BLE001 - any reader failure is a user-facing file problem
+                self.add(
+                    "warning",
+                    "csv-unreadable",
+                    f"{name} could not be read ({str(exc).splitlines()[0]}); its views stay empty.",
+                    path,
+                    "Re-export the profile or restore the file.",
+                )
+                return None
         if bad:
             good = con.sql(f"SELECT count(*) FROM {table}").fetchall()[0][0]
             self.add(

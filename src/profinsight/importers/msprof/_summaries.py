@@ -17,7 +17,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ... import diagnostics as dg
-from .._common import sql_str
+from .._common import read_csv_by_header, sql_str
 
 #: the file number iterations of a step-trace CSV get (after every JSON file: the JSON wins)
 CSV_FILE_NO = 1 << 20
@@ -43,25 +43,57 @@ def _pick(cols: list[str], *names: str) -> str:
 
 
 def read_parts(con, files: list[Path], table: str, rank, diags: list) -> list[str] | None:
-    """The parts of one CSV deliverable (slices in order) as table ``table`` (all text)."""
+    """The parts of one CSV deliverable (slices in order) as table ``table`` (all text).
+
+    A part whose dialect DuckDB's sniffer refuses (a few damaged rows are enough) would take the
+    whole deliverable with it; the parts are then read again one by one by their headers, and
+    the rows that still do not fit are dropped and counted (``csv-bad-rows``)."""
     if not files:
         return None
     paths = "[" + ", ".join(sql_str(p) for p in files) + "]"
     try:
         con.execute(f"""CREATE OR REPLACE TABLE {table} AS SELECT * FROM read_csv({paths}, all_varchar=true,
             header=true, union_by_name=true, quote='"', escape='"')""")
-    except Exception as exc:  # noqa: BLE001 - any reader failure is a user-facing file problem
-        diags.append(
-            dg.warning(
-                "csv-unreadable",
-                f"{files[0].name} could not be read ({str(exc).splitlines()[0]}); what it adds stays empty",
-                file=files[0],
-                fix="export the collection again (msprof --export=on --output=<PROF_DIR>)",
-                rank=rank,
+    except Exception:  # noqa: BLE001 - the sniffer refused a part: read each by its header
+        try:
+            dropped = _read_by_header(con, files, table)
+        except Exception as exc:  # noqa: BLE001 - any reader failure is a user-facing file problem
+            diags.append(
+                dg.warning(
+                    "csv-unreadable",
+                    f"{files[0].name} could not be read ({str(exc).splitlines()[0]}); what it adds stays empty",
+                    file=files[0],
+                    fix="export the collection again (msprof --export=on --output=<PROF_DIR>)",
+                    rank=rank,
+                )
             )
-        )
-        return None
+            return None
+        for path, n in dropped:
+            diags.append(
+                dg.warning(
+                    "csv-bad-rows",
+                    f"{path.name}: {n} malformed row(s) were dropped, the rest loaded",
+                    file=path,
+                    fix="the file was damaged or cut; export the collection again for complete data",
+                    rank=rank,
+                )
+            )
     return [r[0] for r in con.sql(f"DESCRIBE {table}").fetchall()]
+
+
+def _read_by_header(con, files: list[Path], table: str) -> list[tuple[Path, int]]:
+    """``files`` into ``table`` without the dialect sniffer (:func:`.._common.read_csv_by_header`),
+    their columns matched by name; returns (file, rows dropped) for each file that lost rows."""
+    dropped = []
+    for i, path in enumerate(files):
+        n = read_csv_by_header(con, path, f"{table}_part{i}")[1]
+        if n:
+            dropped.append((path, n))
+    parts = " UNION ALL BY NAME ".join(f"SELECT * FROM {table}_part{i}" for i in range(len(files)))
+    con.execute(f"CREATE OR REPLACE TABLE {table} AS {parts}")
+    for i in range(len(files)):
+        con.execute(f"DROP TABLE {table}_part{i}")
+    return dropped
 
 
 def _device_filter(cols: list[str], device: int | None) -> str:

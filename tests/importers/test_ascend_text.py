@@ -459,17 +459,32 @@ def test_trace_cut_in_half_loads_with_warning(fixtures, tmp_path):
     assert loaded.tables["device_tasks"].num_rows >= 191  # kernel_details rows stay
 
 
-def test_trace_damaged_in_the_middle_keeps_the_readable_prefix(fixtures, tmp_path):
+def test_trace_damaged_in_the_middle_costs_only_the_events_hit(fixtures, loaded, tmp_path):
+    """Four bytes overwritten at a third and at two thirds of trace_view.json: a Python frame
+    and an AscendCL call.  The read skips just those two events and goes on after each; it is
+    not a cut (no trace-truncated, so no "the collection did not finish")."""
     folder = copy_rank(fixtures, tmp_path)
     path = folder / "ASCEND_PROFILER_OUTPUT" / "trace_view.json"
     data = bytearray(path.read_bytes())
-    cut = len(data) // 3
-    data[cut : cut + 4] = b"@@@@"
+    for at in (len(data) // 3, len(data) * 2 // 3):
+        data[at : at + 4] = b"@@@@"
     path.write_bytes(bytes(data))
-    loaded = load_rank(ascend_text.sniff(folder))
-    (warn,) = [d for d in loaded.diagnostics if d.code == "trace-truncated"]
-    assert "% of the file" in warn.message and "MB" in warn.message
-    assert 0 < loaded.tables["host_ops"].num_rows < 2460
+    damaged = load_rank(ascend_text.sniff(folder))
+    whole = loaded(1, 0)
+    (warn,) = [d for d in damaged.diagnostics if d.code == "malformed-events"]
+    assert warn.message == (
+        "trace_view.json is damaged in 2 places: 478 bytes (roughly 2 event(s)) are not valid JSON and were "
+        "skipped; the 10110 events around them were read; missing from it: 0 of 191 kernel_details.csv rows "
+        "and 0 of 859 operator_details.csv ops. Host ops, launches, API calls and trace-only device tasks of "
+        "the skipped stretch are absent."
+    )
+    codes = {d.code for d in damaged.diagnostics}
+    assert "trace-truncated" not in codes and "collection-unfinished" not in codes
+    changed = {n: (whole.tables[n].num_rows, t.num_rows) for n, t in damaged.tables.items()}
+    assert {n: c for n, c in changed.items() if c[0] != c[1]} == {"host_ops": (2460, 2459), "api_calls": (707, 706)}
+    names = collections.Counter(whole.tables["host_ops"].column("name").to_pylist())
+    names.subtract(damaged.tables["host_ops"].column("name").to_pylist())
+    assert +names == {"<built-in function callable>": 1}
 
 
 def test_damaged_inputs_warn_and_still_load(fixtures, tmp_path):
@@ -546,6 +561,85 @@ def test_trace_reader_edge_cases(tmp_path):
             assert 0 < count < 50 and "truncated" in got.describe("t.json")
             names = [r[0] for r in con.sql("SELECT name FROM ev ORDER BY idx").fetchall()]
             assert names == [f"e{i}" for i in range(count)]
+
+
+def _damage_events(texts: list[str], hits: dict[int, tuple[str, str]]) -> bytes:
+    """The JSON array of ``texts`` (one event each) with ``hits[i] = (old, new)`` replaced in
+    event ``i``'s text; the separator after event ``i`` when ``old`` is ``", "``."""
+    parts = []
+    for i, t in enumerate(texts):
+        sep = ", " if i < len(texts) - 1 else ""
+        if i in hits:
+            old, new = hits[i]
+            if old == ", ":
+                sep = new
+            else:
+                t = t.replace(old, new, 1)
+        parts.append(t + sep)
+    return ("[" + "".join(parts) + "]").encode()
+
+
+@pytest.mark.parametrize("chunk", [300, 1_000, 1 << 20])
+@pytest.mark.parametrize("consume", [False, True])
+@pytest.mark.parametrize("rest_whole", [True, False])
+def test_trace_reader_goes_on_after_damage_in_the_middle(tmp_path, monkeypatch, chunk, consume, rest_whole):
+    """Broken events in the middle of an array cost those events only, in small pieces and in
+    one, whether each piece is taken by one statement or handed to a caller, and whether the
+    rest of the file is first tried whole (a short rest) or not (a long one): a broken value,
+    a separator lost (two events run together), three broken events in a row, two events with
+    ``}, {`` inside their strings and nested objects right before a broken one (false
+    boundaries), and a broken last event (then the file counts as cut there)."""
+    from profinsight.importers.chrome_trace import _array, read_trace_json
+
+    if not rest_whole:
+        monkeypatch.setattr(_array, "_REST_BYTES", 0)
+
+    def event(i):
+        args = {"s": "x}, {y", "n": [{"a": 1}, {"b": 2}]} if i in (59, 60) else {"a": i}
+        return json.dumps({"ph": "X", "name": f"e{i}", "pid": 1, "tid": 1, "ts": f"{i}.000", "dur": 1, "args": args})
+
+    texts = [event(i) for i in range(120)]
+    hits = {
+        10: ('"dur": 1', '"dur": @'),
+        30: (", ", " "),  # e30 and e31 run together: both lost
+        50: ('"ph"', "ph"),
+        51: ('"ph"', "ph"),
+        52: ('"ph"', "ph"),
+        61: ('"tid": 1', '"tid": 1,,'),
+    }
+    path = tmp_path / "t.json"
+    path.write_bytes(_damage_events(texts, hits))
+    con = duck()
+
+    def read(**kw):
+        if not consume:  # each batch of pieces taken by one statement
+            return read_trace_json(con, path, "ev", chunk_bytes=chunk, **kw)
+        con.execute("CREATE OR REPLACE TABLE ev (idx BIGINT, name VARCHAR)")
+        return read_trace_json(
+            con,
+            path,
+            "ev",
+            chunk_bytes=chunk,
+            consume=lambda c, v: c.execute(f"INSERT INTO ev SELECT idx, name FROM {v}"),
+            **kw,
+        )
+
+    got = read()
+    lost = {10, 30, 31, 50, 51, 52, 61}
+    names = [r[0] for r in con.sql("SELECT name FROM ev ORDER BY idx").fetchall()]
+    assert names == [f"e{i}" for i in range(120) if i not in lost]
+    assert (got.events, got.truncated, got.skipped_places, got.skipped_events) == (113, False, 4, 6)
+    assert got.describe_skipped("t.json").startswith("t.json is damaged in 4 places: ")
+
+    path.write_bytes(_damage_events(texts, {**hits, 119: ('"ph"', "ph")}))
+    got = read()
+    assert (got.events, got.truncated, got.skipped_places) == (112, True, 4)
+    assert got.lost_bytes == len(texts[119]) + 1  # the last event and the closing bracket
+    assert con.sql("SELECT count(*) FROM ev").fetchall() == [(112,)]
+
+    # the reader's old way (Kineto salvages on its own): it stops at the first damage
+    got = read(resync=False)
+    assert (got.events, got.truncated, got.skipped_places) == (10, True, 0)
 
 
 @pytest.mark.slow

@@ -254,3 +254,23 @@ def test_negative_durations_and_copies_of_tasks_are_said(prof, prof_dir, tmp_pat
         "process, thread, time, duration, name and args): each is counted once.",
     }
     assert (p.table("device_tasks")["dur_ns"] >= 0).all()
+
+
+def test_broken_json_in_the_middle_of_a_timeline_costs_that_task_only(prof, prof_dir, tmp_path):
+    """A hardware task's text broken in the middle of ``msprof_0_2_3.json`` (the file is not
+    valid JSON any more): that task is skipped and said, every event after it still read."""
+    dst = tmp_path / prof_dir.name
+    shutil.copytree(prof_dir, dst)
+    path = dst / "device_0" / "timeline" / "msprof_0_2_3.json"
+    events = json.loads(path.read_text())
+    victim = _hardware(events)[5]
+    text = json.dumps(events)
+    at = text.index(json.dumps(victim))
+    path.write_text(text[:at] + json.dumps(victim).replace('"ts"', "ts", 1) + text[at + len(json.dumps(victim)) :])
+    p = profinsight.load(dst)
+    assert len(p.table("device_tasks")) == len(prof.table("device_tasks")) - 1
+    (d,) = [d for d in p.diagnostics if d.code == "malformed-events"]
+    assert d.message.startswith("msprof_0_2_3.json is damaged in one place: ")
+    assert "(roughly 1 event(s)) are not valid JSON and were skipped" in d.message
+    assert d.rank == 0 and d.file.endswith("msprof_0_2_3.json")
+    assert not [d for d in p.diagnostics if d.code in ("trace-truncated", "trace-invalid")]

@@ -195,9 +195,9 @@ def _read_side_csvs(con, inputs: _files.Inputs, comm_inputs: _files.Inputs):
 
 
 def _read_trace(con, inputs: _files.Inputs) -> TraceRead | None:
-    """``ev`` from trace_view.json (empty when missing); a cut file loads its readable prefix.
-    Returns the read result when the file was truncated or unreadable (reported later, with
-    evidence from the CSVs), else None."""
+    """``ev`` from trace_view.json (empty when missing); a cut file loads its readable prefix,
+    one damaged in the middle every event around the damage.  Returns the read result when the
+    file was damaged or unreadable (reported later, with evidence from the CSVs), else None."""
     path = inputs.path(_files.TRACE)
     if not path.is_file() or path.stat().st_size == 0:
         if path.is_file():
@@ -211,7 +211,7 @@ def _read_trace(con, inputs: _files.Inputs) -> TraceRead | None:
             )
         return None
     result = read_trace_json(con, path, "ev", take=_trace.take_piece)
-    return result if result.truncated else None
+    return result if result.damaged else None
 
 
 _TRACE_FIX = (
@@ -221,8 +221,9 @@ _TRACE_FIX = (
 
 
 def _report_trace(con, inputs: _files.Inputs, result: TraceRead) -> None:
-    """Say what a truncated trace lost: its own byte count, plus the kernels and framework ops
-    that kernel_details.csv / operator_details.csv list but the trace no longer holds."""
+    """Say what a damaged trace lost -- the stretches skipped in the middle, the tail after a cut
+    -- with its own byte counts, plus the kernels and framework ops that kernel_details.csv /
+    operator_details.csv list but the trace no longer holds."""
     path = inputs.path(_files.TRACE)
     if not result.events:
         inputs.add(
@@ -245,14 +246,24 @@ def _report_trace(con, inputs: _files.Inputs, result: TraceRead) -> None:
     if od_total:
         evidence.append(f"{od_missing} of {od_total} operator_details.csv ops")
     tail = f"; missing from it: {' and '.join(evidence)}" if evidence else ""
-    inputs.add(
-        "warning",
-        "trace-truncated",
-        result.describe(_files.TRACE) + tail + ". Host ops, launches, API calls "
-        "and trace-only device tasks after the cut are absent.",
-        path,
-        _TRACE_FIX,
-    )
+    if result.skipped_places:  # damage in the middle: the events around it are in
+        inputs.add(
+            "warning",
+            "malformed-events",
+            result.describe_skipped(_files.TRACE) + ("" if result.truncated else tail) + ". Host ops, launches, "
+            "API calls and trace-only device tasks of the skipped stretch are absent.",
+            path,
+            _TRACE_FIX,
+        )
+    if result.truncated:
+        inputs.add(
+            "warning",
+            "trace-truncated",
+            result.describe(_files.TRACE) + tail + ". Host ops, launches, API calls "
+            "and trace-only device tasks after the cut are absent.",
+            path,
+            _TRACE_FIX,
+        )
 
 
 def _has_table(con, name: str) -> bool:

@@ -24,11 +24,14 @@ as one piece, as without cuts, and only if that fails too is the damage real.
 Why the recovery path: a profile copied off a cluster is often truncated (disk full, interrupted
 ``scp``).  The events before the cut are still valid, so instead of refusing the file we keep
 every piece before the damage, find the last complete event inside the damaged piece, and report
-how much was lost.
+how much was lost.  Damage in the middle (bytes overwritten, a bad sector) would lose everything
+after it that way -- 90% of a 100 MB trace for four bad bytes at 10% -- so the read goes on at the
+first later event that parses and has a ``ph`` (``resync``), and counts the stretches it skipped.
 """
 
 from __future__ import annotations
 
+import itertools
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -87,6 +90,14 @@ Consume = Callable[[object, str], None]
 Take = Callable[[object, str], int]
 
 _TAIL_TRIES = 4
+#: how many parses (of one event each, a few ms) a resync after damage tries before the rest of
+#: the file counts as lost
+_RESYNC_TRIES = 1000
+#: with resync, a rest of at most this many bytes is read whole when its cuts keep failing
+_REST_BYTES = 256 << 20
+#: how many event ends after a resync candidate are tried as the end of its event (a ``}, {``
+#: inside its args is a false one): see ``_Reader._resume``
+_PROBE_STOPS = 8
 _MAX_OBJECT = 1 << 30
 _WIDEN = 2  # how many times a failed piece is widened before its failure counts as damage
 
@@ -104,6 +115,16 @@ class TraceRead:
     lost_events_estimate: int = 0
     error: str | None = None
     chunks: int = 1
+    #: stretches of damage in the middle that the read skipped, to go on at the next event that
+    #: parses: how many, their bytes and an estimate of the events they held
+    skipped_places: int = 0
+    skipped_bytes: int = 0
+    skipped_events: int = 0
+
+    @property
+    def damaged(self) -> bool:
+        """Whether anything of the file could not be read: cut short, or skipped in the middle."""
+        return self.truncated or self.skipped_places > 0
 
     @property
     def lost_fraction(self) -> float:
@@ -124,6 +145,15 @@ class TraceRead:
             f"event, so every event after the cut is lost"
         )
 
+    def describe_skipped(self, name: str) -> str:
+        """One sentence for a diagnostic: the damage in the middle that the read skipped."""
+        size = f"{self.skipped_bytes:,} bytes" if self.skipped_bytes < 10_000 else f"{self.skipped_bytes / 1e6:.2f} MB"
+        where = "one place" if self.skipped_places == 1 else f"{self.skipped_places} places"
+        return (
+            f"{name} is damaged in {where}: {size} (roughly {self.skipped_events} event(s)) are not valid JSON "
+            f"and were skipped; the {self.events} events around them were read"
+        )
+
 
 def read_trace_json(
     con: duckdb.DuckDBPyConnection,
@@ -135,6 +165,7 @@ def read_trace_json(
     columns: dict[str, str] | None = None,
     ignore_errors: bool = False,
     span: tuple[int, int] | None = None,
+    resync: bool = True,
 ) -> TraceRead:
     """Read the JSON array at ``path`` piece by piece.
 
@@ -150,7 +181,9 @@ def read_trace_json(
     ``ts`` as an exact DECIMAL, say); ``ignore_errors`` makes a value of an impossible type NULL
     (a syntax error still fails its piece).  ``span``: the array is the bytes ``[span[0],
     span[1])`` of ``path`` (``[`` to ``]``, inside a ``{"traceEvents": [...]}`` object), read
-    there without a copy."""
+    there without a copy.  ``resync``: damage in the middle costs only the events it hit -- the
+    read goes on at the next event that parses and counts what it skipped
+    (:attr:`TraceRead.skipped_events`); without it the read stops at the damage, as at a cut."""
     path = Path(path)
     size = path.stat().st_size if span is None else span[1]
     if consume is None and take is None:
@@ -160,6 +193,7 @@ def read_trace_json(
     reader = _Reader(con, path, size, table, consume, chunk_bytes or default, take)
     reader.spec = (columns or TRACE_COLUMNS, ignore_errors)
     reader.span = span
+    reader.resync = resync
     try:
         result = reader.run()
     except _oom_error() as exc:
@@ -200,6 +234,9 @@ class _Reader:
         self.take = take
         self.spec: tuple[dict[str, str], bool] = (TRACE_COLUMNS, False)
         self.span: tuple[int, int] | None = None
+        self.resync = False
+        self.skipped: list[tuple[int, int, int]] = []  # (from, to, events) of each stretch skipped
+        self._end = size  # where the events end (before the closing bracket), once known
         self.events = 0
         self.pieces = 0
         self.tmpdir = temp_dir("trace")
@@ -220,12 +257,55 @@ class _Reader:
         if body is None:  # not an array at all: nothing to recover
             return TraceRead(0, self.size, True, self.size, 0, self._first_error(), 0)
         start, end, closed = body
+        self._end = end
+        while True:
+            stopped = self._read_span(start, end)
+            if stopped is None:
+                break
+            lo, hi, error = stopped
+            if not self.resync:
+                return self._recover(lo, hi, error)
+            kept = self._keep_prefix(lo, hi)
+            resume = self._resume(lo, kept, end)
+            if resume is None:  # nothing after the damage parses: the file was cut there
+                return self._cut_at(kept, error)
+            start = resume
+        if not closed:
+            return self._read(truncated=True, error="missing closing ']'")
+        return self._read()
+
+    def _read(self, truncated: bool = False, lost: int = 0, lost_events: int = 0, error=None) -> TraceRead:
+        return TraceRead(
+            self.events,
+            self.size,
+            truncated,
+            lost,
+            lost_events,
+            error,
+            self.pieces,
+            len(self.skipped),
+            sum(b - a for a, b, _ in self.skipped),
+            sum(n for _, _, n in self.skipped),
+        )
+
+    def _read_span(self, start: int, end: int) -> tuple[int, int, str] | None:
+        """Read the events in [start, end) piece by piece; None when all of them read, else the
+        bytes ``(lo, hi)`` that do not (after widening) and the parse error."""
         cuts = self._cuts(start, end)
         i = 0
+        batch = TAKE_BATCH
         while i < len(cuts) - 1:
-            if self.take is not None and i + 2 < len(cuts) and self._batch(cuts[i : i + TAKE_BATCH + 1]):
-                i = min(i + TAKE_BATCH, len(cuts) - 1)
-                continue
+            # a batch that fails is halved (a damaged piece in it fails every batch that holds
+            # it: retrying the whole batch from each next piece parsed up to the damage 16 times)
+            n = min(batch, len(cuts) - 1 - i)
+            if self.take is not None and n >= 2:
+                if self._batch(cuts[i : i + n + 1]):
+                    i += n
+                    continue
+                batch = n // 2
+                if batch >= 2:
+                    continue
+            batch = TAKE_BATCH
             lo = cuts[i][1]
             error = None
             for widen in range(_WIDEN + 1):
@@ -234,16 +314,22 @@ class _Reader:
                 error = self._piece(lo, hi)
                 if error is None or j == len(cuts) - 1:
                     break
-            if error is not None and j < len(cuts) - 1:
-                # cuts keep failing: read the rest as one piece, as a reader without cuts would
+            rest = cuts[-1][0] - lo
+            if error is not None and j < len(cuts) - 1 and (not self.resync or rest <= _REST_BYTES):
+                # cuts keep failing: read the rest as one piece, as a reader without cuts would.
+                # With resync, not a long rest: there, failing cuts are damage far more often
+                # than three false cuts in a row, and a copy of the rest of a GB file for each
+                # damage costs more than the search for it, which stays in the widened piece and
+                # steps over false cuts event by event (``_keep_prefix``, ``_resume``)
+                widened = hi
                 j, hi = len(cuts) - 1, cuts[-1][0]
                 error = self._piece(lo, hi)
+                if error is not None and self.resync:
+                    hi = widened
             if error is not None:
-                return self._recover(lo, hi, error)
+                return lo, hi, error
             i = j
-        if not closed:
-            return TraceRead(self.events, self.size, True, 0, 0, "missing closing ']'", self.pieces)
-        return TraceRead(self.events, self.size, chunks=self.pieces)
+        return None
 
     # -- layout ----------------------------------------------------------------------------
     def _body(self) -> tuple[int, int, bool] | None:
@@ -376,12 +462,27 @@ class _Reader:
 
     # -- recovery --------------------------------------------------------------------------
     def _recover(self, lo: int, hi: int, error: str) -> TraceRead:
-        """Bytes [lo, hi) do not read: keep the longest readable prefix of them (the pieces
-        before ``lo`` are already in).  Tries the last few event boundaries first (a file cut
-        at its end), then bisects over every boundary (damage in the middle)."""
+        """Bytes [lo, hi) do not read: keep their longest readable prefix (the pieces before
+        ``lo`` are already in) and end the read there, as at a cut."""
+        return self._cut_at(self._keep_prefix(lo, hi), error)
+
+    def _cut_at(self, cut: int, error: str) -> TraceRead:
+        """The result of a read that ends at ``cut``: the bytes after it are lost."""
+        if not self.events:
+            return self._read(True, self.size, 0, error)
+        lost = self.size - cut
+        per_event = cut / self.events if self.events else 0
+        return self._read(True, lost, int(lost / per_event) if per_event else 0, error)
+
+    def _keep_prefix(self, lo: int, hi: int) -> int:
+        """Hand over the longest readable prefix of bytes [lo, hi) and return where it ends
+        (``lo`` when none reads).  Tries the last few event boundaries first (a file cut at its
+        end), then bisects over every boundary (damage in the middle)."""
         tried: set[int] = set()
         best = None
-        for cut in _tail_boundaries(self.path, lo, hi):
+        # a cut file fails in its last piece: the tail is worth a few tries there, not before
+        tail = _tail_boundaries(self.path, lo, hi) if hi >= self._end else ()
+        for cut in tail:
             if len(tried) >= _TAIL_TRIES:
                 break
             tried.add(cut)
@@ -393,20 +494,74 @@ class _Reader:
             a, b = 0, len(cuts) - 1
             while a <= b:  # readable(prefix) is monotone: shorter prefixes of a readable one read too
                 mid = (a + b) // 2
-                if self._try(lo, cuts[mid], probe=True):
+                # [lo, best) is known to read: only the events after it are parsed again
+                at = lo if best is None else _next_start(self.path, best, hi)
+                if at is not None and self._try(at, cuts[mid], probe=True):
                     best, a = cuts[mid], mid + 1
                 else:
                     b = mid - 1
             if best is not None:
                 self._try(lo, best)
-        if best is None and not self.events:
-            return TraceRead(0, self.size, True, self.size, 0, error, self.pieces)
-        cut = lo if best is None else best
-        lost = self.size - cut
-        per_event = cut / self.events if self.events else 0
-        return TraceRead(
-            self.events, self.size, True, lost, int(lost / per_event) if per_event else 0, error, self.pieces
-        )
+        # a false boundary (``}, {`` inside an event) breaks that monotony and can stop the
+        # bisection events short of the damage: the prefix then grows an event at a time while
+        # the next event reads on its own (its end among the next few boundaries)
+        while (nxt := lo if best is None else _next_start(self.path, best, hi)) is not None:
+            ends = [e for e, _ in itertools.islice(_boundaries_from(self.path, nxt, hi), _PROBE_STOPS)]
+            grown = next((e for e in ends if self._event_at(nxt, [e], [0])), None)
+            if grown is None or not self._try(nxt, grown):
+                break
+            best = grown
+        return lo if best is None else best
+
+    def _resume(self, lo: int, after: int, end: int) -> int | None:
+        """Where the read goes on after the readable prefix of the piece at ``lo`` ended at
+        ``after``: the start of the first later event that parses and is an event (has a
+        ``ph``: a ``}, {`` inside an event's args starts an object that is none).  None when
+        none does within :data:`_RESYNC_TRIES` tries: the file is cut, or garbage to its end.
+        The stretch skipped is recorded.
+
+        The event at ``after`` is tried first when the prefix is not empty: a prefix found by
+        bisection can end short of the damage (a false boundary breaks its monotony), and the
+        events up to the damage are then read, not skipped.  Where the piece's first event did
+        not read, it is the damaged one; the read always moves past ``lo``."""
+        pairs = _boundaries_from(self.path, after, end)  # (end of an event, start of the next)
+        ahead = list(itertools.islice(pairs, _PROBE_STOPS))
+        first = _next_start(self.path, after, end) if after > lo else None
+        failed = 0 if first is not None else 1
+        tries = [0]
+        here = first
+        while tries[0] < _RESYNC_TRIES:
+            if here is not None:
+                if self._event_at(here, [a for a, _ in ahead] or [end], tries):
+                    if failed:
+                        self.skipped.append((after, here, failed))
+                    return here
+                failed += 1
+            if not ahead:
+                return None
+            here = ahead.pop(0)[1]
+            ahead.extend(itertools.islice(pairs, _PROBE_STOPS - len(ahead)))
+        return None
+
+    def _event_at(self, here: int, stops: list[int], tries: list[int]) -> bool:
+        """Whether an event starts at ``here``: the bytes from it to one of the next ``stops``
+        (event ends, some of them false) read as events that all have a ``ph``."""
+        for stop in stops:
+            if tries[0] >= _RESYNC_TRIES:
+                return False
+            tries[0] += 1
+            tmp = self._write_piece(here, stop)
+            try:
+                source = _source([tmp], *self.spec)
+                n, with_ph = self.con.sql(f"SELECT count(*), count(ph) FROM {source}").fetchall()[0]
+            except _oom_error():
+                raise
+            except _duck_error():
+                continue
+            finally:
+                os.unlink(tmp)
+            return n > 0 and with_ph == n
+        return False
 
     def _try(self, lo: int, cut: int, probe: bool = False) -> bool:
         """Whether [lo, cut) reads; unless ``probe``, hand it over when it does."""
@@ -514,6 +669,38 @@ def _tail_boundaries(path: Path, lo: int, hi: int):
             yield from reversed(found)
             return
         window *= 8
+
+
+def _boundaries_from(path: Path, lo: int, hi: int, window: int = 1 << 20):
+    """(end of an event, start of the next) for every event boundary in [lo, hi), in file
+    order, read a window at a time (the damage is usually one event long: nothing is read
+    ahead of need)."""
+    overlap = 4096  # whitespace runs between '}' ',' '{' are short in practice
+    with open(path, "rb") as fh:
+        pos = lo
+        while pos < hi:
+            fh.seek(pos)
+            data = fh.read(min(window + overlap, hi - pos))
+            if not data:
+                return
+            last = pos + len(data) >= hi
+            for m in _BOUNDARY.finditer(data):
+                if m.start() >= window and not last:
+                    break
+                yield pos + m.start() + 1, pos + m.end() - 1
+            if last:
+                return
+            pos += window
+
+
+def _next_start(path: Path, at: int, hi: int) -> int | None:
+    """The ``{`` of the event after the ``}`` that ends just before ``at`` (only ``,`` and white
+    space between), or None."""
+    with open(path, "rb") as fh:
+        fh.seek(at)
+        head = fh.read(min(4096, hi - at))
+    rest = head.lstrip(b" \t\r\n").removeprefix(b",").lstrip(b" \t\r\n")
+    return at + len(head) - len(rest) if rest.startswith(b"{") else None
 
 
 def _all_boundaries(path: Path, lo: int, hi: int, chunk: int = 64 << 20) -> list[int]:

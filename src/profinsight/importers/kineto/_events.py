@@ -250,7 +250,7 @@ def load_raw(con, events_path: Path, base_ns: int, span: tuple[int, int] | None 
     # a table of the database, not a TEMP one: the passes read it from cursors of their own
     con.execute(f"CREATE OR REPLACE TABLE raw ({_RAW_COLS})")
     got = read_trace_json(
-        con, events_path, "kineto", take=_take(base_ns), columns=COLUMNS, ignore_errors=True, span=span
+        con, events_path, "kineto", take=_take(base_ns), columns=COLUMNS, ignore_errors=True, span=span, resync=False
     )
     if got.truncated:
         raise Malformed(got.error or "the event list is not valid JSON")

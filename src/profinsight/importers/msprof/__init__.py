@@ -187,6 +187,16 @@ def _load(source: RankSource, plan) -> RankData:
         install_text_macros(con)
         reads = T.read_files(con, plan.timelines, plan.step_traces)
         for path, read in reads:
+            if read.skipped_places:
+                diags.append(
+                    dg.warning(
+                        "malformed-events",
+                        read.describe_skipped(path.name) + ".",
+                        file=path,
+                        fix="export the collection again (msprof --export=on --output=PROF_DIR)",
+                        rank=rank,
+                    )
+                )
             if read.truncated:
                 code = "trace-invalid" if read.events == 0 else "trace-truncated"
                 diags.append(

@@ -182,6 +182,28 @@ def test_duplicated_kineto_events_are_counted_once(fixtures, tmp_path):
     assert len(dup) == 1 and dup[0].message.startswith(f"3 event(s) of {path.name} were exact copies")
 
 
+@pytest.mark.parametrize("gz", [False, True])
+def test_broken_json_in_a_kineto_trace_costs_the_events_it_hit(fixtures, tmp_path, gz):
+    """Two kernels' text broken (a key lost its quotes) in the middle of the trace, which is no
+    longer valid JSON: the read steps over them and goes on (once a copy of the whole trace
+    parsed event by event in Python), in place or gunzipped; the two kernels and their links
+    are all that is lost, and the warning says it is an estimate."""
+    before = base(fixtures, KINETO)
+    doc = json.loads(gzip.decompress(fixtures.joinpath(*KINETO).read_bytes()))
+    kernels = [e for e in doc["traceEvents"] if e.get("ph") == "X" and e.get("cat") == "kernel"]
+    text = json.dumps(doc)
+    for e in (kernels[40], kernels[300]):
+        one = json.dumps(e)
+        text = text.replace(one, one.replace('"name"', "name", 1), 1)
+    path = tmp_path / ("broken.pt.trace.json" + (".gz" if gz else ""))
+    path.write_bytes(gzip.compress(text.encode()) if gz else text.encode())
+    rd = load_rank(kineto.sniff(path))
+    assert_only_changed(rd, before, device_tasks=-2, launches=-4)
+    (said,) = new_diags(rd, before, "malformed-events")
+    assert said.message.startswith("about 2 event(s) (") and "bytes, in 2 place(s)) of the event list" in said.message
+    assert said.severity == "warning" and said.file.endswith(path.name)
+
+
 def test_a_huge_kineto_rank_is_ignored(fixtures, tmp_path):
     before = base(fixtures, KINETO)
 

@@ -28,7 +28,7 @@ from .._common import close_duck, cursors, duck, rank_threads, sql_str, temp_fol
 from .._steps import assign_steps, build_steps
 from ..base import Importer, RankData, RankSource, Recognised
 from . import _bare, _comm, _links, _prepass, _runinfo, _sql, _tables
-from ._events import API_CATS, Malformed, cats, load_raw, load_rest
+from ._events import API_CATS, Malformed, cats, load_raw, load_rest, skipped
 
 VERSION = (
     "3"  # 3: a damaged distributedInfo field is said; 2: old (PyTorch 1.8-1.13) category names and bare event arrays
@@ -220,6 +220,17 @@ def _read_events(con, ex, path: Path, tmp: Path):
     finally:
         ex.release()
     events = con.execute("SELECT count(*) FROM ev WHERE ph <> 'M'").fetchall()[0][0] + sum(t.num_rows for t in passes)
+    broken, broken_bytes, places = skipped(con)
+    if places:  # broken JSON in the middle, stepped over by the read itself
+        diags.append(
+            dx.warning(
+                "malformed-events",
+                f"about {broken} event(s) ({broken_bytes:,} bytes, in {places} place(s)) of the event list are "
+                f"not valid JSON and were skipped; {events} events were read.",
+                path,
+                fix="Export or copy the trace again; the file was damaged after it was written.",
+            )
+        )
     diags = _runinfo.truncation(ex, events, path) + diags + _damaged(con, path)
     if ex.truncated and not events:
         return None, diags + [_unreadable(path, "the file ends before its first complete event")]

@@ -84,7 +84,8 @@ def load(source: RankSource, full: Full) -> RankData:
             _limit_memory(con, Path(tmp))
             _sql.install(con)
             try:
-                legacy = _events.load_raw(con, ex.events_path, _base_ns(ex.meta.get("baseTimeNanoseconds")), ex.span)
+                base = _base_ns(ex.meta.get("baseTimeNanoseconds"))
+                legacy = _events.load_raw(con, ex.events_path, base, ex.span, resync=False)
             except (_duck_error(), _events.Malformed) as exc:
                 return RankData(
                     source.rank_hint,

@@ -66,6 +66,8 @@ class Mutation:
     affects: frozenset[str] | None = ANY
     #: the tables are compared as sets of rows without the ids numbered in reading order
     order_free: bool = False
+    #: the most rows any table may lose (damage that costs the events it hit, nothing after them)
+    most_lost: int | None = None
 
 
 @dataclass
@@ -307,6 +309,50 @@ def text_trace_event(rng, root: Path) -> Mutation:
     return Mutation("text.trace_event", f"{len(hit)} cpu_op event(s): {key}", path.name, True, TEXT_FEEDS[path.name])
 
 
+def _break_json(text: str, events: list[dict]) -> str:
+    """``text`` (``json.dumps`` of an array holding ``events``) with each of ``events`` made
+    invalid JSON in place -- its first key loses its quotes -- as a bad copy or a stray edit
+    leaves a file: no parser reads the array any more."""
+    for e in events:
+        one = json.dumps(e)
+        key = json.dumps(next(iter(e)))
+        at = text.index(one)
+        text = text[:at] + one.replace(key, key.strip('"'), 1) + text[at + len(one) :]
+    return text
+
+
+def text_trace_syntax(rng, root: Path) -> Mutation:
+    path = root / OUT / "trace_view.json"
+    events = json.loads(path.read_text(encoding="utf-8"))
+    hit = rng.sample(_host_events(events), rng.randint(1, 3))
+    path.write_text(_break_json(json.dumps(events), hit), encoding="utf-8")
+    return Mutation(
+        "text.trace_syntax",
+        f"{len(hit)} event(s) broken JSON",
+        path.name,
+        True,
+        TEXT_FEEDS[path.name],
+        most_lost=2 * len(hit),
+    )
+
+
+#: lines a damaged CSV can hold that no header fits: too few cells, too many, an LF line in a CRLF
+#: file, a stray quote
+GARBAGE_LINES = (b"garbage,,\n", b"1,2\r\n", b"x" * 40 + b"," * 80 + b"\r\n", b'"unclosed,1,2\r\n')
+
+
+def text_csv_lines(rng, root: Path) -> Mutation:
+    """1-3 lines of garbage inserted among a CSV's rows (or appended)."""
+    name = rng.choice(sorted(NUMERIC))
+    path = root / OUT / name
+    lines = path.read_bytes().splitlines(keepends=True)
+    picked = sorted(rng.sample(range(1, len(lines) + 1), rng.randint(1, 3)), reverse=True)
+    for i in picked:
+        lines.insert(i, rng.choice(GARBAGE_LINES))
+    path.write_bytes(b"".join(lines))
+    return Mutation("text.csv_lines", f"{name}: garbage lines at {sorted(picked)}", name, True, TEXT_FEEDS[name])
+
+
 def text_meta(rng, root: Path) -> Mutation:
     path = root / "profiler_info_0.json"
     doc = json.loads(path.read_text(encoding="utf-8"))
@@ -458,6 +504,14 @@ def kineto_event(rng, root: Path) -> Mutation:
     return Mutation("kineto.event", f"{len(hit)} event(s): {key}", root.name, True, feeds)
 
 
+def kineto_syntax(rng, root: Path) -> Mutation:
+    doc = _kineto_doc(root)
+    hit = rng.sample(_host_events(doc["traceEvents"]), rng.randint(1, 3))
+    root.write_bytes(gzip.compress(_break_json(json.dumps(doc), hit).encode()))
+    feeds = DEVICE | {"counters", "trace_slices", "run_info"}
+    return Mutation("kineto.syntax", f"{len(hit)} event(s) broken JSON", root.name, True, feeds, most_lost=2 * len(hit))
+
+
 def kineto_reorder(rng, root: Path) -> Mutation:
     doc = _kineto_doc(root)
     doc["traceEvents"] = _shuffled(rng, doc["traceEvents"])
@@ -502,6 +556,23 @@ def msprof_event(rng, root: Path) -> Mutation:
     )
 
 
+def msprof_syntax(rng, root: Path) -> Mutation:
+    """1-3 hardware tasks of one iteration's timeline broken as JSON (the file no longer parses)."""
+    path = _msprof_timeline(rng, root)
+    events = json.loads(path.read_text(encoding="utf-8"))
+    tasks = [e for e in events if isinstance(e, dict) and e.get("ph") == "X" and "Task Type" in (e.get("args") or {})]
+    hit = rng.sample(tasks, rng.randint(1, 3))
+    path.write_text(_break_json(json.dumps(events), hit), encoding="utf-8")
+    return Mutation(
+        "msprof.syntax",
+        f"{path.name}: {len(hit)} hardware task(s) broken JSON",
+        path.name,
+        True,
+        DEVICE | {"trace_slices"},
+        most_lost=2 * len(hit),
+    )
+
+
 def msprof_truncate(rng, root: Path) -> Mutation:
     path = _msprof_timeline(rng, root)
     return Mutation("msprof.truncate", f"{path.name} {_truncate(path, rng)}", path.name)
@@ -532,6 +603,10 @@ CLASSES: dict[str, tuple[str, Callable]] = {
     "msprof.event": ("msprof", msprof_event),
     "msprof.truncate": ("msprof", msprof_truncate),
     "kineto.meta": ("kineto", kineto_meta),
+    "text.trace_syntax": ("text", text_trace_syntax),
+    "text.csv_lines": ("text", text_csv_lines),
+    "kineto.syntax": ("kineto", kineto_syntax),
+    "msprof.syntax": ("msprof", msprof_syntax),
 }
 
 
@@ -583,6 +658,12 @@ def judge(case_id: str, mutation: Mutation, rd, before, seconds: float = 0.0) ->
         v.lost_rank = bool(sum(t.num_rows for t in before.tables.values())) and not sum(
             t.num_rows for t in rd.tables.values()
         )
+    if mutation.most_lost is not None:
+        for name, table in before.tables.items():
+            got = rd.tables.get(name)
+            lost = table.num_rows - (got.num_rows if got is not None else 0)
+            if lost > mutation.most_lost:
+                v.changed.append(f"{name} lost {lost} rows (at most {mutation.most_lost})")
     return v
 
 

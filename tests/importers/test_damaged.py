@@ -318,3 +318,25 @@ def test_a_meta_file_that_is_not_an_object_is_said(fixtures, tmp_path):
     assert_only_changed(rd, before)
     (bad,) = new_diags(rd, before, "meta-field-invalid")
     assert "profiler_info_0.json" in bad.message and "(top level)" in bad.message
+
+
+def test_a_stray_line_in_operator_memory_is_no_block(fixtures, tmp_path):
+    """A line holding a name and empty cells (padded to 80 of them) among operator_memory.csv's
+    rows: DuckDB's reader keeps such a row (extra empty cells are no error to it), so it is
+    judged by its content -- neither a size nor an allocation time -- dropped and said; a row
+    whose size is unreadable keeps its row, as before."""
+    before = base(fixtures, RANK0)
+    folder = text_copy(fixtures, tmp_path)
+    path = folder / "ASCEND_PROFILER_OUTPUT" / "operator_memory.csv"
+    lines = path.read_bytes().splitlines(keepends=True)
+    lines.insert(50, b"x" * 40 + b"," * 80 + b"\r\n")
+    lines.insert(90, b"aten::stray,abc" + b"," * 13 + b"\r\n")
+    path.write_bytes(b"".join(lines))
+    rd = load_rank(ascend_text.sniff(folder))
+    assert_only_changed(rd, before, memory_blocks=1)
+    said = sorted(d.message for d in new_diags(rd, before))
+    assert said == [
+        "operator_memory.csv: 1 row(s) dropped because they hold neither a size nor an allocation time.",
+        "operator_memory.csv: 1 value(s) of column 'Size(KB)' are not usable numbers ('abc'): set to null, "
+        "their rows kept.",
+    ]

@@ -35,6 +35,19 @@ def _device(cols: list[str], *names: str) -> str:
     return _DEVICE.format(col=f"clean({F.pick(cols, *names)})")
 
 
+#: SQL: a cell with nothing in it (NULL or white space)
+_EMPTY = "coalesce(trim({col}), '') = ''"
+
+
+def _holds_a_block(cols: list[str]) -> str:
+    """SQL: an operator_memory.csv row holds a block -- its size or its allocation time has
+    something in it (TRUE where the file lacks either column: nothing to judge by)."""
+    size, alloc = F.pick(cols, "Size(KB)"), F.pick(cols, "Allocation Time(us)")
+    if "NULL" in (size, alloc):
+        return "TRUE"
+    return f"NOT ({_EMPTY.format(col=size)} AND {_EMPTY.format(col=alloc)})"
+
+
 def load_memory(con, inputs: F.Inputs) -> dict[str, str]:
     """Create tables ``memory_samples``, ``memory_blocks``, ``module_memory`` for the files that
     exist; returns {canonical table: DuckDB table} for those created."""
@@ -67,7 +80,15 @@ def load_memory(con, inputs: F.Inputs) -> dict[str, str]:
                    mib_bytes({p("Release Total Reserved(MB)")}) AS release_total_reserved_bytes,
                    mib_bytes({p("Release Total Active(MB)")}) AS release_total_active_bytes,
                    clean({p("Stream Ptr")}) AS stream_ptr
-            FROM om_raw""")
+            FROM om_raw WHERE {_holds_a_block(cols)}""")
+        # a row with neither a size nor an allocation time (both cells empty, not merely
+        # unreadable: those are said as values and keep their rows) is no block: the exports
+        # write both on every row, so it is a damaged or stray line
+        empty = (
+            con.sql("SELECT count(*) FROM om_raw").fetchall()[0][0]
+            - con.sql("SELECT count(*) FROM memory_blocks").fetchall()[0][0]
+        )
+        inputs.report_dropped(F.OPERATOR_MEMORY, empty, "they hold neither a size nor an allocation time")
         inputs.report_unconverted(con, F.OPERATOR_MEMORY, "om_raw", cols, _OM_CONVERSIONS)
         made["memory_blocks"] = "memory_blocks"
     cols = inputs.read_csv(con, F.MODULE_MEMORY, "mm_raw")

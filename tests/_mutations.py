@@ -321,19 +321,20 @@ def _break_json(text: str, events: list[dict]) -> str:
     return text
 
 
-def text_trace_syntax(rng, root: Path) -> Mutation:
-    path = root / OUT / "trace_view.json"
+def _broken_events(cls: str, rng, path: Path, pick: Callable, feeds: frozenset) -> Mutation:
+    """1-3 of the events ``pick`` chooses in the array file ``path`` broken as JSON; no table may
+    lose more than two rows for each (a kernel has two launch links)."""
     events = json.loads(path.read_text(encoding="utf-8"))
-    hit = rng.sample(_host_events(events), rng.randint(1, 3))
+    hit = rng.sample(pick(events), rng.randint(1, 3))
     path.write_text(_break_json(json.dumps(events), hit), encoding="utf-8")
     return Mutation(
-        "text.trace_syntax",
-        f"{len(hit)} event(s) broken JSON",
-        path.name,
-        True,
-        TEXT_FEEDS[path.name],
-        most_lost=2 * len(hit),
+        cls, f"{path.name}: {len(hit)} event(s) broken JSON", path.name, True, feeds, most_lost=2 * len(hit)
     )
+
+
+def text_trace_syntax(rng, root: Path) -> Mutation:
+    path = root / OUT / "trace_view.json"
+    return _broken_events("text.trace_syntax", rng, path, _host_events, TEXT_FEEDS[path.name])
 
 
 #: lines a damaged CSV can hold that no header fits: too few cells, too many, an LF line in a CRLF
@@ -558,19 +559,13 @@ def msprof_event(rng, root: Path) -> Mutation:
 
 def msprof_syntax(rng, root: Path) -> Mutation:
     """1-3 hardware tasks of one iteration's timeline broken as JSON (the file no longer parses)."""
-    path = _msprof_timeline(rng, root)
-    events = json.loads(path.read_text(encoding="utf-8"))
-    tasks = [e for e in events if isinstance(e, dict) and e.get("ph") == "X" and "Task Type" in (e.get("args") or {})]
-    hit = rng.sample(tasks, rng.randint(1, 3))
-    path.write_text(_break_json(json.dumps(events), hit), encoding="utf-8")
-    return Mutation(
-        "msprof.syntax",
-        f"{path.name}: {len(hit)} hardware task(s) broken JSON",
-        path.name,
-        True,
-        DEVICE | {"trace_slices"},
-        most_lost=2 * len(hit),
-    )
+
+    def tasks(events: list) -> list:
+        return [
+            e for e in events if isinstance(e, dict) and e.get("ph") == "X" and "Task Type" in (e.get("args") or {})
+        ]
+
+    return _broken_events("msprof.syntax", rng, _msprof_timeline(rng, root), tasks, DEVICE | {"trace_slices"})
 
 
 def msprof_truncate(rng, root: Path) -> Mutation:

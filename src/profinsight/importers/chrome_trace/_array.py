@@ -704,23 +704,8 @@ def _next_start(path: Path, at: int, hi: int) -> int | None:
 
 
 def _all_boundaries(path: Path, lo: int, hi: int, chunk: int = 64 << 20) -> list[int]:
-    out: list[int] = []
-    overlap = 4096  # whitespace runs between '}' ',' '{' are short in practice
-    with open(path, "rb") as fh:
-        pos = lo
-        while pos < hi:
-            fh.seek(pos)
-            data = fh.read(min(chunk + overlap, hi - pos))
-            if not data:
-                break
-            last = len(data) <= chunk
-            for m in _BOUNDARY.finditer(data):
-                if m.start() < chunk or last:
-                    out.append(pos + m.start() + 1)
-            if last:
-                break
-            pos += chunk
-    return sorted(set(out))
+    """The end (just after its ``}``) of every event in [lo, hi) that a boundary follows."""
+    return sorted({end for end, _ in _boundaries_from(path, lo, hi, chunk)})
 
 
 __all__ = [

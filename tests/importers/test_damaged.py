@@ -340,3 +340,32 @@ def test_a_stray_line_in_operator_memory_is_no_block(fixtures, tmp_path):
         "operator_memory.csv: 1 value(s) of column 'Size(KB)' are not usable numbers ('abc'): set to null, "
         "their rows kept.",
     ]
+
+
+@pytest.mark.parametrize("how", ["broken", "cut"])
+def test_a_damaged_communication_json_keeps_the_op_records_that_parse(fixtures, tmp_path, how):
+    """communication.json with one key's quotes gone inside the third op's record, or cut inside
+    it: the ops before it (and after it, where the file goes on) keep their wait, transit and
+    bytes; the broken op's are null, its row kept (its time comes from kernel_details.csv)."""
+    before = base(fixtures, RANK0)
+    folder = text_copy(fixtures, tmp_path)
+    path = folder / "ASCEND_PROFILER_OUTPUT" / "communication.json"
+    raw = path.read_bytes()
+    at = raw.index(b'"hcom_allReduce__586_2_1@')
+    if how == "broken":
+        path.write_bytes(raw[:at] + raw[at:].replace(b'"Wait Time(ms)"', b'Wait Time(ms)"', 1))
+    else:
+        path.write_bytes(raw[: at + 300])
+    rd = load_rank(ascend_text.sniff(folder))
+    assert_only_changed(rd, before)
+    (said,) = new_diags(rd, before, "json-invalid")
+    kept = 3 if how == "broken" else 2
+    assert said.message.endswith(f"; the {kept} op record(s) that parse were kept, 1 could not be read.")
+    cols = ["name", "wait_ns", "transit_ns", "sync_ns", "bytes", "rdma_bytes", "hccs_bytes"]
+    whole, got = before.tables["comm_ops"].select(cols).to_pylist(), rd.tables["comm_ops"].select(cols).to_pylist()
+    broken = {"hcom_allReduce__586_2_1"} | ({"hcom_allReduce__586_3_1"} if how == "cut" else set())
+    for w, g in zip(whole, got):
+        if w["name"] in broken:
+            assert g == {**w, **dict.fromkeys(cols[1:])}
+        else:
+            assert g == w

@@ -35,27 +35,99 @@ def _step(key: str) -> int | None:
     return int(m.group(1)) if m else None
 
 
-def _read(inputs: F.Inputs, name: str):
+def _read(inputs: F.Inputs, name: str, salvage: bool = False):
+    """``name`` parsed (a dict), or None when absent or unreadable.  ``salvage``: a file that is not
+    valid JSON (cut short, bytes overwritten) keeps every op record that still parses
+    (:func:`_salvage_ops`), in the shape of the whole file."""
     if not inputs.path(name).is_file():
         return None
+    raw = inputs.path(name).read_bytes()
     try:
-        data = orjson.loads(inputs.path(name).read_bytes())
+        data = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
+        kept, lost = _salvage_ops(raw) if salvage else ({}, 0)
+        n = sum("@" in key for cats in kept.values() for ops in cats.values() for key in ops)
         inputs.add(
             "warning",
             "json-invalid",
-            f"{name} is not valid JSON ({exc}); communication views from it are empty.",
+            f"{name} is not valid JSON ({exc}); "
+            + (
+                f"the {n} op record(s) that parse were kept, {lost} could not be read."
+                if n
+                else "communication views from it are empty."
+            ),
             inputs.path(name),
             "Re-export the profile or restore the file.",
         )
-        return None
+        return kept if n else None
     return data if isinstance(data, dict) else None
+
+
+#: a key whose value is an object: ``"step50": {``, ``"collective": {``, ``"hcom_x@123": {``
+_OBJECT_KEY = re.compile(rb'"((?:[^"\\]|\\.)*)"\s*:\s*\{')
+_CATEGORIES = (b"collective", b"p2p")
+
+
+def _salvage_ops(raw: bytes) -> tuple[dict, int]:
+    """The op records of a communication.json that does not parse whole, as ``{step: {category:
+    {op@group: record}}}``, and how many op records did not parse.
+
+    The file nests three levels of objects -- steps, their categories, their ops (keys holding
+    ``@``, beside them the aggregate "Total Op Info": records that open with "Communication ...")
+    -- and an op's record holds objects of its own.  Each op's record runs from its ``{``
+    to the next step, category or op key; what closes the enclosing objects (or a cut) is peeled
+    off its end until it parses.  An op record that never parses is counted, not guessed at."""
+    marks = []
+    for m in _OBJECT_KEY.finditer(raw):
+        key = m.group(1).decode("utf-8", "replace")
+        if b"@" in m.group(1) or raw[m.end() : m.end() + 64].lstrip().startswith(b'"Communication'):
+            kind = "op"  # an op's record, or the aggregate beside them ("Total Op Info")
+        elif m.group(1) in _CATEGORIES:
+            kind = "category"
+        elif _STEP.match(key):
+            kind = "step"
+        else:
+            continue  # an object inside a record
+        marks.append((kind, key, m.end() - 1, m.start()))
+    out: dict = {}
+    lost = 0
+    step = category = None
+    for i, (kind, key, value_at, _) in enumerate(marks):
+        if kind == "step":
+            step, category = key, None
+            continue
+        if kind == "category":
+            category = key
+            continue
+        end = marks[i + 1][3] if i + 1 < len(marks) else len(raw)
+        rec = _parse_object(raw[value_at:end])
+        if rec is None or step is None or category is None:
+            lost += "@" in key
+            continue
+        out.setdefault(step, {}).setdefault(category, {})[key] = rec
+    return out, lost
+
+
+def _parse_object(text: bytes) -> dict | None:
+    """The object that ``text`` starts with, when only separators and the braces that close
+    enclosing objects follow it (at most three levels), else None."""
+    text = text.rstrip(b" \t\r\n,")
+    for _ in range(4):
+        try:
+            obj = orjson.loads(text)
+        except orjson.JSONDecodeError:
+            if not text.endswith(b"}"):
+                return None
+            text = text[:-1].rstrip(b" \t\r\n,")
+            continue
+        return obj if isinstance(obj, dict) else None
+    return None
 
 
 def load_comm_json(con, inputs: F.Inputs) -> bool:
     """Create ``cj`` (one row per op of communication.json, values as text) and ``comm_groups``
     (op name -> group).  False when the file is absent or unreadable (tables are empty)."""
-    data = _read(inputs, F.COMMUNICATION)
+    data = _read(inputs, F.COMMUNICATION, salvage=True)
     rows = []
     for step_key, cats in (data or {}).items():
         for category, ops in (cats or {}).items():

@@ -642,6 +642,36 @@ def test_trace_reader_goes_on_after_damage_in_the_middle(tmp_path, monkeypatch, 
     assert (got.events, got.truncated, got.skipped_places) == (10, True, 0)
 
 
+def test_the_rest_read_whole_running_out_of_memory_is_no_lost_rank(tmp_path, monkeypatch):
+    """Where a piece keeps failing, the rest of the file is tried as one piece (false cuts); at
+    damage that read can run DuckDB out of memory (it did on a 1 GB trace, and the rank was
+    lost).  With resync, it counts as one more failed read: the damage is looked for in the
+    widened piece, as without the try."""
+    import duckdb
+
+    from profinsight.errors import ProfileError
+    from profinsight.importers.chrome_trace import _array, read_trace_json
+
+    texts = [
+        json.dumps({"ph": "X", "name": f"e{i}", "pid": 1, "tid": 1, "ts": f"{i}.000", "dur": 1, "args": {"a": i}})
+        for i in range(120)
+    ]
+    path = tmp_path / "t.json"
+    path.write_bytes(_damage_events(texts, {40: ('"ph"', "ph")}))
+    real = _array._Reader._piece
+
+    def piece(self, lo, hi):
+        if hi - lo > 2_000:  # only the rest read whole is this long (pieces are 300 bytes)
+            raise duckdb.OutOfMemoryException("Out of Memory Error: failed to allocate")
+        return real(self, lo, hi)
+
+    monkeypatch.setattr(_array._Reader, "_piece", piece)
+    got = read_trace_json(duck(), path, "ev", chunk_bytes=300)
+    assert (got.events, got.truncated, got.skipped_places, got.skipped_events) == (119, False, 1, 1)
+    with pytest.raises(ProfileError, match="out of memory"):
+        read_trace_json(duck(), path, "ev", chunk_bytes=300, resync=False)
+
+
 @pytest.mark.slow
 def test_trace_read_in_pieces_gives_the_same_tables(fixtures, monkeypatch):
     """The trace is read in pieces cut at event boundaries; 100 kB pieces (about 20 of them)

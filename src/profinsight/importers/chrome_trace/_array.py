@@ -323,7 +323,12 @@ class _Reader:
                 # steps over false cuts event by event (``_keep_prefix``, ``_resume``)
                 widened = hi
                 j, hi = len(cuts) - 1, cuts[-1][0]
-                error = self._piece(lo, hi)
+                try:
+                    error = self._piece(lo, hi)
+                except _oom_error():
+                    if not self.resync:
+                        raise
+                    error = "out of memory reading the rest of the file as one piece"
                 if error is not None and self.resync:
                     hi = widened
             if error is not None:

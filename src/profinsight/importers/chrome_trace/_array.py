@@ -476,8 +476,7 @@ class _Reader:
         if not self.events:
             return self._read(True, self.size, 0, error)
         lost = self.size - cut
-        per_event = cut / self.events if self.events else 0
-        return self._read(True, lost, int(lost / per_event) if per_event else 0, error)
+        return self._read(True, lost, int(lost / (cut / self.events)), error)
 
     def _keep_prefix(self, lo: int, hi: int) -> int:
         """Hand over the longest readable prefix of bytes [lo, hi) and return where it ends
@@ -512,7 +511,7 @@ class _Reader:
         # the next event reads on its own (its end among the next few boundaries)
         while (nxt := lo if best is None else _next_start(self.path, best, hi)) is not None:
             ends = [e for e, _ in itertools.islice(_boundaries_from(self.path, nxt, hi), _PROBE_STOPS)]
-            grown = next((e for e in ends if self._event_at(nxt, [e], [0])), None)
+            grown = next((e for e in ends if self._event_at(nxt, [e])), None)
             if grown is None or not self._try(nxt, grown):
                 break
             best = grown
@@ -533,11 +532,13 @@ class _Reader:
         ahead = list(itertools.islice(pairs, _PROBE_STOPS))
         first = _next_start(self.path, after, end) if after > lo else None
         failed = 0 if first is not None else 1
-        tries = [0]
+        tries = 0  # parses, at most one per stop tried
         here = first
-        while tries[0] < _RESYNC_TRIES:
+        while tries < _RESYNC_TRIES:
             if here is not None:
-                if self._event_at(here, [a for a, _ in ahead] or [end], tries):
+                stops = [a for a, _ in ahead] or [end]
+                tries += len(stops)
+                if self._event_at(here, stops):
                     if failed:
                         self.skipped.append((after, here, failed))
                     return here
@@ -548,13 +549,10 @@ class _Reader:
             ahead.extend(itertools.islice(pairs, _PROBE_STOPS - len(ahead)))
         return None
 
-    def _event_at(self, here: int, stops: list[int], tries: list[int]) -> bool:
+    def _event_at(self, here: int, stops: list[int]) -> bool:
         """Whether an event starts at ``here``: the bytes from it to one of the next ``stops``
         (event ends, some of them false) read as events that all have a ``ph``."""
         for stop in stops:
-            if tries[0] >= _RESYNC_TRIES:
-                return False
-            tries[0] += 1
             tmp = self._write_piece(here, stop)
             try:
                 source = _source([tmp], *self.spec)

@@ -28,7 +28,7 @@ from .._common import close_duck, cursors, duck, rank_threads, sql_str, temp_fol
 from .._steps import assign_steps, build_steps
 from ..base import Importer, RankData, RankSource, Recognised
 from . import _bare, _comm, _links, _prepass, _runinfo, _sql, _tables
-from ._events import API_CATS, Malformed, cats, load_raw, load_rest, skipped
+from ._events import API_CATS, Malformed, cats, load_raw, load_rest
 
 VERSION = (
     "3"  # 3: a damaged distributedInfo field is said; 2: old (PyTorch 1.8-1.13) category names and bare event arrays
@@ -194,9 +194,10 @@ def _read_events(con, ex, path: Path, tmp: Path):
     _sql.install(con)
     base = _base_ns(ex.meta.get("baseTimeNanoseconds"))
     diags = []
+    read = None
     try:
         try:
-            passes = _passes(con, ex.events_path, base, ex.span)
+            passes, read = _passes(con, ex.events_path, base, ex.span)
         except (_duck_error(), Malformed) as exc:  # a syntax error inside the array (the first pass sees it)
             fixed = tmp / "recovered.json"
             kept, dropped, lost = chrome_trace.salvage(ex.materialise(tmp), fixed)
@@ -205,7 +206,7 @@ def _read_events(con, ex, path: Path, tmp: Path):
             ex.release()
             ex.events_path = fixed
             try:
-                passes = _passes(con, fixed, base)
+                passes, _ = _passes(con, fixed, base)
             except (_duck_error(), Malformed) as again:
                 return None, [_unreadable(path, f"the event list cannot be read ({again})")]
             diags.append(
@@ -220,13 +221,12 @@ def _read_events(con, ex, path: Path, tmp: Path):
     finally:
         ex.release()
     events = con.execute("SELECT count(*) FROM ev WHERE ph <> 'M'").fetchall()[0][0] + sum(t.num_rows for t in passes)
-    broken, broken_bytes, places = skipped(con)
-    if places:  # broken JSON in the middle, stepped over by the read itself
+    if read is not None and read.skipped_places:  # broken JSON in the middle, stepped over by the read
         diags.append(
             dx.warning(
                 "malformed-events",
-                f"about {broken} event(s) ({broken_bytes:,} bytes, in {places} place(s)) of the event list are "
-                f"not valid JSON and were skipped; {events} events were read.",
+                f"about {read.skipped_events} event(s) ({read.skipped_bytes:,} bytes, in {read.skipped_places} "
+                f"place(s)) of the event list are not valid JSON and were skipped; {events} events were read.",
                 path,
                 fix="Export or copy the trace again; the file was damaged after it was written.",
             )
@@ -260,8 +260,8 @@ def _base_ns(value) -> int:
 def _passes(con, events_path: Path, base: int, span: tuple[int, int] | None = None):
     """One parse of the array (the bytes ``span`` of ``events_path`` when given) into ``raw``;
     the host, runtime and device tables are taken out of it, then the rest becomes ``ev`` and
-    ``raw`` is dropped."""
-    legacy = load_raw(con, events_path, base, span)
+    ``raw`` is dropped.  Returns those three tables and the read (what it skipped as broken JSON)."""
+    legacy, read = load_raw(con, events_path, base, span)
     # the three passes read ``raw`` at once, host and device each on a cursor of its own: their
     # statements leave a core idle.  Each pass's table is registered in the cursor that made it,
     # so it is registered here again for the statements that join them
@@ -277,7 +277,7 @@ def _passes(con, events_path: Path, base: int, span: tuple[int, int] | None = No
     con.register("dev", dev)
     load_rest(con)
     _tables.create_gpu_pids(con)
-    return host, api, dev
+    return (host, api, dev), read
 
 
 def _build(

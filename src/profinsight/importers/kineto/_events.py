@@ -42,7 +42,7 @@ from pathlib import Path
 import orjson
 
 from .._common import sql_str
-from ..chrome_trace import damage, read_trace_json
+from ..chrome_trace import TraceRead, damage, read_trace_json
 
 #: old (PyTorch 1.8-1.13) category names -> today's, compared lower case; today's names in any case
 #: are folded to lower case, every other category is kept as written (``Trace``, ``async``)
@@ -238,16 +238,18 @@ def _take(base_ns: int):
     return take
 
 
-def load_raw(con, events_path: Path, base_ns: int, span: tuple[int, int] | None = None, resync: bool = True) -> bool:
+def load_raw(
+    con, events_path: Path, base_ns: int, span: tuple[int, int] | None = None, resync: bool = True
+) -> tuple[bool, TraceRead]:
     """Table ``raw``: the one parse of the event array (flows left out), args as JSON, every
     category in today's spelling.  The array is read in pieces cut at event boundaries, several
     at a time, one per DuckDB thread (:func:`..chrome_trace.read_trace_json`).  Damaged events
     (:mod:`..chrome_trace.damage`) are counted in ``trace_loss`` and left out; exact copies of an
     event are kept once.  Returns whether the trace spelled its categories the old way (one scan
-    of the ``cat`` column; only then are the rows rewritten and the old arg keys read).  Raises
-    :class:`Malformed` when part of the array is not valid JSON and the read could not go on
-    after it (``resync``: broken events in the middle are skipped and counted, see
-    :func:`skipped`).  ``span``: the array is that byte range of ``events_path`` (the trace
+    of the ``cat`` column; only then are the rows rewritten and the old arg keys read), and the
+    read itself (``resync``: broken events in the middle were skipped, and it counts them).
+    Raises :class:`Malformed` when part of the array is not valid JSON and the read could not
+    go on after it.  ``span``: the array is that byte range of ``events_path`` (the trace
     itself, read in place)."""
     # a table of the database, not a TEMP one: the passes read it from cursors of their own
     con.execute(f"CREATE OR REPLACE TABLE raw ({_RAW_COLS})")
@@ -256,10 +258,6 @@ def load_raw(con, events_path: Path, base_ns: int, span: tuple[int, int] | None 
     )
     if got.truncated:
         raise Malformed(got.error or "the event list is not valid JSON")
-    con.execute(
-        "CREATE OR REPLACE TEMP TABLE trace_skipped AS SELECT ? AS events, ? AS bytes, ? AS places",
-        [got.skipped_events, got.skipped_bytes, got.skipped_places],
-    )
     damage.create_losses(con)
     damage.count_losses(con, "SELECT loss, sample FROM raw")
     con.execute("DELETE FROM raw WHERE loss IS NOT NULL")
@@ -271,17 +269,7 @@ def load_raw(con, events_path: Path, base_ns: int, span: tuple[int, int] | None 
     legacy = con.execute(f"SELECT count(*) FROM (SELECT 1 FROM raw WHERE {_old_spelling()} LIMIT 1)").fetchall()[0][0]
     if legacy:
         con.execute(f"UPDATE raw SET cat = {_canonical_cat()} WHERE {_old_spelling()}")
-    return bool(legacy)
-
-
-def skipped(con) -> tuple[int, int, int]:
-    """(events, bytes, places) that :func:`load_raw` skipped as broken JSON in the middle of the
-    array (an estimate of the events: the broken stretches are not parsed)."""
-    try:
-        row = con.execute("SELECT events, bytes, places FROM trace_skipped").fetchall()[0]
-    except Exception:  # noqa: BLE001 - no read recorded: nothing skipped
-        return 0, 0, 0
-    return int(row[0]), int(row[1]), int(row[2])
+    return bool(legacy), got
 
 
 def load_rest(con) -> None:

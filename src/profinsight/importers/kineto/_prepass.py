@@ -85,7 +85,7 @@ def load(source: RankSource, full: Full) -> RankData:
             _sql.install(con)
             try:
                 base = _base_ns(ex.meta.get("baseTimeNanoseconds"))
-                legacy = _events.load_raw(con, ex.events_path, base, ex.span, resync=False)
+                legacy, _ = _events.load_raw(con, ex.events_path, base, ex.span, resync=False)
             except (_duck_error(), _events.Malformed) as exc:
                 return RankData(
                     source.rank_hint,

@@ -99,3 +99,70 @@ def test_gzip_and_cut_short_objects_are_still_copied(tmp_path):
     assert ex.truncated and 0 < len(kept) < 50 and kept == json.loads(data)["traceEvents"][: len(kept)]
     ex.release()
     assert not ex.events_path.exists()
+
+
+def _events(n: int, broken: dict[int, tuple[str, str]] | None = None) -> bytes:
+    """A JSON array of ``n`` small slices, event ``i`` with ``broken[i] = (old, new)`` replaced."""
+    texts = []
+    for i in range(n):
+        t = json.dumps({"ph": "X", "name": f"e{i}", "pid": 1, "tid": 1, "ts": f"{i}.000", "dur": 1, "args": {"a": i}})
+        if broken and i in broken:
+            t = t.replace(*broken[i], 1)
+        texts.append(t)
+    return ("[" + ", ".join(texts) + "]").encode()
+
+
+def test_duckdb_says_which_piece_failed_and_how_far_it_parsed(tmp_path):
+    """The damage search is guided by DuckDB's parse error: the file that failed among a batch's
+    and how many elements parsed before the failure.  Read from real errors, so a DuckDB whose
+    messages change fails here (the reader then falls back to halving and bisection)."""
+    import duckdb
+
+    good, bad = tmp_path / "a.json", tmp_path / "b.json"
+    good.write_bytes(_events(50))
+    bad.write_bytes(_events(50, {37: ('"dur": 1', '"dur": @')}))
+    con = duckdb.connect()
+    try:
+        con.sql(f"SELECT count(*) FROM {_array._source([str(good), str(bad)])}").fetchall()
+    except duckdb.Error as exc:
+        error = str(exc).splitlines()[0]
+    assert _array._failed_file(error) == str(bad)
+    assert _array._parsed_before(error) == 37 and not _array._at_end_of_data(error)
+    cut = tmp_path / "c.json"
+    cut.write_bytes(_events(50)[:-300])
+    try:
+        con.sql(f"SELECT count(*) FROM {_array._source([str(cut)])}").fetchall()
+    except duckdb.Error as exc:
+        error = str(exc).splitlines()[0]
+    assert _array._at_end_of_data(error) and _array._parsed_before(error) == 46
+    assert _array._parsed_before("Malformed JSON somewhere") is None
+    assert _array._at_end_of_data("Malformed JSON somewhere")  # no position: treated as a possible false cut
+
+
+def test_damage_in_the_middle_of_a_piece_is_searched_in_that_piece_only(tmp_path, monkeypatch):
+    """Invalid bytes in the middle of a piece are damage, never a false cut: the read neither
+    re-parses the batch in halves, nor widens the piece, nor reads the rest of the file whole.
+    It reads the pieces before the damaged one as a batch, the damaged piece's readable prefix
+    (as many events as DuckDB parsed), and goes on after the broken event."""
+    from profinsight.importers._common import duck
+
+    path = tmp_path / "t.json"
+    path.write_bytes(_events(600, {250: ('"dur": 1', '"dur": @')}))
+    given: list[list[int]] = []
+    real = _array._read_piece
+
+    def read_piece(con, files, *a, **kw):
+        given.append([len(open(f, "rb").read()) for f in ([files] if isinstance(files, str) else files)])
+        return real(con, files, *a, **kw)
+
+    monkeypatch.setattr(_array, "_read_piece", read_piece)
+    con = duck()
+    got = _array.read_trace_json(con, path, "ev", chunk_bytes=2_000)
+    names = [r[0] for r in con.sql("SELECT name FROM ev ORDER BY idx").fetchall()]
+    assert names == [f"e{i}" for i in range(600) if i != 250]
+    assert (got.events, got.skipped_places, got.skipped_events, got.truncated) == (599, 1, 1, False)
+    assert max(max(g) for g in given) < 2_000 + 200  # no piece widened, no rest read whole
+    # the first batch of 16 pieces fails, the pieces before the damaged one read as one
+    # batch, then its prefix, then the rest in two batches (halving, widening and the rest read
+    # whole took 24 reads)
+    assert [len(g) for g in given] == [16, 11, 1, 16, 1], given

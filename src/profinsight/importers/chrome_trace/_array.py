@@ -17,9 +17,13 @@ statements over it, with ``idx`` (the 0-based position in the file) carried expl
 
 Why a cut can be trusted: ``}`` + ``,`` + ``{`` can also occur inside a string or between nested
 objects.  A piece ending at such a false cut ends inside an open string or object, which no JSON
-parser accepts, so a false cut always shows as a failed piece.  The piece is then widened to the
-next cut (a false cut disappears inside it); if that keeps failing, the rest of the file is read
-as one piece, as without cuts, and only if that fails too is the damage real.
+parser accepts, so a false cut always shows as a failed piece -- one that fails at its end (DuckDB:
+"unexpected end of data").  That piece is then widened to the next cut (a false cut disappears
+inside it); if that keeps failing, the rest of the file is read as one piece, as without cuts,
+and only if that fails too is the damage real.  A piece that fails before its end holds invalid
+bytes: that is damage at once, and DuckDB's error says which piece of a batch it was and how
+many events of it parsed before the failure, so the search starts right there (each step is
+parsed again before anything is kept: the error is a hint, never trusted on its own).
 
 Why the recovery path: a profile copied off a cluster is often truncated (disk full, interrupted
 ``scp``).  The events before the cut are still valid, so instead of refusing the file we keep
@@ -33,6 +37,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -265,7 +270,7 @@ class _Reader:
             lo, hi, error = stopped
             if not self.resync:
                 return self._recover(lo, hi, error)
-            kept = self._keep_prefix(lo, hi)
+            kept = self._keep_prefix(lo, hi, _parsed_before(error))
             resume = self._resume(lo, kept, end)
             if resume is None:  # nothing after the damage parses: the file was cut there
                 return self._cut_at(kept, error)
@@ -290,39 +295,61 @@ class _Reader:
 
     def _read_span(self, start: int, end: int) -> tuple[int, int, str] | None:
         """Read the events in [start, end) piece by piece; None when all of them read, else the
-        bytes ``(lo, hi)`` that do not (after widening) and the parse error."""
+        bytes ``(lo, hi)`` that do not and the parse error of exactly those bytes.
+
+        A piece that fails because it was cut at a false boundary fails at its end ("unexpected
+        end of data"): it is widened, and if that keeps failing the rest of the file is tried
+        whole (with resync only a rest of at most :data:`_REST_BYTES`).  A piece whose parse
+        fails before its end holds invalid bytes -- damage, never a false cut -- and is returned
+        as it is: the search for the damage stays in it (``_keep_prefix``, guided by the number
+        of events DuckDB parsed before the failure)."""
         cuts = self._cuts(start, end)
+        last = len(cuts) - 1
         i = 0
         batch = TAKE_BATCH
-        while i < len(cuts) - 1:
-            # a batch that fails is halved (a damaged piece in it fails every batch that holds
-            # it: retrying the whole batch from each next piece parsed up to the damage 16 times)
-            n = min(batch, len(cuts) - 1 - i)
+        known: tuple[int, str] | None = None  # (piece, its error): the piece a failed batch named
+        while i < last:
+            n = min(batch, (known[0] if known is not None else last) - i)
             if self.take is not None and n >= 2:
-                if self._batch(cuts[i : i + n + 1]):
+                failed = self._batch(cuts[i : i + n + 1])
+                if failed is None:
                     i += n
                     continue
-                batch = n // 2
-                if batch >= 2:
-                    continue
+                k, error = failed
+                if k is not None:  # DuckDB named the failing piece: the ones before it are read as a batch
+                    known = (i + k, error)
+                else:  # it did not: halve the batch (a damaged piece fails every batch holding it)
+                    batch = max(n // 2, 1)
+                continue
+            lo, hi = cuts[i][1], cuts[i + 1][0]
+            if known is not None and known[0] == i:
+                error, known = known[1], None  # its parse failed in the batch: not parsed again
+            else:
+                error = self._piece(lo, hi)
             batch = TAKE_BATCH
-            lo = cuts[i][1]
-            error = None
-            for widen in range(_WIDEN + 1):
-                j = min(i + 1 + widen, len(cuts) - 1)
+            if error is None:
+                i += 1
+                continue
+            if self.resync and not _at_end_of_data(error):
+                return lo, hi, error
+            j = i + 1
+            for widen in range(1, _WIDEN + 1):
+                if j == last:
+                    break
+                j = min(i + 1 + widen, last)
                 hi = cuts[j][0]
                 error = self._piece(lo, hi)
-                if error is None or j == len(cuts) - 1:
+                if error is None:
                     break
             rest = cuts[-1][0] - lo
-            if error is not None and j < len(cuts) - 1 and (not self.resync or rest <= _REST_BYTES):
+            if error is not None and j < last and (not self.resync or rest <= _REST_BYTES):
                 # cuts keep failing: read the rest as one piece, as a reader without cuts would.
                 # With resync, not a long rest: there, failing cuts are damage far more often
                 # than three false cuts in a row, and a copy of the rest of a GB file for each
                 # damage costs more than the search for it, which stays in the widened piece and
                 # steps over false cuts event by event (``_keep_prefix``, ``_resume``)
-                widened = hi
-                j, hi = len(cuts) - 1, cuts[-1][0]
+                widened, widened_error = hi, error
+                j, hi = last, cuts[-1][0]
                 try:
                     error = self._piece(lo, hi)
                 except _oom_error():
@@ -330,7 +357,7 @@ class _Reader:
                         raise
                     error = "out of memory reading the rest of the file as one piece"
                 if error is not None and self.resync:
-                    hi = widened
+                    hi, error = widened, widened_error
             if error is not None:
                 return lo, hi, error
             i = j
@@ -398,27 +425,29 @@ class _Reader:
             out.write(b"]")
         return tmp
 
-    def _batch(self, cuts: list[tuple[int, int]]) -> bool:
-        """Take the pieces between ``cuts`` in one statement; False (nothing taken: a failed
-        statement appends nothing) when one of them does not parse, so that they are read one by
-        one, with the widening and recovery of a single piece."""
+    def _batch(self, cuts: list[tuple[int, int]]) -> tuple[int | None, str] | None:
+        """Take the pieces between ``cuts`` in one statement; None when they read, else (nothing
+        taken: a failed statement appends nothing) the index of the piece that failed, when
+        DuckDB's error names its file, and the error, so that the pieces before it are read as
+        a batch and it alone with the widening and recovery of a single piece."""
         ranges = [(cuts[k][1], cuts[k + 1][0]) for k in range(len(cuts) - 1)]
-        files = [self._write_piece(lo, hi, k) for k, (lo, hi) in enumerate(ranges) if hi > lo]
+        files = {self._write_piece(lo, hi, k): k for k, (lo, hi) in enumerate(ranges) if hi > lo}
         if not files:
-            return True
+            return None
         try:
-            n = _read_piece(self.con, files, self.table, self.take, spec=self.spec)
+            n = _read_piece(self.con, list(files), self.table, self.take, spec=self.spec)
         except _oom_error():
             raise
-        except _duck_error():
-            return False
+        except _duck_error() as exc:
+            error = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            return files.get(_failed_file(error)), error
         finally:
             for f in files:
                 os.unlink(f)
         self.events += n
         self.pieces += len(files)
         progress.read(self.path, cuts[-1][0])
-        return True
+        return None
 
     def _piece(self, lo: int, hi: int) -> str | None:
         """Read bytes [lo, hi) as one array and hand it to ``consume``; the parse error, if any."""
@@ -469,7 +498,7 @@ class _Reader:
     def _recover(self, lo: int, hi: int, error: str) -> TraceRead:
         """Bytes [lo, hi) do not read: keep their longest readable prefix (the pieces before
         ``lo`` are already in) and end the read there, as at a cut."""
-        return self._cut_at(self._keep_prefix(lo, hi), error)
+        return self._cut_at(self._keep_prefix(lo, hi, _parsed_before(error)), error)
 
     def _cut_at(self, cut: int, error: str) -> TraceRead:
         """The result of a read that ends at ``cut``: the bytes after it are lost."""
@@ -478,17 +507,28 @@ class _Reader:
         lost = self.size - cut
         return self._read(True, lost, int(lost / (cut / self.events)), error)
 
-    def _keep_prefix(self, lo: int, hi: int) -> int:
+    def _keep_prefix(self, lo: int, hi: int, parsed: int | None = None) -> int:
         """Hand over the longest readable prefix of bytes [lo, hi) and return where it ends
-        (``lo`` when none reads).  Tries the last few event boundaries first (a file cut at its
-        end), then bisects over every boundary (damage in the middle)."""
+        (``lo`` when none reads).  ``parsed``: how many events DuckDB parsed in [lo, hi) before
+        its parse failed, when its error said so; the prefix of that many events is tried first
+        (its end is the ``parsed``-th boundary unless a false one comes before it, or the
+        event before the damage runs into it).  Else, or when that does not read, tries the last
+        few event boundaries (a file cut at its end), then bisects over every boundary (damage
+        in the middle)."""
         tried: set[int] = set()
         best = None
+        if parsed == 0:  # the first event is the one that failed
+            return lo
+        if parsed is not None:
+            ends = [e for e, _ in itertools.islice(_boundaries_from(self.path, lo, hi), parsed)]
+            for cut in ends[-1:] + ends[-2:-1] if len(ends) == parsed else ():
+                tried.add(cut)
+                if self._try(lo, cut):
+                    best = cut
+                    break
         # a cut file fails in its last piece: the tail is worth a few tries there, not before
-        tail = _tail_boundaries(self.path, lo, hi) if hi >= self._end else ()
-        for cut in tail:
-            if len(tried) >= _TAIL_TRIES:
-                break
+        tail = _tail_boundaries(self.path, lo, hi) if hi >= self._end and best is None else ()
+        for cut in itertools.islice((c for c in tail if c not in tried), _TAIL_TRIES):
             tried.add(cut)
             if self._try(lo, cut):
                 best = cut
@@ -723,6 +763,31 @@ __all__ = [
     "out_of_memory",
     "read_trace_json",
 ]
+
+
+#: where DuckDB's ``read_json`` says a parse failed: ``Malformed JSON in file "F", at byte B in
+#: record/value R: ...`` -- R counts from 2 for the array's first element (DuckDB 1.x-2.x), so
+#: R - 2 elements parsed before the failing one
+_WHERE = re.compile(r'in file "(?P<file>[^"]*)", at byte \d+ in record/value (?P<record>\d+)')
+
+
+def _failed_file(error: str) -> str | None:
+    """The file a DuckDB parse error names, or None."""
+    m = _WHERE.search(error)
+    return m.group("file") if m else None
+
+
+def _parsed_before(error: str) -> int | None:
+    """How many array elements parsed before the one DuckDB's ``error`` failed in, or None when
+    it does not say.  Only a hint: whatever it leads to is parsed again before it is kept."""
+    m = _WHERE.search(error)
+    return max(int(m.group("record")) - 2, 0) if m else None
+
+
+def _at_end_of_data(error: str) -> bool:
+    """Whether a parse failed at the end of its bytes -- a piece cut inside an event, as at a
+    false boundary -- rather than at invalid bytes before it (damage)."""
+    return "end of data" in error or _WHERE.search(error) is None
 
 
 def _duck_error():

@@ -166,3 +166,47 @@ def test_damage_in_the_middle_of_a_piece_is_searched_in_that_piece_only(tmp_path
     # batch, then its prefix, then the rest in two batches (halving, widening and the rest read
     # whole took 24 reads)
     assert [len(g) for g in given] == [16, 11, 1, 16, 1], given
+
+
+def _event_texts(n: int, many: set[int], broken: set[int]) -> list[str]:
+    """Small slices; those in ``many`` hold 13 false boundaries (``}, {`` in a string and between
+    nested objects), more than a resync try steps over; those in ``broken`` lose a key's quotes."""
+    texts = []
+    for i in range(n):
+        args = {"s": "a}, {b" * 12, "n": [{"x": 1}, {"y": 2}]} if i in many else {"a": i}
+        t = json.dumps({"ph": "X", "name": f"e{i}", "pid": 1, "tid": 1, "ts": f"{i}.000", "dur": 1, "args": args})
+        texts.append(t.replace('"ph"', "ph", 1) if i in broken else t)
+    return texts
+
+
+def test_events_with_many_false_boundaries_beside_damage_are_read(tmp_path):
+    """Events with more ``}, {`` inside them than a try steps over, right before a damaged event,
+    right after one, and cut by a piece's end just before one, are read like any other: only
+    the damaged events are skipped.  Before, depending on where the pieces fell, such an event
+    was skipped as damaged too."""
+    from profinsight.importers._common import duck
+
+    many, broken = {9, 40, 61, 90, 93}, {41, 60, 95}
+    path = tmp_path / "t.json"
+    path.write_text("[" + ", ".join(_event_texts(130, many, broken)) + "]")
+    for chunk in (300, 700, 1_000, 2_500, 4_000, 1 << 20):
+        con = duck()
+        got = _array.read_trace_json(con, path, "ev", chunk_bytes=chunk)
+        names = [r[0] for r in con.sql("SELECT name FROM ev ORDER BY idx").fetchall()]
+        assert names == [f"e{i}" for i in range(130) if i not in broken], chunk
+        assert (got.skipped_places, got.skipped_events, got.truncated) == (3, 3, False), (chunk, got)
+
+
+def test_a_file_cut_after_the_comma_keeps_the_last_event(tmp_path):
+    """A copy that stopped right after the separator that follows a whole event (``}, ``)
+    keeps that event: only the closing bracket is missing."""
+    from profinsight.importers._common import duck
+
+    texts = _event_texts(80, set(), set())
+    path = tmp_path / "t.json"
+    path.write_text("[" + ", ".join(texts[:50]) + ", ")
+    for resync in (True, False):
+        con = duck()
+        got = _array.read_trace_json(con, path, "ev", chunk_bytes=700, resync=resync)
+        assert (got.events, got.truncated, got.lost_bytes) == (50, True, 0)
+        assert con.sql("SELECT max(name) FROM ev WHERE idx = 49").fetchall() == [("e49",)]

@@ -103,6 +103,8 @@ _REST_BYTES = 256 << 20
 #: how many event ends after a resync candidate are tried as the end of its event (a ``}, {``
 #: inside its args is a false one): see ``_Reader._resume``
 _PROBE_STOPS = 8
+#: the same while an event is known to parse (DuckDB parsed it before the damage it met)
+_GROW_STOPS = 256
 _MAX_OBJECT = 1 << 30
 _WIDEN = 2  # how many times a failed piece is widened before its failure counts as damage
 
@@ -381,11 +383,12 @@ class _Reader:
             fh.seek(tail_at)
             tail = fh.read()
         t = tail.rstrip(b" \t\r\n\x00")
-        end = tail_at + len(t)
-        closed = t.endswith(b"]") and end - 1 >= start
+        closed = t.endswith(b"]") and tail_at + len(t) - 1 >= start
         if closed:
-            end -= 1
-        return start, end, closed
+            t = t[:-1]
+        elif t.endswith(b","):  # cut right after the separator that follows a whole event
+            t = t[:-1].rstrip(b" \t\r\n")
+        return start, max(start, tail_at + len(t)), closed
 
     def _cuts(self, start: int, end: int) -> list[tuple[int, int]]:
         """Piece limits: ``(end of the previous piece, start of the next)`` pairs, the first
@@ -509,14 +512,18 @@ class _Reader:
 
     def _keep_prefix(self, lo: int, hi: int, parsed: int | None = None) -> int:
         """Hand over the longest readable prefix of bytes [lo, hi) and return where it ends
-        (``lo`` when none reads).  ``parsed``: how many events DuckDB parsed in [lo, hi) before
-        its parse failed, when its error said so; the prefix of that many events is tried first
-        (its end is the ``parsed``-th boundary unless a false one comes before it, or the
-        event before the damage runs into it).  Else, or when that does not read, tries the last
-        few event boundaries (a file cut at its end), then bisects over every boundary (damage
-        in the middle)."""
+        (``lo`` when none reads).
+
+        ``parsed``: how many events DuckDB parsed in [lo, hi) before its parse failed, when its
+        error said so.  The prefix of that many events is tried first: its end is the
+        ``parsed``-th boundary unless a false one comes before it (or the event before the
+        damage runs into it: then the boundary before).  Without it, the last few event
+        boundaries are tried (a file cut at its end).  Where neither gives a prefix of
+        ``parsed`` events, a bisection over the boundaries after what was kept looks for more
+        (false boundaries can put the hint's boundary events short of the damage)."""
+        events_before = self.events
         tried: set[int] = set()
-        best = None
+        best = handed = None  # the readable prefix found / handed over: [lo, best), [lo, handed)
         if parsed == 0:  # the first event is the one that failed
             return lo
         if parsed is not None:
@@ -524,17 +531,17 @@ class _Reader:
             for cut in ends[-1:] + ends[-2:-1] if len(ends) == parsed else ():
                 tried.add(cut)
                 if self._try(lo, cut):
-                    best = cut
+                    best = handed = cut
                     break
         # a cut file fails in its last piece: the tail is worth a few tries there, not before
         tail = _tail_boundaries(self.path, lo, hi) if hi >= self._end and best is None else ()
         for cut in itertools.islice((c for c in tail if c not in tried), _TAIL_TRIES):
             tried.add(cut)
             if self._try(lo, cut):
-                best = cut
+                best = handed = cut
                 break
-        if best is None:
-            cuts = [c for c in _all_boundaries(self.path, lo, hi) if c not in tried]
+        if best is None or (parsed is not None and self.events - events_before < parsed):
+            cuts = [c for c in _all_boundaries(self.path, lo, hi) if c not in tried and (best is None or c > best)]
             a, b = 0, len(cuts) - 1
             while a <= b:  # readable(prefix) is monotone: shorter prefixes of a readable one read too
                 mid = (a + b) // 2
@@ -544,13 +551,16 @@ class _Reader:
                     best, a = cuts[mid], mid + 1
                 else:
                     b = mid - 1
-            if best is not None:
-                self._try(lo, best)
+            if best is not None and best != handed:
+                self._try(lo if handed is None else _next_start(self.path, handed, hi), best)
         # a false boundary (``}, {`` inside an event) breaks that monotony and can stop the
         # bisection events short of the damage: the prefix then grows an event at a time while
-        # the next event reads on its own (its end among the next few boundaries)
+        # the next event reads on its own (its end among the next few boundaries; among more
+        # while DuckDB's count says the events up to the damage parse)
         while (nxt := lo if best is None else _next_start(self.path, best, hi)) is not None:
-            ends = [e for e, _ in itertools.islice(_boundaries_from(self.path, nxt, hi), _PROBE_STOPS)]
+            short = parsed is not None and self.events - events_before < parsed
+            stops = _GROW_STOPS if short else _PROBE_STOPS
+            ends = [e for e, _ in itertools.islice(_boundaries_from(self.path, nxt, hi), stops)]
             grown = next((e for e in ends if self._event_at(nxt, [e])), None)
             if grown is None or not self._try(nxt, grown):
                 break
@@ -571,23 +581,38 @@ class _Reader:
         pairs = _boundaries_from(self.path, after, end)  # (end of an event, start of the next)
         ahead = list(itertools.islice(pairs, _PROBE_STOPS))
         first = _next_start(self.path, after, end) if after > lo else None
-        failed = 0 if first is not None else 1
+        failed_at = [] if first is not None else [after]  # where the tries that failed started
         tries = 0  # parses, at most one per stop tried
-        here = first
+        here, ended = first, None  # a candidate, and the end of the event before it
         while tries < _RESYNC_TRIES:
             if here is not None:
                 stops = [a for a, _ in ahead] or [end]
                 tries += len(stops)
                 if self._event_at(here, stops):
-                    if failed:
-                        self.skipped.append((after, here, failed))
+                    if failed_at:
+                        self._skip(after, here, ended, failed_at, 0 if first is not None else 1)
                     return here
-                failed += 1
+                failed_at.append(here)
             if not ahead:
                 return None
-            here = ahead.pop(0)[1]
+            ended, here = ahead.pop(0)
             ahead.extend(itertools.islice(pairs, _PROBE_STOPS - len(ahead)))
         return None
+
+    def _skip(self, after: int, here: int, ended: int | None, failed_at: list[int], whole: int) -> None:
+        """Record the stretch from ``after`` to ``here`` as skipped -- all but the events at its
+        end that read together.  An event with more false boundaries than a try's stops fails
+        on its own while the stretch from it to ``here`` (up to ``ended``) reads whole: it can
+        follow the damaged event, or be the event the tries began with (``whole`` = 0: the
+        first failed try started at an event), which a piece cut inside it left unread.  Those
+        events are handed over, and only the stretch before them skipped (nothing when it
+        starts at the first try)."""
+        for j in range(whole, len(failed_at)):
+            if ended is not None and self._event_at(failed_at[j], [ended]) and self._try(failed_at[j], ended):
+                if j:
+                    self.skipped.append((after, failed_at[j], j))
+                return
+        self.skipped.append((after, here, len(failed_at)))
 
     def _event_at(self, here: int, stops: list[int]) -> bool:
         """Whether an event starts at ``here``: the bytes from it to one of the next ``stops``

@@ -6,6 +6,8 @@ from __future__ import annotations
 import gzip
 import json
 
+import pytest
+
 from profinsight.importers import chrome_trace
 from profinsight.importers.chrome_trace import _array, _object, _salvage
 
@@ -210,3 +212,53 @@ def test_a_file_cut_after_the_comma_keeps_the_last_event(tmp_path):
         got = _array.read_trace_json(con, path, "ev", chunk_bytes=700, resync=resync)
         assert (got.events, got.truncated, got.lost_bytes) == (50, True, 0)
         assert con.sql("SELECT max(name) FROM ev WHERE idx = 49").fetchall() == [("e49",)]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(24))
+def test_random_damage_costs_only_the_broken_events(tmp_path, seed):
+    """A seeded campaign against the reader: 50-1500 small events, some with 1-12 ``}, {``
+    inside strings and lists or ``]}`` in strings, 0-5 of them broken (a key unquoted, a control
+    character in a string, an object closed early), the file cut short in one case of five,
+    pieces of 300 B to 1 MB, with resync and without.  With resync every whole event that is
+    not broken is read, in order; without, the events before the first damage."""
+    import random
+
+    from profinsight.importers._common import duck
+
+    rnd = random.Random(seed)
+    n = rnd.randint(50, 1500)
+    texts = []
+    for i in range(n):
+        r = rnd.random()
+        if r < 0.05:
+            args = {"s": "a}, {b" * rnd.randint(1, 12), "n": [{"x": 1}, {"y": 2}]}
+        elif r < 0.1:
+            args = {"dims": [[1, 2], [3]], "t": "]}"}
+        else:
+            args = {"a": i}
+        texts.append(
+            json.dumps({"ph": "X", "name": f"e{i}", "pid": 1, "tid": 1, "ts": f"{i}.000", "dur": 1, "args": args})
+        )
+    broken = set(rnd.sample(range(n), rnd.randint(0, 5)))
+    old, new = rnd.choice([('"ph"', "ph"), ('"name": "', '"name": "\x01'), ('"tid": 1', '"tid": 1}')])
+    for i in broken:
+        texts[i] = texts[i].replace(old, new, 1)
+    body = "[" + ", ".join(texts) + "]"
+    if rnd.random() < 0.2:
+        body = body[: rnd.randint(len(body) // 2, len(body) - 1)]
+    whole = [i for i in range(n) if len("[" + ", ".join(texts[: i + 1])) <= len(body)]
+    chunk = rnd.choice([300, 1000, 4000, 1 << 20])
+    resync = rnd.random() < 0.8
+    path = tmp_path / "t.json"
+    path.write_text(body)
+    con = duck()
+    got = _array.read_trace_json(con, path, "ev", chunk_bytes=chunk, resync=resync)
+    names = [r[0] for r in con.sql("SELECT name FROM ev ORDER BY idx").fetchall()]
+    if resync:
+        expected = [f"e{i}" for i in whole if i not in broken]
+    else:
+        expected = [f"e{i}" for i in whole if i < min(broken, default=n)]
+    assert names == expected, (n, sorted(broken), new, len(body), chunk, resync, got)
+    assert got.events == len(expected)
+    assert got.truncated == (len(body) < len("[" + ", ".join(texts) + "]") or (not resync and bool(broken)))

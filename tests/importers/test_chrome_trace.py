@@ -262,3 +262,23 @@ def test_random_damage_costs_only_the_broken_events(tmp_path, seed):
     assert names == expected, (n, sorted(broken), new, len(body), chunk, resync, got)
     assert got.events == len(expected)
     assert got.truncated == (len(body) < len("[" + ", ".join(texts) + "]") or (not resync and bool(broken)))
+
+
+def test_an_object_cut_right_after_an_event_keeps_it(tmp_path):
+    """A Kineto-form trace whose copy stopped right after an event (its ``}``, or the ``,`` after
+    it) keeps that event, also when ``}, {`` inside its strings comes after the last real
+    boundary, and when it is the array's only event; gzip the same.  Before, the copy ended at the
+    last boundary, and the final whole event was lost."""
+    texts = _event_texts(30, {29}, set())
+    head = '{"schemaVersion": 1, "traceEvents": ['
+    for n, tail in ((30, ""), (30, ", "), (12, ","), (1, "")):
+        data = (head + ", ".join(texts[:n]) + tail).encode()
+        for name, raw in (("t.json", data), ("t.json.gz", gzip.compress(data))):
+            folder = tmp_path / f"{n}{len(tail)}{name}"
+            folder.mkdir()
+            path = folder / name
+            path.write_bytes(raw)
+            ex = chrome_trace.extract(path, folder, in_place=True)
+            kept = json.loads(ex.events_path.read_bytes())
+            assert ex.truncated and [e["name"] for e in kept] == [f"e{i}" for i in range(n)], (n, tail, name)
+            ex.release()

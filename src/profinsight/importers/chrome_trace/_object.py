@@ -50,6 +50,8 @@ _OBJ_END = re.compile(rb"\s*\}[\s\x00]*")
 _NEXT_KEY = re.compile(rb'\s*,\s*"')
 _WS = b" \t\r\n"
 _PROBE = b'{"_":0'  # written before a candidate remainder to parse it as an object
+#: how many of a cut tail's last boundaries are tried as the start of a final whole event
+_FINAL_TRIES = 16
 
 
 class ReadError(Exception):
@@ -139,7 +141,7 @@ def extract(path: Path, tmpdir: Path, in_place: bool = False) -> Extract:
         else:
             res.truncated = True
             res.suffix_missing = True
-            last = _last_event_end(pending)
+            last = _last_event_end(pending, at_array_start=(written == 0))
             if last is None:  # no complete event in the held tail
                 out.write(b"[]" if written == 0 else b"]")
                 res.kept_bytes = prefix_len + written + (1 if written == 0 else 0)
@@ -269,9 +271,32 @@ def _closes(tail: bytearray, close: int) -> int | None:
     return i if i >= 0 and tail[i] in b"}[" else None
 
 
-def _last_event_end(tail: bytearray):
-    """Index of the ``}`` ending the last complete event in a cut-short tail, or None."""
-    last = None
-    for m in BOUNDARY.finditer(tail):
-        last = m.start()
-    return last
+def _last_event_end(tail: bytearray, at_array_start: bool = False):
+    """Index of the ``}`` ending the last complete event in a cut-short tail, or None.  The last
+    event a boundary follows, or the one after it when the copy stopped right after that event
+    (its ``}``, or the ``,`` after it): it is whole, only the rest of the file is missing.  The
+    last few boundaries are tried for that, from the last back (``}, {`` inside the final
+    event's strings is none).  ``at_array_start``: ``tail`` begins with the array's ``[`` (its
+    first event needs no boundary before it)."""
+    ends = [m.start() for m in BOUNDARY.finditer(tail)]
+    starts = [_after_separator(tail, e + 1) for e in ends[-_FINAL_TRIES:]]
+    if at_array_start and len(ends) < _FINAL_TRIES:
+        starts.insert(0, len(tail) - len(tail.lstrip(b" \t\r\n[").lstrip(b" \t\r\n")))
+    rest = bytes(tail).rstrip(b" \t\r\n\x00")
+    rest = rest[:-1].rstrip(b" \t\r\n") if rest.endswith(b",") else rest
+    if rest.endswith(b"}"):
+        for nxt in reversed(starts):
+            try:
+                if isinstance(orjson.loads(rest[nxt:]), dict):
+                    return len(rest) - 1
+            except orjson.JSONDecodeError:
+                continue
+    return ends[-1] if ends else None
+
+
+def _after_separator(tail: bytearray, at: int) -> int:
+    """Where the event after the ``}`` that ends just before ``at`` starts (past ``,`` and white
+    space)."""
+    while at < len(tail) and tail[at] in b" \t\r\n,":
+        at += 1
+    return at

@@ -600,19 +600,43 @@ class _Reader:
         return None
 
     def _skip(self, after: int, here: int, ended: int | None, failed_at: list[int], whole: int) -> None:
-        """Record the stretch from ``after`` to ``here`` as skipped -- all but the events at its
-        end that read together.  An event with more false boundaries than a try's stops fails
-        on its own while the stretch from it to ``here`` (up to ``ended``) reads whole: it can
-        follow the damaged event, or be the event the tries began with (``whole`` = 0: the
-        first failed try started at an event), which a piece cut inside it left unread.  Those
-        events are handed over, and only the stretch before them skipped (nothing when it
-        starts at the first try)."""
-        for j in range(whole, len(failed_at)):
-            if ended is not None and self._event_at(failed_at[j], [ended]) and self._try(failed_at[j], ended):
+        """Record the stretch from ``after`` to ``here`` as skipped -- all but the events in it
+        that read.  An event with more false boundaries than a try's stops fails on its own: it
+        can follow the damaged event, or be the event the tries began with (``whole`` = 0: the
+        first failed try started at an event), which a piece cut inside it left unread.  So from
+        each failed try on, the stretch up to ``here`` (to ``ended``) is read: whole, or, where
+        DuckDB parsed events of it before more damage, its readable prefix.  What reads is
+        handed over, and only the rest is skipped."""
+        for j in range(whole, len(failed_at) if ended is not None else 0):
+            at = failed_at[j]
+            error = self._probe(at, ended)
+            if error is None and self._try(at, ended):
                 if j:
-                    self.skipped.append((after, failed_at[j], j))
+                    self.skipped.append((after, at, j))
                 return
+            parsed = _parsed_before(error) if error is not None else None
+            if parsed:  # events start here, and read up to more damage before ``here``
+                kept = self._keep_prefix(at, ended, parsed)
+                if kept > at:
+                    if j:
+                        self.skipped.append((after, at, j))
+                    self.skipped.append((kept, here, max(sum(1 for c in failed_at if c >= kept), 1)))
+                    return
         self.skipped.append((after, here, len(failed_at)))
+
+    def _probe(self, lo: int, hi: int) -> str | None:
+        """Parse [lo, hi) as events without handing them over: None when they read and all have
+        a ``ph``, else the parse error (a short sentence when they read without one)."""
+        tmp = self._write_piece(lo, hi)
+        try:
+            n, with_ph = self.con.sql(f"SELECT count(*), count(ph) FROM {_source([tmp], *self.spec)}").fetchall()[0]
+        except _oom_error():
+            raise
+        except _duck_error() as exc:
+            return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        finally:
+            os.unlink(tmp)
+        return None if n > 0 and with_ph == n else "an element without a ph"
 
     def _event_at(self, here: int, stops: list[int]) -> bool:
         """Whether an event starts at ``here``: the bytes from it to one of the next ``stops``

@@ -214,20 +214,11 @@ def test_a_file_cut_after_the_comma_keeps_the_last_event(tmp_path):
         assert con.sql("SELECT max(name) FROM ev WHERE idx = 49").fetchall() == [("e49",)]
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("seed", range(24))
-def test_random_damage_costs_only_the_broken_events(tmp_path, seed):
-    """A seeded campaign against the reader: 50-1500 small events, some with 1-12 ``}, {``
-    inside strings and lists or ``]}`` in strings, 0-5 of them broken (a key unquoted, a control
-    character in a string, an object closed early), the file cut short in one case of five,
-    pieces of 300 B to 1 MB, with resync and without.  With resync every whole event that is
-    not broken is read, in order; without, the events before the first damage."""
-    import random
-
-    from profinsight.importers._common import duck
-
-    rnd = random.Random(seed)
-    n = rnd.randint(50, 1500)
+def _random_damage(rnd, low: int) -> tuple[list[str], set[int]]:
+    """``low``-1500 small events, some with 1-12 ``}, {`` inside strings and lists or ``]}`` in
+    strings, 0-5 of them broken (a key unquoted, a control character in a string, an object
+    closed early) -> (their texts, the broken ones)."""
+    n = rnd.randint(low, 1500)
     texts = []
     for i in range(n):
         r = rnd.random()
@@ -237,13 +228,27 @@ def test_random_damage_costs_only_the_broken_events(tmp_path, seed):
             args = {"dims": [[1, 2], [3]], "t": "]}"}
         else:
             args = {"a": i}
-        texts.append(
-            json.dumps({"ph": "X", "name": f"e{i}", "pid": 1, "tid": 1, "ts": f"{i}.000", "dur": 1, "args": args})
-        )
+        texts.append(json.dumps({"ph": "X", "name": f"e{i}", "pid": 1, "tid": 1, "ts": i, "dur": 1, "args": args}))
     broken = set(rnd.sample(range(n), rnd.randint(0, 5)))
     old, new = rnd.choice([('"ph"', "ph"), ('"name": "', '"name": "\x01'), ('"tid": 1', '"tid": 1}')])
     for i in broken:
         texts[i] = texts[i].replace(old, new, 1)
+    return texts, broken
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(24))
+def test_random_damage_costs_only_the_broken_events(tmp_path, seed):
+    """A seeded campaign against the reader (:func:`_random_damage`), the file cut short in one
+    case of five, pieces of 300 B to 1 MB, with resync and without.  With resync every whole
+    event that is not broken is read, in order; without, the events before the first damage."""
+    import random
+
+    from profinsight.importers._common import duck
+
+    rnd = random.Random(seed)
+    texts, broken = _random_damage(rnd, 50)
+    n = len(texts)
     body = "[" + ", ".join(texts) + "]"
     if rnd.random() < 0.2:
         body = body[: rnd.randint(len(body) // 2, len(body) - 1)]
@@ -259,9 +264,38 @@ def test_random_damage_costs_only_the_broken_events(tmp_path, seed):
         expected = [f"e{i}" for i in whole if i not in broken]
     else:
         expected = [f"e{i}" for i in whole if i < min(broken, default=n)]
-    assert names == expected, (n, sorted(broken), new, len(body), chunk, resync, got)
+    assert names == expected, (n, sorted(broken), len(body), chunk, resync, got)
     assert got.events == len(expected)
     assert got.truncated == (len(body) < len("[" + ", ".join(texts) + "]") or (not resync and bool(broken)))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(12))
+def test_random_damage_in_the_object_form_costs_only_the_broken_events(tmp_path, seed):
+    """The same campaign in the Kineto form (``{"traceEvents": [...], ...}`` with metadata before
+    and after the array, plain or gzip, cut short in one case of four), through the copy or
+    location of the array (``extract``) and the reader with resync: every whole event that is not
+    broken is read, in order."""
+    import random
+
+    from profinsight.importers._common import duck
+
+    rnd = random.Random(1000 + seed)
+    texts, broken = _random_damage(rnd, 20)
+    head = '{"schemaVersion": 1, "deviceProperties": [{"id": 0, "name": "GPU"}], "traceEvents": ['
+    tail = rnd.choice(['], "traceName": "x", "baseTimeNanoseconds": 1000}', '], "extra": [{"a": [1]}, {"b": 2}]}'])
+    body = head + ", ".join(texts) + tail
+    if rnd.random() < 0.25:
+        body = body[: rnd.randint(len(head) + 10, len(body) - 1)]
+    whole = [i for i in range(len(texts)) if len(head + ", ".join(texts[: i + 1])) <= len(body)]
+    path = tmp_path / ("t.json.gz" if rnd.random() < 0.2 else "t.json")
+    path.write_bytes(gzip.compress(body.encode()) if path.suffix == ".gz" else body.encode())
+    ex = chrome_trace.extract(path, tmp_path, in_place=True)
+    con = duck()
+    got = _array.read_trace_json(con, ex.events_path, "ev", chunk_bytes=rnd.choice([300, 1000, 1 << 20]), span=ex.span)
+    names = [r[0] for r in con.sql("SELECT name FROM ev ORDER BY idx").fetchall()]
+    assert names == [f"e{i}" for i in whole if i not in broken], (len(texts), sorted(broken), len(body), got)
+    ex.release()
 
 
 def test_an_object_cut_right_after_an_event_keeps_it(tmp_path):

@@ -442,7 +442,7 @@ class _Reader:
         except _oom_error():
             raise
         except _duck_error() as exc:
-            error = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            error = _error_text(exc)
             return files.get(_failed_file(error)), error
         finally:
             for f in files:
@@ -456,18 +456,25 @@ class _Reader:
         """Read bytes [lo, hi) as one array and hand it to ``consume``; the parse error, if any."""
         if hi <= lo:
             return None
-        tmp = self._write_piece(lo, hi)
-        try:
-            n = _read_piece(self.con, tmp, self.table, self.take, spec=self.spec)
-        except _oom_error():
-            raise
-        except _duck_error() as exc:
-            return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        finally:
-            os.unlink(tmp)
+        n, error = self._parse(lo, hi, lambda f: _read_piece(self.con, f, self.table, self.take, spec=self.spec))
+        if error is not None:
+            return error
         self._hand_over(n)
         progress.read(self.path, hi)
         return None
+
+    def _parse(self, lo: int, hi: int, read: Callable[[str], object]) -> tuple[object, str | None]:
+        """``read(file)`` of bytes [lo, hi) written as an array file of their own -> (what it
+        returned, None), or (None, the parse error).  Running out of memory is raised."""
+        tmp = self._write_piece(lo, hi)
+        try:
+            return read(tmp), None
+        except _oom_error():
+            raise
+        except _duck_error() as exc:
+            return None, _error_text(exc)
+        finally:
+            os.unlink(tmp)
 
     def _hand_over(self, n: int) -> None:
         if self.take is not None:  # already taken by the statement that read it
@@ -626,46 +633,32 @@ class _Reader:
 
     def _probe(self, lo: int, hi: int) -> str | None:
         """Parse [lo, hi) as events without handing them over: None when they read and all have
-        a ``ph``, else the parse error (a short sentence when they read without one)."""
-        tmp = self._write_piece(lo, hi)
-        try:
-            n, with_ph = self.con.sql(f"SELECT count(*), count(ph) FROM {_source([tmp], *self.spec)}").fetchall()[0]
-        except _oom_error():
-            raise
-        except _duck_error() as exc:
-            return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        finally:
-            os.unlink(tmp)
-        return None if n > 0 and with_ph == n else "an element without a ph"
+        a ``ph``, else the parse error (:data:`_NO_PH` when they read without one)."""
+        counts, error = self._parse(
+            lo, hi, lambda f: self.con.sql(f"SELECT count(*), count(ph) FROM {_source([f], *self.spec)}").fetchall()[0]
+        )
+        if error is not None:
+            return error
+        n, with_ph = counts
+        return None if n > 0 and with_ph == n else _NO_PH
 
     def _event_at(self, here: int, stops: list[int]) -> bool:
         """Whether an event starts at ``here``: the bytes from it to one of the next ``stops``
         (event ends, some of them false) read as events that all have a ``ph``."""
         for stop in stops:
-            tmp = self._write_piece(here, stop)
-            try:
-                source = _source([tmp], *self.spec)
-                n, with_ph = self.con.sql(f"SELECT count(*), count(ph) FROM {source}").fetchall()[0]
-            except _oom_error():
-                raise
-            except _duck_error():
-                continue
-            finally:
-                os.unlink(tmp)
-            return n > 0 and with_ph == n
+            error = self._probe(here, stop)
+            if error is None or error == _NO_PH:  # the first stop that parses decides
+                return error is None
         return False
 
     def _try(self, lo: int, cut: int, probe: bool = False) -> bool:
         """Whether [lo, cut) reads; unless ``probe``, hand it over when it does."""
-        tmp = self._write_piece(lo, cut)
-        try:
-            n = _read_piece(self.con, tmp, self.table, None if probe else self.take, probe=probe, spec=self.spec)
-        except _oom_error():
-            raise
-        except _duck_error():
+        take = None if probe else self.take
+        n, error = self._parse(
+            lo, cut, lambda f: _read_piece(self.con, f, self.table, take, probe=probe, spec=self.spec)
+        )
+        if error is not None:
             return False
-        finally:
-            os.unlink(tmp)
         if not probe:
             self._hand_over(n)
         return True
@@ -818,6 +811,15 @@ __all__ = [
 #: record/value R: ...`` -- R counts from 2 for the array's first element (DuckDB 1.x-2.x), so
 #: R - 2 elements parsed before the failing one
 _WHERE = re.compile(r'in file "(?P<file>[^"]*)", at byte \d+ in record/value (?P<record>\d+)')
+
+
+#: what :meth:`_Reader._probe` says of bytes that parse into elements without a ``ph``
+_NO_PH = "an element without a ph"
+
+
+def _error_text(exc: BaseException) -> str:
+    """The first line of a DuckDB error (where it says what failed, and where)."""
+    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
 
 
 def _failed_file(error: str) -> str | None:

@@ -487,6 +487,33 @@ def test_trace_damaged_in_the_middle_costs_only_the_events_hit(fixtures, loaded,
     assert +names == {"<built-in function callable>": 1}
 
 
+def test_an_event_that_lost_its_end_costs_only_that_event(fixtures, loaded, tmp_path):
+    """Bytes cut out of an event from inside its args through its closing braces, at a third of
+    trace_view.json: the next event follows a bare ``, {`` (no ``}`` before it), and the read
+    goes on there.  Before, the read resumed only at a ``}, {``, so the intact event after the
+    damaged one was skipped too, while the warning said roughly one event."""
+    folder = copy_rank(fixtures, tmp_path)
+    path = folder / "ASCEND_PROFILER_OUTPUT" / "trace_view.json"
+    data = path.read_bytes()
+    end = re.compile(rb"\}\s*,\s*\{").search(data, len(data) // 3).start()  # the '}' that closes an event
+    hit = json.loads(data[data.rindex(b'{"ph"', 0, end) : end + 1])  # the event as it was
+    assert data[end - 6 : end + 1] == b": 238}}"  # from inside its args on
+    path.write_bytes(data[: end - 6] + data[end + 1 :])  # '..."Python parent id", {"ph"...'
+    damaged = load_rank(ascend_text.sniff(folder))
+    whole = loaded(1, 0)
+    (warn,) = [d for d in damaged.diagnostics if d.code == "malformed-events"]
+    assert warn.message.startswith(
+        "trace_view.json is damaged in one place: 202 bytes (roughly 1 event(s)) are not valid JSON and were "
+        "skipped; the 10111 events around them were read;"
+    )
+    assert "trace-truncated" not in {d.code for d in damaged.diagnostics}
+    changed = {n: (whole.tables[n].num_rows, t.num_rows) for n, t in damaged.tables.items()}
+    assert {n: c for n, c in changed.items() if c[0] != c[1]} == {"host_ops": (2460, 2459)}
+    names = collections.Counter(whole.tables["host_ops"].column("name").to_pylist())
+    names.subtract(damaged.tables["host_ops"].column("name").to_pylist())
+    assert +names == {hit["name"]: 1}
+
+
 def test_damaged_inputs_warn_and_still_load(fixtures, tmp_path):
     """No kernel_details.csv, two malformed memory_record.csv rows, with_stack off: each is a
     diagnostic with a fix, and everything else loads (kernels then come from the trace)."""

@@ -27,12 +27,18 @@ def test_form_by_content_plain_and_gzip(tmp_path):
 
 
 def test_both_forms_share_one_event_boundary(tmp_path):
-    assert _array._BOUNDARY is chrome_trace.BOUNDARY is _object.BOUNDARY is _salvage.BOUNDARY
+    assert _array._BOUNDARY is chrome_trace.BOUNDARY is _object.BOUNDARY
+    assert _array._SEPARATOR is _salvage.SEPARATOR
     bad = tmp_path / "events.json"
     bad.write_bytes(b'[{"a": 1}, {"b": 2, oops}, {"c": 3}]')
     kept, dropped, _lost = chrome_trace.salvage(bad, tmp_path / "fixed.json")
     assert (kept, dropped) == (2, 1)
     assert json.loads((tmp_path / "fixed.json").read_text()) == [{"a": 1}, {"c": 3}]
+    # an event that lost its end: the next one follows a bare ', {' and is kept
+    bad.write_bytes(b'[{"a": 1}, {"b": {"x": 2, {"c": 3}, {"d": [1, {"e": 4}]}]')
+    kept, dropped, _lost = chrome_trace.salvage(bad, tmp_path / "fixed.json")
+    assert (kept, dropped) == (3, 1)
+    assert json.loads((tmp_path / "fixed.json").read_text()) == [{"a": 1}, {"c": 3}, {"d": [1, {"e": 4}]}]
 
 
 def _object_trace(n: int, suffix: bytes = b"") -> bytes:
@@ -199,6 +205,73 @@ def test_events_with_many_false_boundaries_beside_damage_are_read(tmp_path):
         assert (got.skipped_places, got.skipped_events, got.truncated) == (5, 5, False), (chunk, got)
 
 
+def test_event_starts_after_damage_are_found_once_across_windows(tmp_path):
+    """Where an event can start after damage: each ``}, {`` (its end just after the ``}``) and
+    each bare ``, {`` (its end the ``,``), in file order, each once whatever the window size
+    (a separator can straddle two windows, and a window can find a boundary's ``, {`` bare)."""
+    data = b'{"a": 1},  {"b": {"c"  ,\n {"d": [1, {"e": 2}]}, {"f": 3}'
+    path = tmp_path / "s.json"
+    path.write_bytes(data)
+    want = [(data.index(b"}") + 1, data.index(b'{"b"'), False), (data.index(b",\n"), data.index(b'{"d"'), True)]
+    want += [(data.index(b"[1") + 2, data.index(b'{"e"'), True), (data.rindex(b"}]}") + 3, data.index(b'{"f"'), False)]
+    for window in (4, 8, 13, 1 << 20):
+        assert list(_array._starts_from(path, 0, len(data), window)) == want, window
+
+
+@pytest.mark.parametrize(
+    ("lost", "many"),
+    [({20}, set()), ({28}, set()), ({20, 21}, set()), ({5, 20, 22}, set()), ({20}, {19, 21}), ({3, 16}, {4, 17})],
+)
+def test_an_event_that_lost_its_end_costs_only_itself(tmp_path, lost, many):
+    """An event cut from inside its args through its closing braces (bytes lost in a copy) is
+    followed by the next event's ``, {`` with no ``}`` before it.  The read goes on at that event:
+    after the last event too (28 of 30), after two such events in a row, and beside events with
+    13 false boundaries.  Before, it resumed only at the next ``}, {``: the event after each
+    damaged one was lost as well (and the last one turned the file into a cut), while the count
+    said one event per place."""
+    from profinsight.importers._common import duck
+
+    texts = _event_texts(30, many, set())
+    for i in lost:
+        texts[i] = texts[i][: texts[i].index('"args"') + 12]  # '..."args": {"a"' and no more
+    path = tmp_path / "t.json"
+    path.write_text("[" + ", ".join(texts) + "]")
+    places = len([i for i in sorted(lost) if i - 1 not in lost])
+    for chunk in (300, 1_000, 1 << 20):
+        con = duck()
+        got = _array.read_trace_json(con, path, "ev", chunk_bytes=chunk)
+        names = [r[0] for r in con.sql("SELECT name FROM ev ORDER BY idx").fetchall()]
+        assert names == [f"e{i}" for i in range(30) if i not in lost], chunk
+        assert (got.skipped_places, got.skipped_events, got.truncated) == (places, len(lost), False), (chunk, got)
+
+
+@pytest.mark.parametrize("form", ["array", "object"])
+@pytest.mark.parametrize("lost", [False, True])
+def test_the_last_event_is_read_after_damage_whatever_its_strings_hold(tmp_path, form, lost):
+    """The array's last event holds 13 false boundaries and follows a damaged event (a key
+    unquoted, or its end lost): it ends where the events do, which no ``}, {`` marks, so that end
+    is among the stops its tries parse to.  Before, every stop was a false boundary inside it: it
+    was skipped and the file said to be cut."""
+    from profinsight.importers._common import duck
+
+    texts = _event_texts(40, {39}, set() if lost else {38})
+    if lost:
+        texts[38] = texts[38][: texts[38].index('"args"') + 12]
+    events = ", ".join(texts)
+    path = tmp_path / "t.json"
+    head = '{"schemaVersion": 1, "traceEvents": ['
+    path.write_text("[" + events + "]" if form == "array" else head + events + '], "traceName": "x"}')
+    ex = chrome_trace.extract(path, tmp_path, in_place=True) if form == "object" else None
+    for chunk in (300, 1 << 20):
+        con = duck()
+        got = _array.read_trace_json(con, path, "ev", chunk_bytes=chunk, span=None if ex is None else ex.span)
+        names = [r[0] for r in con.sql("SELECT name FROM ev ORDER BY idx").fetchall()]
+        assert names == [f"e{i}" for i in range(40) if i != 38], chunk
+        assert (got.skipped_places, got.skipped_events, got.truncated) == (1, 1, False), (chunk, got)
+    if ex is not None:
+        ex.release()
+
+
 def test_a_file_cut_after_the_comma_keeps_the_last_event(tmp_path):
     """A copy that stopped right after the separator that follows a whole event (``}, ``)
     keeps that event: only the closing bracket is missing."""
@@ -217,7 +290,7 @@ def test_a_file_cut_after_the_comma_keeps_the_last_event(tmp_path):
 def _random_damage(rnd, low: int) -> tuple[list[str], set[int]]:
     """``low``-1500 small events, some with 1-12 ``}, {`` inside strings and lists or ``]}`` in
     strings, 0-5 of them broken (a key unquoted, a control character in a string, an object
-    closed early) -> (their texts, the broken ones)."""
+    closed early, or the end lost from inside the args on) -> (their texts, the broken ones)."""
     n = rnd.randint(low, 1500)
     texts = []
     for i in range(n):
@@ -230,9 +303,9 @@ def _random_damage(rnd, low: int) -> tuple[list[str], set[int]]:
             args = {"a": i}
         texts.append(json.dumps({"ph": "X", "name": f"e{i}", "pid": 1, "tid": 1, "ts": i, "dur": 1, "args": args}))
     broken = set(rnd.sample(range(n), rnd.randint(0, 5)))
-    old, new = rnd.choice([('"ph"', "ph"), ('"name": "', '"name": "\x01'), ('"tid": 1', '"tid": 1}')])
+    change = rnd.choice([('"ph"', "ph"), ('"name": "', '"name": "\x01'), ('"tid": 1', '"tid": 1}'), None])
     for i in broken:
-        texts[i] = texts[i].replace(old, new, 1)
+        texts[i] = texts[i][: texts[i].index('"args"') + 12] if change is None else texts[i].replace(*change, 1)
     return texts, broken
 
 

@@ -297,6 +297,33 @@ def test_nothing_readable_is_an_error_naming_the_file(fixtures, tmp_path):
     assert rd.rank == 34  # from the sniffed rank hint
 
 
+def test_an_event_that_lost_its_end_costs_only_that_event(fixtures, tmp_path):
+    """The first host op of gpu_alexnet that another host op follows, cut from inside its args
+    through its closing braces: only that op is missing, and the warning says one event.  Before,
+    the op after it was skipped too (no ``}`` before its ``, {``), and the warning still said
+    about one event."""
+    raw = gzip.open(_path(fixtures, "gpu_alexnet")).read()
+    whole = tmp_path / "whole.json"
+    whole.write_bytes(raw)
+    m = re.compile(
+        rb'\{\s*"ph": "X", "cat": "cpu_op"[^{}]*"args": \{[^{}]*(\})\s*(\})\s*,\s*\{\s*"ph": "X", "cat": "cpu_op"'
+    ).search(raw)
+    hit = json.loads(raw[m.start() : m.end(2)])  # the op as it was
+    cut = tmp_path / "cut.json"
+    cut.write_bytes(raw[: m.start(1) - 12] + raw[m.end(2) :])
+    full, rd = load_rank(kineto.sniff(whole)), load_rank(kineto.sniff(cut))
+    (warn,) = [d.message for d in rd.diagnostics if d.code == "malformed-events"]
+    assert warn == (
+        "about 1 event(s) (178 bytes, in 1 place(s)) of the event list are not valid JSON and were skipped; "
+        "869 events were read."
+    )
+    changed = {n: (full.tables[n].num_rows, t.num_rows) for n, t in rd.tables.items()}
+    assert {n: c for n, c in changed.items() if c[0] != c[1]} == {"host_ops": (367, 366)}
+    names = Counter(full.tables["host_ops"].column("name").to_pylist())
+    names.subtract(rd.tables["host_ops"].column("name").to_pylist())
+    assert +names == {hit["name"]: 1} == {"aten::empty": 1}
+
+
 def test_malformed_event_in_the_middle_is_skipped(tmp_path):
     good = '{"ph": "X", "cat": "cpu_op", "name": "aten::a", "pid": 1, "tid": 1, "ts": %d, "dur": 1}'
     events = [good % i for i in range(5)]

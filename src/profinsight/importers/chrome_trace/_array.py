@@ -47,6 +47,7 @@ from ...errors import ProfileError
 from .. import progress
 from .._common import sql_str, temp_dir
 from ._bytes import BOUNDARY as _BOUNDARY
+from ._bytes import SEPARATOR as _SEPARATOR
 
 if TYPE_CHECKING:  # DuckDB loads when an import starts, not when this module does
     import duckdb
@@ -105,6 +106,9 @@ _REST_BYTES = 256 << 20
 _PROBE_STOPS = 8
 #: the same while an event is known to parse (DuckDB parsed it before the damage it met)
 _GROW_STOPS = 256
+#: a resync candidate at most this far from the end of the events is also tried as the start of
+#: all that is left (one parse of at most this many bytes)
+_REST_PROBE_BYTES = 1 << 20
 _MAX_OBJECT = 1 << 30
 _WIDEN = 2  # how many times a failed piece is widened before its failure counts as damage
 
@@ -585,15 +589,22 @@ class _Reader:
         bisection can end short of the damage (a false boundary breaks its monotony), and the
         events up to the damage are then read, not skipped.  Where the piece's first event did
         not read, it is the damaged one; the read always moves past ``lo``."""
-        pairs = _boundaries_from(self.path, after, end)  # (end of an event, start of the next)
-        ahead = list(itertools.islice(pairs, _PROBE_STOPS))
         first = _next_start(self.path, after, end) if after > lo else None
+        # (end of an event, start of the next), and the starts that follow an event whose end was
+        # lost (``end`` is then the ``,`` before the start); ``first`` is tried on its own
+        pairs = (p for p in _starts_from(self.path, after, end) if p[1] != first)
+        ahead = list(itertools.islice(pairs, _PROBE_STOPS))
         failed_at = [] if first is not None else [after]  # where the tries that failed started
         tries = 0  # parses, at most one per stop tried
         here, ended = first, None  # a candidate, and the end of the event before it
         while tries < _RESYNC_TRIES:
             if here is not None:
-                stops = [a for a, _ in ahead] or [end]
+                stops = [a for a, _, bare in ahead if not bare]
+                # the last event ends where the events do, which no separator marks: that end is
+                # a stop too where every separator left is in ``ahead`` or the rest is short (the
+                # last event can hold more false boundaries than a try's stops)
+                if len(ahead) < _PROBE_STOPS or end - here <= _REST_PROBE_BYTES:
+                    stops.append(end)
                 tries += len(stops)
                 if self._event_at(here, stops):
                     if failed_at:
@@ -602,7 +613,7 @@ class _Reader:
                 failed_at.append(here)
             if not ahead:
                 return None
-            ended, here = ahead.pop(0)
+            ended, here, _ = ahead.pop(0)
             ahead.extend(itertools.islice(pairs, _PROBE_STOPS - len(ahead)))
         return None
 
@@ -773,6 +784,36 @@ def _boundaries_from(path: Path, lo: int, hi: int, window: int = 1 << 20):
                 if m.start() >= window and not last:
                     break
                 yield pos + m.start() + 1, pos + m.end() - 1
+            if last:
+                return
+            pos += window
+
+
+def _starts_from(path: Path, lo: int, hi: int, window: int = 1 << 20):
+    """(end, start, bare) for every place in [lo, hi) where an event can start after damage, in
+    file order: each event boundary (``end`` just after its ``}``, as :func:`_boundaries_from`
+    gives it), and each bare ``, {`` -- the event before it lost its end, so no ``}`` precedes
+    the ``,``; ``end`` is then the offset of that ``,`` (where no event ends).  Read a window at
+    a time, like :func:`_boundaries_from`; a separator that straddles two windows is given once."""
+    overlap = 4096
+    given = -1  # the start ('{') of the last pair given: a window can find it again
+    with open(path, "rb") as fh:
+        pos = lo
+        while pos < hi:
+            fh.seek(pos)
+            data = fh.read(min(window + overlap, hi - pos))
+            if not data:
+                return
+            last = pos + len(data) >= hi
+            for m in _SEPARATOR.finditer(data):
+                if m.start() >= window and not last:
+                    break
+                start = pos + m.end() - 1
+                if start <= given:
+                    continue
+                given = start
+                bare = m.group(1) is None
+                yield (pos + m.start() if bare else pos + m.start() + 1), start, bare
             if last:
                 return
             pos += window

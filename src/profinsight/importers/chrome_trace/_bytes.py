@@ -17,6 +17,10 @@ CHUNK = 4 << 20  # compressed / plain bytes read per step
 #: a ``}`` that closes one event, then the ``,`` and ``{`` of the next (the exports write ``}, {``
 #: or ``},\n{``); it can also occur inside a string, which each user of it guards against
 BOUNDARY = re.compile(rb"\}\s*,\s*\{")
+#: where an event can start after damage: at a :data:`BOUNDARY` (group 1 holds its ``}``), or
+#: after a bare ``, {`` -- the start of the event that follows one whose end was lost (bytes cut
+#: out of it from inside its args on), which no ``}`` precedes
+SEPARATOR = re.compile(rb"(\}\s*)?,\s*\{")
 _LEAD = b" \t\r\n\xef\xbb\xbf"
 
 

@@ -7,20 +7,21 @@ from pathlib import Path
 
 import orjson
 
-from ._bytes import BOUNDARY
+from ._bytes import SEPARATOR
 
 
 def salvage(events_path: Path, out_path: Path) -> tuple[int, int, int]:
     """Rewrite an event array that DuckDB rejects, keeping every event that parses.
 
     Used only when the array is malformed in the middle (not merely cut short), so the
-    per-event Python work here is acceptable.  Pieces between ``} , {`` boundaries are glued
-    until they parse (a boundary can lie inside an event's args); a piece that never parses is
-    dropped.  Returns (events kept, events dropped, bytes dropped).
+    per-event Python work here is acceptable.  Pieces between ``} , {`` boundaries, and before
+    a bare ``, {`` (the event before it lost its end), are glued until they parse (either can lie
+    inside an event's args); a piece that never parses is dropped.  Returns (events kept, events
+    dropped, bytes dropped).
     """
     data = Path(events_path).read_bytes()
     body = data.strip()[1:-1]
-    cuts = [m.start() + 1 for m in BOUNDARY.finditer(body)]
+    cuts = [m.start() + 1 if m.group(1) else m.start() for m in SEPARATOR.finditer(body)]
     bounds = [0, *cuts, len(body)]
     kept = dropped = lost = 0
     with open(out_path, "wb") as out:

@@ -389,3 +389,35 @@ def test_an_object_cut_right_after_an_event_keeps_it(tmp_path):
             kept = json.loads(ex.events_path.read_bytes())
             assert ex.truncated and [e["name"] for e in kept] == [f"e{i}" for i in range(n)], (n, tail, name)
             ex.release()
+
+
+def test_an_object_cut_after_its_array_closed_keeps_the_last_event(tmp_path):
+    """A Kineto-form trace cut in the keys after its array (``], "traceName": "x", "baseTime``)
+    keeps every event, and says the array closed; also when the last event holds ``]}`` and
+    ``}, {`` in its strings, and when the cut is right after the ``]`` or its ``,``; gzip the
+    same.  Before, the cut was taken to lie inside the array: the last event was dropped."""
+    texts = _event_texts(30, {29}, set())
+    texts[28] = texts[28].replace('"args": {', '"args": {"t": "]}", ', 1)
+    head = '{"schemaVersion": 1, "traceEvents": ['
+    whole = head + ", ".join(texts) + '], "traceName": "x", "baseTimeNanoseconds": 1000}'
+    close = whole.rindex("]")
+    for cut in (close + 1, close + 2, close + 5, close + 19, len(whole) - 8, len(whole) - 1):
+        data = whole[:cut].encode()
+        for name, raw in (("t.json", data), ("t.json.gz", gzip.compress(data))):
+            folder = tmp_path / f"{cut}{name}"
+            folder.mkdir()
+            path = folder / name
+            path.write_bytes(raw)
+            ex = chrome_trace.extract(path, folder, in_place=True)
+            kept = json.loads(ex.events_path.read_bytes())
+            assert (ex.truncated, ex.array_closed) == (True, True), (cut, name)
+            assert [e["name"] for e in kept] == [f"e{i}" for i in range(30)], (cut, name)
+            ex.release()
+    # cut before the ']': inside the array, as before
+    ex = chrome_trace.extract(_written(tmp_path / "in.json", whole[:close]), tmp_path, in_place=True)
+    assert (ex.truncated, ex.array_closed, len(json.loads(ex.events_path.read_bytes()))) == (True, False, 30)
+
+
+def _written(path, text: str):
+    path.write_text(text)
+    return path

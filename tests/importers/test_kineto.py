@@ -287,6 +287,25 @@ def test_truncated_trace_loads_the_readable_part(fixtures, load, tmp_path):
     assert "gzip" in next(d.message for d in rd.diagnostics if d.code == "trace-truncated")
 
 
+def test_a_trace_cut_after_its_event_list_keeps_every_event(fixtures, tmp_path):
+    """gpu_alexnet cut 20 bytes into the ``traceName`` that follows its event list: every event
+    is read, and the warning says where the text ends.  Before, the cut was taken to lie inside
+    the list, and its last event was dropped."""
+    raw = gzip.open(_path(fixtures, "gpu_alexnet")).read()
+    whole, cut = tmp_path / "whole.json", tmp_path / "cut.json"
+    whole.write_bytes(raw)
+    cut.write_bytes(raw[: raw.rindex(b"]") + 20])
+    full, rd = load_rank(kineto.sniff(whole)), load_rank(kineto.sniff(cut))
+    (warn,) = [d.message for d in rd.diagnostics if d.code == "trace-truncated"]
+    assert warn.startswith(
+        "The trace is incomplete: the JSON text ends after the event list, in the keys that follow it. "
+        "Read 870 events from the first 319,440 bytes; dropped the last 23 bytes"
+    )
+    assert {n: t.num_rows for n, t in rd.tables.items() if n != "run_info"} == {
+        n: t.num_rows for n, t in full.tables.items() if n != "run_info"
+    }
+
+
 def test_nothing_readable_is_an_error_naming_the_file(fixtures, tmp_path):
     raw = gzip.open(_path(fixtures, "cpu_only")).read()
     cut = tmp_path / "early.json"

@@ -71,6 +71,7 @@ class Extract:
     truncated: bool = False  # the JSON text ends before the object closes
     stream_error: str | None = None  # the gzip stream itself was damaged
     suffix_missing: bool = False  # metadata after the array (if any) was lost
+    array_closed: bool = False  # the text ends after the array's ``]``, in the keys after it
 
     @property
     def lost_bytes(self) -> int:
@@ -149,6 +150,7 @@ def extract(path: Path, tmpdir: Path, in_place: bool = False) -> Extract:
                 out.write(pending[: last + 1])
                 out.write(b"]")
                 res.kept_bytes = prefix_len + written + last + 1
+                res.array_closed = bytes(pending[last + 1 : last + 4097]).lstrip(_WS).startswith(b"]")
     if errors:
         res.stream_error = errors[0]
         res.truncated = True
@@ -276,19 +278,28 @@ def _last_event_end(tail: bytearray, at_array_start: bool = False):
     event a boundary follows, or the one after it when the copy stopped right after that event
     (its ``}``, or the ``,`` after it): it is whole, only the rest of the file is missing.  The
     last few boundaries are tried for that, from the last back (``}, {`` inside the final
-    event's strings is none).  ``at_array_start``: ``tail`` begins with the array's ``[`` (its
-    first event needs no boundary before it)."""
+    event's strings is none).  Where the array closed and the copy stopped in the keys after it,
+    the last event is the one before the ``]``.  ``at_array_start``: ``tail`` begins with the
+    array's ``[`` (its first event needs no boundary before it)."""
     ends = [m.start() for m in BOUNDARY.finditer(tail)]
     starts = [_after_separator(tail, e + 1) for e in ends[-_FINAL_TRIES:]]
     if at_array_start and len(ends) < _FINAL_TRIES:
         starts.insert(0, len(tail) - len(tail.lstrip(b" \t\r\n[").lstrip(b" \t\r\n")))
     rest = bytes(tail).rstrip(b" \t\r\n\x00")
     rest = rest[:-1].rstrip(b" \t\r\n") if rest.endswith(b",") else rest
-    if rest.endswith(b"}"):
+    last = [len(rest) - 1] if rest.endswith(b"}") else []
+    # or the array closed and the cut came in the keys after it ('], "baseTimeNanoseconds": 1'):
+    # the last event ends at the '}' before that ']'
+    for m in _CLOSE.finditer(rest, starts[-1] if starts else 0):
+        before = _closes(rest, m.start())
+        after = rest[m.start() + 1 :]
+        if before is not None and rest[before] == ord("}") and (not after.strip() or _NEXT_KEY.match(after)):
+            last.append(before)
+    for end in last:
         for nxt in reversed(starts):
             try:
-                if isinstance(orjson.loads(rest[nxt:]), dict):
-                    return len(rest) - 1
+                if isinstance(orjson.loads(rest[nxt : end + 1]), dict):
+                    return end
             except orjson.JSONDecodeError:
                 continue
     return ends[-1] if ends else None

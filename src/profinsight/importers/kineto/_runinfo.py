@@ -246,7 +246,11 @@ def truncation(ex, events: int, path) -> list:
     if not ex.truncated:
         return []
     total = max(ex.total_bytes, 1)
-    why = ex.stream_error or "the JSON text ends inside the event list"
+    why = ex.stream_error or (
+        "the JSON text ends after the event list, in the keys that follow it"
+        if ex.array_closed
+        else "the JSON text ends inside the event list"
+    )
     pct = 100.0 * ex.lost_bytes / total
     missing = (
         " Metadata written after the events (baseTimeNanoseconds, distributedInfo, "

@@ -28,7 +28,7 @@ def test_form_by_content_plain_and_gzip(tmp_path):
 
 def test_both_forms_share_one_event_boundary(tmp_path):
     assert _array._BOUNDARY is chrome_trace.BOUNDARY is _object.BOUNDARY
-    assert _array._SEPARATOR is _salvage.SEPARATOR
+    assert _array._separators is _salvage.separators
     bad = tmp_path / "events.json"
     bad.write_bytes(b'[{"a": 1}, {"b": 2, oops}, {"c": 3}]')
     kept, dropped, _lost = chrome_trace.salvage(bad, tmp_path / "fixed.json")
@@ -379,16 +379,8 @@ def test_an_object_cut_right_after_an_event_keeps_it(tmp_path):
     texts = _event_texts(30, {29}, set())
     head = '{"schemaVersion": 1, "traceEvents": ['
     for n, tail in ((30, ""), (30, ", "), (12, ","), (1, "")):
-        data = (head + ", ".join(texts[:n]) + tail).encode()
-        for name, raw in (("t.json", data), ("t.json.gz", gzip.compress(data))):
-            folder = tmp_path / f"{n}{len(tail)}{name}"
-            folder.mkdir()
-            path = folder / name
-            path.write_bytes(raw)
-            ex = chrome_trace.extract(path, folder, in_place=True)
-            kept = json.loads(ex.events_path.read_bytes())
-            assert ex.truncated and [e["name"] for e in kept] == [f"e{i}" for i in range(n)], (n, tail, name)
-            ex.release()
+        for name, ex, kept in _extracted(tmp_path / f"{n}{len(tail)}", head + ", ".join(texts[:n]) + tail):
+            assert ex.truncated and kept == [f"e{i}" for i in range(n)], (n, tail, name)
 
 
 def test_an_object_cut_after_its_array_closed_keeps_the_last_event(tmp_path):
@@ -402,22 +394,24 @@ def test_an_object_cut_after_its_array_closed_keeps_the_last_event(tmp_path):
     whole = head + ", ".join(texts) + '], "traceName": "x", "baseTimeNanoseconds": 1000}'
     close = whole.rindex("]")
     for cut in (close + 1, close + 2, close + 5, close + 19, len(whole) - 8, len(whole) - 1):
-        data = whole[:cut].encode()
-        for name, raw in (("t.json", data), ("t.json.gz", gzip.compress(data))):
-            folder = tmp_path / f"{cut}{name}"
-            folder.mkdir()
-            path = folder / name
-            path.write_bytes(raw)
-            ex = chrome_trace.extract(path, folder, in_place=True)
-            kept = json.loads(ex.events_path.read_bytes())
+        for name, ex, kept in _extracted(tmp_path / str(cut), whole[:cut]):
             assert (ex.truncated, ex.array_closed) == (True, True), (cut, name)
-            assert [e["name"] for e in kept] == [f"e{i}" for i in range(30)], (cut, name)
-            ex.release()
+            assert kept == [f"e{i}" for i in range(30)], (cut, name)
     # cut before the ']': inside the array, as before
-    ex = chrome_trace.extract(_written(tmp_path / "in.json", whole[:close]), tmp_path, in_place=True)
-    assert (ex.truncated, ex.array_closed, len(json.loads(ex.events_path.read_bytes()))) == (True, False, 30)
+    for name, ex, kept in _extracted(tmp_path / "in", whole[:close]):
+        assert (ex.truncated, ex.array_closed, len(kept)) == (True, False, 30), name
 
 
-def _written(path, text: str):
-    path.write_text(text)
-    return path
+def _extracted(folder, text: str):
+    """(file name, :func:`chrome_trace.extract` of it, the names of the events it kept) for
+    ``text`` written plain and gzip, each in a folder of its own under ``folder``."""
+    data = text.encode()
+    for name, raw in (("t.json", data), ("t.json.gz", gzip.compress(data))):
+        where = folder / name
+        where.mkdir(parents=True)
+        path = where / name
+        path.write_bytes(raw)
+        ex = chrome_trace.extract(path, where, in_place=True)
+        kept = [e["name"] for e in json.loads(ex.events_path.read_bytes())]
+        yield name, ex, kept
+        ex.release()

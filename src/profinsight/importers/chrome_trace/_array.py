@@ -47,7 +47,7 @@ from ...errors import ProfileError
 from .. import progress
 from .._common import sql_str, temp_dir
 from ._bytes import BOUNDARY as _BOUNDARY
-from ._bytes import SEPARATOR as _SEPARATOR
+from ._bytes import separators as _separators
 
 if TYPE_CHECKING:  # DuckDB loads when an import starts, not when this module does
     import duckdb
@@ -769,51 +769,29 @@ def _tail_boundaries(path: Path, lo: int, hi: int):
 
 def _boundaries_from(path: Path, lo: int, hi: int, window: int = 1 << 20):
     """(end of an event, start of the next) for every event boundary in [lo, hi), in file
-    order, read a window at a time (the damage is usually one event long: nothing is read
-    ahead of need)."""
-    overlap = 4096  # whitespace runs between '}' ',' '{' are short in practice
-    with open(path, "rb") as fh:
-        pos = lo
-        while pos < hi:
-            fh.seek(pos)
-            data = fh.read(min(window + overlap, hi - pos))
-            if not data:
-                return
-            last = pos + len(data) >= hi
-            for m in _BOUNDARY.finditer(data):
-                if m.start() >= window and not last:
-                    break
-                yield pos + m.start() + 1, pos + m.end() - 1
-            if last:
-                return
-            pos += window
+    order (:func:`_starts_from` without the bare ones)."""
+    return ((end, start) for end, start, bare in _starts_from(path, lo, hi, window) if not bare)
 
 
 def _starts_from(path: Path, lo: int, hi: int, window: int = 1 << 20):
-    """(end, start, bare) for every place in [lo, hi) where an event can start after damage, in
-    file order: each event boundary (``end`` just after its ``}``, as :func:`_boundaries_from`
-    gives it), and each bare ``, {`` -- the event before it lost its end, so no ``}`` precedes
-    the ``,``; ``end`` is then the offset of that ``,`` (where no event ends).  Read a window at
-    a time, like :func:`_boundaries_from`; a separator that straddles two windows is given once."""
-    overlap = 4096
-    given = -1  # the start ('{') of the last pair given: a window can find it again
+    """(end, start, bare) for every place in [lo, hi) where an event can start, in file order:
+    each event boundary (``end`` just after its ``}``), and each bare ``, {`` -- the event before
+    it lost its end, so no ``}`` precedes the ``,``; ``end`` is then the offset of that ``,``
+    (where no event ends).  Read a window at a time (the damage is usually one event long:
+    nothing is read ahead of need), each with the bytes before it that a ``}`` may lie in."""
+    overlap = 4096  # white space runs between '}' ',' '{' are short in practice
     with open(path, "rb") as fh:
         pos = lo
         while pos < hi:
-            fh.seek(pos)
-            data = fh.read(min(window + overlap, hi - pos))
-            if not data:
+            back = min(overlap, pos - lo)
+            fh.seek(pos - back)
+            data = fh.read(min(back + window + overlap, hi - pos + back))
+            if len(data) <= back:
                 return
-            last = pos + len(data) >= hi
-            for m in _SEPARATOR.finditer(data):
-                if m.start() >= window and not last:
-                    break
-                start = pos + m.end() - 1
-                if start <= given:
-                    continue
-                given = start
-                bare = m.group(1) is None
-                yield (pos + m.start() if bare else pos + m.start() + 1), start, bare
+            last = pos - back + len(data) >= hi
+            base = pos - back
+            for end, start, bare in _separators(data, back, None if last else back + window):
+                yield base + end, base + start, bare
             if last:
                 return
             pos += window

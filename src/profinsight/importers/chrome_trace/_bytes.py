@@ -17,10 +17,30 @@ CHUNK = 4 << 20  # compressed / plain bytes read per step
 #: a ``}`` that closes one event, then the ``,`` and ``{`` of the next (the exports write ``}, {``
 #: or ``},\n{``); it can also occur inside a string, which each user of it guards against
 BOUNDARY = re.compile(rb"\}\s*,\s*\{")
-#: where an event can start after damage: at a :data:`BOUNDARY` (group 1 holds its ``}``), or
-#: after a bare ``, {`` -- the start of the event that follows one whose end was lost (bytes cut
-#: out of it from inside its args on), which no ``}`` precedes
-SEPARATOR = re.compile(rb"(\}\s*)?,\s*\{")
+#: a ``,`` and the ``{`` after it: where an event can start.  A ``}`` before the ``,`` makes it a
+#: :data:`BOUNDARY`; without one (bare), the event before lost its end (bytes cut out of it from
+#: inside its args on).  The ``,`` leads the pattern, so that a scan is as fast as one for a
+#: literal: ``(\}\s*)?,\s*\{`` took 0.33-0.46 s per 8 MB here, this 0.014-0.020 s
+SEPARATOR = re.compile(rb",\s*\{")
+_SPACE = b" \t\n\r\x0b\x0c"  # what \s matches in a bytes pattern
+
+
+def separators(data, begin: int = 0, stop: int | None = None):
+    """``(end, start, bare)`` for every :data:`SEPARATOR` in ``data`` whose ``,`` lies in
+    [``begin``, ``stop``): ``start`` is the ``{``; ``end`` is just after the ``}`` before the
+    ``,`` (only white space between), or, ``bare``, where no ``}`` comes first, the ``,``."""
+    for m in SEPARATOR.finditer(data, begin):
+        if stop is not None and m.start() >= stop:
+            return
+        j = m.start() - 1
+        while j >= 0 and data[j] in _SPACE:
+            j -= 1
+        if j >= 0 and data[j] == 0x7D:  # '}'
+            yield j + 1, m.end() - 1, False
+        else:
+            yield m.start(), m.end() - 1, True
+
+
 _LEAD = b" \t\r\n\xef\xbb\xbf"
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import orjson
 
-from ._bytes import SEPARATOR
+from ._bytes import separators
 
 
 def salvage(events_path: Path, out_path: Path) -> tuple[int, int, int]:
@@ -21,7 +21,7 @@ def salvage(events_path: Path, out_path: Path) -> tuple[int, int, int]:
     """
     data = Path(events_path).read_bytes()
     body = data.strip()[1:-1]
-    cuts = [m.start() + 1 if m.group(1) else m.start() for m in SEPARATOR.finditer(body)]
+    cuts = [end for end, _, _ in separators(body)]
     bounds = [0, *cuts, len(body)]
     kept = dropped = lost = 0
     with open(out_path, "wb") as out:

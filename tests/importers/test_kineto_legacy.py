@@ -140,3 +140,25 @@ def test_a_bare_array_cut_short_keeps_its_complete_events(fixtures, tmp_path):
     rd = load_rank(kineto.sniff(tmp_path / "cut.json"))
     assert rd.tables["device_tasks"].num_rows == 3
     assert {d.code: d.severity for d in rd.diagnostics}["trace-truncated"] == "warning"
+
+
+@pytest.mark.parametrize("after", ["}", "},", "}, "])
+def test_a_bare_array_cut_right_after_an_event_keeps_it(fixtures, tmp_path, after):
+    """inference_rank_1's events as a bare array, cut right after its last kernel's ``}`` (or the
+    ``,`` after it): that kernel is whole and read, plain and gzip, also when a string of it
+    holds ``}, {``.  Before, the copy was closed at the last ``}, {``, and the kernel was lost."""
+    events = json.loads(gzip.open(_path(fixtures, "inference_rank_1")).read())["traceEvents"]
+    last_kernel = max(i for i, e in enumerate(events) if e.get("cat") == "Kernel")
+    for note in ("", "a}, {b"):
+        kept = [dict(e) for e in events[: last_kernel + 1]]
+        if note:
+            kept[-1]["args"] = {**kept[-1]["args"], "note": note}
+        text = json.dumps(kept, indent=1)
+        data = (text[: text.rindex("}") + 1] + after[1:]).encode()  # the array's ']' and what follows cut
+        for name, raw in (("cut.json", data), ("cut.json.gz", gzip.compress(data))):
+            path = tmp_path / f"{len(note)}{name}"
+            path.write_bytes(raw)
+            rd = load_rank(kineto.sniff(path))
+            assert rd.tables["device_tasks"].num_rows == 4, (note, name)
+            codes = {d.code for d in rd.diagnostics}
+            assert "trace-truncated" in codes and "malformed-events" not in codes, (note, name)

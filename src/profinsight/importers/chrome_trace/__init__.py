@@ -32,7 +32,7 @@ from ._array import (
     read_trace_json,
 )
 from ._bytes import BOUNDARY, decompressed_chunks, form, head
-from ._object import Extract, ReadError, extract
+from ._object import Extract, ReadError, extract, last_event_end
 from ._salvage import salvage
 
 __all__ = [
@@ -49,6 +49,7 @@ __all__ = [
     "extract",
     "form",
     "head",
+    "last_event_end",
     "out_of_memory",
     "read_trace_json",
     "salvage",

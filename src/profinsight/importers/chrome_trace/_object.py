@@ -142,7 +142,7 @@ def extract(path: Path, tmpdir: Path, in_place: bool = False) -> Extract:
         else:
             res.truncated = True
             res.suffix_missing = True
-            last = _last_event_end(pending, at_array_start=(written == 0))
+            last = last_event_end(pending, at_array_start=(written == 0))
             if last is None:  # no complete event in the held tail
                 out.write(b"[]" if written == 0 else b"]")
                 res.kept_bytes = prefix_len + written + (1 if written == 0 else 0)
@@ -273,7 +273,7 @@ def _closes(tail: bytearray, close: int) -> int | None:
     return i if i >= 0 and tail[i] in b"}[" else None
 
 
-def _last_event_end(tail: bytearray, at_array_start: bool = False):
+def last_event_end(tail: bytearray, at_array_start: bool = False):
     """Index of the ``}`` ending the last complete event in a cut-short tail, or None.  The last
     event a boundary follows, or the one after it when the copy stopped right after that event
     (its ``}``, or the ``,`` after it): it is whole, only the rest of the file is missing.  The
@@ -298,10 +298,12 @@ def _last_event_end(tail: bytearray, at_array_start: bool = False):
     for end in last:
         for nxt in reversed(starts):
             try:
-                if isinstance(orjson.loads(rest[nxt : end + 1]), dict):
-                    return end
+                event = orjson.loads(rest[nxt : end + 1])
             except orjson.JSONDecodeError:
                 continue
+            # an event, not an object nested in one ('[{"x": 1}, {"y": 2}], "s": ...' in its args)
+            if isinstance(event, dict) and "ph" in event:
+                return end
     return ends[-1] if ends else None
 
 

@@ -34,10 +34,10 @@ def extract_array(path: Path, tmpdir: Path) -> chrome_trace.Extract:
             res.kept_bytes = res.total_bytes
         else:  # cut short: keep every complete event, then close the array
             res.truncated = True
-            last = None
-            for m in chrome_trace.BOUNDARY.finditer(tail):
-                last = m.start()
             start = res.total_bytes - len(tail)
+            # the last whole event, as the object form finds it: also one the copy stopped right
+            # after (its '}', or the ',' after it), whatever '}, {' its strings hold
+            last = chrome_trace.last_event_end(bytearray(tail), at_array_start=start == 0)
             keep = start + last + 1 if last is not None else _array_start(out)
             out.truncate(keep)
             out.seek(keep)

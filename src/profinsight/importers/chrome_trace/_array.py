@@ -607,7 +607,7 @@ class _Reader:
                     stops.append(end)
                 tries += len(stops)
                 if self._event_at(here, stops):
-                    if failed_at:
+                    if failed_at:  # a try failed: ``here`` came from ``ahead``, so ``ended`` is set
                         self._skip(after, here, ended, failed_at, 0 if first is not None else 1)
                     return here
                 failed_at.append(here)
@@ -617,7 +617,7 @@ class _Reader:
             ahead.extend(itertools.islice(pairs, _PROBE_STOPS - len(ahead)))
         return None
 
-    def _skip(self, after: int, here: int, ended: int | None, failed_at: list[int], whole: int) -> None:
+    def _skip(self, after: int, here: int, ended: int, failed_at: list[int], whole: int) -> None:
         """Record the stretch from ``after`` to ``here`` as skipped -- all but the events in it
         that read.  An event with more false boundaries than a try's stops fails on its own: it
         can follow the damaged event, or be the event the tries began with (``whole`` = 0: the
@@ -625,7 +625,7 @@ class _Reader:
         each failed try on, the stretch up to ``here`` (to ``ended``) is read: whole, or, where
         DuckDB parsed events of it before more damage, its readable prefix.  What reads is
         handed over, and only the rest is skipped."""
-        for j in range(whole, len(failed_at) if ended is not None else 0):
+        for j in range(whole, len(failed_at)):
             at = failed_at[j]
             error = self._probe(at, ended)
             if error is None and self._try(at, ended):

@@ -34,7 +34,7 @@ from pathlib import Path
 import orjson
 
 from ._array import copy_range
-from ._bytes import BOUNDARY, CHUNK, decompressed_chunks
+from ._bytes import BOUNDARY, CHUNK, SPACE, decompressed_chunks
 
 HOLD = 16 << 20  # bytes held back to find the array end in
 PREFIX_LIMIT = 256 << 20  # give up looking for "traceEvents" after this much text
@@ -45,7 +45,6 @@ _KEY = re.compile(rb'"traceEvents"\s*:\s*\[')
 #: literal ``]`` lets the scanner skip to each one (``[}\[]\s*\]`` tried every ``}`` of the
 #: events: 0.07 s against 0.02 s over a 24 MB tail)
 _CLOSE = re.compile(rb"\](?<=[}\[\s]\])")
-_SPACE = frozenset(b" \t\n\r\x0b\x0c")  # what \s matches in a bytes pattern
 _OBJ_END = re.compile(rb"\s*\}[\s\x00]*")
 _NEXT_KEY = re.compile(rb'\s*,\s*"')
 _WS = b" \t\r\n"
@@ -268,12 +267,12 @@ def _closes(tail: bytearray, close: int) -> int | None:
     """Where the ``}`` or ``[`` before the ``]`` at ``close`` is (only white space between), or
     None when another character comes first."""
     i = close - 1
-    while i >= 0 and tail[i] in _SPACE:
+    while i >= 0 and tail[i] in SPACE:
         i -= 1
     return i if i >= 0 and tail[i] in b"}[" else None
 
 
-def last_event_end(tail: bytearray, at_array_start: bool = False):
+def last_event_end(tail: bytes | bytearray, at_array_start: bool = False):
     """Index of the ``}`` ending the last complete event in a cut-short tail, or None.  The last
     event a boundary follows, or the one after it when the copy stopped right after that event
     (its ``}``, or the ``,`` after it): it is whole, only the rest of the file is missing.  The
@@ -281,8 +280,9 @@ def last_event_end(tail: bytearray, at_array_start: bool = False):
     event's strings is none).  Where the array closed and the copy stopped in the keys after it,
     the last event is the one before the ``]``.  ``at_array_start``: ``tail`` begins with the
     array's ``[`` (its first event needs no boundary before it)."""
-    ends = [m.start() for m in BOUNDARY.finditer(tail)]
-    starts = [_after_separator(tail, e + 1) for e in ends[-_FINAL_TRIES:]]
+    found = list(BOUNDARY.finditer(tail))
+    ends = [m.start() for m in found]
+    starts = [m.end() - 1 for m in found[-_FINAL_TRIES:]]  # the '{' each boundary ends with
     if at_array_start and len(ends) < _FINAL_TRIES:
         starts.insert(0, len(tail) - len(tail.lstrip(b" \t\r\n[").lstrip(b" \t\r\n")))
     rest = bytes(tail).rstrip(b" \t\r\n\x00")
@@ -305,11 +305,3 @@ def last_event_end(tail: bytearray, at_array_start: bool = False):
             if isinstance(event, dict) and "ph" in event:
                 return end
     return ends[-1] if ends else None
-
-
-def _after_separator(tail: bytearray, at: int) -> int:
-    """Where the event after the ``}`` that ends just before ``at`` starts (past ``,`` and white
-    space)."""
-    while at < len(tail) and tail[at] in b" \t\r\n,":
-        at += 1
-    return at

@@ -37,7 +37,7 @@ def extract_array(path: Path, tmpdir: Path) -> chrome_trace.Extract:
             start = res.total_bytes - len(tail)
             # the last whole event, as the object form finds it: also one the copy stopped right
             # after (its '}', or the ',' after it), whatever '}, {' its strings hold
-            last = chrome_trace.last_event_end(bytearray(tail), at_array_start=start == 0)
+            last = chrome_trace.last_event_end(tail, at_array_start=start == 0)
             keep = start + last + 1 if last is not None else _array_start(out)
             out.truncate(keep)
             out.seek(keep)

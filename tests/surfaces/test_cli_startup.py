@@ -85,3 +85,50 @@ def test_installed_versions_read_as_importlib_metadata_reads_them():
     assert _requirements()["pyarrow"] == ">=14" and _requirements()["duckdb"] == ">=2.0"
     assert _satisfies("26.0.1", ">=14") and _satisfies("2.3.0", ">=2.3,<3") and _satisfies("2.13.0+cpu", "==2.13.0")
     assert not _satisfies("13.9", ">=14") and not _satisfies("3.0", ">=2.3,<3")
+
+
+_BLAS_PROBE = """
+import contextlib, io, json, os, sys
+sys.argv = ["profinsight"] + {argv!r}
+from profinsight.cli import main
+with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+    try:
+        main({main_argv})
+    except SystemExit:
+        pass
+import numpy
+print(json.dumps([os.environ.get("OPENBLAS_NUM_THREADS"), len(os.listdir("/proc/self/task"))]))
+"""
+
+
+def _blas(main_argv: str, env_value: str | None = None) -> tuple[str | None, int]:
+    import os
+
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    if env_value is not None:
+        env["OPENBLAS_NUM_THREADS"] = env_value
+    out = subprocess.run(
+        [sys.executable, "-c", _BLAS_PROBE.format(argv=["--version"], main_argv=main_argv)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+        env=env,
+    ).stdout
+    value, threads = json.loads(out.strip().splitlines()[-1])
+    return value, threads
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="threads counted in /proc")
+def test_the_command_runs_numpy_without_a_spinning_blas_pool():
+    """The command's own process (``main()`` with no argv: the console script, ``python -m``)
+    asks OpenBLAS for one thread before NumPy loads: its pool spins on a core the import's
+    DuckDB threads need.  So NumPy then runs on the main thread alone."""
+    assert _blas("") == ("1", 1)
+
+
+def test_a_users_blas_setting_and_a_notebooks_process_are_left_alone():
+    """A number the user set wins; ``main([...])`` called from a program (a notebook, a test)
+    changes nothing in that program's environment."""
+    assert _blas("", "3")[0] == "3"
+    assert _blas("['--version']")[0] is None

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 
 import pytest
 
@@ -171,9 +172,49 @@ def test_damage_in_the_middle_of_a_piece_is_searched_in_that_piece_only(tmp_path
     assert (got.events, got.skipped_places, got.skipped_events, got.truncated) == (599, 1, 1, False)
     assert max(max(g) for g in given) < 2_000 + 200  # no piece widened, no rest read whole
     # the first batch of 16 pieces fails, the pieces before the damaged one read as one
-    # batch, then its prefix, then the rest in two batches (halving, widening and the rest read
-    # whole took 24 reads)
-    assert [len(g) for g in given] == [16, 11, 1, 16, 1], given
+    # batch, then its prefix, then the rest in batches that start small and double while they
+    # read (halving, widening and the rest read whole took 24 reads; one batch of 16 after the
+    # damage would have written and parsed all of them again at the next damaged place)
+    assert [len(g) for g in given] == [16, 11, 1, 2, 4, 8, 3], given
+
+
+
+def test_dense_damage_costs_each_place_a_small_read_and_each_probe_once(tmp_path, monkeypatch):
+    """Damage every 25 events: after each damaged place the read goes on in small batches that
+    grow while they read, not in a full batch that fails at the next place having written and
+    parsed the rest of the file again; and the search for the next event parses each span once
+    (the prefix search and the resync after it try the same damaged event against the same
+    stops).  Every event that is not damaged is read, in order."""
+    from profinsight.importers._common import duck
+
+    broken = {i: ('"dur": 1', '"dur": @') for i in range(12, 1200, 25)}
+    path = tmp_path / "t.json"
+    path.write_bytes(_events(1200, broken))
+    written: list[int] = []
+    probed: list[tuple[int, int]] = []
+    real_read, real_parse = _array._read_piece, _array._Reader._parse
+
+    def read_piece(con, files, *a, **kw):
+        written.extend(os.path.getsize(f) for f in ([files] if isinstance(files, str) else files))
+        return real_read(con, files, *a, **kw)
+
+    def parse(self, lo, hi, read):
+        if "_probe" in read.__qualname__:
+            probed.append((lo, hi))
+        return real_parse(self, lo, hi, read)
+
+    monkeypatch.setattr(_array, "_read_piece", read_piece)
+    monkeypatch.setattr(_array._Reader, "_parse", parse)
+    con = duck()
+    got = _array.read_trace_json(con, path, "ev", chunk_bytes=4_000)
+    names = [r[0] for r in con.sql("SELECT name FROM ev ORDER BY idx").fetchall()]
+    assert names == [f"e{i}" for i in range(1200) if i not in broken]
+    assert (got.events, got.skipped_places, got.skipped_events, got.truncated) == (1152, 48, 48, False)
+    assert len(probed) == len(set(probed)) == 480, "a span probed twice"  # 912 probes before
+    # each place costs about a batch of two 4 kB pieces: 0.64-0.68 MB of pieces in all for this
+    # 115 kB file (which of a batch's two files DuckDB names as failed depends on its threads);
+    # a batch of 16 after each place wrote 2.47 MB
+    assert sum(written) < 800_000, sum(written)
 
 
 def _event_texts(n: int, many: set[int], broken: set[int]) -> list[str]:

@@ -111,6 +111,18 @@ _GROW_STOPS = 256
 _REST_PROBE_BYTES = 1 << 20
 _MAX_OBJECT = 1 << 30
 _WIDEN = 2  # how many times a failed piece is widened before its failure counts as damage
+#: pieces in the first statement after the read stepped over damage; each batch that reads
+#: doubles the next, up to :data:`TAKE_BATCH`.  A batch that fails costs every piece it names
+#: (each written out, parsed up to where DuckDB stops): where damage is dense, a full batch after
+#: every damaged place wrote and parsed the rest of a 100 MB file again.  Two, not one: two files
+#: keep two cores parsing
+_RESUME_BATCH = 2
+#: the size of the first piece after damage, doubled for each next one up to the piece size:
+#: damage close to more damage is then found in a small piece, and the readable events before
+#: it are parsed again only from that piece's start.  40 damaged events spread over the 100 MB
+#: Ascend trace (``benchmarks/README.md``): 2.4 GB of pieces written and the import 9.2 s before;
+#: batches of 2 growing, 7.1 s; with pieces of 2 MB growing too, 4.8-5.1 s (1 MB: 5.1-5.6 s)
+_RESUME_CHUNK_BYTES = 2 << 20
 
 
 @dataclass(frozen=True)
@@ -247,6 +259,7 @@ class _Reader:
         self.span: tuple[int, int] | None = None
         self.resync = False
         self.skipped: list[tuple[int, int, int]] = []  # (from, to, events) of each stretch skipped
+        self._probed: dict[tuple[int, int], str | None] = {}  # (lo, hi) -> what _probe found
         self._end = size  # where the events end (before the closing bracket), once known
         self.events = 0
         self.pieces = 0
@@ -269,8 +282,9 @@ class _Reader:
             return TraceRead(0, self.size, True, self.size, 0, self._first_error(), 0)
         start, end, closed = body
         self._end = end
+        resumed = False
         while True:
-            stopped = self._read_span(start, end)
+            stopped = self._read_span(start, end, resumed)
             if stopped is None:
                 break
             lo, hi, error = stopped
@@ -280,7 +294,7 @@ class _Reader:
             resume = self._resume(lo, kept, end)
             if resume is None:  # nothing after the damage parses: the file was cut there
                 return self._cut_at(kept, error)
-            start = resume
+            start, resumed = resume, True
         if not closed:
             return self._read(truncated=True, error="missing closing ']'")
         return self._read()
@@ -299,9 +313,11 @@ class _Reader:
             sum(n for _, _, n in self.skipped),
         )
 
-    def _read_span(self, start: int, end: int) -> tuple[int, int, str] | None:
+    def _read_span(self, start: int, end: int, resumed: bool = False) -> tuple[int, int, str] | None:
         """Read the events in [start, end) piece by piece; None when all of them read, else the
-        bytes ``(lo, hi)`` that do not and the parse error of exactly those bytes.
+        bytes ``(lo, hi)`` that do not and the parse error of exactly those bytes.  ``resumed``:
+        the read goes on after damage, in small pieces and batches that grow while they read
+        (:data:`_RESUME_BATCH`).
 
         A piece that fails because it was cut at a false boundary fails at its end ("unexpected
         end of data"): it is widened, and if that keeps failing the rest of the file is tried
@@ -309,10 +325,10 @@ class _Reader:
         fails before its end holds invalid bytes -- damage, never a false cut -- and is returned
         as it is: the search for the damage stays in it (``_keep_prefix``, guided by the number
         of events DuckDB parsed before the failure)."""
-        cuts = self._cuts(start, end)
+        cuts = self._cuts(start, end, _RESUME_CHUNK_BYTES if resumed else None)
+        batch = _RESUME_BATCH if resumed else TAKE_BATCH
         last = len(cuts) - 1
         i = 0
-        batch = TAKE_BATCH
         known: tuple[int, str] | None = None  # (piece, its error): the piece a failed batch named
         while i < last:
             n = min(batch, (known[0] if known is not None else last) - i)
@@ -320,6 +336,7 @@ class _Reader:
                 failed = self._batch(cuts[i : i + n + 1])
                 if failed is None:
                     i += n
+                    batch = min(2 * batch, TAKE_BATCH)
                     continue
                 k, error = failed
                 if k is not None:  # DuckDB named the failing piece: the ones before it are read as a batch
@@ -332,8 +349,8 @@ class _Reader:
                 error, known = known[1], None  # its parse failed in the batch: not parsed again
             else:
                 error = self._piece(lo, hi)
-            batch = TAKE_BATCH
             if error is None:
+                batch = min(2 * max(batch, 1), TAKE_BATCH)
                 i += 1
                 continue
             if self.resync and not _at_end_of_data(error):
@@ -394,12 +411,14 @@ class _Reader:
             t = t[:-1].rstrip(b" \t\r\n")
         return start, max(start, tail_at + len(t)), closed
 
-    def _cuts(self, start: int, end: int) -> list[tuple[int, int]]:
+    def _cuts(self, start: int, end: int, first: int | None = None) -> list[tuple[int, int]]:
         """Piece limits: ``(end of the previous piece, start of the next)`` pairs, the first
         ``(start, start)``, the last ``(end, end)``; in between the first event boundary at or
-        after every ``chunk_bytes``."""
+        after every ``chunk_bytes``.  ``first``: the first piece's size, doubled for each next
+        one up to ``chunk_bytes``."""
         cuts = [(start, start)]
-        target = start + self.chunk_bytes
+        step = min(first or self.chunk_bytes, self.chunk_bytes)
+        target = start + step
         with open(self.path, "rb") as fh:
             while target < end:
                 found = None
@@ -418,7 +437,8 @@ class _Reader:
                 if found is None:
                     break
                 cuts.append(found)
-                target = found[1] + self.chunk_bytes
+                step = min(2 * step, self.chunk_bytes)
+                target = found[1] + step
         cuts.append((end, end))
         return cuts
 
@@ -644,14 +664,21 @@ class _Reader:
 
     def _probe(self, lo: int, hi: int) -> str | None:
         """Parse [lo, hi) as events without handing them over: None when they read and all have
-        a ``ph``, else the parse error (:data:`_NO_PH` when they read without one)."""
+        a ``ph``, else the parse error (:data:`_NO_PH` when they read without one).
+
+        Each span is parsed once per read: the search for a readable prefix and the resync after
+        it try the same damaged event against the same stops (40 damaged events in the 100 MB
+        Ascend trace: 720 probes, 18 a place, before the answers were kept)."""
+        if (lo, hi) in self._probed:
+            return self._probed[(lo, hi)]
         counts, error = self._parse(
             lo, hi, lambda f: self.con.sql(f"SELECT count(*), count(ph) FROM {_source([f], *self.spec)}").fetchall()[0]
         )
-        if error is not None:
-            return error
-        n, with_ph = counts
-        return None if n > 0 and with_ph == n else _NO_PH
+        if error is None:
+            n, with_ph = counts
+            error = None if n > 0 and with_ph == n else _NO_PH
+        self._probed[(lo, hi)] = error
+        return error
 
     def _event_at(self, here: int, stops: list[int]) -> bool:
         """Whether an event starts at ``here``: the bytes from it to one of the next ``stops``

@@ -178,7 +178,6 @@ def test_damage_in_the_middle_of_a_piece_is_searched_in_that_piece_only(tmp_path
     assert [len(g) for g in given] == [16, 11, 1, 2, 4, 8, 3], given
 
 
-
 def test_dense_damage_costs_each_place_a_small_read_and_each_probe_once(tmp_path, monkeypatch):
     """Damage every 25 events: after each damaged place the read goes on in small batches that
     grow while they read, not in a full batch that fails at the next place having written and
@@ -453,6 +452,17 @@ def test_an_object_cut_after_its_array_closed_keeps_the_last_event(tmp_path):
         con = duck()
         _array.read_trace_json(con, ex.events_path, "ev", chunk_bytes=1 << 20, span=ex.span)
         assert [r[0] for r in con.sql("SELECT name FROM ev ORDER BY idx").fetchall()] == [f"e{i}" for i in range(29)]
+
+
+@pytest.mark.parametrize("tail", ["", ",", ", "])
+def test_the_last_event_after_a_lost_end_is_found_in_a_cut_tail(tail):
+    """A tail cut right after an event (or the ``,`` after it) that follows a bare ``, {`` (the
+    event before it lost its end): that event is whole, and its ``}`` is the end to keep.  Before,
+    only a ``}, {`` started a candidate, and the end kept was the one before the damaged event."""
+    texts = _event_texts(10, set(), set())
+    texts[8] = texts[8][: texts[8].index('"args": {') + 12]
+    data = ("[" + ", ".join(texts)).encode()
+    assert chrome_trace.last_event_end(data + tail.encode(), at_array_start=True) == len(data) - 1
 
 
 def _extracted(folder, text: str):

@@ -162,3 +162,27 @@ def test_a_bare_array_cut_right_after_an_event_keeps_it(fixtures, tmp_path, afte
             assert rd.tables["device_tasks"].num_rows == 4, (note, name)
             codes = {d.code for d in rd.diagnostics}
             assert "trace-truncated" in codes and "malformed-events" not in codes, (note, name)
+
+
+@pytest.mark.parametrize("form", ["bare", "object"])
+def test_a_copy_cut_right_after_the_event_that_follows_a_lost_end_keeps_it(fixtures, tmp_path, form):
+    """inference_rank_1 cut right after its last kernel, where the flow event before that kernel
+    lost its end (bytes cut out of it from inside on): the kernel follows a bare ``, {``.  It is
+    whole and read, as a bare array and in the ``traceEvents`` object, plain and gzip; only the
+    flow event is lost, and said.  Before, the last whole event was looked for only after a
+    ``}, {``, and the kernel was lost with the damaged event."""
+    events = json.loads(gzip.open(_path(fixtures, "inference_rank_1")).read())["traceEvents"]
+    last_kernel = max(i for i, e in enumerate(events) if e.get("cat") == "Kernel")
+    texts = [json.dumps(e) for e in events[: last_kernel + 1]]
+    assert json.loads(texts[-2])["ph"] == "s"
+    texts[-2] = texts[-2][: texts[-2].index(', "bp"')]  # '{"ph": "s", ..., "name": "cudaLaunchKernel"'
+    head = "[" if form == "bare" else '{"schemaVersion": 1, "traceEvents": ['
+    data = (head + ", ".join(texts)).encode()
+    for name, raw in (("cut.json", data), ("cut.json.gz", gzip.compress(data))):
+        path = tmp_path / f"{form}{name}"
+        path.write_bytes(raw)
+        rd = load_rank(kineto.sniff(path))
+        # every kernel, and every runtime call before the cut (7 of the trace's 8)
+        assert rd.tables["device_tasks"].num_rows == 4 and rd.tables["api_calls"].num_rows == 7, name
+        codes = {d.code for d in rd.diagnostics}
+        assert {"trace-truncated", "malformed-events"} <= codes, (name, codes)

@@ -34,7 +34,7 @@ from pathlib import Path
 import orjson
 
 from ._array import copy_range
-from ._bytes import BOUNDARY, CHUNK, SPACE, decompressed_chunks
+from ._bytes import BOUNDARY, CHUNK, SEPARATOR, SPACE, decompressed_chunks
 
 HOLD = 16 << 20  # bytes held back to find the array end in
 PREFIX_LIMIT = 256 << 20  # give up looking for "traceEvents" after this much text
@@ -276,14 +276,15 @@ def last_event_end(tail: bytes | bytearray, at_array_start: bool = False):
     """Index of the ``}`` ending the last complete event in a cut-short tail, or None.  The last
     event a boundary follows, or the one after it when the copy stopped right after that event
     (its ``}``, or the ``,`` after it): it is whole, only the rest of the file is missing.  The
-    last few boundaries are tried for that, from the last back (``}, {`` inside the final
-    event's strings is none).  Where the array closed and the copy stopped in the keys after it,
+    last few separators are tried for that, from the last back (``}, {`` inside the final
+    event's strings is none); a bare ``, {`` among them, where the event before lost its end.  Where the array closed and the copy stopped in the keys after it,
     the last event is the one before the ``]``.  ``at_array_start``: ``tail`` begins with the
     array's ``[`` (its first event needs no boundary before it)."""
-    found = list(BOUNDARY.finditer(tail))
-    ends = [m.start() for m in found]
-    starts = [m.end() - 1 for m in found[-_FINAL_TRIES:]]  # the '{' each boundary ends with
-    if at_array_start and len(ends) < _FINAL_TRIES:
+    ends = [m.start() for m in BOUNDARY.finditer(tail)]
+    # the '{' each separator ends with: after a '}', or bare where the event before lost its end
+    seps = [m.end() - 1 for m in SEPARATOR.finditer(tail)]
+    starts = seps[-_FINAL_TRIES:]
+    if at_array_start and len(seps) < _FINAL_TRIES:
         starts.insert(0, len(tail) - len(tail.lstrip(b" \t\r\n[").lstrip(b" \t\r\n")))
     rest = bytes(tail).rstrip(b" \t\r\n\x00")
     rest = rest[:-1].rstrip(b" \t\r\n") if rest.endswith(b",") else rest

@@ -1,14 +1,16 @@
-"""What damage costs the import: a scaled Ascend text rank (``benchmarks/generate.py``) with N
-events broken, spread evenly over its ``trace_view.json``, imported cold in a child process.
+"""What damage costs the import: a scaled rank (``benchmarks/generate.py``; an Ascend text rank
+folder or a plain Kineto trace) with N events broken, spread evenly over its trace
+(``trace_view.json``, or the Kineto file), imported cold in a child process.
 
 Each damaged place removes the closing quote of one ``"name"`` key, so exactly one event is not
-valid JSON there; every other file of the rank is a hard link to the original.  The table gives,
-per N, the import's wall and CPU seconds (best of ``--repeat``), what it costs beyond the
-undamaged copy per damaged place, and the events and host ops read (the same for every run of
-one N: a run that reads fewer lost more than the damage).
+valid JSON there; every other file of an Ascend rank is a hard link to the original.  The table
+gives, per N, the import's wall and CPU seconds (best of ``--repeat``), what it costs beyond the
+undamaged copy per damaged place, and the host ops, device tasks and trace slices read (the same
+for every run of one N: a run that reads fewer lost more than the damage).
 
-    python benchmarks/generate.py --target-mb 100 --out benchmarks/data/100mb --format ascend
+    python benchmarks/generate.py --target-mb 100 --out benchmarks/data/100mb
     python benchmarks/damaged.py [--rank benchmarks/data/100mb/ascend/rank0_ascend_pt] [--places 0,5,40]
+    python benchmarks/damaged.py --rank benchmarks/data/100mb/kineto/bench_rank0.pt.trace.json
 """
 
 from __future__ import annotations
@@ -36,20 +38,31 @@ wall = time.perf_counter() - t
 r = resource.getrusage(resource.RUSAGE_SELF)
 skipped = [d.message for d in p.diagnostics if d.code == "malformed-events"]
 print(json.dumps({"wall": wall, "cpu": r.ru_utime + r.ru_stime, "host_ops": counts.get("host_ops"),
-                  "slices": counts.get("trace_slices"), "skipped": skipped}))
+                  "tasks": counts.get("device_tasks"), "slices": counts.get("trace_slices"), "skipped": skipped}))
 """
 
 
+def trace_of(rank: Path) -> Path:
+    """The trace file of ``rank``: the file itself (Kineto) or the rank folder's trace_view.json."""
+    return rank if rank.is_file() else rank / TRACE
+
+
 def damaged_copy(rank: Path, places: int, out: Path) -> Path:
-    """``rank`` with ``places`` events of its trace broken, as a folder under ``out``."""
+    """``rank`` with ``places`` events of its trace broken, under ``out`` (a folder of hard links
+    and the damaged trace for an Ascend rank, the damaged file for a Kineto trace)."""
     dest = out / f"{places}_places" / rank.name
-    shutil.copytree(rank, dest, copy_function=os.link)
-    data = bytearray((rank / TRACE).read_bytes())
+    if rank.is_file():
+        dest.parent.mkdir(parents=True)
+        target = dest
+    else:
+        shutil.copytree(rank, dest, copy_function=os.link)
+        target = dest / TRACE
+        os.unlink(target)
+    data = bytearray(trace_of(rank).read_bytes())
     for k in range(places):
         at = data.find(b'"name":', int(len(data) * (k + 0.5) / places))
         data[at + 5] = ord("x")  # "name" -> "namex: the key's closing quote is gone
-    os.unlink(dest / TRACE)
-    (dest / TRACE).write_bytes(bytes(data))
+    target.write_bytes(bytes(data))
     return dest
 
 
@@ -65,8 +78,8 @@ def main(argv=None) -> int:
     ap.add_argument("--places", default="0,5,40", help="comma list: damaged events per run")
     ap.add_argument("--repeat", type=int, default=2)
     a = ap.parse_args(argv)
-    if not (a.rank / TRACE).is_file():
-        print(f"no {TRACE} under {a.rank}: generate the rank first (see this script's help)", file=sys.stderr)
+    if not trace_of(a.rank).is_file() or trace_of(a.rank).name.endswith(".gz"):
+        print(f"{trace_of(a.rank)}: no plain trace there; generate the rank first (see --help)", file=sys.stderr)
         return 2
     work = Path(tempfile.mkdtemp(prefix="dmg-", dir=a.rank.parent.parent))
     rows, base = [], None
@@ -82,19 +95,20 @@ def main(argv=None) -> int:
             print(
                 f"{n:4d} places  {best['wall']:6.2f} s wall  {best['cpu']:6.2f} s CPU  "
                 f"{'' if extra is None else f'+{extra * 1000:.0f} ms a place  '}"
-                f"host_ops {best['host_ops']}  slices {best['slices']}",
+                f"host_ops {best['host_ops']}  tasks {best['tasks']}  slices {best['slices']}",
                 flush=True,
             )
     finally:
         shutil.rmtree(work, ignore_errors=True)
     load = os.getloadavg()[0]
     print(
-        "\n| damaged events | import wall / CPU | beyond undamaged, a place | host ops | slices |\n|---|---|---|---|---|"
+        "\n| damaged events | import wall / CPU | beyond undamaged, a place | host ops | device tasks | slices |"
+        "\n|---|---|---|---|---|---|"
     )
     for n, best, extra in rows:
         print(
             f"| {n} | {best['wall']:.2f} s / {best['cpu']:.2f} s | "
-            f"{'-' if extra is None else f'{extra * 1000:.0f} ms'} | {best['host_ops']:,} | {best['slices']:,} |"
+            f"{'-' if extra is None else f'{extra * 1000:.0f} ms'} | {best['host_ops']:,} | {best['tasks']:,} | {best['slices']:,} |"
         )
     print(f"\nbest of {a.repeat} cold imports each (the Parquet cache written); load {load:.1f}")
     return 0

@@ -29,3 +29,16 @@ def test_each_place_breaks_one_event_and_links_the_rest(fixtures, tmp_path):
     linked = [p for p in copy.rglob("*") if p.is_file() and p != copy / damaged.TRACE]
     assert linked and all(os.path.samefile(p, rank / p.relative_to(copy)) for p in linked)
     assert (rank / damaged.TRACE).read_bytes() == original  # the source rank is untouched
+
+
+def test_a_kineto_trace_is_copied_with_its_places_broken(fixtures, tmp_path):
+    """A Kineto trace is one file: the damaged copy is that file, each place one event broken."""
+    import gzip
+
+    src = tmp_path / "rank0.pt.trace.json"
+    src.write_bytes(gzip.open(fixtures / "kineto/gpu_2rank_rank0.json.gz").read())
+    copy = damaged.damaged_copy(src, 5, tmp_path / "out")
+    assert damaged.trace_of(copy) == copy and copy.name == src.name and copy.parent.name == "5_places"
+    data, original = copy.read_bytes(), src.read_bytes()
+    assert len(data) == len(original) and sum(a != b for a, b in zip(data, original)) == 5
+    assert data.count(b'"namex:') == 5

@@ -350,7 +350,7 @@ class _Reader:
             else:
                 error = self._piece(lo, hi)
             if error is None:
-                batch = min(2 * max(batch, 1), TAKE_BATCH)
+                batch = min(2 * batch, TAKE_BATCH)
                 i += 1
                 continue
             if self.resync and not _at_end_of_data(error):

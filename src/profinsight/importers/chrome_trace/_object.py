@@ -277,9 +277,10 @@ def last_event_end(tail: bytes | bytearray, at_array_start: bool = False):
     event a boundary follows, or the one after it when the copy stopped right after that event
     (its ``}``, or the ``,`` after it): it is whole, only the rest of the file is missing.  The
     last few separators are tried for that, from the last back (``}, {`` inside the final
-    event's strings is none); a bare ``, {`` among them, where the event before lost its end.  Where the array closed and the copy stopped in the keys after it,
-    the last event is the one before the ``]``.  ``at_array_start``: ``tail`` begins with the
-    array's ``[`` (its first event needs no boundary before it)."""
+    event's strings is none); a bare ``, {`` among them, where the event before lost its end.
+    Where the array closed and the copy stopped in the keys after it, the last event is the one
+    before the ``]``.  ``at_array_start``: ``tail`` begins with the array's ``[`` (its first
+    event needs no boundary before it)."""
     ends = [m.start() for m in BOUNDARY.finditer(tail)]
     # the '{' each separator ends with: after a '}', or bare where the event before lost its end
     seps = [m.end() - 1 for m in SEPARATOR.finditer(tail)]

@@ -286,6 +286,55 @@ def test_sql_normalisers_equal_the_shared_python_ones(fixtures):
         assert (lst, stack) == (normalise_list(samples[i]), normalise_stack(samples[i])), repr(samples[i])
 
 
+#: ``trace_ts_ns`` as it was first written (the cast in the test and again as the result): the
+#: reference its faster form must equal on every string
+_TRACE_TS_NS_FIRST = """CASE WHEN x LIKE '%.___' AND TRY_CAST(replace(x, '.', '') AS BIGINT) IS NOT NULL
+    THEN TRY_CAST(replace(x, '.', '') AS BIGINT) ELSE ts_ns(x) END"""
+
+
+def test_trace_ts_ns_equals_its_first_form_on_every_string(fixtures):
+    samples = [
+        None,
+        "",
+        "N/A",
+        "1.5",
+        "abc",
+        "-1.123",
+        "1.1234",
+        "  1.123",
+        "1e3",
+        ".123",
+        "1.12a",
+        "12.345 ",
+        "-0.001",
+        "+1.123",
+        "1..123",
+        "99999999999999999999.123",
+        "9223372036854775.807",
+        "9223372036854775.808",
+        "-9223372036854775.808",
+        "1717575718413214.180",
+        "inf",
+        "nan",
+        "1,5",
+    ]
+    samples += [e.get("ts") for e in trace(fixtures, 1, 0)][:2000]
+    rnd = random.Random(11)
+    parts = ["1", "7", "0", ".", "-", "e", " ", "a", "123", ".000"]
+    samples += ["".join(rnd.choice(parts) for _ in range(rnd.randint(0, 8))) for _ in range(600)]
+    con = duck()
+    _sql.install(con)
+    con.register(
+        "s",
+        pa.table(
+            {"i": range(len(samples)), "x": pa.array([None if v is None else str(v) for v in samples], pa.string())}
+        ),
+    )
+    got = con.sql(f"SELECT i, trace_ts_ns(x), {_TRACE_TS_NS_FIRST} FROM s ORDER BY i").fetchall()
+    assert [(a, b) for _, a, b in got if a != b] == []
+    assert dict((samples[i], a) for i, a, _ in got)["1717575718413214.180"] == 1717575718413214180
+
+
 def test_launches_point_at_rows(fixtures, loaded):
     for level in (0, 1):
         data = loaded(level, 0)

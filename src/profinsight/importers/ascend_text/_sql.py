@@ -16,7 +16,9 @@ string of the fixtures and on random strings.  Both are exact, not approximation
 - ``trace_ts_ns``: the trace writes ``ts`` with exactly three decimals; for that form dropping
   the dot gives ns directly, any other form uses ``ts_ns``.  The form is told by ``LIKE '%.___'``
   (a dot, then three characters), not by slicing ``x[-4:-4]``: the same test, 88 -> 66 ms on
-  456 k times.
+  456 k times.  The cast is written once, inside ``coalesce`` (which computes ``ts_ns`` only for
+  the rows the fast form left NULL): written in the test and again as the result, DuckDB cast
+  every time twice (86 -> 51 ms on the 451 k times of the 100 MB scaled trace).
 """
 
 from __future__ import annotations
@@ -37,9 +39,8 @@ MACROS = [
     """CREATE OR REPLACE MACRO norm_stack(x) AS CASE
           WHEN regexp_matches(x, '\\s;|;[ \\t]|;;|;\\s*$|^\\s|\\s$|\\n\\s|^;|\\n;') THEN norm_stack_general(x)
           ELSE nullif(replace(replace(x, ';' || chr(13) || chr(10), chr(10)), ';' || chr(10), chr(10)), '') END""",
-    """CREATE OR REPLACE MACRO trace_ts_ns(x) AS CASE
-          WHEN x LIKE '%.___' AND TRY_CAST(replace(x, '.', '') AS BIGINT) IS NOT NULL
-          THEN TRY_CAST(replace(x, '.', '') AS BIGINT) ELSE ts_ns(x) END""",
+    """CREATE OR REPLACE MACRO trace_ts_ns(x) AS
+          coalesce(CASE WHEN x LIKE '%.___' THEN TRY_CAST(replace(x, '.', '') AS BIGINT) END, ts_ns(x))""",
 ]
 
 

@@ -186,3 +186,22 @@ def test_a_copy_cut_right_after_the_event_that_follows_a_lost_end_keeps_it(fixtu
         assert rd.tables["device_tasks"].num_rows == 4 and rd.tables["api_calls"].num_rows == 7, name
         codes = {d.code for d in rd.diagnostics}
         assert {"trace-truncated", "malformed-events"} <= codes, (name, codes)
+
+
+@pytest.mark.parametrize("pad", [1, 70_000, 300_000])
+def test_nul_padding_after_the_object_is_not_data(fixtures, tmp_path, pad):
+    """A file preallocated and cut short ends in NUL bytes: the object before them is the trace,
+    whole (the end of its event array is found in place, past any amount of padding)."""
+    from profinsight.importers.chrome_trace._object import _locate, _without_trailing_nul
+
+    raw = gzip.open(fixtures / "kineto" / "gpu_alexnet.json.gz").read()
+    plain, padded = tmp_path / "plain.json", tmp_path / "padded.json"
+    plain.write_bytes(raw)
+    padded.write_bytes(raw + b"\x00" * pad)
+    assert _locate(padded).span == _locate(plain).span
+    a, b = profinsight.load(plain), profinsight.load(padded)
+    assert [d.code for d in b.diagnostics] == [d.code for d in a.diagnostics]
+    for name in ("host_ops", "device_tasks", "api_calls", "launches", "trace_slices"):
+        assert b.arrow(name).equals(a.arrow(name))
+    for buf in (b"", b"\x00" * 9, b"a\x00b" + b"\x00" * 70_000, b"xy"):
+        assert _without_trailing_nul(bytearray(buf), step=4) == len(buf.rstrip(b"\x00"))

@@ -174,7 +174,7 @@ def _locate(path: Path) -> Extract | None:
             return None  # the streaming copy says why
         written = _held_back_from(len(buf) - start, size - len(buf))
         f.seek(start + written)
-        tail = bytearray(f.read())
+        tail = f.read()  # only read: _find_end parses a working copy of its own
     end, suffix = _find_end(tail, at_array_start=(written == 0))
     if end is None:
         return None
@@ -236,7 +236,7 @@ def _find_end(tail: bytearray, at_array_start: bool):
     before it, in one working copy of the tail), so a candidate costs what orjson reads before
     failing, not a copy of the tail."""
     work = bytearray(len(_PROBE)) + tail
-    stop = len(work.rstrip(b"\x00"))
+    stop = _without_trailing_nul(work)
     view = memoryview(work)
     try:
         for m in _CLOSE.finditer(tail):
@@ -261,6 +261,19 @@ def _find_end(tail: bytearray, at_array_start: bool):
         return None, {}
     finally:
         view.release()
+
+
+def _without_trailing_nul(buf: bytearray, step: int = 1 << 16) -> int:
+    """Length of ``buf`` without its trailing NUL bytes (the padding of a file preallocated and
+    cut short), found from the end a slice at a time: ``buf.rstrip`` copies the whole buffer,
+    16-32 MB here, to drop what is nearly always nothing."""
+    stop = len(buf)
+    while stop and buf[stop - 1] == 0:
+        piece = bytes(buf[max(0, stop - step) : stop]).rstrip(b"\x00")
+        stop = stop - min(step, stop) + len(piece)
+        if piece:
+            break
+    return stop
 
 
 def _closes(tail: bytearray, close: int) -> int | None:

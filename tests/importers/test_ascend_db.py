@@ -615,3 +615,26 @@ def test_level0_kernels_get_their_type_from_their_name(fixtures):
     assert (dt["name"].str.startswith("trans_TransData_", na=False)).sum() == 42
     (note,) = [d for d in rd.diagnostics if d.code == "type-from-name"]
     assert note.message.startswith("168 kernel(s)")
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_nested_sums_equal_the_walk_from_the_innermost_events(seed):
+    """``_subtree_sums`` (one vector step per nesting level) against the walk it replaced: every
+    event, children after their parent in the nesting order, adds its total to its parent."""
+    import numpy as np
+
+    from profinsight.importers.ascend_db.host import _parents, _subtree_sums
+
+    rng = np.random.default_rng(seed)
+    n = 3000
+    start = np.sort(rng.integers(0, 10**6, n))
+    end = start + rng.integers(0, 50_000, n)  # nested, disjoint and partly overlapping intervals
+    keys = [f"t{k}" for k in rng.integers(0, 3, n)]
+    parent, order = _parents(start, end, keys)
+    own = rng.integers(0, 1000, n)
+    walk = own.copy()
+    for i in order[::-1]:
+        if parent[i] >= 0:
+            walk[parent[i]] += walk[i]
+    assert (parent >= 0).sum() > n // 3 and (_subtree_sums(own, parent) == walk).all()
+    assert _subtree_sums(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)).size == 0

@@ -20,6 +20,7 @@ import re
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from .._steps import assign_steps
 from .._text import join_stack, normalise_list
@@ -84,35 +85,38 @@ def load_host_ops(db: Db, data: RankData) -> dict[int, list[int]]:
     start_a = np.array(start, dtype=np.int64)
     dur_a = np.array(end, dtype=np.int64) - start_a
     category = [CATEGORY.get(t, "op") for t in typ]
-    parent, nest_order = _parents(start_a, start_a + dur_a, [f"{g}|{c}" for g, c in zip(tid, category)])
+    parent, _ = _parents(start_a, start_a + dur_a, [f"{g}|{c}" for g, c in zip(tid, category)])
     host_self = dur_a.copy()
-    for i in np.flatnonzero(parent >= 0):
-        host_self[parent[i]] -= dur_a[i]
+    nested = parent >= 0
+    np.subtract.at(host_self, parent[nested], dur_a[nested])
 
     owned = _connections(db, conn)
     per_conn = _device_time_per_connection(data)
     is_op = np.array([c == "op" for c in category])
-    dev_self = np.array([sum(per_conn.get(c, 0) for c in owned.get(i, ())) for i in range(n)], dtype=np.int64)
-    dev_total = dev_self.copy()
-    for i in nest_order[::-1]:  # children come after their parent in the nesting order
-        if parent[i] >= 0:
-            dev_total[parent[i]] += dev_total[i]
+    dev_self = np.zeros(n, dtype=np.int64)
+    pairs = [(i, per_conn[c]) for i, conns in owned.items() for c in conns if c in per_conn]
+    if pairs:
+        at, add = np.array(pairs, dtype=np.int64).T
+        np.add.at(dev_self, at, add)
+    dev_total = _subtree_sums(dev_self, parent)
     stacks = _call_stacks(db)
+    gtid = pa.array(tid, pa.int64())
     data.tables["host_ops"] = pa.table(
         {
             "op_id": pa.array(range(n), pa.int64()),
-            "pid": pa.array([None if g is None else g >> 32 for g in tid], pa.int64()),
-            "thread": pa.array([None if g is None else g & _LOW32 for g in tid], pa.int64()),
+            "pid": pc.shift_right(gtid, 32),
+            "thread": pc.bit_wise_and(gtid, _LOW32),
             "category": pa.array(category, pa.string()),
             "name": pa.array(db.text(name), pa.string()),
             "start_ns": pa.array(start_a),
             "dur_ns": pa.array(dur_a),
             "step": _host_step(start_a, data.tables.get("steps")),
             # -1 / 0 are the profiler's "none" (the text importer nulls them too)
-            "sequence": pa.array([None if v == -1 else v for v in seq], pa.int64()),
-            "fwd_thread": pa.array([None if v == 0 else v for v in fwd], pa.int64()),
-            "input_shapes": pa.array([normalise_list(s) for s in shapes], pa.string()),
-            "input_dtypes": pa.array([normalise_list(s) for s in dtypes], pa.string()),
+            "sequence": _none_where(pa.array(seq, pa.int64()), -1),
+            "fwd_thread": _none_where(pa.array(fwd, pa.int64()), 0),
+            # once per distinct text: shapes and dtypes repeat in every step
+            "input_shapes": pa.array(_each_once(normalise_list, shapes), pa.string()),
+            "input_dtypes": pa.array(_each_once(normalise_list, dtypes), pa.string()),
             "call_stack": pa.array([stacks.get(c) if c is not None else None for c in chain], pa.string()),
             "host_self_ns": pa.array(host_self, mask=~is_op),
             "device_self_ns": pa.array(dev_self, mask=~is_op),
@@ -180,6 +184,33 @@ def _unswap(dtypes: list, shapes: list) -> tuple[list, list]:
         return sum(1 for v in values if v and _LETTERS.search(v))
 
     return (shapes, dtypes) if wordy(shapes) > wordy(dtypes) else (dtypes, shapes)
+
+
+def _subtree_sums(own: np.ndarray, parent: np.ndarray) -> np.ndarray:
+    """Each event's ``own`` plus that of every event nested in it (``parent``: the direct
+    parent's index, -1 for roots): the deepest level is added to its parents first, then the
+    next, one vector step per level, never a Python step per event."""
+    total = own.copy()
+    depth = np.zeros(len(parent), dtype=np.int64)
+    up = parent.copy()
+    while (has := up >= 0).any():  # depth = the number of ancestors
+        depth[has] += 1
+        up[has] = parent[up[has]]
+    for d in range(int(depth.max(initial=0)), 0, -1):
+        level = np.flatnonzero(depth == d)
+        np.add.at(total, parent[level], total[level])
+    return total
+
+
+def _none_where(values: pa.Array, none: int) -> pa.Array:
+    """``values`` with the profiler's "none" value as null."""
+    return pc.if_else(pc.equal(values, none), pa.scalar(None, values.type), values)
+
+
+def _each_once(fn, values: list) -> list:
+    """``[fn(v) for v in values]``, computing ``fn`` once per distinct value."""
+    done: dict = {}
+    return [done[v] if v in done else done.setdefault(v, fn(v)) for v in values]
 
 
 def _parents(start: np.ndarray, end: np.ndarray, keys: list[str]) -> tuple[np.ndarray, np.ndarray]:

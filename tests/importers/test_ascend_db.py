@@ -638,3 +638,43 @@ def test_nested_sums_equal_the_walk_from_the_innermost_events(seed):
             walk[parent[i]] += walk[i]
     assert (parent >= 0).sum() > n // 3 and (_subtree_sums(own, parent) == walk).all()
     assert _subtree_sums(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)).size == 0
+
+
+@pytest.mark.parametrize(
+    "rows",
+    [
+        # times in ns beyond 2^53, levels as ints, floats, None, inf; accelerators as ints
+        [(0, 1736410576375315901 + i, i % 3, i, 2.5 * i, None if i % 4 else float("inf"), -i) for i in range(50)],
+        [(0, None, 1, 1, 2, 3, 4), (1, 1736410576375315901, 3, None, None, None, None)],
+        # what only the per-sample checks read: text, a bool, a float time, 3 and 3.0
+        [(0, "12", 1, "7", True, 1.0, 2), (0, 5.0, 3.0, 1, 2, 3, 4), (0, 6, 3, "x", 1e400, 0, 0)],
+    ],
+)
+def test_acc_pmu_by_array_equals_the_sample_by_sample_checks(rows, monkeypatch):
+    from profinsight.importers.ascend_db import memory
+
+    class FakeDb:
+        def has(self, table):
+            return table == "ACC_PMU"
+
+        def rows(self, sql):
+            return list(rows)
+
+    def collect(plain):
+        cols = {"device": [], "track": [], "name": [], "ts_ns": [], "value": [], "unit": []}
+
+        def add(device, track, name, ts, value, unit):  # load_counters' own add
+            ts, value = memory._ns(ts), memory._finite(value)
+            if ts is not None and value is not None:
+                for k, v in zip(cols, (device, track, name, ts, value, unit)):
+                    cols[k].append(v)
+
+        if not plain:
+            monkeypatch.setattr(memory, "_plain_numbers", lambda *a: None)
+        memory._acc_pmu(FakeDb(), add, cols)
+        monkeypatch.undo()
+        return cols
+
+    by_array, by_sample = collect(True), collect(False)
+    assert by_array == by_sample and [type(v) for v in by_array["ts_ns"]] == [type(v) for v in by_sample["ts_ns"]]
+    assert by_sample["ts_ns"] or rows[0][1] is None

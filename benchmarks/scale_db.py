@@ -67,9 +67,11 @@ def scale(seed: Path, copies: int, out: Path) -> Path:
         p.chmod(p.stat().st_mode | stat.S_IWUSR)
     db = next((rank / "ASCEND_PROFILER_OUTPUT").glob("ascend_pytorch_profiler_*.db"))
     seed_db = next((seed / "ASCEND_PROFILER_OUTPUT").glob("ascend_pytorch_profiler_*.db"))
-    con = sqlite3.connect(db)
+    con = sqlite3.connect(db.resolve().as_uri(), uri=True)
     try:
-        con.execute("ATTACH ? AS s", (f"file:{seed_db}?mode=ro",))
+        # immutable: read-only is not enough, SQLite would still create -shm / -wal beside the
+        # seed (a WAL-mode DB), inside the fixtures (see importers._common.open_sqlite_state)
+        con.execute("ATTACH ? AS s", (f"{seed_db.resolve().as_uri()}?immutable=1",))
         lo, hi = con.execute("SELECT min(startNs), max(endNs) FROM s.TASK").fetchone()
         period = ((hi - lo) // 1_000_000 + 2) * 1_000_000
         have = {r[0] for r in con.execute("SELECT name FROM s.sqlite_master WHERE type = 'table'")}

@@ -15,7 +15,9 @@ import scale_db  # noqa: E402
 def test_three_copies_import_as_three_steps(fixtures, tmp_path, monkeypatch):
     monkeypatch.setenv("PROFINSIGHT_CACHE", "off")
     seed = fixtures / "ascend_pt/db_level1/rank0_ascend_pt"
+    before = sorted(p.name for p in seed.rglob("*"))
     scale_db.scale(seed, 3, tmp_path)
+    assert sorted(p.name for p in seed.rglob("*")) == before  # nothing written beside the seed
     one, three = profinsight.load(seed), profinsight.load(tmp_path / seed.name)
     assert list(three.table("steps")["step"]) == [50, 51, 52]
     for name in ("device_tasks", "host_ops", "api_calls", "launches"):

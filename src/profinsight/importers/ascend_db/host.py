@@ -25,6 +25,7 @@ import pyarrow.compute as pc
 from .._steps import assign_steps
 from .._text import join_stack, normalise_list
 from ..base import RankData
+from .device import _map
 from .reader import Db
 
 CATEGORY = {50001: "op", 50002: "queue", 50003: "python", 50004: "annotation"}
@@ -115,8 +116,8 @@ def load_host_ops(db: Db, data: RankData) -> dict[int, list[int]]:
             "sequence": _none_where(pa.array(seq, pa.int64()), -1),
             "fwd_thread": _none_where(pa.array(fwd, pa.int64()), 0),
             # once per distinct text: shapes and dtypes repeat in every step
-            "input_shapes": pa.array(_each_once(normalise_list, shapes), pa.string()),
-            "input_dtypes": pa.array(_each_once(normalise_list, dtypes), pa.string()),
+            "input_shapes": _map(shapes, normalise_list, pa.string()),
+            "input_dtypes": _map(dtypes, normalise_list, pa.string()),
             "call_stack": pa.array([stacks.get(c) if c is not None else None for c in chain], pa.string()),
             "host_self_ns": pa.array(host_self, mask=~is_op),
             "device_self_ns": pa.array(dev_self, mask=~is_op),
@@ -205,12 +206,6 @@ def _subtree_sums(own: np.ndarray, parent: np.ndarray) -> np.ndarray:
 def _none_where(values: pa.Array, none: int) -> pa.Array:
     """``values`` with the profiler's "none" value as null."""
     return pc.if_else(pc.equal(values, none), pa.scalar(None, values.type), values)
-
-
-def _each_once(fn, values: list) -> list:
-    """``[fn(v) for v in values]``, computing ``fn`` once per distinct value."""
-    done: dict = {}
-    return [done[v] if v in done else done.setdefault(v, fn(v)) for v in values]
 
 
 def _parents(start: np.ndarray, end: np.ndarray, keys: list[str]) -> tuple[np.ndarray, np.ndarray]:

@@ -657,8 +657,8 @@ def test_acc_pmu_by_array_equals_the_sample_by_sample_checks(rows, monkeypatch):
         def has(self, table):
             return table == "ACC_PMU"
 
-        def rows(self, sql):
-            return list(rows)
+        def column_lists(self, sql, n):
+            return [list(c) for c in zip(*rows)]
 
     def collect(plain):
         cols = {"device": [], "track": [], "name": [], "ts_ns": [], "value": [], "unit": []}

@@ -24,6 +24,7 @@ Why it is built this way:
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Callable
 
 import numpy as np
@@ -488,10 +489,9 @@ def _pmu_columns(db: Db, gids: pa.Array) -> dict[str, pa.Array]:
     Names follow the schema: ratios as is, ``*_time`` (ns in the DB) as ``pmu_<name>_ns``."""
     if not db.has("TASK_PMU_INFO"):
         return {}
-    rows = db.rows("SELECT globalTaskId, name, value FROM TASK_PMU_INFO")
-    if not rows:
+    g, names, values = _pmu_rows(db)
+    if not g:
         return {}
-    g, names, values = (list(c) for c in zip(*rows))
     strings = db.strings
 
     def column(name_id):
@@ -509,6 +509,24 @@ def _pmu_columns(db: Db, gids: pa.Array) -> dict[str, pa.Array]:
         mine = pc.equal(cols, col)
         out[col] = vals.filter(mine).take(_last_index(gids, g.filter(mine), skip_nulls=True))
     return out
+
+
+def _pmu_rows(db: Db) -> list[list]:
+    """``TASK_PMU_INFO``'s task ids, metric name ids and values, in the order written (rowid).
+
+    The ids are integers, read column by column (:meth:`Db.column_lists`); the values are REAL,
+    which JSON would round, so they come through ``fetchall`` on their own, one value per row
+    (518 k samples of the 100-copy scaled DB: 0.6-1.1 s -> 0.34-0.54 s).  Both reads are in
+    rowid order, so they pair up row by row.  A damaged table (read through its cleaned view)
+    or one without rowids is read whole instead, in the order SQLite gives."""
+    if not db.shadowed("TASK_PMU_INFO"):
+        try:
+            g, names = db.column_lists("SELECT globalTaskId, name FROM TASK_PMU_INFO ORDER BY rowid", 2)
+            values = [v for (v,) in db.rows("SELECT value FROM TASK_PMU_INFO ORDER BY rowid")]
+            return [g, names, values]
+        except sqlite3.OperationalError:  # WITHOUT ROWID
+            pass
+    return db.column_lists("SELECT globalTaskId, name, value FROM TASK_PMU_INFO", 3)
 
 
 # -- column helpers ----------------------------------------------------------------------------

@@ -40,14 +40,15 @@ def load_api_calls(db: Db, data: RankData) -> tuple[dict[int, int], dict[int, in
     launch call), the two maps the device tasks and launches need."""
     if not db.has("CANN_API"):
         return {}, {}
-    rows = db.rows("SELECT startNs, endNs, type, globalTid, connectionId, name FROM CANN_API ORDER BY startNs")
-    if not rows:
+    start, end, typ, tid, conn, name = db.column_lists(
+        "SELECT startNs, endNs, type, globalTid, connectionId, name FROM CANN_API ORDER BY startNs", 6
+    )
+    if not start:
         return {}, {}
-    start, end, typ, tid, conn, name = (list(c) for c in zip(*rows))
     levels = {**API_LEVEL, **db.enum("ENUM_API_TYPE")}
     data.tables["api_calls"] = pa.table(
         {
-            "call_id": pa.array(range(len(rows)), pa.int64()),
+            "call_id": pa.array(range(len(start)), pa.int64()),
             "pid": pa.array([None if g is None else g >> 32 for g in tid], pa.int64()),
             "thread": pa.array([None if g is None else g & _LOW32 for g in tid], pa.int64()),
             "level": pa.array([levels.get(t) for t in typ], pa.string()),
@@ -74,15 +75,15 @@ def load_host_ops(db: Db, data: RankData) -> dict[int, list[int]]:
         "cc": ("callchainId",),
     }
     extra = [f'"{db.col("PYTORCH_API", *a)}"' if db.col("PYTORCH_API", *a) else "NULL" for a in cols.values()]
-    rows = db.rows(
+    start, end, tid, conn, name, typ, seq, fwd, dtypes, shapes, chain = db.column_lists(
         "SELECT CAST(startNs AS INTEGER) AS s, CAST(endNs AS INTEGER), globalTid, connectionId, "
-        f"name, type, {', '.join(extra)} FROM PYTORCH_API ORDER BY s"
+        f"name, type, {', '.join(extra)} FROM PYTORCH_API ORDER BY s",
+        11,
     )
-    if not rows:
+    if not start:
         return {}
-    start, end, tid, conn, name, typ, seq, fwd, dtypes, shapes, chain = (list(c) for c in zip(*rows))
     dtypes, shapes = _unswap(db.text(dtypes), db.text(shapes))
-    n = len(rows)
+    n = len(start)
     start_a = np.array(start, dtype=np.int64)
     dur_a = np.array(end, dtype=np.int64) - start_a
     category = [CATEGORY.get(t, "op") for t in typ]
@@ -236,7 +237,7 @@ def _connections(db: Db, conn: list) -> dict[int, list[int]]:
     if not db.has("CONNECTION_IDS"):
         return {}
     expand: dict[int, list[int]] = {}
-    for i, c in db.rows("SELECT id, connectionId FROM CONNECTION_IDS"):
+    for i, c in zip(*db.column_lists("SELECT id, connectionId FROM CONNECTION_IDS", 2)):
         expand.setdefault(i, []).append(c)
     return {row: expand[c] for row, c in enumerate(conn) if c is not None and c in expand}
 

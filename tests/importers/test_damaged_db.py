@@ -384,7 +384,65 @@ def test_time_values_and_the_any_row_test_agree_with_the_first_form(declared, mo
         con.execute("INSERT INTO one SELECT * FROM t WHERE rowid = ?", (rowid,))
         for out, any_row in ((gated, quick), (counted, lambda *a: True)):
             monkeypatch.setattr(damage, "_any_row", any_row)
-            out.append(damage._sanitise_table(con, "STEP_TIME", "one", ("startNs", "endNs")))
+            out.append(damage._scan_table(con, "STEP_TIME", "one", ("startNs", "endNs"))[0])
             con.execute("DROP VIEW IF EXISTS temp.one")
     assert gated == counted
     assert sum(1 for f in gated if not f) > 10 and sum(1 for f in gated if f) > 10
+
+
+@pytest.mark.parametrize("wal", [False, True])
+def test_the_scan_on_two_connections_finds_and_shadows_what_one_does(fixtures, tmp_path, monkeypatch, wal):
+    """Damage in several tables (and a table too damaged to scan): the findings, in their order,
+    and the cleaned views are the same whether the tables are scanned on one connection or on two
+    (the DB itself opened immutable, or its temporary copy with pending WAL changes)."""
+    from profinsight.importers import _common
+    from profinsight.importers.ascend_db.reader import Db, connect
+
+    folder = copy_rank(
+        fixtures,
+        tmp_path,
+        "UPDATE TASK SET endNs = startNs - 5 WHERE rowid % 97 = 3",
+        "UPDATE MEMORY_RECORD SET totalReserved = 'lots' WHERE rowid <= 3",
+        "UPDATE PYTORCH_API SET startNs = 'x' WHERE rowid = 7",
+        "UPDATE STRING_IDS SET id = -id WHERE rowid % 50 = 1",
+        "ALTER TABLE CANN_API DROP COLUMN globalTid",
+    )
+    db_file = folder / DB
+    if wal:  # changes left in the -wal file: the DB is read from a temporary copy
+        con = sqlite3.connect(db_file)
+        con.execute("PRAGMA journal_mode=WAL")
+        con.execute("PRAGMA wal_autocheckpoint=0")
+        con.execute("UPDATE NPU_MODULE_MEM SET timestampNs = -1 WHERE rowid <= 2")
+        con.commit()
+        shutil.copyfile(db_file.with_name(db_file.name + "-wal"), tmp_path / "wal")
+        con.close()
+        shutil.copyfile(tmp_path / "wal", db_file.with_name(db_file.name + "-wal"))
+    twins = []
+    real_reopen = _common.reopen_sqlite
+    monkeypatch.setattr(_common, "reopen_sqlite", lambda c: twins.append(c) or real_reopen(c))
+
+    def scanned(threads: int):
+        monkeypatch.setattr(_common, "thread_share", lambda: threads)
+        con, pending = connect(db_file)
+        try:
+            db = Db(con, db_file)
+            views = con.execute("SELECT name, sql FROM sqlite_temp_master WHERE type = 'view' ORDER BY name").fetchall()
+            return db.findings, views, pending
+        finally:
+            con.close()
+
+    one, two = scanned(1), scanned(2)
+    assert len(twins) == 1 and one == two
+    findings, views, pending = two
+    codes = {(f.code, f.table) for f in findings}
+    assert {
+        ("db-rows-dropped", "TASK"),
+        ("db-bad-values", "MEMORY_RECORD"),
+        ("db-rows-dropped", "PYTORCH_API"),
+    } <= codes
+    assert ("db-column-missing", "CANN_API") in codes and ("db-names-missing", "PYTORCH_API") in codes
+    assert ("db-rows-dropped", "NPU_MODULE_MEM") in codes if wal else not pending
+    # the order of a serial scan: table by table as EXPECTED lists them, the missing names last
+    order = [list(damage.EXPECTED).index(f.table) for f in findings if f.code != "db-names-missing"]
+    assert order == sorted(order) and findings[-1].code == "db-names-missing"
+    assert {v[0] for v in views} >= {"TASK", "MEMORY_RECORD", "PYTORCH_API", "CANN_API"}

@@ -519,6 +519,17 @@ def open_sqlite_state(path: str | Path) -> tuple[sqlite3.Connection, bool]:
     return con, pending
 
 
+def reopen_sqlite(con: sqlite3.Connection) -> sqlite3.Connection | None:
+    """A second read-only connection to the file ``con`` reads, opened as ``con`` was (the
+    temporary copy with its WAL, or the DB itself immutable), for work on another thread; None
+    for a DB that is no file (in memory)."""
+    file = next((r[2] for r in con.execute("PRAGMA database_list") if r[1] == "main"), "")
+    if not file:
+        return None
+    mode = "mode=ro" if isinstance(con, CopiedDb) else "immutable=1"
+    return sqlite3.connect(f"{Path(file).as_uri()}?{mode}", uri=True, check_same_thread=False)
+
+
 def open_sqlite(path: str | Path) -> sqlite3.Connection:
     """:func:`open_sqlite_state` without the flag."""
     return open_sqlite_state(path)[0]

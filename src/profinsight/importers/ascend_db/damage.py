@@ -151,21 +151,76 @@ def _clean(column: str, declared: str) -> tuple[str, str | None, str]:
 
 def sanitise(con: sqlite3.Connection, tables: dict[str, str]) -> list[Finding]:
     """Check every table of :data:`EXPECTED` that ``tables`` (upper-case name -> real name)
-    holds; shadow the damaged ones with a cleaned ``TEMP VIEW``; return what was found."""
+    holds; shadow the damaged ones with a cleaned ``TEMP VIEW``; return what was found.
+
+    The checks read every row of every table (a second of SQLite work for a 53 MB export) and
+    SQLite runs them without Python's lock, so they run on two connections at once where the
+    rank may use two cores (:func:`_scans`); the views are made afterwards on ``con``, in the
+    order of :data:`EXPECTED`, and the findings come in that order whatever finished first."""
+    keys = [k for k in EXPECTED if k in tables]
+    tasks = [lambda c, k=k: _checked(c, k, tables[k], EXPECTED[k]) for k in keys]
+    tasks.append(lambda c: (_names_missing(c, tables), None))
     found: list[Finding] = []
-    for key, expected in EXPECTED.items():
-        real = tables.get(key)
-        if real is None:
-            continue
-        try:
-            found += _sanitise_table(con, key, real, expected)
-        except sqlite3.Error as exc:  # a table too damaged to scan: its readers say why
-            found.append(Finding(STEP_FAILED, key, None, 0, why=str(exc)))
-    found += _names_missing(con, tables)
+    for key, (findings, shadow) in zip([*keys, None], _scans(con, tasks)):
+        if shadow is not None:
+            try:
+                _shadow(con, *shadow)
+            except sqlite3.Error as exc:  # as a table too damaged to scan
+                findings = [Finding(STEP_FAILED, key, None, 0, why=str(exc))]
+        found += findings
     return found
 
 
-def _sanitise_table(con: sqlite3.Connection, key: str, real: str, expected: tuple[str, ...]) -> list[Finding]:
+def _scans(con: sqlite3.Connection, tasks: list) -> list:
+    """``task(connection)`` of every task, in order: on ``con`` alone, or on ``con`` and a second
+    connection to the same file (:func:`~profinsight.importers._common.reopen_sqlite`) taking the
+    tasks in turn, when the rank may use two threads.  Every task reads only ``main.`` tables,
+    so none sees the views another one's results will make."""
+    from .._common import reopen_sqlite, thread_share
+
+    twin = reopen_sqlite(con) if thread_share() > 1 and len(tasks) > 1 else None
+    if twin is None:
+        return [task(con) for task in tasks]
+    import threading
+
+    results: list = [None] * len(tasks)
+    taken = iter(range(len(tasks)))
+    lock = threading.Lock()
+
+    def work(c: sqlite3.Connection) -> None:
+        while True:
+            with lock:
+                i = next(taken, None)
+            if i is None:
+                return
+            results[i] = tasks[i](c)
+
+    other = threading.Thread(target=work, args=(twin,), name="profinsight-db-scan")
+    other.start()
+    try:
+        work(con)
+    finally:
+        other.join()
+        twin.close()
+    return results
+
+
+def _checked(
+    con: sqlite3.Connection, key: str, real: str, expected: tuple[str, ...]
+) -> tuple[list[Finding], tuple | None]:
+    """:func:`_scan_table`, or the table's one finding when it is too damaged to scan (its
+    readers say why)."""
+    try:
+        return _scan_table(con, key, real, expected)
+    except sqlite3.Error as exc:
+        return [Finding(STEP_FAILED, key, None, 0, why=str(exc))], None
+
+
+def _scan_table(
+    con: sqlite3.Connection, key: str, real: str, expected: tuple[str, ...]
+) -> tuple[list[Finding], tuple | None]:
+    """(what one table holds that the importers cannot take, the arguments of its cleaned
+    view -- None where it needs none)."""
     info = con.execute(f"PRAGMA main.table_info({_q(real)})").fetchall()
     declared = {r[1]: r[2] for r in info}
     lower = {c.lower(): c for c in declared}
@@ -203,9 +258,9 @@ def _sanitise_table(con: sqlite3.Connection, key: str, real: str, expected: tupl
             if n:
                 samples = tuple(dict.fromkeys(s if s is not None else "NULL" for s in (lo, hi))) if col else ()
                 found.append(Finding(code, key, col, int(n), first, samples, why))
-    if found:
-        _shadow(con, real, declared, cleaned, missing, keep if any(f.code == ROWS_DROPPED for f in found) else [])
-    return found
+    if not found:
+        return found, None
+    return found, (real, declared, cleaned, missing, keep if any(f.code == ROWS_DROPPED for f in found) else [])
 
 
 def _any_row(con: sqlite3.Connection, real: str, conditions: list[str]) -> bool:

@@ -23,8 +23,8 @@ TS = ROOT / "ts"
 LAYERS: list[tuple[str, ...]] = [
     # the version, the error family and the display slots: import nothing of profinsight
     ("_version", "errors", "hooks"),
-    # words, declarations and what an analysis returns: no profile code at all
-    ("diagnostics", "schema", "i18n", "samples", "capabilities", "results"),
+    # words, declarations, what an analysis returns, interval nesting: no profile code at all
+    ("diagnostics", "schema", "i18n", "samples", "capabilities", "results", "nesting"),
     # the analysis table that Profile consults (filled by the modules above it)
     ("registry",),
     ("importers",),

@@ -13,7 +13,7 @@ import pytest
 
 import profinsight
 from profinsight.analyses._attribute import REASONS
-from profinsight.analyses._nesting import Nesting
+from profinsight.nesting import Nesting
 from profinsight.testing import profile_from_tables
 
 MAIN, BWD, QUEUE, COMM = 1, 2, 3, 4

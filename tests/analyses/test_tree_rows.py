@@ -11,7 +11,7 @@ import pytest
 import profinsight
 from profinsight.analyses import attribution as A
 from profinsight.analyses._attribute import Attribution, attribute
-from profinsight.analyses._nesting import Nesting
+from profinsight.nesting import Nesting
 
 WHICH = {"m": ("module_pos", "module_reason", "path"), "f": ("frame_pos", "frame_reason", "frame")}
 

@@ -629,7 +629,7 @@ def test_nested_sums_equal_the_walk_from_the_innermost_events(seed):
     n = 3000
     start = np.sort(rng.integers(0, 10**6, n))
     end = start + rng.integers(0, 50_000, n)  # nested, disjoint and partly overlapping intervals
-    keys = [f"t{k}" for k in rng.integers(0, 3, n)]
+    keys = rng.integers(0, 3, n)
     parent, order = _parents(start, end, keys)
     own = rng.integers(0, 1000, n)
     walk = own.copy()
@@ -678,3 +678,51 @@ def test_acc_pmu_by_array_equals_the_sample_by_sample_checks(rows, monkeypatch):
     by_array, by_sample = collect(True), collect(False)
     assert by_array == by_sample and [type(v) for v in by_array["ts_ns"]] == [type(v) for v in by_sample["ts_ns"]]
     assert by_sample["ts_ns"] or rows[0][1] is None
+
+
+def _stack_walk(start, end, keys):
+    """The parents as the DB importer first found them: one sorted pass with a stack."""
+    import numpy as np
+
+    parent = np.full(len(start), -1, dtype=np.int64)
+    order = np.lexsort((-end, start, keys))
+    stack, prev = [], None
+    for i in order:
+        if keys[i] != prev:
+            stack, prev = [], keys[i]
+        while stack and end[stack[-1]] < end[i]:
+            stack.pop()
+        if stack and start[i] >= start[stack[-1]]:
+            parent[i] = stack[-1]
+        stack.append(i)
+    return parent
+
+
+@pytest.mark.parametrize("seed", [4, 5, 6, 7])
+def test_parents_equal_the_stack_walk(seed):
+    """Nested, partly overlapping, identical and zero-length events on a few threads: the
+    vectorised parents equal the stack walk's, event by event."""
+    import numpy as np
+
+    from profinsight.importers.ascend_db.host import _parents
+
+    rng = np.random.default_rng(seed)
+    n = 4000
+    start = rng.integers(0, 20_000, n)
+    end = start + rng.choice([0, 1, 5, 50, 500, 5000], n)
+    start[::97], end[::97] = start[1::97][: len(start[::97])], end[1::97][: len(end[::97])]  # copies
+    keys = rng.integers(0, 4, n)
+    parent, _ = _parents(start, end, keys)
+    assert (parent >= 0).sum() > n // 2
+    assert (parent == _stack_walk(start, end, keys)).all()
+
+
+def test_groups_keep_a_missing_thread_apart_and_read_unknown_types_as_ops():
+    from profinsight.importers.ascend_db.host import _groups
+
+    tid = [5, 5, None, 0, -1, 5, None]
+    typ = [50001, 50003, 50001, 50001, 50001, 99999, 50001]
+    g = _groups(tid, typ).tolist()
+    assert g[0] == g[5] and g[2] == g[6]  # 99999: an op, like CATEGORY.get(t, "op")
+    assert len({g[0], g[1], g[2], g[3], g[4]}) == 5
+    assert _groups([], []).tolist() == []

@@ -20,7 +20,7 @@ The chain, from the canonical tables only (every format fills them the same way)
    task's module; the innermost other Python frame (``file.py(line): func``) its source line.
 
 A task that cannot be followed keeps a reason instead (:data:`REASONS`).  Everything is array
-work: SQL joins for the links, :class:`~._nesting.Nesting` for containment.
+work: SQL joins for the links, :class:`~profinsight.nesting.Nesting` for containment.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ._nesting import Nesting
+from ..nesting import Nesting
 from ._sql import query, scope
 
 #: device tasks attributed: what runs on the device for the program (sync/comm_task rows are

@@ -22,6 +22,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ...nesting import Nesting
 from .._steps import assign_steps
 from .._text import join_stack, normalise_list
 from ..base import RankData
@@ -87,7 +88,7 @@ def load_host_ops(db: Db, data: RankData) -> dict[int, list[int]]:
     start_a = np.array(start, dtype=np.int64)
     dur_a = np.array(end, dtype=np.int64) - start_a
     category = [CATEGORY.get(t, "op") for t in typ]
-    parent, _ = _parents(start_a, start_a + dur_a, [f"{g}|{c}" for g, c in zip(tid, category)])
+    parent, _ = _parents(start_a, start_a + dur_a, _groups(tid, typ))
     host_self = dur_a.copy()
     nested = parent >= 0
     np.subtract.at(host_self, parent[nested], dur_a[nested])
@@ -209,26 +210,35 @@ def _none_where(values: pa.Array, none: int) -> pa.Array:
     return pc.if_else(pc.equal(values, none), pa.scalar(None, values.type), values)
 
 
-def _parents(start: np.ndarray, end: np.ndarray, keys: list[str]) -> tuple[np.ndarray, np.ndarray]:
-    """Index of each event's direct parent (the innermost event of the same key that contains
-    it), -1 for roots, and the (key, start, -end) order used, in which every parent precedes
-    its children.  One sorted pass with a stack."""
-    n = len(start)
-    parent = np.full(n, -1, dtype=np.int64)
-    key_codes = {k: i for i, k in enumerate(sorted(set(keys)))}
-    codes = np.array([key_codes[k] for k in keys], dtype=np.int64)
-    order = np.lexsort((-end, start, codes))
-    stack: list[int] = []
-    prev_code = None
-    for i in order:
-        if codes[i] != prev_code:
-            stack, prev_code = [], codes[i]
-        while stack and end[stack[-1]] < end[i]:  # not contained: pop (siblings or partial overlaps)
-            stack.pop()
-        if stack and start[i] >= start[stack[-1]]:
-            parent[i] = stack[-1]
-        stack.append(i)
-    return parent, order
+def _groups(tid: list, typ: list) -> np.ndarray:
+    """A small integer per (thread, category) of the events: the events that nest in each other.
+    A missing thread is a group of its own (not thread -1); an unknown type is an ``op``, as
+    :data:`CATEGORY` reads it."""
+    t = pa.array(tid, pa.int64())
+    missing = np.asarray(t.is_null(), dtype=np.int64)
+    cat = np.array([_CATEGORY_CODE.get(c, _OP_CODE) for c in typ], dtype=np.int64)
+    threads = np.unique(np.asarray(pc.fill_null(t, 0), dtype=np.int64), return_inverse=True)[1].reshape(-1)
+    return (threads * 2 + missing) * len(_CATEGORIES) + cat
+
+
+#: the category of an event type as a number (an unknown type's is the op category's)
+_CATEGORIES = sorted(set(CATEGORY.values()))
+_CATEGORY_CODE = {t: _CATEGORIES.index(c) for t, c in CATEGORY.items()}
+_OP_CODE = _CATEGORIES.index("op")
+
+
+def _parents(start: np.ndarray, end: np.ndarray, group: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Index of each event's direct parent (the innermost event of the same group that contains
+    it), -1 for roots, and the (group, start, -end) order used, in which every parent precedes
+    its children.  Sorted so, the parent of an event is the nearest earlier one that ends no
+    sooner (those between end sooner, so none contains it): the pointer jumps of
+    :class:`~profinsight.nesting.Nesting` find it without a Python step per event
+    (246 k events: 0.18 s for the stack walk it replaced)."""
+    nest = Nesting(group, start, end)
+    parent = np.full(len(start), -1, dtype=np.int64)
+    has = nest.parent >= 0
+    parent[nest.order[has]] = nest.order[nest.parent[has]]
+    return parent, nest.order
 
 
 def _connections(db: Db, conn: list) -> dict[int, list[int]]:

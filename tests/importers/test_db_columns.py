@@ -99,3 +99,91 @@ def test_pmu_samples_pair_ids_and_values_row_by_row(shadow):
     # what one fetchall of the table gives (NUMERIC affinity stores 1.0 as the integer 1)
     assert _same(got, _by_rows(db, "SELECT globalTaskId, name, value FROM TASK_PMU_INFO", 3))
     assert got[0] == [v[0] for v in values] and got[2][-2:] == [1 / 3, 0.7]
+
+
+def _file_db(path) -> None:
+    con = sqlite3.connect(path)
+    con.execute("CREATE TABLE A (a INTEGER, b TEXT, c INTEGER)")
+    con.executemany("INSERT INTO A VALUES (?, ?, ?)", [(i % 50, TEXTS[i % len(TEXTS)], i) for i in range(3000)])
+    con.execute("CREATE TABLE B (x INTEGER, v REAL)")
+    con.executemany("INSERT INTO B VALUES (?, ?)", [(i, i / 7) for i in range(500)])
+    con.commit()
+    con.close()
+
+
+PLAN = [
+    ("SELECT a, b, c FROM A ORDER BY a", 3),
+    ("SELECT x, v FROM B", 2),  # doubles: read through fetchall on the second connection
+    ("SELECT c FROM A WHERE a = 3", 1),
+    ("SELECT b, a FROM A ORDER BY b", 2),
+    ("SELECT count(*) FROM B", 1),
+]
+
+
+def test_reads_ahead_give_what_the_reads_give_in_any_order(tmp_path, monkeypatch):
+    """Asked in the plan's order, with one skipped, one asked after the read ahead of it, one
+    asked twice and one not in the plan: every result equals the read on the first connection,
+    the reads in order come from the second one, and closing stops it."""
+    from profinsight.importers import _common
+    from profinsight.importers.ascend_db import reader
+    from profinsight.importers.ascend_db.reader import connect
+
+    monkeypatch.setattr(_common, "thread_share", lambda: 2)
+    path = tmp_path / "t.db"
+    _file_db(path)
+    con, _ = connect(path)
+    direct = [reader._columns_of(con, sql, n) for sql, n in PLAN]
+    ahead = []
+    claim = reader._ReadAhead.claim
+    monkeypatch.setattr(reader._ReadAhead, "claim", lambda self, key: ahead.append(claim(self, key)) or ahead[-1])
+    with Db(con, path) as db:
+        db.read_ahead(PLAN)
+        twin = db._ahead.con
+        asked = [0, 1, 3, 2, 4, 0]  # 2 skipped, then asked after 3; 0 asked again
+        got = [db.column_lists(*PLAN[i]) for i in asked]
+        other = db.column_lists("SELECT a FROM A ORDER BY c DESC", 1)  # in no plan: read here
+    assert [_same(g, direct[i]) for g, i in zip(got, asked)] == [True] * len(asked)
+    assert other == [[i % 50 for i in range(2999, -1, -1)]]
+    # read ahead: 0, 1 (each started when the one before was claimed), 4 (started when 3 was
+    # read here, 2 having been dropped); read here: 3, 2 and 0 again
+    assert [f is not None for f in ahead] == [True, True, False, False, True, False, False]
+    assert db._ahead is None
+    with pytest.raises(sqlite3.ProgrammingError):
+        twin.execute("SELECT 1")
+    con.close()
+
+
+def test_reads_ahead_see_the_cleaned_views_and_one_thread_reads_none(fixtures, tmp_path, monkeypatch):
+    """A damaged table is read through its cleaned view on the second connection too; where the
+    rank may use one thread nothing is read ahead."""
+    import shutil
+
+    from profinsight.importers import _common
+    from profinsight.importers.ascend_db import host
+    from profinsight.importers.ascend_db.reader import connect
+
+    src = fixtures / "ascend_pt" / "db_level0" / "rank0_ascend_pt" / "ASCEND_PROFILER_OUTPUT"
+    path = tmp_path / "ascend_pytorch_profiler_0.db"
+    shutil.copyfile(src / path.name, path)
+    con = sqlite3.connect(path)
+    con.execute("UPDATE PYTORCH_API SET startNs = 'x' WHERE rowid % 9 = 2")
+    con.commit()
+    con.close()
+
+    def read(threads: int):
+        monkeypatch.setattr(_common, "thread_share", lambda: threads)
+        con, _ = connect(path)
+        try:
+            with Db(con, path) as db:
+                assert db.shadowed("PYTORCH_API")
+                plan = host.host_ops_reads(db)
+                db.read_ahead(plan)
+                ahead = db._ahead is not None
+                return [db.column_lists(*r) for r in plan], ahead
+        finally:
+            con.close()
+
+    (one, ahead_one), (two, ahead_two) = read(1), read(2)
+    assert not ahead_one and ahead_two
+    assert _same(one[0], two[0]) and _same(one[1], two[1])
+    assert len(one[0][0]) > 0 and "x" not in one[0][0]  # the damaged rows are left out, as the view does

@@ -91,7 +91,8 @@ def load_rank(source: RankSource) -> RankData:
         )
         return data
     try:
-        return _load(source, folder, Db(con, db_path), immutable, data)
+        with Db(con, db_path) as db:
+            return _load(source, folder, db, immutable, data)
     except sqlite3.DatabaseError as exc:
         data.diagnostics.append(
             dg.error(
@@ -129,6 +130,9 @@ def _load(source: RankSource, folder: Path, db: Db, immutable: bool, data: RankD
     data.diagnostics += damage.diagnostics(db.findings, db.path, rank)
     adb_path = folder / "ASCEND_PROFILER_OUTPUT" / "analysis.db"
     adb, adb_tables = _open_analysis(adb_path, data, rank)
+    # the loaders' big reads, in their order: each is read on a second connection while the
+    # loaders build the one before it
+    db.read_ahead(host.api_reads(db) + device.reads(db) + host.host_ops_reads(db) + memory.reads(db))
     try:
         groups = guarded(data, adb_path, "analysis.db's CommAnalyzerTime", comm.group_map, adb) or {}
         call_of, node_start = guarded(data, db.path, "CANN_API (api_calls)", host.load_api_calls, db, data) or ({}, {})

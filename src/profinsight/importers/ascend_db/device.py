@@ -238,24 +238,39 @@ def wait_ns(start, end) -> np.ndarray:
     return out
 
 
+#: the columns of ``TASK`` read (name -> aliases)
+_TASK = {
+    "start": ("startNs",),
+    "end": ("endNs",),
+    "device": ("deviceId",),
+    "conn": ("connectionId",),
+    "gid": ("globalTaskId",),
+    "type": ("taskType",),
+    "ctx": ("contextId",),
+    "stream": ("streamId",),
+    "task": ("taskId",),
+}
+#: the PMU samples' ids, read column by column (their values are read on their own)
+_PMU_IDS_READ = ("SELECT globalTaskId, name FROM TASK_PMU_INFO ORDER BY rowid", 2)
+
+
+def reads(db: Db) -> list[tuple[str, int]]:
+    """What :func:`load_device` reads column by column, in its order, for :meth:`Db.read_ahead`."""
+    out = []
+    for table, wanted in (("TASK", _TASK), ("COMPUTE_TASK_INFO", _COMPUTE), ("COMMUNICATION_TASK_INFO", _COMM)):
+        sql = db.select_sql(table, wanted)
+        if sql is not None:
+            out.append((sql, len(wanted)))
+    if db.has("TASK_PMU_INFO") and not db.shadowed("TASK_PMU_INFO"):
+        out.append(_PMU_IDS_READ)
+    return out
+
+
 def _task_columns(db: Db, comm_groups: dict[str, str]) -> tuple[dict[str, pa.Array], pa.Array]:
     """The ``TASK`` rows as output columns, each row's globalTaskId where it is a kernel
     (null elsewhere; the PMU metrics join on it), and how many kernels got their type from
     their name (Level0)."""
-    t = db.select(
-        "TASK",
-        {
-            "start": ("startNs",),
-            "end": ("endNs",),
-            "device": ("deviceId",),
-            "conn": ("connectionId",),
-            "gid": ("globalTaskId",),
-            "type": ("taskType",),
-            "ctx": ("contextId",),
-            "stream": ("streamId",),
-            "task": ("taskId",),
-        },
-    )
+    t = db.select("TASK", _TASK)
     n = len(t["gid"])
     gid = _arr(t["gid"])
     hw = _texts(db, t["type"])
@@ -521,7 +536,7 @@ def _pmu_rows(db: Db) -> list[list]:
     or one without rowids is read whole instead, in the order SQLite gives."""
     if not db.shadowed("TASK_PMU_INFO"):
         try:
-            g, names = db.column_lists("SELECT globalTaskId, name FROM TASK_PMU_INFO ORDER BY rowid", 2)
+            g, names = db.column_lists(*_PMU_IDS_READ)
             values = [v for (v,) in db.rows("SELECT value FROM TASK_PMU_INFO ORDER BY rowid")]
             return [g, names, values]
         except sqlite3.OperationalError:  # WITHOUT ROWID

@@ -41,9 +41,7 @@ def load_api_calls(db: Db, data: RankData) -> tuple[dict[int, int], dict[int, in
     launch call), the two maps the device tasks and launches need."""
     if not db.has("CANN_API"):
         return {}, {}
-    start, end, typ, tid, conn, name = db.column_lists(
-        "SELECT startNs, endNs, type, globalTid, connectionId, name FROM CANN_API ORDER BY startNs", 6
-    )
+    start, end, typ, tid, conn, name = db.column_lists(*_API_READ)
     if not start:
         return {}, {}
     levels = {**API_LEVEL, **db.enum("ENUM_API_TYPE")}
@@ -68,19 +66,7 @@ def load_host_ops(db: Db, data: RankData) -> dict[int, list[int]]:
     """Fill ``host_ops``; return op_id -> the connection ids it owns (for ``launches``)."""
     if not db.has("PYTORCH_API"):
         return {}
-    cols = {
-        "seq": ("sequenceNumber",),
-        "fwd": ("fwdThreadId",),
-        "dt": ("inputDtypes",),
-        "sh": ("inputShapes",),
-        "cc": ("callchainId",),
-    }
-    extra = [f'"{db.col("PYTORCH_API", *a)}"' if db.col("PYTORCH_API", *a) else "NULL" for a in cols.values()]
-    start, end, tid, conn, name, typ, seq, fwd, dtypes, shapes, chain = db.column_lists(
-        "SELECT CAST(startNs AS INTEGER) AS s, CAST(endNs AS INTEGER), globalTid, connectionId, "
-        f"name, type, {', '.join(extra)} FROM PYTORCH_API ORDER BY s",
-        11,
-    )
+    start, end, tid, conn, name, typ, seq, fwd, dtypes, shapes, chain = db.column_lists(*_host_ops_read(db))
     if not start:
         return {}
     dtypes, shapes = _unswap(db.text(dtypes), db.text(shapes))
@@ -127,6 +113,36 @@ def load_host_ops(db: Db, data: RankData) -> dict[int, list[int]]:
         }
     )
     return owned
+
+
+#: the read of ``CANN_API`` (statement, columns)
+_API_READ = ("SELECT startNs, endNs, type, globalTid, connectionId, name FROM CANN_API ORDER BY startNs", 6)
+#: the read of ``CONNECTION_IDS``
+_CONNECTIONS_READ = ("SELECT id, connectionId FROM CONNECTION_IDS", 2)
+
+
+def _host_ops_read(db: Db) -> tuple[str, int]:
+    """The read of ``PYTORCH_API``: the columns a schema version lacks read as NULL."""
+    extra = [
+        f'"{db.col("PYTORCH_API", c)}"' if db.col("PYTORCH_API", c) else "NULL"
+        for c in ("sequenceNumber", "fwdThreadId", "inputDtypes", "inputShapes", "callchainId")
+    ]
+    sql = (
+        "SELECT CAST(startNs AS INTEGER) AS s, CAST(endNs AS INTEGER), globalTid, connectionId, "
+        f"name, type, {', '.join(extra)} FROM PYTORCH_API ORDER BY s"
+    )
+    return sql, 11
+
+
+def api_reads(db: Db) -> list[tuple[str, int]]:
+    """What :func:`load_api_calls` reads, for :meth:`Db.read_ahead`."""
+    return [_API_READ] if db.has("CANN_API") else []
+
+
+def host_ops_reads(db: Db) -> list[tuple[str, int]]:
+    """What :func:`load_host_ops` reads, in its order, for :meth:`Db.read_ahead`."""
+    out = [_host_ops_read(db)] if db.has("PYTORCH_API") else []
+    return out + ([_CONNECTIONS_READ] if db.has("CONNECTION_IDS") else [])
 
 
 def load_launches(data: RankData, owned: dict[int, list[int]], call_of: dict[int, int]) -> None:
@@ -247,7 +263,7 @@ def _connections(db: Db, conn: list) -> dict[int, list[int]]:
     if not db.has("CONNECTION_IDS"):
         return {}
     expand: dict[int, list[int]] = {}
-    for i, c in zip(*db.column_lists("SELECT id, connectionId FROM CONNECTION_IDS", 2)):
+    for i, c in zip(*db.column_lists(*_CONNECTIONS_READ)):
         expand.setdefault(i, []).append(c)
     return {row: expand[c] for row, c in enumerate(conn) if c is not None and c in expand}
 

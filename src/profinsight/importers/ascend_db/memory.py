@@ -28,6 +28,51 @@ from .reader import Db
 _MIB = 1024 * 1024
 
 
+#: the columns read of ``MEMORY_RECORD``, ``OP_MEMORY`` and ``NPU_MODULE_MEM`` (name -> aliases)
+_RECORD = {
+    "component": ("component",),
+    "ts": ("timestamp", "timestampNs"),
+    "alloc": ("totalAllocated",),
+    "reserved": ("totalReserved",),
+    "active": ("totalActive",),
+    "stream": ("streamPtr",),
+    "device": ("deviceId",),
+}
+_BLOCKS = {
+    "name": ("name",),
+    "size_bytes": ("size",),
+    "alloc_ns": ("allocationTime",),
+    "release_ns": ("releaseTime",),
+    "active_release_ns": ("activeReleaseTime",),
+    "alloc_total_allocated_bytes": ("allocationTotalAllocated",),
+    "alloc_total_reserved_bytes": ("allocationTotalReserved",),
+    "alloc_total_active_bytes": ("allocationTotalActive",),
+    "release_total_allocated_bytes": ("releaseTotalAllocated",),
+    "release_total_reserved_bytes": ("releaseTotalReserved",),
+    "release_total_active_bytes": ("releaseTotalActive",),
+    "stream_ptr": ("streamPtr",),
+    "device": ("deviceId",),
+}
+_MODULES = {"module": ("moduleId",), "ts": ("timestampNs",), "reserved": ("totalReserved",), "device": ("deviceId",)}
+#: the read of ``ACC_PMU`` (statement, columns)
+_ACC_READ = (
+    "SELECT deviceId, timestampNs, accId, readBwLevel, writeBwLevel, readOstLevel, writeOstLevel "
+    "FROM ACC_PMU ORDER BY timestampNs, accId",
+    7,
+)
+
+
+def reads(db: Db) -> list[tuple[str, int]]:
+    """What :func:`load_memory` and :func:`load_counters` read column by column, in their order,
+    for :meth:`Db.read_ahead`."""
+    out = []
+    for table, wanted in (("MEMORY_RECORD", _RECORD), ("OP_MEMORY", _BLOCKS), ("NPU_MODULE_MEM", _MODULES)):
+        sql = db.select_sql(table, wanted)
+        if sql is not None:
+            out.append((sql, len(wanted)))
+    return out + ([_ACC_READ] if db.has("ACC_PMU") else [])
+
+
 def load_memory(db: Db, data: RankData) -> None:
     """Fill ``memory_samples``, ``memory_blocks`` and ``module_memory``."""
     _samples(db, data)
@@ -36,18 +81,7 @@ def load_memory(db: Db, data: RankData) -> None:
 
 
 def _samples(db: Db, data: RankData) -> None:
-    m = db.select(
-        "MEMORY_RECORD",
-        {
-            "component": ("component",),
-            "ts": ("timestamp", "timestampNs"),
-            "alloc": ("totalAllocated",),
-            "reserved": ("totalReserved",),
-            "active": ("totalActive",),
-            "stream": ("streamPtr",),
-            "device": ("deviceId",),
-        },
-    )
+    m = db.select("MEMORY_RECORD", _RECORD)
     comps = db.text(m["component"])
     # GE events record no "active" total (the DB writes 0, the text export leaves it empty)
     active = [None if c == "GE" else a for c, a in zip(comps, m["active"])]
@@ -83,22 +117,7 @@ def _npu_mem(db: Db, kind: str) -> dict[str, list]:
 
 
 def _blocks(db: Db, data: RankData) -> None:
-    cols = {
-        "name": ("name",),
-        "size_bytes": ("size",),
-        "alloc_ns": ("allocationTime",),
-        "release_ns": ("releaseTime",),
-        "active_release_ns": ("activeReleaseTime",),
-        "alloc_total_allocated_bytes": ("allocationTotalAllocated",),
-        "alloc_total_reserved_bytes": ("allocationTotalReserved",),
-        "alloc_total_active_bytes": ("allocationTotalActive",),
-        "release_total_allocated_bytes": ("releaseTotalAllocated",),
-        "release_total_reserved_bytes": ("releaseTotalReserved",),
-        "release_total_active_bytes": ("releaseTotalActive",),
-        "stream_ptr": ("streamPtr",),
-        "device": ("deviceId",),
-    }
-    m = db.select("OP_MEMORY", cols)
+    m = db.select("OP_MEMORY", _BLOCKS)
     if not m["name"]:
         return
     names = db.text(m["name"])
@@ -117,10 +136,7 @@ def _blocks(db: Db, data: RankData) -> None:
 
 
 def _modules(db: Db, data: RankData) -> None:
-    m = db.select(
-        "NPU_MODULE_MEM",
-        {"module": ("moduleId",), "ts": ("timestampNs",), "reserved": ("totalReserved",), "device": ("deviceId",)},
-    )
+    m = db.select("NPU_MODULE_MEM", _MODULES)
     if not m["ts"]:
         return
     names = db.enum("ENUM_MODULE")
@@ -202,11 +218,7 @@ def _acc_pmu(db: Db, add, cols: dict[str, list]) -> None:
     0.08 s of it the rows' fetch, now read column by column); any other value takes ``add`` itself."""
     if not db.has("ACC_PMU"):
         return
-    dev, ts, acc, *levels = db.column_lists(
-        "SELECT deviceId, timestampNs, accId, readBwLevel, writeBwLevel, readOstLevel, writeOstLevel "
-        "FROM ACC_PMU ORDER BY timestampNs, accId",
-        7,
-    )
+    dev, ts, acc, *levels = db.column_lists(*_ACC_READ)
     if not ts:
         return
     arrays = _plain_numbers(ts, *levels)

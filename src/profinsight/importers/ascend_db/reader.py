@@ -43,6 +43,7 @@ class Db:
         self._columns: dict[str, dict[str, str]] = {}
         self._strings: dict[int, str] | None = None
         self._enums: dict[str, dict[int, str]] = {}
+        self._ahead: _ReadAhead | None = None
 
     # -- structure -------------------------------------------------------------------------
     def has(self, table: str) -> bool:
@@ -98,21 +99,52 @@ class Db:
         one C-level pass, 0.05 s there) is read with ``fetchall`` instead; so is one SQLite
         cannot write as JSON (a BLOB) or Python cannot decode (text that is not UTF-8, where
         ``fetchall`` then raises the error it always raised)."""
-        if n < 1:
-            return []
-        names = [f"c{i}" for i in range(n)]
-        outer = ", ".join(f"json_group_array({c})" for c in names)
+        if not params and self._ahead is not None:
+            future = self._ahead.claim((sql, n))
+            if future is not None:
+                return future.result()
+        return _columns_of(self.con, sql, n, params)
+
+    def read_ahead(self, reads: list[tuple[str, int]]) -> None:
+        """Have SQLite produce the :meth:`column_lists` results of ``reads`` (``(sql, n)``, in
+        the order the loaders ask for them) one step ahead, on a second connection and thread.
+
+        Why: the loaders alternate SQLite's work for a table (the sort and the JSON, which run
+        without Python's lock) with Python's work on the table before (columns made into
+        arrays), on one core while the other waits.  Read ahead, the next table is being read
+        while Python builds the last one.  One read at most waits unclaimed, so memory holds
+        one table more than it would, never all of them.  The second connection opens the same
+        file as the first and gets the same cleaned views (:mod:`.damage`), so a result is the
+        one the first connection would give; a read the loaders ask for out of the plan's order,
+        or not at all, is simply read where it is asked for.  Does nothing where the rank may
+        use one thread or the DB is no file."""
+        from .._common import reopen_sqlite, thread_share
+
+        if self._ahead is not None or not reads or thread_share() < 2:
+            return
+        twin = reopen_sqlite(self.con)
+        if twin is None:
+            return
         try:
-            arrays = self.con.execute(f"WITH q({', '.join(names)}) AS ({sql}) SELECT {outer} FROM q", params).fetchone()
-            cols = [orjson.loads(a) for a in arrays]
-            if not any(float in set(map(type, c)) for c in cols):
-                return cols
-        except (sqlite3.Error, orjson.JSONDecodeError):
-            pass
-        data = self.rows(sql, params)
-        if not data:
-            return [[] for _ in range(n)]
-        return [list(c) for c in zip(*data)]
+            for (view,) in self.con.execute("SELECT sql FROM sqlite_temp_master WHERE type = 'view'").fetchall():
+                twin.execute(view.replace("CREATE VIEW", "CREATE TEMP VIEW", 1))
+        except sqlite3.Error:
+            twin.close()
+            return
+        self._ahead = _ReadAhead(twin, reads)
+
+    def __enter__(self) -> Db:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Stop reading ahead (what was read and not claimed is dropped) and close the second
+        connection; the first stays open (its owner closes it)."""
+        if self._ahead is not None:
+            self._ahead.close()
+            self._ahead = None
 
     def select(
         self, table: str, wanted: dict[str, tuple[str, ...]], where: str = "", order: str = ""
@@ -121,8 +153,18 @@ class Db:
 
         A wanted column the table lacks comes back as a list of None, so callers never branch
         on the schema version."""
-        if not self.has(table):
+        sql = self.select_sql(table, wanted, where, order)
+        if sql is None:
             return {k: [] for k in wanted}
+        return dict(zip(wanted, self.column_lists(sql, len(wanted))))
+
+    def select_sql(
+        self, table: str, wanted: dict[str, tuple[str, ...]], where: str = "", order: str = ""
+    ) -> str | None:
+        """The statement :meth:`select` runs (None where the table is missing): what a read
+        plan (:meth:`read_ahead`) names to have it read ahead."""
+        if not self.has(table):
+            return None
         exprs = []
         for aliases in wanted.values():
             real = self.col(table, *aliases)
@@ -132,7 +174,7 @@ class Db:
             sql += f" WHERE {where}"
         if order:
             sql += f" ORDER BY {order}"
-        return dict(zip(wanted, self.column_lists(sql, len(wanted))))
+        return sql
 
     @property
     def strings(self) -> dict[int, str]:
@@ -154,6 +196,75 @@ class Db:
                 dict(self.rows(f'SELECT id, name FROM "{self._tables[key]}"')) if key in self._tables else {}
             )
         return self._enums[key]
+
+
+def _columns_of(con: sqlite3.Connection, sql: str, n: int, params=()) -> list[list]:
+    """:meth:`Db.column_lists` on connection ``con``."""
+    if n < 1:
+        return []
+    names = [f"c{i}" for i in range(n)]
+    outer = ", ".join(f"json_group_array({c})" for c in names)
+    try:
+        arrays = con.execute(f"WITH q({', '.join(names)}) AS ({sql}) SELECT {outer} FROM q", params).fetchone()
+        cols = [orjson.loads(a) for a in arrays]
+        if not any(float in set(map(type, c)) for c in cols):
+            return cols
+    except (sqlite3.Error, orjson.JSONDecodeError):
+        pass
+    data = con.execute(sql, params).fetchall()
+    if not data:
+        return [[] for _ in range(n)]
+    return [list(c) for c in zip(*data)]
+
+
+class _ReadAhead:
+    """The reads of a plan, each started on ``con`` (the second connection, on a thread of its
+    own) when the one before it is claimed: at most one result waits."""
+
+    def __init__(self, con: sqlite3.Connection, plan: list[tuple[str, int]]):
+        from concurrent.futures import ThreadPoolExecutor
+
+        self.con = con
+        self.order = list(dict.fromkeys(plan))
+        self.plan = {key: i for i, key in enumerate(self.order)}
+        self.pool = ThreadPoolExecutor(1, thread_name_prefix="profinsight-db-read")
+        self.pending: tuple[int, object] | None = None
+        self.last = -1  # the plan's last read started
+        self._start(0)
+
+    def _start(self, i: int) -> None:
+        if i < len(self.order):
+            sql, n = self.order[i]
+            self.pending, self.last = (i, self.pool.submit(_columns_of, self.con, sql, n)), i
+
+    def claim(self, key: tuple[str, int]):
+        """The future of ``key`` where it is the read under way (the plan's next one starts),
+        else None: the caller reads it itself.  A read under way that comes before ``key`` in
+        the plan was skipped by the loaders: it is dropped and the read after ``key`` starts."""
+        i = self.plan.get(key)
+        if i is None:
+            return None
+        if self.pending is not None:
+            at, future = self.pending
+            if at == i:
+                self.pending = None
+                self._start(i + 1)
+                return future
+            if at > i:  # asked again for a read already claimed
+                return None
+            future.cancel()
+            self.pending = None
+        elif i <= self.last:
+            return None
+        self._start(i + 1)
+        return None
+
+    def close(self) -> None:
+        if self.pending is not None:
+            self.pending[1].cancel()
+            self.pending = None
+        self.pool.shutdown(wait=True)
+        self.con.close()
 
 
 def clean(value):

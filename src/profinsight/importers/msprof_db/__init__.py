@@ -92,7 +92,8 @@ def load_rank(source: RankSource) -> RankData:
                         "to a writable place and load the copy",
                     )
                 )
-            _load(Db(opened.con, path), data)
+            with Db(opened.con, path) as db:
+                _load(db, data)
     except sqlite3.Error as exc:
         data.diagnostics.append(
             dg.error(
@@ -111,6 +112,7 @@ def _load(db: Db, data: RankData) -> None:
     if data.rank is None:
         data.rank = rank
     data.diagnostics += damage.diagnostics(db.findings, db.path, data.rank)
+    db.read_ahead(host.api_reads(db) + device.reads(db) + memory.reads(db))  # in the loaders' order
     call_of, node_start = guarded(data, db.path, "CANN_API (api_calls)", host.load_api_calls, db, data) or ({}, {})
     device.load_device(db, data, node_start, {})
     guarded(data, db.path, "the launch links (launches)", host.load_launches, data, {}, call_of)

@@ -71,20 +71,7 @@ def _wait_column(start, end, mask) -> list:
 
 
 def _add_tasks(db: Db, rows: dict, gids: list, comm_groups: dict[str, str]) -> None:
-    t = db.select(
-        "TASK",
-        {
-            "start": ("startNs",),
-            "end": ("endNs",),
-            "device": ("deviceId",),
-            "conn": ("connectionId",),
-            "gid": ("globalTaskId",),
-            "type": ("taskType",),
-            "ctx": ("contextId",),
-            "stream": ("streamId",),
-            "task": ("taskId",),
-        },
-    )
+    t = db.select("TASK", device._TASK)  # the columns the importer reads
     compute = _compute_info(db)
     comm = _comm_task_info(db, comm_groups)
     memcpy = (

@@ -726,3 +726,74 @@ def test_groups_keep_a_missing_thread_apart_and_read_unknown_types_as_ops():
     assert g[0] == g[5] and g[2] == g[6]  # 99999: an op, like CATEGORY.get(t, "op")
     assert len({g[0], g[1], g[2], g[3], g[4]}) == 5
     assert _groups([], []).tolist() == []
+
+
+def _owned_by_dicts(ids, cids, conn):
+    """The ops' connections as first read: a dict of lists per CONNECTION_IDS id."""
+    expand: dict = {}
+    for i, c in zip(ids, cids):
+        expand.setdefault(i, []).append(c)
+    return {row: expand[c] for row, c in enumerate(conn) if c is not None and c in expand}
+
+
+def _launches_by_dicts(task_uid, task_conn, owned: dict, call_of: dict):
+    by_conn: dict = {}
+    for uid, c in zip(task_uid, task_conn):
+        if c is not None:
+            by_conn.setdefault(c, []).append(uid)
+    rows = [(op, None, uid, "torch_to_npu") for op, cs in owned.items() for c in cs for uid in by_conn.get(c, ())]
+    return rows + [(None, call, uid, "connection_id") for c, call in call_of.items() for uid in by_conn.get(c, ())]
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+@pytest.mark.parametrize("odd", [False, True])
+def test_connections_and_launches_equal_the_dicts_of_lists(seed, odd):
+    """Random ids with repeats and nulls (``odd``: also text, whole floats and a bool, which a
+    dict matches by equality): the ops' connections and the launch rows, in their order, are
+    those of the dict-of-lists loops they replace."""
+    import random
+
+    import pyarrow as pa
+
+    from profinsight.importers.ascend_db import host
+    from profinsight.importers.base import RankData
+
+    rnd = random.Random(seed)
+    pick = (
+        (lambda: rnd.choice([None, "7", 7.0, True, rnd.randrange(40)]))
+        if odd
+        else (lambda: rnd.choice([None, rnd.randrange(40)]))
+    )
+    ids = [pick() for _ in range(300)]
+    cids = [rnd.choice([None, 2.0, rnd.randrange(60)]) if odd else rnd.choice([None, rnd.randrange(60)]) for _ in ids]
+    conn = [pick() for _ in range(500)]
+
+    class FakeDb:
+        def has(self, table):
+            return True
+
+        def column_lists(self, sql, n):
+            return [ids, cids]
+
+    rows, got = host._connections(FakeDb(), conn)
+    dicts = _owned_by_dicts(ids, cids, conn)
+    # the dict loops' pairs whose connection an integer task id can equal
+    expected = [(r, int(c)) for r, cs in dicts.items() for c in cs if isinstance(c, (int, float)) and c == int(c)]
+    assert list(zip(rows.tolist(), got.tolist())) == expected and len(expected) > 100
+
+    task_conn = [rnd.choice([None, rnd.randrange(60)]) for _ in range(400)]
+    data = RankData(0)
+    data.tables["device_tasks"] = pa.table(
+        {"task_uid": pa.array(range(400), pa.int64()), "connection_id": pa.array(task_conn, pa.int64())}
+    )
+    call_of = {
+        c: i for i, c in enumerate(rnd.choice([None, 5.0, rnd.randrange(60)]) for _ in range(200)) if c is not None
+    }
+    host.load_launches(data, (rows, got), call_of)
+    t = data.tables["launches"]
+    owned = {}
+    for r, c in expected:
+        owned.setdefault(r, []).append(c)
+    want = _launches_by_dicts(list(range(400)), task_conn, owned, call_of)
+    assert list(zip(*(t.column(c).to_pylist() for c in ("host_op_id", "api_call_id", "task_uid", "link")))) == want
+    assert len(want) > 200

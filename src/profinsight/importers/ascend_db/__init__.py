@@ -137,7 +137,7 @@ def _load(source: RankSource, folder: Path, db: Db, immutable: bool, data: RankD
         groups = guarded(data, adb_path, "analysis.db's CommAnalyzerTime", comm.group_map, adb) or {}
         call_of, node_start = guarded(data, db.path, "CANN_API (api_calls)", host.load_api_calls, db, data) or ({}, {})
         device.load_device(db, data, node_start, groups)
-        owned = guarded(data, db.path, "PYTORCH_API (host_ops)", host.load_host_ops, db, data) or {}
+        owned = guarded(data, db.path, "PYTORCH_API (host_ops)", host.load_host_ops, db, data) or host.NO_OWNED
         guarded(data, db.path, "the launch links (launches)", host.load_launches, data, owned, call_of)
         guarded(data, db.path, "GC_RECORD (trace_slices)", host.load_trace_slices, db, data)
         guarded(data, db.path, "OVERLAP_ANALYSIS (trace_slices)", overlap.load_overlap, db, data)

@@ -33,6 +33,9 @@ CATEGORY = {50001: "op", 50002: "queue", 50003: "python", 50004: "annotation"}
 API_LEVEL = {5000: "runtime", 5500: "hccl", 10000: "node", 15000: "model", 20000: "acl"}
 NODE_API = 10000
 _LOW32 = 0xFFFFFFFF
+#: (op rows, connection ids): the connections each framework op owns, op by op
+Owned = tuple[np.ndarray, np.ndarray]
+NO_OWNED: Owned = (np.zeros(0, np.int64), np.zeros(0, np.int64))
 _LETTERS = re.compile(r"[A-Za-z]")
 
 
@@ -62,13 +65,13 @@ def load_api_calls(db: Db, data: RankData) -> tuple[dict[int, int], dict[int, in
     return call_of, node_start
 
 
-def load_host_ops(db: Db, data: RankData) -> dict[int, list[int]]:
-    """Fill ``host_ops``; return op_id -> the connection ids it owns (for ``launches``)."""
+def load_host_ops(db: Db, data: RankData) -> Owned:
+    """Fill ``host_ops``; return the connection ids each op owns (for ``launches``)."""
     if not db.has("PYTORCH_API"):
-        return {}
+        return NO_OWNED
     start, end, tid, conn, name, typ, seq, fwd, dtypes, shapes, chain = db.column_lists(*_host_ops_read(db))
     if not start:
-        return {}
+        return NO_OWNED
     dtypes, shapes = _unswap(db.text(dtypes), db.text(shapes))
     n = len(start)
     start_a = np.array(start, dtype=np.int64)
@@ -83,10 +86,10 @@ def load_host_ops(db: Db, data: RankData) -> dict[int, list[int]]:
     per_conn = _device_time_per_connection(data)
     is_op = np.array([c == "op" for c in category])
     dev_self = np.zeros(n, dtype=np.int64)
-    pairs = [(i, per_conn[c]) for i, conns in owned.items() for c in conns if c in per_conn]
-    if pairs:
-        at, add = np.array(pairs, dtype=np.int64).T
-        np.add.at(dev_self, at, add)
+    if per_conn:
+        keys = np.fromiter(per_conn, np.int64, len(per_conn))
+        at, add = _fan_out(keys, np.fromiter(per_conn.values(), np.int64, len(per_conn)), owned[1])
+        np.add.at(dev_self, owned[0][at], add)
     dev_total = _subtree_sums(dev_self, parent)
     stacks = _call_stacks(db)
     gtid = pa.array(tid, pa.int64())
@@ -145,30 +148,31 @@ def host_ops_reads(db: Db) -> list[tuple[str, int]]:
     return out + ([_CONNECTIONS_READ] if db.has("CONNECTION_IDS") else [])
 
 
-def load_launches(data: RankData, owned: dict[int, list[int]], call_of: dict[int, int]) -> None:
+def load_launches(data: RankData, owned: Owned, call_of: dict[int, int]) -> None:
     """Fill ``launches``: framework op -> task (``torch_to_npu``, through ``CONNECTION_IDS``)
-    and CANN API call -> task (``connection_id``, same ``connectionId``)."""
+    and CANN API call -> task (``connection_id``, same ``connectionId``).  Rows in the order of
+    the owning ops (then each op's connections), then of the calls; a connection's tasks in
+    theirs."""
     tasks = data.tables.get("device_tasks")
     if tasks is None or tasks.num_rows == 0:
         return
-    by_conn: dict[int, list[int]] = {}
-    for uid, c in zip(tasks.column("task_uid").to_pylist(), tasks.column("connection_id").to_pylist()):
-        if c is not None:
-            by_conn.setdefault(c, []).append(uid)
-    host, api, uids, link = [], [], [], []
-    for op_id, conns in owned.items():
-        for c in conns:
-            for uid in by_conn.get(c, ()):
-                host.append(op_id), api.append(None), uids.append(uid), link.append("torch_to_npu")
-    for c, call_id in call_of.items():
-        for uid in by_conn.get(c, ()):
-            host.append(None), api.append(call_id), uids.append(uid), link.append("connection_id")
+    conn = tasks.column("connection_id").combine_chunks()
+    has = np.asarray(conn.is_valid(), dtype=bool)
+    t_conn = np.asarray(conn.fill_null(0), dtype=np.int64)[has]
+    t_uid = np.asarray(tasks.column("task_uid").combine_chunks(), dtype=np.int64)[has]
+    at, op_uids = _fan_out(t_conn, t_uid, owned[1])
+    keys, kept = _int_keys(list(call_of))
+    calls = np.fromiter(call_of.values(), np.int64, len(call_of))[kept]
+    api_at, api_uids = _fan_out(t_conn, t_uid, keys)
+    n_op, n_api = len(at), len(api_at)
     data.tables["launches"] = pa.table(
         {
-            "host_op_id": pa.array(host, pa.int64()),
-            "api_call_id": pa.array(api, pa.int64()),
-            "task_uid": pa.array(uids, pa.int64()),
-            "link": pa.array(link, pa.string()),
+            "host_op_id": pa.concat_arrays([pa.array(owned[0][at]), pa.nulls(n_api, pa.int64())]),
+            "api_call_id": pa.concat_arrays([pa.nulls(n_op, pa.int64()), pa.array(calls[api_at])]),
+            "task_uid": pa.array(np.concatenate([op_uids, api_uids])),
+            "link": pa.concat_arrays(
+                [pa.repeat(pa.scalar("torch_to_npu"), n_op), pa.repeat(pa.scalar("connection_id"), n_api)]
+            ),
         }
     )
 
@@ -257,15 +261,63 @@ def _parents(start: np.ndarray, end: np.ndarray, group: np.ndarray) -> tuple[np.
     return parent, nest.order
 
 
-def _connections(db: Db, conn: list) -> dict[int, list[int]]:
-    """op row -> the CANN/TASK connection ids it owns (``PYTORCH_API.connectionId`` ->
-    ``CONNECTION_IDS``)."""
+def _connections(db: Db, conn: list) -> Owned:
+    """The CANN/TASK connection ids each op row owns (``PYTORCH_API.connectionId`` -> the
+    ``CONNECTION_IDS`` rows of that id -> their ``connectionId``), ops in row order and each
+    op's connections in ``CONNECTION_IDS`` order: what a dict of lists per id gives, by sorted
+    arrays where the ids are integers (56 k rows for 246 k ops: no Python list per id).  A
+    connection id that no integer equals is left out: the tasks' ids are integers."""
     if not db.has("CONNECTION_IDS"):
-        return {}
-    expand: dict[int, list[int]] = {}
-    for i, c in zip(*db.column_lists(*_CONNECTIONS_READ)):
-        expand.setdefault(i, []).append(c)
-    return {row: expand[c] for row, c in enumerate(conn) if c is not None and c in expand}
+        return NO_OWNED
+    ids, cids = db.column_lists(*_CONNECTIONS_READ)
+    if not (_only_ints(ids) and _only_ints(conn)):  # what a dict matches: text to text, 3.0 to 3
+        expand: dict = {}
+        for i, c in zip(ids, cids):
+            expand.setdefault(i, []).append(c)
+        pairs = [(row, c) for row, k in enumerate(conn) if k is not None and k in expand for c in expand[k]]
+        targets, kept = _int_keys([c for _, c in pairs])
+        return np.array([r for r, _ in pairs], dtype=np.int64)[kept], targets
+    targets, kept = _int_keys(cids)
+    id_arr = pa.array(ids, pa.int64())
+    ok = np.zeros(len(ids), dtype=bool)
+    ok[kept] = True
+    ok &= np.asarray(id_arr.is_valid(), dtype=bool)
+    target = np.zeros(len(ids), dtype=np.int64)
+    target[kept] = targets
+    wanted, rows = _int_keys(conn)
+    at, got = _fan_out(np.asarray(id_arr.fill_null(0), dtype=np.int64)[ok], target[ok], wanted)
+    return rows[at], got
+
+
+def _only_ints(values: list) -> bool:
+    return set(map(type, values)) <= {int, type(None)}
+
+
+def _int_keys(values: list) -> tuple[np.ndarray, np.ndarray]:
+    """The values that can equal an integer key, as int64 (bools and whole floats as the
+    integers they equal, as a dict lookup matches them), and their positions; None and
+    anything else left out."""
+    if _only_ints(values):
+        arr = pa.array(values, pa.int64())
+        kept = np.flatnonzero(np.asarray(arr.is_valid(), dtype=bool))
+        return np.asarray(arr.fill_null(0), dtype=np.int64)[kept], kept
+    out, kept = [], []
+    for i, v in enumerate(values):
+        if isinstance(v, (int, float)) and v == v and float(v).is_integer() and -(2**63) <= v < 2**63:
+            out.append(int(v)), kept.append(i)
+    return np.array(out, dtype=np.int64), np.array(kept, dtype=np.int64)
+
+
+def _fan_out(keys: np.ndarray, values: np.ndarray, wanted: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For each of ``wanted`` in turn, every value whose key equals it, in their order:
+    (position in ``wanted``, value) pairs, as loops over a dict of lists would give them."""
+    order = np.argsort(keys, kind="stable")
+    sk, sv = keys[order], values[order]
+    lo = np.searchsorted(sk, wanted, "left")
+    cnt = np.searchsorted(sk, wanted, "right") - lo
+    at = np.repeat(np.arange(len(wanted)), cnt)
+    first = np.repeat(lo - (np.cumsum(cnt) - cnt), cnt)
+    return at, sv[first + np.arange(len(at))]
 
 
 def _device_time_per_connection(data: RankData) -> dict[int, int]:

@@ -115,7 +115,7 @@ def _load(db: Db, data: RankData) -> None:
     db.read_ahead(host.api_reads(db) + device.reads(db) + memory.reads(db))  # in the loaders' order
     call_of, node_start = guarded(data, db.path, "CANN_API (api_calls)", host.load_api_calls, db, data) or ({}, {})
     device.load_device(db, data, node_start, {})
-    guarded(data, db.path, "the launch links (launches)", host.load_launches, data, {}, call_of)
+    guarded(data, db.path, "the launch links (launches)", host.load_launches, data, host.NO_OWNED, call_of)
     guarded(data, db.path, "COMMUNICATION_OP (comm_ops)", comm.load_comm_ops, db, None, data)
     guarded(data, db.path, "the memory tables", memory.load_memory, db, data)
     guarded(data, db.path, "NPU_OP_MEM (memory)", load_op_memory, db, data)

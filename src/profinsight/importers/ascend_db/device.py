@@ -256,11 +256,7 @@ _PMU_IDS_READ = ("SELECT globalTaskId, name FROM TASK_PMU_INFO ORDER BY rowid", 
 
 def reads(db: Db) -> list[tuple[str, int]]:
     """What :func:`load_device` reads column by column, in its order, for :meth:`Db.read_ahead`."""
-    out = []
-    for table, wanted in (("TASK", _TASK), ("COMPUTE_TASK_INFO", _COMPUTE), ("COMMUNICATION_TASK_INFO", _COMM)):
-        sql = db.select_sql(table, wanted)
-        if sql is not None:
-            out.append((sql, len(wanted)))
+    out = db.select_reads(("TASK", _TASK), ("COMPUTE_TASK_INFO", _COMPUTE), ("COMMUNICATION_TASK_INFO", _COMM))
     if db.has("TASK_PMU_INFO") and not db.shadowed("TASK_PMU_INFO"):
         out.append(_PMU_IDS_READ)
     return out

@@ -277,15 +277,12 @@ def _connections(db: Db, conn: list) -> Owned:
         pairs = [(row, c) for row, k in enumerate(conn) if k is not None and k in expand for c in expand[k]]
         targets, kept = _int_keys([c for _, c in pairs])
         return np.array([r for r, _ in pairs], dtype=np.int64)[kept], targets
-    targets, kept = _int_keys(cids)
+    targets, kept = _int_keys(cids)  # the rows with an integer connectionId
     id_arr = pa.array(ids, pa.int64())
-    ok = np.zeros(len(ids), dtype=bool)
-    ok[kept] = True
-    ok &= np.asarray(id_arr.is_valid(), dtype=bool)
-    target = np.zeros(len(ids), dtype=np.int64)
-    target[kept] = targets
+    has_id = np.asarray(id_arr.is_valid(), dtype=bool)[kept]
+    id_keys = np.asarray(id_arr.fill_null(0), dtype=np.int64)[kept]
     wanted, rows = _int_keys(conn)
-    at, got = _fan_out(np.asarray(id_arr.fill_null(0), dtype=np.int64)[ok], target[ok], wanted)
+    at, got = _fan_out(id_keys[has_id], targets[has_id], wanted)
     return rows[at], got
 
 

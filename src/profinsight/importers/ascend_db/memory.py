@@ -65,11 +65,7 @@ _ACC_READ = (
 def reads(db: Db) -> list[tuple[str, int]]:
     """What :func:`load_memory` and :func:`load_counters` read column by column, in their order,
     for :meth:`Db.read_ahead`."""
-    out = []
-    for table, wanted in (("MEMORY_RECORD", _RECORD), ("OP_MEMORY", _BLOCKS), ("NPU_MODULE_MEM", _MODULES)):
-        sql = db.select_sql(table, wanted)
-        if sql is not None:
-            out.append((sql, len(wanted)))
+    out = db.select_reads(("MEMORY_RECORD", _RECORD), ("OP_MEMORY", _BLOCKS), ("NPU_MODULE_MEM", _MODULES))
     return out + ([_ACC_READ] if db.has("ACC_PMU") else [])
 
 

@@ -177,6 +177,12 @@ class Db:
             sql += f" ORDER BY {order}"
         return sql
 
+    def select_reads(self, *specs: tuple[str, dict[str, tuple[str, ...]]]) -> list[tuple[str, int]]:
+        """The reads (statement, columns) of :meth:`select` for each ``(table, wanted)`` whose
+        table is there: a loader's part of a read plan (:meth:`read_ahead`)."""
+        reads = ((self.select_sql(table, wanted), len(wanted)) for table, wanted in specs)
+        return [(sql, n) for sql, n in reads if sql is not None]
+
     @property
     def strings(self) -> dict[int, str]:
         """``STRING_IDS`` as a dict, loaded once."""

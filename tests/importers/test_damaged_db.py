@@ -390,6 +390,23 @@ def test_time_values_and_the_any_row_test_agree_with_the_first_form(declared, mo
     assert sum(1 for f in gated if not f) > 10 and sum(1 for f in gated if f) > 10
 
 
+@pytest.mark.parametrize("declared", ["INTEGER", "INT", "BIGINT", "integer"])
+def test_an_integer_column_damaged_exactly_where_its_value_is_not_a_stored_integer(declared):
+    """The damage test of an integer column (NULL first, then one storage-class test) says what
+    the first form said (``typeof NOT IN ('integer', 'null')``) for every kind of stored value,
+    and its cleaned value is NULL exactly there (and where the cell is NULL)."""
+    con = sqlite3.connect(":memory:")
+    con.execute(f'CREATE TABLE t ("size" {declared})')
+    values = [None, 0, -1, 12, (1 << 63) - 1, 1.5, 2.0, float("inf"), "12x", "", " 7", b"\x00", "１２"]
+    con.executemany("INSERT INTO t VALUES (?)", [(v,) for v in values])
+    value, bad, _ = damage._clean("size", declared)
+    got = con.execute(f"SELECT typeof(size), {value}, {bad}, typeof(size) NOT IN ('integer', 'null') FROM t").fetchall()
+    assert [b for _, _, b, _ in got] == [ref for _, _, _, ref in got]
+    assert [v is None for _, v, _, _ in got] == [t != "integer" for t, _, _, _ in got]
+    # a text, a real and a blob each stay what they are in the column (nothing converted them)
+    assert {t for t, *_ in got} == {"null", "integer", "real", "text", "blob"}
+
+
 @pytest.mark.parametrize("wal", [False, True])
 def test_the_scan_on_two_connections_finds_and_shadows_what_one_does(fixtures, tmp_path, monkeypatch, wal):
     """Damage in several tables (and a table too damaged to scan): the findings, in their order,

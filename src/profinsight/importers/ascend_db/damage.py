@@ -129,18 +129,27 @@ def _clean(column: str, declared: str) -> tuple[str, str | None, str]:
             f"(typeof({c}) = 'text' AND length({c}) BETWEEN 1 AND 19"
             f" AND ({c} = CAST(CAST({c} AS INTEGER) AS TEXT) OR {c} NOT GLOB '*[^0-9]*'))"
         )
-        value = (
-            f"(CASE WHEN typeof({c}) = 'integer' AND {c} BETWEEN 0 AND {MAX_TIME_NS} THEN {c}"
+        branches = [
+            f" WHEN typeof({c}) = 'integer' AND {c} BETWEEN 0 AND {MAX_TIME_NS} THEN {c}",
             f" WHEN typeof({c}) = 'real' AND {c} BETWEEN 0 AND {MAX_TIME_NS} AND {c} = CAST({c} AS INTEGER)"
-            f" THEN CAST({c} AS INTEGER)"
-            f" WHEN {digits} AND CAST({c} AS INTEGER) BETWEEN 0 AND {MAX_TIME_NS} THEN CAST({c} AS INTEGER) END)"
-        )
+            f" THEN CAST({c} AS INTEGER)",
+            f" WHEN {digits} AND CAST({c} AS INTEGER) BETWEEN 0 AND {MAX_TIME_NS} THEN CAST({c} AS INTEGER)",
+        ]
+        # the branches exclude each other (each tests its own storage class), so their order
+        # changes no value, only how many tests a row takes: a column declared TEXT (the framework
+        # events' times) holds text, and tried first it skips two failed tests per value
+        # (PYTORCH_API's 246 k x 2 times of the 100-copy rank: 0.22 -> 0.08 s per column)
+        if _affinity(declared) == "text":
+            branches.insert(0, branches.pop())
+        value = f"(CASE{''.join(branches)} END)"
         return value, f"({c} IS NOT NULL AND {value} IS NULL)", "not a time in ns (negative, beyond 2^62 or no integer)"
     aff = _affinity(declared)
     if aff == "integer":
+        # NULL first: a stored integer then costs one storage-class test, where NOT IN tested
+        # it against two names (ten id columns of 246 k rows: 0.25 -> 0.13 s)
         return (
             f"(CASE WHEN typeof({c}) = 'integer' THEN {c} END)",
-            f"typeof({c}) NOT IN ('integer', 'null')",
+            f"({c} IS NOT NULL AND typeof({c}) <> 'integer')",
             "not an integer",
         )
     if aff == "real":

@@ -728,6 +728,30 @@ def test_groups_keep_a_missing_thread_apart_and_read_unknown_types_as_ops():
     assert _groups([], []).tolist() == []
 
 
+class _Strings:
+    """What :func:`host._unswap` asks of a :class:`~profinsight.importers.ascend_db.reader.Db`."""
+
+    def __init__(self, strings: dict):
+        self.strings = strings
+
+    def text(self, ids):
+        return [None if i is None else self.strings.get(i) for i in ids]
+
+
+def test_unswap_weighs_each_text_by_the_rows_that_hold_it():
+    """The columns are judged by rows, as the per-row count of the first form did: one wordy
+    text in three rows outweighs two wordy texts in one row each (judged per distinct id, it
+    would not); ids of mixed kinds are judged row by row; a tie keeps the columns as they are."""
+    from profinsight.importers.ascend_db.host import _unswap
+
+    db = _Strings({1: "float", 2: "1,2", 3: "Scalar", 4: "int", 5: "", "7": "half"})
+    assert _unswap(db, [3, 4, 2], [1, 1, 1]) == ([1, 1, 1], [3, 4, 2])  # 3 wordy rows against 2
+    assert _unswap(db, [3, 4, None], [1, 2, 5]) == ([3, 4, None], [1, 2, 5])  # 2 against 1
+    assert _unswap(db, [3, 2, 2], [1, 2, 2]) == ([3, 2, 2], [1, 2, 2])  # a tie: unchanged
+    assert _unswap(db, [2, 2, "7"], [1, 3, 4]) == ([1, 3, 4], [2, 2, "7"])  # mixed ids: row by row
+    assert _unswap(db, [], []) == ([], [])
+
+
 def _owned_by_dicts(ids, cids, conn):
     """The ops' connections as first read: a dict of lists per CONNECTION_IDS id."""
     expand: dict = {}

@@ -48,15 +48,17 @@ def load_api_calls(db: Db, data: RankData) -> tuple[dict[int, int], dict[int, in
     if not start:
         return {}, {}
     levels = {**API_LEVEL, **db.enum("ENUM_API_TYPE")}
+    gtid, start_a = pa.array(tid, pa.int64()), pa.array(start, pa.int64())
     data.tables["api_calls"] = pa.table(
         {
-            "call_id": pa.array(range(len(start)), pa.int64()),
-            "pid": pa.array([None if g is None else g >> 32 for g in tid], pa.int64()),
-            "thread": pa.array([None if g is None else g & _LOW32 for g in tid], pa.int64()),
-            "level": pa.array([levels.get(t) for t in typ], pa.string()),
-            "name": pa.array(db.text(name), pa.string()),
-            "start_ns": pa.array(start, pa.int64()),
-            "dur_ns": pa.array([e - s for s, e in zip(start, end)], pa.int64()),
+            "call_id": pa.array(np.arange(len(start), dtype=np.int64)),
+            "pid": pc.shift_right(gtid, 32),
+            "thread": pc.bit_wise_and(gtid, _LOW32),
+            "level": _map(typ, levels.get, pa.string()),
+            "name": _texts(db, name),
+            "start_ns": start_a,
+            # times past the damage scan are 0..2^62 with end >= start: no overflow, no null
+            "dur_ns": pc.subtract(pa.array(end, pa.int64()), start_a),
             "connection_id": pa.array(conn, pa.int64()),
         }
     )

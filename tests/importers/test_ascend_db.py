@@ -12,6 +12,7 @@ import tempfile
 from decimal import Decimal
 from pathlib import Path
 
+import pyarrow as pa
 import pytest
 
 from profinsight.importers import ascend_db, load_rank
@@ -821,3 +822,22 @@ def test_connections_and_launches_equal_the_dicts_of_lists(seed, odd):
     want = _launches_by_dicts(list(range(400)), task_conn, owned, call_of)
     assert list(zip(*(t.column(c).to_pylist() for c in ("host_op_id", "api_call_id", "task_uid", "link")))) == want
     assert len(want) > 200
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        [1, None, 2**40, -3],
+        [None, None],
+        [],
+        [1, 2.5, None, -2.5, 7.0],  # a REAL among integers: truncated value by value, as int() does
+        [1, "9"],  # mixed kinds: value by value
+    ],
+)
+def test_memory_columns_as_arrays_equal_the_value_by_value_forms(values):
+    from profinsight.importers.ascend_db.memory import _decimal_texts, _i, _whole_numbers
+
+    assert _whole_numbers(values).to_pylist() == [_i(v) for v in values]
+    assert _whole_numbers(values).type == pa.int64()
+    assert _decimal_texts(values).to_pylist() == [None if v is None else str(v) for v in values]
+    assert _decimal_texts(values).type == pa.string()

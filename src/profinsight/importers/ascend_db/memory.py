@@ -23,6 +23,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..base import RankData
+from .device import _map, _texts
 from .reader import Db
 
 _MIB = 1024 * 1024
@@ -78,25 +79,27 @@ def load_memory(db: Db, data: RankData) -> None:
 
 def _samples(db: Db, data: RankData) -> None:
     m = db.select("MEMORY_RECORD", _RECORD)
-    comps = db.text(m["component"])
+    comps = _texts(db, m["component"])
     # GE events record no "active" total (the DB writes 0, the text export leaves it empty)
-    active = [None if c == "GE" else a for c, a in zip(comps, m["active"])]
+    ge = pc.fill_null(pc.equal(comps, "GE"), False)
     cols = {
-        "device": m["device"],
+        "device": pa.array(m["device"], pa.int32()),
         "component": comps,
-        "ts_ns": m["ts"],
-        "allocated_bytes": m["alloc"],
-        "reserved_bytes": m["reserved"],
-        "active_bytes": active,
-        "stream_ptr": [None if s is None else str(s) for s in m["stream"]],
+        "ts_ns": pa.array(m["ts"], pa.int64()),
+        "allocated_bytes": pa.array(m["alloc"], pa.int64()),
+        "reserved_bytes": pa.array(m["reserved"], pa.int64()),
+        "active_bytes": pc.if_else(ge, pa.scalar(None, pa.int64()), pa.array(m["active"], pa.int64())),
+        "stream_ptr": _decimal_texts(m["stream"]),
     }
     app = _npu_mem(db, "app")
-    for k in cols:
-        cols[k] = list(cols[k]) + app.get(k, [None] * len(app["ts_ns"]))
-    if not cols["ts_ns"]:
+    n_app = len(app["ts_ns"])
+    if not len(cols["ts_ns"]) + n_app:
         return
-    data.tables["memory_samples"] = _table(
-        cols, {"device": pa.int32(), "component": pa.string(), "stream_ptr": pa.string()}
+    data.tables["memory_samples"] = pa.table(
+        {
+            k: pa.concat_arrays([v, pa.array(app.get(k, [None] * n_app), v.type)]) if n_app else v
+            for k, v in cols.items()
+        }
     )
 
 
@@ -136,14 +139,13 @@ def _modules(db: Db, data: RankData) -> None:
     if not m["ts"]:
         return
     names = db.enum("ENUM_MODULE")
-    data.tables["module_memory"] = _table(
+    data.tables["module_memory"] = pa.table(
         {
-            "device": m["device"],
-            "component": [names.get(i, str(i)) for i in m["module"]],
-            "ts_ns": m["ts"],
-            "reserved_bytes": [_i(v) for v in m["reserved"]],
-        },
-        {"device": pa.int32(), "component": pa.string()},
+            "device": pa.array(m["device"], pa.int32()),
+            "component": _map(m["module"], lambda i: names.get(i, str(i)), pa.string()),
+            "ts_ns": pa.array(m["ts"], pa.int64()),
+            "reserved_bytes": _whole_numbers(m["reserved"]),
+        }
     )
 
 
@@ -284,6 +286,30 @@ def _finite(value) -> float | None:
 
 def _i(value) -> int | None:
     return None if value is None else int(value)
+
+
+def _whole_numbers(values: list) -> pa.Array:
+    """``[_i(v) for v in values]`` as int64: a column of integers (the exports' byte counts) as
+    it is, anything else value by value."""
+    try:
+        arr = pa.array(values)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
+        arr = None
+    if arr is not None and (pa.types.is_integer(arr.type) or pa.types.is_null(arr.type)):
+        return arr.cast(pa.int64())
+    return pa.array([_i(v) for v in values], pa.int64())
+
+
+def _decimal_texts(values: list) -> pa.Array:
+    """``[None if v is None else str(v) for v in values]``: a column of integers (stream
+    pointers) in decimal digits by one cast, anything else value by value."""
+    try:
+        arr = pa.array(values)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
+        arr = None
+    if arr is not None and (pa.types.is_integer(arr.type) or pa.types.is_null(arr.type)):
+        return arr.cast(pa.string())
+    return pa.array([None if v is None else str(v) for v in values], pa.string())
 
 
 def _div(value, by: float) -> float | None:

@@ -841,3 +841,49 @@ def test_memory_columns_as_arrays_equal_the_value_by_value_forms(values):
     assert _whole_numbers(values).type == pa.int64()
     assert _decimal_texts(values).to_pylist() == [None if v is None else str(v) for v in values]
     assert _decimal_texts(values).type == pa.string()
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_pmu_pivot_equals_the_last_value_per_task_and_column(seed, monkeypatch):
+    """The pivot of TASK_PMU_INFO (one sort, each column's samples side by side) gives what a
+    dict of the last value per (task, column) gives, columns in order of first appearance:
+    with repeated (task, metric) pairs, two name ids of the same text (one column), unknown
+    names and NULL values left out, and tasks without a sample of a column (null)."""
+    import random
+
+    from profinsight.importers.ascend_db import device
+
+    rnd = random.Random(seed)
+    strings = {1: "aic_mac_ratio", 2: "aic_total_time", 3: "aiv_time", 4: "aic_mac_ratio", 5: "vec_ratio"}
+    rows = [
+        (rnd.choice([10, 11, 12, 13, None]), rnd.choice([1, 2, 3, 4, 5, 99]), rnd.choice([0.5, 1.0, 2.25, None, 7.0]))
+        for _ in range(400)
+    ]
+
+    class FakeDb:
+        def has(self, table):
+            return True
+
+        strings = {}
+
+    FakeDb.strings = strings
+    monkeypatch.setattr(device, "_pmu_rows", lambda db: [list(c) for c in zip(*rows)])
+    gids = pa.array([10, 11, 12, 13, 14, None], pa.int64())
+    got = {k: v.to_pylist() for k, v in device._pmu_columns(FakeDb(), gids).items()}
+
+    def column(i):
+        name = strings.get(i)
+        return None if name is None else f"pmu_{name}_ns" if name.endswith("_time") else f"pmu_{name}"
+
+    last: dict = {}
+    order: list = []
+    for g, i, v in rows:
+        c = column(i)
+        if c is None or v is None:
+            continue
+        if c not in order:
+            order.append(c)
+        last[(g, c)] = v
+    want = {c: [last.get((g, c)) if g is not None else None for g in gids.to_pylist()] for c in order}
+    assert list(got) == order
+    assert got == want

@@ -519,9 +519,11 @@ def _pmu_columns(db: Db, gids: pa.Array) -> dict[str, pa.Array]:
     # last value of a repeated (task, metric) still wins): one sort, where a filter per column
     # compared every sample's name with each of some 30 columns
     enc = pc.dictionary_encode(cols)  # the dictionary in order of first appearance
-    codes = np.asarray(enc.indices, dtype=np.int64)
+    k = len(enc.dictionary)
+    # 16-bit codes sort by radix (NumPy's stable sort of small integers), in linear time
+    codes = np.asarray(enc.indices).astype(np.int16 if k < 2**15 else np.int64)
     order = pa.array(np.argsort(codes, kind="stable"))
-    bounds = np.searchsorted(codes[order.to_numpy()], np.arange(len(enc.dictionary) + 1))
+    bounds = np.concatenate([[0], np.cumsum(np.bincount(codes, minlength=k))])
     g, vals = g.take(order), vals.take(order)
     out = {}
     for k, col in enumerate(enc.dictionary.to_pylist()):

@@ -526,8 +526,8 @@ def _pmu_columns(db: Db, gids: pa.Array) -> dict[str, pa.Array]:
     bounds = np.concatenate([[0], np.cumsum(np.bincount(codes, minlength=k))])
     g, vals = g.take(order), vals.take(order)
     out = {}
-    for k, col in enumerate(enc.dictionary.to_pylist()):
-        lo, n = int(bounds[k]), int(bounds[k + 1] - bounds[k])
+    for i, col in enumerate(enc.dictionary.to_pylist()):
+        lo, n = int(bounds[i]), int(bounds[i + 1] - bounds[i])
         out[col] = vals.slice(lo, n).take(_last_index(gids, g.slice(lo, n), skip_nulls=True))
     return out
 

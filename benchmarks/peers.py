@@ -16,6 +16,11 @@ an Ascend text rank and a Kineto trace, then times, each as its own process:
   and profinsight's cold import alone (``load`` + cache write, ``run.py --child cold``), so that
   the import's CPU time is compared with the floor's.
 
+``--formats db`` (not in the default set) times the torch_npu DB export the same way: the real
+``db_level1`` rank repeated to about SIZE MB (``scale_db.py``: 100 copies are 53.5 MB),
+``profinsight analyze`` against ``msprof-analyze advisor all -d`` on a hard-linked copy, and our
+import alone (no JSON, so no orjson floor); ``analyze`` only.
+
 CPU time is user + system of the process and every child it waited for (``wait4``); peak RSS the
 larger of the process tree's polled RSS (20 ms) and ``ru_maxrss``.  Python start-up plus the
 imports an ``analyze`` pays are measured on their own (``--startup``) and reported apart: they are
@@ -31,6 +36,7 @@ the figure to compare between runs of this script.
     python benchmarks/peers.py --sizes 100                 # about 5 min with both peers
     python benchmarks/peers.py --sizes 100 --repeat 3      # each pair 3 times: medians and ranges
     python benchmarks/peers.py --sizes 1000 --no-compare   # ~10 min of peers alone; data deleted after
+    python benchmarks/peers.py --sizes 54 --formats db --repeat 3   # the DB export, 100 copies of a rank
 """
 
 from __future__ import annotations
@@ -327,6 +333,45 @@ def bench_kineto(size: int, a, tmp: Path) -> list[dict]:
     return rows
 
 
+#: megabytes of DB per copy of the seed rank (``scale_db.py --copies 100`` writes 53.5 MB)
+DB_MB_PER_COPY = 0.535
+
+
+def bench_db(size: int, a, tmp: Path) -> list[dict]:
+    """The torch_npu DB export: the real ``db_level1`` rank repeated to about ``size`` MB, cold
+    ``analyze`` against msprof-analyze's advisor, and the import alone."""
+    sys.path.insert(0, str(HERE))
+    import scale_db
+
+    folder = a.data / f"peers_{size}mb_db"
+    rank = folder / scale_db.SEED.name
+    found = list(rank.glob("ASCEND_PROFILER_OUTPUT/ascend_pytorch_profiler_*.db"))
+    db = found[0] if found else scale_db.scale(scale_db.SEED, max(1, round(size / DB_MB_PER_COPY)), folder)
+    g = {"trace_bytes": db.stat().st_size}
+    cache = tmp / "cache_db"
+    n = a.repeat
+    imp, _, _ = in_turn(n, cold_import(rank, tmp))
+    msa = a.msa if a.msa and Path(a.msa).exists() else None
+
+    def msa_analyze() -> dict:
+        copy = linked_copy(folder, tmp / "msa_analyze")
+        try:
+            return measure([msa, "advisor", "all", "-d", str(copy / rank.name)], cwd=str(copy))
+        finally:
+            shutil.rmtree(copy, ignore_errors=True)
+
+    args = ["analyze", str(rank)]
+    ours, peer, ratios = in_turn(n, cold(args, cache), msa_analyze if msa else None)
+    warm = profinsight(args, cache)
+    shutil.rmtree(cache, ignore_errors=True)
+    return [
+        _row(f"torch_npu DB {size} MB: analyze", g, ours, warm, peer, "msprof-analyze advisor all", None, imp, ratios)
+    ]
+
+
+BENCHES = {"ascend": bench_ascend, "kineto": bench_kineto, "db": bench_db}
+
+
 def _row(name, gen, cold, warm, peer, peer_name, floor=None, imp=None, ratios=()) -> dict:
     for m in (cold, warm, peer, floor, imp):
         if m:
@@ -404,7 +449,7 @@ def table(rows: list[dict], start: dict) -> str:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sizes", default="100", help="comma list of trace sizes in MB")
-    ap.add_argument("--formats", default="ascend,kineto")
+    ap.add_argument("--formats", default="ascend,kineto", help="comma list of ascend, kineto, db")
     ap.add_argument("--msa", default=MSA, help="msprof-analyze executable of its own venv ('' to skip)")
     ap.add_argument("--hta-python", default=HTA, help="python of HTA's own venv ('' to skip)")
     ap.add_argument("--no-compare", action="store_true", help="analyze only (one rank generated)")
@@ -421,6 +466,9 @@ def main() -> int:
     a.data, a.results = a.data.resolve(), a.results.resolve()
     if a.repeat < 1:
         ap.error("--repeat must be at least 1")
+    unknown = sorted({f.strip() for f in a.formats.split(",") if f.strip()} - set(BENCHES))
+    if unknown:
+        ap.error(f"unknown format(s) {', '.join(unknown)}: {', '.join(BENCHES)}")
     a.data.mkdir(parents=True, exist_ok=True)
     a.results.mkdir(parents=True, exist_ok=True)
     rows = []
@@ -430,8 +478,9 @@ def main() -> int:
             tmp = Path(tempfile.mkdtemp(prefix="pi_peers_", dir=a.data))
             try:
                 print(f"== {fmt} {size} MB (load {os.getloadavg()[0]:.1f})", flush=True)
-                rows += (bench_ascend if fmt == "ascend" else bench_kineto)(size, a, tmp)
-                print(table(rows[-2:] if not a.no_compare else rows[-1:], start).split("\n\nPython")[0], flush=True)
+                made = BENCHES[fmt](size, a, tmp)
+                rows += made
+                print(table(rows[-len(made) :], start).split("\n\nPython")[0], flush=True)
             finally:
                 shutil.rmtree(tmp, ignore_errors=True)
                 if not a.keep_data:

@@ -89,3 +89,17 @@ def test_repeat_must_be_at_least_one(bad, monkeypatch, capsys):
         peers.main()
     assert exc.value.code == 2
     assert "--repeat must be at least 1" in capsys.readouterr().err
+
+
+def test_a_db_row_has_the_import_alone_and_no_orjson_floor():
+    """``--formats db``: no JSON to parse, so the row carries our import alone and no floor; the
+    table shows the import and leaves the floor's cells empty."""
+    imp = _run(1.5, cpu=2.0, child={"seconds": 1.2, "cpu_s": 1.9})
+    row = peers._row(
+        "torch_npu DB 54 MB: analyze", {"trace_bytes": 1}, _run(3.0), _run(0.5), _run(12.0), "msa", None, imp
+    )
+    assert "floor" not in row and "import_cpu_over_floor" not in row
+    assert (row["import_s"], row["import_cpu_s"], row["speedup_cold"]) == (1.2, 1.9, 4.0)
+    line = next(x for x in peers.table([row], {"imports": _run(0.7), "help": _run(0.1)}).splitlines() if "DB" in x)
+    assert "| 1.20 s / 1.9 | - |" in line and "4.00x" in line
+    assert set(peers.BENCHES) == {"ascend", "kineto", "db"}

@@ -246,6 +246,23 @@ def one_trace_dir(trace: Path, dst: Path) -> Path:
     return dst
 
 
+def msa_advisor(msa: str | None, rank: Path, tmp: Path):
+    """A function that runs ``msprof-analyze advisor all -d`` on a hard-linked copy of the folder
+    holding ``rank`` (it writes its reports there and into its working folder, the copy), or None
+    where msprof-analyze is not installed."""
+    if not msa:
+        return None
+
+    def run() -> dict:
+        copy = linked_copy(rank.parent, tmp / "msa_analyze")
+        try:
+            return measure([msa, "advisor", "all", "-d", str(copy / rank.name)], cwd=str(copy))
+        finally:
+            shutil.rmtree(copy, ignore_errors=True)
+
+    return run
+
+
 def startup() -> dict:
     """Python start-up + what ``analyze`` imports before it reads anything, and the bare CLI."""
     code = "import profinsight.cli, profinsight.api, profinsight.advisor, pandas, pyarrow.parquet, duckdb"
@@ -265,16 +282,8 @@ def bench_ascend(size: int, a, tmp: Path) -> list[dict]:
     n = a.repeat
     floor, imp, _ = in_turn(n, lambda: child_json("floor", trace, dict(os.environ)), cold_import(rank0, tmp))
     msa = a.msa if a.msa and Path(a.msa).exists() else None
-
-    def msa_analyze() -> dict:
-        copy = linked_copy(rank0.parent, tmp / "msa_analyze")
-        try:
-            return measure([msa, "advisor", "all", "-d", str(copy / rank0.name)], cwd=str(copy))
-        finally:
-            shutil.rmtree(copy, ignore_errors=True)
-
     args = ["analyze", str(rank0)]
-    ours, peer, ratios = in_turn(n, cold(args, cache), msa_analyze if msa else None)
+    ours, peer, ratios = in_turn(n, cold(args, cache), msa_advisor(msa, rank0, tmp))
     warm = profinsight(args, cache)
     rows.append(
         _row(f"Ascend text {size} MB: analyze", g, ours, warm, peer, "msprof-analyze advisor all", floor, imp, ratios)
@@ -352,16 +361,8 @@ def bench_db(size: int, a, tmp: Path) -> list[dict]:
     n = a.repeat
     imp, _, _ = in_turn(n, cold_import(rank, tmp))
     msa = a.msa if a.msa and Path(a.msa).exists() else None
-
-    def msa_analyze() -> dict:
-        copy = linked_copy(folder, tmp / "msa_analyze")
-        try:
-            return measure([msa, "advisor", "all", "-d", str(copy / rank.name)], cwd=str(copy))
-        finally:
-            shutil.rmtree(copy, ignore_errors=True)
-
     args = ["analyze", str(rank)]
-    ours, peer, ratios = in_turn(n, cold(args, cache), msa_analyze if msa else None)
+    ours, peer, ratios = in_turn(n, cold(args, cache), msa_advisor(msa, rank, tmp))
     warm = profinsight(args, cache)
     shutil.rmtree(cache, ignore_errors=True)
     return [

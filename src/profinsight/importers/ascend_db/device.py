@@ -556,6 +556,11 @@ def _arr(values) -> pa.Array:
     return values if isinstance(values, pa.Array) else pa.array(values)
 
 
+def _only_ints(values: list) -> bool:
+    """Whether a Python column holds only integers (and None): no bool, float or text."""
+    return set(map(type, values)) <= {int, type(None)}
+
+
 def _as(arr, type_: pa.DataType) -> pa.Array:
     if isinstance(arr, pa.Scalar):
         return arr.cast(type_)

@@ -26,7 +26,7 @@ from ...nesting import Nesting
 from .._steps import assign_steps
 from .._text import join_stack, normalise_list
 from ..base import RankData
-from .device import _map, _texts
+from .device import _map, _only_ints, _texts
 from .reader import Db
 
 CATEGORY = {50001: "op", 50002: "queue", 50003: "python", 50004: "annotation"}
@@ -294,10 +294,6 @@ def _connections(db: Db, conn: list) -> Owned:
     wanted, rows = _int_keys(conn)
     at, got = _fan_out(id_keys[has_id], targets[has_id], wanted)
     return rows[at], got
-
-
-def _only_ints(values: list) -> bool:
-    return set(map(type, values)) <= {int, type(None)}
 
 
 def _int_keys(values: list) -> tuple[np.ndarray, np.ndarray]:

@@ -23,7 +23,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..base import RankData
-from .device import _map, _texts
+from .device import _map, _only_ints, _texts
 from .reader import Db
 
 _MIB = 1024 * 1024
@@ -288,28 +288,19 @@ def _i(value) -> int | None:
     return None if value is None else int(value)
 
 
-def _integer_array(values: list) -> pa.Array | None:
-    """``values`` as an Arrow array where they are all integers (or None), else None."""
-    try:
-        arr = pa.array(values)
-    except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
-        return None
-    return arr if pa.types.is_integer(arr.type) or pa.types.is_null(arr.type) else None
-
-
 def _whole_numbers(values: list) -> pa.Array:
     """``[_i(v) for v in values]`` as int64: a column of integers (the exports' byte counts) as
     it is, anything else value by value."""
-    arr = _integer_array(values)
-    return arr.cast(pa.int64()) if arr is not None else pa.array([_i(v) for v in values], pa.int64())
+    if _only_ints(values):
+        return pa.array(values, pa.int64())
+    return pa.array([_i(v) for v in values], pa.int64())
 
 
 def _decimal_texts(values: list) -> pa.Array:
     """``[None if v is None else str(v) for v in values]``: a column of integers (stream
     pointers) in decimal digits by one cast, anything else value by value."""
-    arr = _integer_array(values)
-    if arr is not None:
-        return arr.cast(pa.string())
+    if _only_ints(values):
+        return pa.array(values, pa.int64()).cast(pa.string())
     return pa.array([None if v is None else str(v) for v in values], pa.string())
 
 

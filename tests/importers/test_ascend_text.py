@@ -809,19 +809,29 @@ def test_trace_cut_in_a_later_piece_keeps_the_earlier_pieces(fixtures, tmp_path,
     assert got.truncated and got.chunks > 3 and 0.6 * whole < got.events < 0.8 * whole
 
 
-def test_out_of_memory_is_said_not_reported_as_damage(fixtures, tmp_path, monkeypatch):
+@pytest.mark.parametrize("native", [False, True], ids=["pieces", "scanner"])
+def test_out_of_memory_is_said_not_reported_as_damage(fixtures, tmp_path, monkeypatch, native):
     """DuckDB running out of memory is a ProfileError naming the cause, the file size and what
-    to do; through ``load`` it is an error diagnostic with that fix, and nothing is cached."""
+    to do; through ``load`` it is an error diagnostic with that fix, and nothing is cached --
+    whether DuckDB read the pieces of the trace or took the compiled scanner's columns."""
     import duckdb
 
     import profinsight
     from profinsight.errors import ProfileError
+    from profinsight.importers.ascend_text import _trace
     from profinsight.importers.chrome_trace import _array as _trace_json
+    from profinsight.importers.chrome_trace import _native
 
     def oom(*a, **kw):
         raise duckdb.OutOfMemoryException("Out of Memory Error: failed to allocate data of size 2.0 GiB")
 
-    monkeypatch.setattr(_trace_json, "_read_piece", oom)
+    if native:
+        if not _native.available():
+            pytest.skip("the trace scanner is not built")
+        monkeypatch.setattr(_trace, "take_piece", oom)
+    else:
+        monkeypatch.setenv(_native.ENV, "0")
+        monkeypatch.setattr(_trace_json, "_read_piece", oom)
     with pytest.raises(ProfileError) as err:
         load_rank(ascend_text.sniff(rank_dir(fixtures, 1, 0)))
     msg = str(err.value)
@@ -834,7 +844,8 @@ def test_out_of_memory_is_said_not_reported_as_damage(fixtures, tmp_path, monkey
     assert not list((tmp_path / "cache").rglob("meta.json"))
 
 
-def test_counters_are_named_per_piece_exactly(tmp_path):
+@pytest.mark.parametrize("native", [False, True], ids=["pieces", "scanner"])
+def test_counters_are_named_per_piece_exactly(tmp_path, monkeypatch, native):
     """Counter samples are taken out of each piece of the trace while it is read: one row per
     numeric, non-id argument; several values -> ``{event}/{key}``; id arguments folded into
     the name sorted by key; numeric strings count, other strings, nulls and booleans do not;
@@ -885,11 +896,17 @@ def test_counters_are_named_per_piece_exactly(tmp_path):
     )
     path = tmp_path / "trace_view.json"
     path.write_text(json.dumps(events))
+    from profinsight.importers.chrome_trace import _native
+
+    if native and not _native.available():
+        pytest.skip("the trace scanner is not built")
+    monkeypatch.setenv(_native.ENV, "1" if native else "0")
     con = duck()
     _sql.install(con)
     _trace.start_split(con)
     got = read_trace_json(con, path, "ev", take=_trace.take_piece, chunk_bytes=1000)
-    assert got.chunks > 3 and got.events == len(events)
+    # DuckDB in 1 kB pieces, or the scanner's columns at once: the same rows below
+    assert (got.chunks == 1 if native else got.chunks > 3) and got.events == len(events)
     _trace.finish_split(con)
     _trace.build_counters(con)
     rows = con.sql(_trace.counters_sql(3)).fetchall()

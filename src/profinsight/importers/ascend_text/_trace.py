@@ -134,7 +134,7 @@ _HOST = f"""CREATE OR REPLACE TABLE host AS
 #: the raw trace (:func:`take_piece`), so each event's JSON is parsed once.
 _ALL_COLS = (
     "ph VARCHAR, name VARCHAR, cat VARCHAR, pid VARCHAR, tid VARCHAR, id VARCHAR, start_ns BIGINT, dur_ns BIGINT, "
-    "loss VARCHAR, sample VARCHAR, ha9 VARCHAR[], args JSON"
+    "loss VARCHAR, sample VARCHAR, ha9 VARCHAR[], args VARCHAR"
 )
 
 _LOSS = damage.loss_kind("start_ns", "dur_us")

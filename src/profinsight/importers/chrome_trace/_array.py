@@ -209,6 +209,11 @@ def read_trace_json(
     (:attr:`TraceRead.skipped_events`); without it the read stops at the damage, as at a cut."""
     path = Path(path)
     size = path.stat().st_size if span is None else span[1]
+    if take is not None:
+        native = _native_read(con, path, size, take, columns or TRACE_COLUMNS, span)
+        if native is not None:
+            progress.read_whole(path)
+            return native
     if consume is None and take is None:
         create_empty_trace(con, table)
         take = _collect_into(table)
@@ -228,6 +233,31 @@ def read_trace_json(
     # while the importer builds its tables
     progress.read_whole(path)
     return result
+
+
+def _native_read(con, path: Path, size: int, take: Take, columns: dict[str, str], span) -> TraceRead | None:
+    """The whole array read by the compiled scanner (:mod:`._native`) and handed to ``take`` as
+    one Arrow table, in file order; None where the scanner is off or gives up on the file (any
+    damage, a value DuckDB would give differently, a value of a type the column cannot take),
+    and the pieces are read as before."""
+    from . import _native
+
+    threads = int(con.execute("SELECT current_setting('threads')").fetchall()[0][0])
+    try:
+        table = _native.read_array(path, columns, span, threads)
+    except (OSError, ValueError):
+        return None
+    if table is None:
+        return None
+    name = "native_events"
+    con.register(name, table)
+    try:
+        events = take(con, name)
+    except _oom_error() as exc:
+        raise out_of_memory(path, size, exc) from None
+    finally:
+        con.unregister(name)
+    return TraceRead(events, size)
 
 
 def out_of_memory(path: Path, size: int, exc: BaseException) -> ProfileError:

@@ -261,7 +261,7 @@ COLUMNS = {
 }
 _RAW_COLS = (
     "ph VARCHAR, cat VARCHAR, name VARCHAR, pid VARCHAR, tid VARCHAR, start_ns BIGINT, dur_ns BIGINT, "
-    "args JSON, loss VARCHAR, sample VARCHAR"
+    "args VARCHAR, loss VARCHAR, sample VARCHAR"
 )
 
 

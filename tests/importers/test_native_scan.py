@@ -1,0 +1,327 @@
+"""The compiled scanner of an event array (``chrome_trace._native``, ``_scan.c``) against DuckDB's
+own JSON reader, the one the importers used alone before it: every value the scanner gives must be
+the one DuckDB gives, and where it cannot give the same it must give up (None), so that DuckDB
+reads the file.  Then the imports themselves, with and without it, on real fixtures."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+import pytest
+from _support import missing
+
+from profinsight.importers.chrome_trace import TRACE_COLUMNS, _native
+from profinsight.importers.kineto._events import COLUMNS as KINETO_COLUMNS
+
+
+@pytest.fixture(autouse=True)
+def _scanner(monkeypatch):
+    if not _native.available():
+        missing("the trace scanner is not built (pip install -e . compiles it; it needs a C compiler)")
+    monkeypatch.delenv(_native.ENV, raising=False)
+
+
+def test_built_where_a_compiler_is():
+    """A machine with a C compiler (CI's) has the scanner: the install compiled it."""
+    from profinsight.importers.chrome_trace._native_build import compiler
+
+    if compiler() is None:
+        pytest.skip("no C compiler here")
+    assert _native.available()
+
+
+def _duckdb(path: Path, columns: dict[str, str]) -> pa.Table:
+    cols = "{" + ", ".join(f"'{k}': '{v}'" for k, v in columns.items()) + "}"
+    con = duckdb.connect()
+    return con.sql(
+        f"SELECT * FROM read_json('{path}', format='array', records=true, columns={cols}, ignore_errors=true)"
+    ).to_arrow_table()
+
+
+def _as_text(table: pa.Table) -> list[tuple]:
+    """Rows with every value as DuckDB writes it as text (a DECIMAL's digits, JSON's text)."""
+    con = duckdb.connect()
+    con.register("t", table)
+    cols = ", ".join(f'CAST("{c}" AS VARCHAR)' for c in table.column_names)
+    return con.execute(f"SELECT {cols} FROM t").fetchall()
+
+
+def _check(tmp_path: Path, events: list[str], columns=KINETO_COLUMNS, name: str = "a.json"):
+    """The scanner's table of the array of ``events`` (JSON texts), checked against DuckDB's
+    reading of the same file when it gives one; None when it gives up."""
+    path = tmp_path / name
+    path.write_text("[" + ",\n ".join(events) + "]", encoding="utf-8")
+    got = _native.read_array(path, columns)
+    if got is not None:
+        assert _as_text(got) == _as_text(_duckdb(path, columns))
+    return got
+
+
+#: events every value of which the scanner gives as DuckDB does
+KEPT = [
+    '{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 4037, "tid": 23695, "ts": 1682725898236567, "dur": 68.0, '
+    '"args": {"External id": 41506, "Input Dims": [[2048, 1], []], "Input type": ["float", "Scalar"]}}',
+    # escapes of every kind in a text column, raw UTF-8, a surrogate pair
+    r'{"ph": "X", "name": "a\"b\\c\/d\n\t\r\b\f \u00e9 \ud83d\ude00 \u4e2d \u0001", "pid": "Spans", "tid": "PyTorch", "ts": 1.5}',
+    '{"ph": "i", "name": "中文 naïve", "pid": -3, "tid": 0, "ts": 0, "args": {}}',
+    # numbers as DuckDB writes them back: zeros that end a fraction go, ".0" stays
+    '{"ph": "X", "name": "n", "pid": 1, "tid": 1, "ts": 4203669605044.538, "dur": 79.250, '
+    '"args": {"a": 2.000, "b": 0.0, "c": 0.000, "d": -0.5, "e": 0.0001, "f": 123456789012345.0, '
+    '"g": 1.400735294117647, "h": 0.30000000000000004, "i": 12345678901234567890, "j": -7, "k": 1200.0}}',
+    # args strings with the escapes DuckDB's JSON writer writes back, literals, nesting
+    r'{"ph": "X", "name": "s", "pid": 1, "tid": 1, "ts": 2.25, "dur": "abc", '
+    r'"args": {"Call stack": "a.py(1): f;b.py(2): g", "q": "say \"hi\"\\n\n\t", "t": true, "f": false, "n": null, '
+    r'"deep": {"x": [1, [2, {"y": []}]], "z": {}}}}',
+    # literals and null in text columns, absent keys, keys the import does not read
+    '{"ph": "X", "name": true, "cat": false, "pid": null, "ts": null, "dur": 0, "args": null, '
+    r'"other": {"any": "\u00e9 \/", "num": 1e300, "neg": -0}, "id": 12}',
+    "{}",
+    '{\n  "ph": "C",\t"name": "mem", "pid": 0, "tid": 0, "ts": 3,\n  "args": {"Allocated": 1048576}\n}',
+]
+
+#: values the scanner cannot give as DuckDB does: it gives up on the whole file
+GIVES_UP = [
+    '{"ph": "X", "ts": 1.2345}',  # more than three decimals of a DECIMAL(38,3)
+    '{"ph": "X", "ts": 1e3}',  # an exponent in a DECIMAL
+    '{"ph": "X", "ts": "5"}',  # a string for a DECIMAL
+    '{"ph": "X", "dur": 1e5}',  # DuckDB writes 100000.0
+    '{"ph": "X", "dur": 0.00001}',  # DuckDB writes 1e-05
+    '{"ph": "X", "dur": -0}',
+    '{"ph": "X", "dur": -0.0}',
+    '{"ph": "X", "dur": 0.10000000000000001}',  # not the shortest text of its double
+    '{"ph": "X", "dur": 1234567890123456.5}',  # past 15 digits of integer part
+    r'{"ph": "X", "args": {"s": "\u00e9"}}',  # an escape DuckDB decodes inside JSON
+    r'{"ph": "X", "args": {"s": "a\/b"}}',
+    '{"ph": "X", "args": [1, 2]}',  # not an object
+    '{"ph": "X", "args": "text"}',
+    '{"ph": ["X"]}',  # a container for a text column
+    '{"ph": "X", "ph": "i"}',  # a key twice
+    r'{"p\u0068": "X"}',  # a key with an escape
+    r'{"ph": "X", "name": "nul \u0000"}',
+    r'{"ph": "X", "name": "lone \udc00"}',
+]
+
+#: not valid JSON, or not an array of objects
+BROKEN = [
+    '{"ph": "X", "name": "cut',
+    '{"ph": "X",}',
+    '{"ph": X}',
+    '{"ph": "X"} {"ph": "i"}',
+    "1",
+    '{"ph": "X", "dur": 01}',
+    '{"ph": "X", "dur": 1.}',
+    '{"ph": "X", "name": "raw\tcontrol"}',
+    '{"ph": "X", "args": {"a": tru}}',
+]
+
+
+def test_kept_values_are_duckdbs(tmp_path):
+    got = _check(tmp_path, KEPT)
+    assert got is not None and got.num_rows == len(KEPT)
+    # and each event alone, so that no case hides behind another
+    for i, ev in enumerate(KEPT):
+        assert _check(tmp_path, [ev], name=f"k{i}.json") is not None, ev
+
+
+@pytest.mark.parametrize("event", GIVES_UP)
+def test_gives_up_where_duckdb_would_differ(tmp_path, event):
+    assert _check(tmp_path, [KEPT[0], event]) is None
+
+
+@pytest.mark.parametrize("event", BROKEN)
+def test_gives_up_on_invalid_json(tmp_path, event):
+    assert _check(tmp_path, [KEPT[0], event]) is None
+
+
+def test_unknown_keys_may_hold_anything_valid(tmp_path):
+    """A key no column reads is only checked to be JSON: its exponents and escapes cost nothing."""
+    ev = r'{"ph": "X", "x": {"a": 1e-7, "b": "\u00e9\/", "c": [1.50, -0]}, "name": "k"}'
+    assert _check(tmp_path, [ev]) is not None
+
+
+def test_ascend_columns(tmp_path):
+    """The Ascend export's columns (all text but args), ``ts`` written as a string there."""
+    events = [
+        '{"ph": "X", "name": "aclnnMm", "pid": 3096504, "tid": 3096504, "ts": "1736408883842779.930", "dur": 0.0, '
+        '"cat": "python_function", "args": {"Python id": 2550}}',
+        '{"ph": "s", "bp": "e", "name": "torch_to_npu", "id": 1736408883700059821, "pid": 3096504, "tid": 1, '
+        '"ts": "1736408883694699.510", "cat": "async_npu"}',
+        '{"ph": "M", "name": "process_name", "pid": 2, "args": {"name": "Ascend Hardware"}}',
+    ]
+    got = _check(tmp_path, events, TRACE_COLUMNS)
+    assert got is not None and got.num_rows == 3
+
+
+def _random_number(rng: random.Random) -> str:
+    kind = rng.randrange(8)
+    if kind == 0:
+        return str(rng.randrange(-(10**20), 10**20))
+    if kind == 1:
+        return f"{rng.uniform(-1e6, 1e6):.{rng.randrange(0, 7)}f}"
+    if kind == 2:
+        return repr(rng.uniform(0, 1))  # up to 17 digits, the shortest text
+    if kind == 3:
+        return repr(rng.uniform(1e-6, 1e-3))
+    if kind == 4:
+        return f"{rng.uniform(0, 1e16):.1f}"
+    if kind == 5:
+        return f"{rng.uniform(0, 10):.3f}"  # zeros at the end, sometimes
+    if kind == 6:
+        return f"{rng.random():.17f}"  # often not the shortest
+    return rng.choice(["0", "0.0", "-1", "1e2", "2.5E-3", "-0.0", "100.0"])
+
+
+def _random_text(rng: random.Random) -> str:
+    pieces = ["a", "Z", " ", "é", "中", "\\n", '\\"', "\\\\", "\\/", "\\u00e9", "\\t", "x;y", "(1)", ":"]
+    return '"' + "".join(rng.choice(pieces) for _ in range(rng.randrange(0, 8))) + '"'
+
+
+def _random_value(rng: random.Random, depth: int = 0) -> str:
+    k = rng.randrange(9 if depth < 3 else 6)
+    if k < 2:
+        return _random_number(rng)
+    if k < 4:
+        return _random_text(rng)
+    if k == 4:
+        return rng.choice(["true", "false"])
+    if k == 5:
+        return "null"
+    if k < 8:
+        return "[" + ", ".join(_random_value(rng, depth + 1) for _ in range(rng.randrange(0, 4))) + "]"
+    return "{" + ", ".join(f'"k{i}": {_random_value(rng, depth + 1)}' for i in range(rng.randrange(0, 4))) + "}"
+
+
+def _random_event(rng: random.Random) -> str:
+    fields = []
+    for key in ("ph", "cat", "name", "pid", "tid", "dur"):
+        if rng.random() < 0.85:
+            fields.append(f'"{key}": {rng.choice([_random_text(rng), _random_number(rng)])}')
+    if rng.random() < 0.9:
+        fields.append(f'"ts": {rng.choice([str(rng.randrange(10**15, 10**16)), f"{rng.uniform(0, 1e9):.3f}"])}')
+    if rng.random() < 0.9:
+        fields.append(
+            '"args": {' + ", ".join(f'"a{i}": {_random_value(rng)}' for i in range(rng.randrange(0, 5))) + "}"
+        )
+    rng.shuffle(fields)
+    return "{" + ", ".join(fields) + "}"
+
+
+def test_random_values_one_by_one(tmp_path):
+    """Random events, each alone in a file: whatever the scanner gives is DuckDB's value, and it
+    gives most of them (a scanner that gave up on everything would pass the first half)."""
+    rng = random.Random(20261206)
+    kept = 0
+    for i in range(400):
+        got = _check(tmp_path, [_random_event(rng)], name=f"r{i % 7}.json")
+        kept += got is not None
+    assert kept >= 100
+
+
+def test_parts_on_threads_read_the_same(tmp_path, monkeypatch):
+    """An array cut into parts read on threads gives the table of one part, where cuts fall on
+    events, inside strings and inside arrays of objects (``}, {`` in a name or an args list)."""
+    rng = random.Random(7)
+    events = []
+    for i in range(3000):
+        name = rng.choice(["op", "x}, {y", "}, {", 'a}, {\\"ph\\": 1'])
+        objs = ", ".join(f'{{"k": {j}}}' for j in range(rng.randrange(0, 4)))
+        events.append(
+            f'{{"ph": "X", "name": "{name}{i}", "pid": 1, "tid": {i % 5}, "ts": {i}.5, "dur": 1.0, '
+            f'"args": {{"list": [{objs}], "n": {i}}}}}'
+        )
+    path = tmp_path / "parts.json"
+    path.write_text("[" + ", ".join(events) + "]\n", encoding="utf-8")
+    one = _native.read_array(path, KINETO_COLUMNS, threads=1)
+    assert one is not None and one.num_rows == 3000
+    monkeypatch.setattr(_native, "PART_MIN_BYTES", 0)
+    later = []  # what the scans of parts after the first gave: rows, or -1 at a cut inside an event
+    real = _native._Part.scan
+
+    def scan(self, addr, length, first, last):
+        rows = real(self, addr, length, first, last)
+        if not first:
+            later.append(rows)
+        return rows
+
+    monkeypatch.setattr(_native._Part, "scan", scan)
+    for threads in (2, 3, 8, 64):
+        got = _native.read_array(path, KINETO_COLUMNS, threads=threads)
+        assert got is not None and got.equals(one), threads
+    # both happened: parts that started at an event and were kept, cuts that fell inside one
+    assert any(r > 0 for r in later) and any(r < 0 for r in later)
+    assert _as_text(one) == _as_text(_duckdb(path, KINETO_COLUMNS))
+
+
+def test_a_span_of_the_file(tmp_path):
+    """``span``: the array inside a ``{"traceEvents": [...]}`` object, read in place."""
+    body = "[" + ", ".join(KEPT[:3]) + "]"
+    text = '{"schemaVersion": 1, "traceEvents": ' + body + ', "deviceProperties": []}'
+    path = tmp_path / "obj.json"
+    path.write_text(text, encoding="utf-8")
+    start = text.encode().index(b"[{")
+    got = _native.read_array(path, KINETO_COLUMNS, span=(start, start + len(body.encode())))
+    assert got is not None and got.num_rows == 3
+    assert _native.read_array(path, KINETO_COLUMNS, span=(start, start + 5)) is None  # a cut array
+
+
+def test_off_by_environment(tmp_path, monkeypatch):
+    path = tmp_path / "a.json"
+    path.write_text("[" + KEPT[0] + "]", encoding="utf-8")
+    monkeypatch.setenv(_native.ENV, "0")
+    assert _native.read_array(path, KINETO_COLUMNS) is None
+
+
+def _tables(prof) -> dict:
+    return {n: prof.arrow(n) for n in prof.row_counts()}
+
+
+@pytest.mark.parametrize(
+    "rel",
+    [
+        "kineto/gpu_2rank_rank0.json.gz",
+        "kineto/amd_mi250.json.gz",
+        "kineto/legacy/resnet50_tb_plugin_2021.json.gz",
+        "ascend_pt/text_level0/rank0_ascend_pt",
+    ],
+)
+def test_imports_are_the_same_with_and_without(fixtures, rel, monkeypatch, tmp_path):
+    """A real import, read by the scanner and by DuckDB alone: every table and diagnostic equal,
+    and the scanner did read it (it gave up on none of these)."""
+    import profinsight
+
+    src = fixtures / rel
+    monkeypatch.setenv("PROFINSIGHT_CACHE", "off")
+    read = []
+    real = _native.read_array
+
+    def counting(*a, **k):
+        t = real(*a, **k)
+        read.append(t is not None)
+        return t
+
+    monkeypatch.setattr(_native, "read_array", counting)
+    fast = profinsight.load(src)
+    assert read and all(read)
+    monkeypatch.setenv(_native.ENV, "0")
+    slow = profinsight.load(src)
+    a, b = _tables(fast), _tables(slow)
+    assert a.keys() == b.keys()
+    for name in a:
+        assert a[name].equals(b[name]), name
+    assert [d.to_dict() for d in fast.diagnostics] == [d.to_dict() for d in slow.diagnostics]
+
+
+def test_not_built_is_duckdb(tmp_path, monkeypatch):
+    """Without the library the reader says so (None) and the import reads with DuckDB."""
+    monkeypatch.setattr(_native, "HERE", tmp_path)
+    _native._lib.cache_clear()
+    try:
+        assert not _native.available()
+        path = tmp_path / "a.json"
+        path.write_text("[" + KEPT[0] + "]", encoding="utf-8")
+        assert _native.read_array(path, KINETO_COLUMNS) is None
+    finally:
+        _native._lib.cache_clear()

@@ -46,7 +46,33 @@ PROFILING_ENV = {
 
 
 def environment_extra_checks() -> list[dg.Diagnostic]:
-    return jupyter_checks() + mcp_checks() + framework_checks() + env_var_checks()
+    return scanner_checks() + jupyter_checks() + mcp_checks() + framework_checks() + env_var_checks()
+
+
+def scanner_checks() -> list[dg.Diagnostic]:
+    """Whether the compiled trace scanner (``importers/chrome_trace/_scan.c``) was built at install,
+    looked up as a file (its loader imports NumPy and pyarrow; this check stays at start-up speed)."""
+    import importlib.util
+    import os
+    from pathlib import Path
+
+    folder = Path(__file__).resolve().parents[1] / "importers" / "chrome_trace"
+    spec = importlib.util.spec_from_file_location("_profinsight_native_build", folder / "_native_build.py")
+    build = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(build)  # standard library only
+    lib = folder / build.LIB_NAME
+    if not lib.is_file():
+        return [
+            dg.info(
+                "trace-scanner-absent",
+                "the trace scanner was not compiled at install (no C compiler): DuckDB reads every Chrome-trace "
+                "JSON, the same tables, slower",
+                fix="install a C compiler (gcc or clang), then reinstall profinsight",
+            )
+        ]
+    if os.environ.get("PROFINSIGHT_NATIVE", "1") == "0":
+        return [dg.info("trace-scanner-off", "PROFINSIGHT_NATIVE=0: DuckDB reads every Chrome-trace JSON", file=lib)]
+    return [dg.info("trace-scanner", "the compiled trace scanner reads Chrome-trace JSON", file=lib)]
 
 
 def mcp_checks() -> list[dg.Diagnostic]:

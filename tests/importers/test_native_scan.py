@@ -295,14 +295,17 @@ def test_imports_are_the_same_with_and_without(fixtures, rel, monkeypatch, tmp_p
     src = fixtures / rel
     monkeypatch.setenv("PROFINSIGHT_CACHE", "off")
     read = []
-    real = _native.read_array
+    real = _native.batches
 
     def counting(*a, **k):
-        t = real(*a, **k)
-        read.append(t is not None)
-        return t
+        try:
+            yield from real(*a, **k)
+            read.append(True)
+        except _native.GaveUp:
+            read.append(False)
+            raise
 
-    monkeypatch.setattr(_native, "read_array", counting)
+    monkeypatch.setattr(_native, "batches", counting)
     fast = profinsight.load(src)
     assert read and all(read)
     monkeypatch.setenv(_native.ENV, "0")
@@ -325,3 +328,90 @@ def test_not_built_is_duckdb(tmp_path, monkeypatch):
         assert _native.read_array(path, KINETO_COLUMNS) is None
     finally:
         _native._lib.cache_clear()
+
+
+def _kineto_trace(events: list[str]) -> str:
+    return '{"schemaVersion": 1, "traceEvents": [' + ", ".join(events) + "]}"
+
+
+def _kineto_events(n: int) -> list[str]:
+    out = []
+    for i in range(n):
+        out.append(
+            f'{{"ph": "X", "cat": "cpu_op", "name": "aten::op{i % 7}", "pid": 10, "tid": 10, "ts": {1000 + 10 * i}, '
+            f'"dur": 5.0, "args": {{"External id": {i}, "Input Dims": [[{i % 3}, 4]], "Input type": ["float"]}}}}'
+        )
+        out.append(
+            f'{{"ph": "X", "cat": "kernel", "name": "k{i % 5}", "pid": 0, "tid": 7, "ts": {1002 + 10 * i}, "dur": 2.0, '
+            f'"args": {{"External id": {i}, "device": 0, "stream": 7, "correlation": {i}, "grid": [1, 1, 1]}}}}'
+        )
+    return out
+
+
+def test_batches_read_the_same_as_one_table(tmp_path):
+    """A trace read in many small tables (each its own parts) gives the rows of one table."""
+    path = tmp_path / "a.json"
+    path.write_text("[" + ", ".join(_kineto_events(400)) + "]", encoding="utf-8")
+    one = _native.read_array(path, KINETO_COLUMNS)
+    many = list(_native.batches(path, KINETO_COLUMNS, threads=2, batch_bytes=3000))
+    assert len(many) > 20
+    assert pa.concat_tables(many).equals(one.combine_chunks()) or _as_text(pa.concat_tables(many)) == _as_text(one)
+
+
+@pytest.mark.parametrize("late", [False, True], ids=["first-table", "after-tables-were-taken"])
+def test_giving_up_late_goes_on_with_duckdb(tmp_path, monkeypatch, late):
+    """The scanner gives up on a value it cannot give as DuckDB does (here ``2e0``): at once, and
+    DuckDB reads the whole file; or after tables of the file were taken, and DuckDB reads on from
+    the event where the table it gave up on starts.  Either way no event is missing or there
+    twice: every table and diagnostic equals DuckDB's alone."""
+    import profinsight
+
+    events = _kineto_events(300)
+    at = len(events) - 3 if late else 1
+    events[at] = events[at].replace('"dur": 2.0', '"dur": 2e0')
+    path = tmp_path / "t.json"
+    path.write_text(_kineto_trace(events), encoding="utf-8")
+    monkeypatch.setenv("PROFINSIGHT_CACHE", "off")
+    monkeypatch.setattr(_native, "BATCH_BYTES", 4000)
+    taken = []
+    real = _native.batches
+
+    def counting(*a, **k):
+        for t in real(*a, **k):
+            taken.append(t.num_rows)
+            yield t
+
+    monkeypatch.setattr(_native, "batches", counting)
+    fast = profinsight.load(path)
+    assert (len(taken) > 10) if late else not taken
+    monkeypatch.setenv(_native.ENV, "0")
+    slow = profinsight.load(path)
+    a, b = _tables(fast), _tables(slow)
+    assert a["host_ops"].num_rows == 300 and a["device_tasks"].num_rows == 300
+    for name in a:
+        assert a[name].equals(b[name]), name
+    # (events taken twice would be dropped as exact copies -- and said to be: no such warning)
+    assert [d.to_dict() for d in fast.diagnostics] == [d.to_dict() for d in slow.diagnostics]
+
+
+@pytest.mark.parametrize("cut", [0.3, 0.97])
+def test_a_cut_file_reads_as_with_duckdb_alone(tmp_path, monkeypatch, cut):
+    """A trace cut short: the scanner takes the tables before the cut, gives up on the one that
+    holds it, and DuckDB's reader goes on from there and says what was lost -- the same tables
+    and the same warning, counts included, as DuckDB alone."""
+    import profinsight
+
+    text = _kineto_trace(_kineto_events(300))
+    path = tmp_path / "cut.json"
+    path.write_text(text[: int(len(text) * cut)], encoding="utf-8")
+    monkeypatch.setenv("PROFINSIGHT_CACHE", "off")
+    monkeypatch.setattr(_native, "BATCH_BYTES", 4000)
+    fast = profinsight.load(path)
+    monkeypatch.setenv(_native.ENV, "0")
+    slow = profinsight.load(path)
+    a, b = _tables(fast), _tables(slow)
+    assert a["host_ops"].num_rows > 50
+    for name in a:
+        assert a[name].equals(b[name]), name
+    assert [d.to_dict() for d in fast.diagnostics] == [d.to_dict() for d in slow.diagnostics]
+    assert any(d.code == "trace-truncated" for d in fast.diagnostics)

@@ -209,11 +209,15 @@ def read_trace_json(
     (:attr:`TraceRead.skipped_events`); without it the read stops at the damage, as at a cut."""
     path = Path(path)
     size = path.stat().st_size if span is None else span[1]
+    resume = None
     if take is not None:
         native = _native_read(con, path, size, take, columns or TRACE_COLUMNS, span)
         if native is not None:
-            progress.read_whole(path)
-            return native
+            events, resume_at = native
+            if resume_at is None:  # the scanner read the whole array
+                progress.read_whole(path)
+                return TraceRead(events, size)
+            resume = (resume_at, events)  # DuckDB reads what the scanner gave up on
     if consume is None and take is None:
         create_empty_trace(con, table)
         take = _collect_into(table)
@@ -222,6 +226,7 @@ def read_trace_json(
     reader.spec = (columns or TRACE_COLUMNS, ignore_errors)
     reader.span = span
     reader.resync = resync
+    reader.resume = resume
     try:
         result = reader.run()
     except _oom_error() as exc:
@@ -235,29 +240,36 @@ def read_trace_json(
     return result
 
 
-def _native_read(con, path: Path, size: int, take: Take, columns: dict[str, str], span) -> TraceRead | None:
-    """The whole array read by the compiled scanner (:mod:`._native`) and handed to ``take`` as
-    one Arrow table, in file order; None where the scanner is off or gives up on the file (any
-    damage, a value DuckDB would give differently, a value of a type the column cannot take),
-    and the pieces are read as before."""
+def _native_read(
+    con, path: Path, size: int, take: Take, columns: dict[str, str], span
+) -> tuple[int, int | None] | None:
+    """The array read by the compiled scanner (:mod:`._native`) and handed to ``take`` as Arrow
+    tables, in file order, 128 MB of the file at a time (each on the import's threads).  Returns
+    (events taken, None) when it read the whole array; (events taken, offset) when it gave up at
+    that offset (an event's start) after taking the events before it -- the pieces reader goes
+    on from there; None when it took nothing (off, not built, or it gave up at once), and the
+    pieces are read as before.  It gives up on any damage, on a value DuckDB would give
+    differently and on a value of a type the column cannot take."""
     from . import _native
 
+    if not _native.enabled() or not _native.supports(columns):
+        return None
     threads = int(con.execute("SELECT current_setting('threads')").fetchall()[0][0])
+    name, events, taken = "native_events", 0, 0
     try:
-        table = _native.read_array(path, columns, span, threads)
-    except (OSError, ValueError):
-        return None
-    if table is None:
-        return None
-    name = "native_events"
-    con.register(name, table)
-    try:
-        events = take(con, name)
+        for table in _native.batches(path, columns, span, threads, _native.BATCH_BYTES):
+            con.register(name, table)
+            try:
+                events += take(con, name)
+            finally:
+                con.unregister(name)
+            taken += 1
+            del table
+    except _native.GaveUp as gave:
+        return (events, gave.at) if taken and gave.at is not None else None
     except _oom_error() as exc:
         raise out_of_memory(path, size, exc) from None
-    finally:
-        con.unregister(name)
-    return TraceRead(events, size)
+    return events, None
 
 
 def out_of_memory(path: Path, size: int, exc: BaseException) -> ProfileError:
@@ -288,6 +300,9 @@ class _Reader:
         self.spec: tuple[dict[str, str], bool] = (TRACE_COLUMNS, False)
         self.span: tuple[int, int] | None = None
         self.resync = False
+        #: (offset of an event, events taken before it): the compiled scanner took the events before
+        #: that offset and gave up there; the read goes on from it
+        self.resume: tuple[int, int] | None = None
         self.skipped: list[tuple[int, int, int]] = []  # (from, to, events) of each stretch skipped
         self._probed: dict[tuple[int, int], str | None] = {}  # (lo, hi) -> what _probe found
         self._end = size  # where the events end (before the closing bracket), once known
@@ -311,6 +326,8 @@ class _Reader:
         if body is None:  # not an array at all: nothing to recover
             return TraceRead(0, self.size, True, self.size, 0, self._first_error(), 0)
         start, end, closed = body
+        if self.resume is not None and start <= self.resume[0] <= end:
+            start, self.events = self.resume
         self._end = end
         resumed = False
         while True:

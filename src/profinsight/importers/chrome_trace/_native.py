@@ -17,6 +17,7 @@ from __future__ import annotations
 import ctypes
 import mmap
 import os
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 from pathlib import Path
@@ -33,6 +34,8 @@ _DECIMAL = KINDS["DECIMAL(38,3)"]
 ENV = "PROFINSIGHT_NATIVE"
 #: below this an array is read as one part: a thread costs more than it saves
 PART_MIN_BYTES = 8 << 20
+#: bytes of the file per table :func:`batches` yields (the DuckDB reader's batch: 16 pieces of 8 MB)
+BATCH_BYTES = 128 << 20
 
 
 class _Out(ctypes.Structure):
@@ -89,36 +92,99 @@ def supports(columns: dict[str, str]) -> bool:
     return 0 < len(columns) <= MAX_COLS and all(t in KINDS for t in columns.values())
 
 
+class GaveUp(Exception):
+    """The scanner cannot read this array as DuckDB's reader would (or not at all); ``at``: the
+    file offset of the event where the table it could not give starts (None: before any)."""
+
+    def __init__(self, why: str, at: int | None = None):
+        super().__init__(why)
+        self.at = at
+
+
 def read_array(
     path: Path, columns: dict[str, str], span: tuple[int, int] | None = None, threads: int = 1
 ) -> pa.Table | None:
     """The events of the array at ``path`` (the bytes ``span`` of it, ``[`` to ``]``, when given)
-    as an Arrow table of ``columns`` (key -> DuckDB type), in file order, read in ``threads``
+    as one Arrow table of ``columns`` (key -> DuckDB type), in file order, read in ``threads``
     parts at once; None where the scanner is off, not built, or gives up on the file (see the
     module docstring)."""
-    if not enabled() or not supports(columns):
+    try:
+        tables = list(batches(path, columns, span, threads, batch_bytes=None))
+    except GaveUp:
         return None
+    return tables[0] if tables else None
+
+
+def batches(
+    path: Path,
+    columns: dict[str, str],
+    span: tuple[int, int] | None = None,
+    threads: int = 1,
+    batch_bytes: int | None = BATCH_BYTES,
+) -> Iterator[pa.Table]:
+    """The events of the array, as :func:`read_array` reads them, in tables of about
+    ``batch_bytes`` of the file each (None: one table), so that a large trace is never all in
+    memory as columns at once: the caller takes each before the next is read, and the file's
+    pages read so far are given back.  Raises :class:`GaveUp` where :func:`read_array` gives
+    None, with the offset where the table it could not give starts (:attr:`GaveUp.at`): a
+    caller that took the tables before it reads on from there."""
+    if not enabled() or not supports(columns):
+        raise GaveUp("the scanner is off or not built")
     lib = _lib()
     with open(path, "rb") as f:
         size = os.fstat(f.fileno()).st_size
         lo, hi = span if span is not None else (0, size)
         if size == 0 or not 0 <= lo < hi <= size:
-            return None
+            raise GaveUp("no array there")
         with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
             buf = np.frombuffer(mm, dtype=np.uint8)
             try:
-                return _read(lib, buf.ctypes.data + lo, hi - lo, columns, max(1, int(threads)))
+                base, start = buf.ctypes.data, lo
+                while True:
+                    end = hi
+                    if batch_bytes and hi - start > batch_bytes * 3 // 2:
+                        at = lib.pi_next_event(base, hi, start + batch_bytes)
+                        end = at if at > start else hi
+                    try:
+                        table = _read(
+                            lib, base + start, end - start, columns, max(1, int(threads)), start == lo, end == hi
+                        )
+                    except (OSError, ValueError, MemoryError) as exc:
+                        raise GaveUp(str(exc), None if start == lo else start) from None
+                    if table is None:
+                        raise GaveUp(
+                            f"the scanner gave up between bytes {start:,} and {end:,}", None if start == lo else start
+                        )
+                    yield table
+                    del table  # taken: gone before the next is read
+                    if end == hi:
+                        return
+                    _forget(mm, lo, end)
+                    start = end
             finally:
                 del buf  # the mmap closes only once no array points into it
 
 
-def _read(lib, addr: int, length: int, columns: dict[str, str], threads: int) -> pa.Table | None:
+def _forget(mm: mmap.mmap, lo: int, hi: int) -> None:
+    """Give back the file's pages in [lo, hi) that were read (they count in the process's RSS)."""
+    page = mmap.PAGESIZE
+    a, b = lo // page * page, hi // page * page
+    if b > a and hasattr(mm, "madvise") and hasattr(mmap, "MADV_DONTNEED"):
+        try:
+            mm.madvise(mmap.MADV_DONTNEED, a, b - a)
+        except OSError:
+            pass
+
+
+def _read(lib, addr: int, length: int, columns: dict[str, str], threads: int, first: bool, last: bool):
+    """The table of bytes [addr, addr + length) in ``threads`` parts (``first``: they start at the
+    array's ``[``; ``last``: they end at its ``]``), or None."""
     cuts = _cuts(lib, addr, length, threads)
     parts = [_Part(lib, columns) for _ in range(len(cuts) - 1)]
 
     def scan(i: int) -> int:
         a, b = cuts[i], cuts[i + 1]
-        return parts[i].scan(addr + a, b - a, first=i == 0, last=i == len(parts) - 1)
+        return parts[i].scan(addr + a, b - a, first=first and i == 0, last=last and i == len(parts) - 1)
 
     if len(parts) == 1:
         rows = [scan(0)]
@@ -130,7 +196,7 @@ def _read(lib, addr: int, length: int, columns: dict[str, str], threads: int) ->
         for p in parts:
             p.free()
         parts = [_Part(lib, columns)]
-        rows = [parts[0].scan(addr, length, first=True, last=True)]
+        rows = [parts[0].scan(addr, length, first=first, last=last)]
     if any(r < 0 for r in rows):
         for p in parts:
             p.free()

@@ -353,8 +353,10 @@ def test_batches_read_the_same_as_one_table(tmp_path):
     path = tmp_path / "a.json"
     path.write_text("[" + ", ".join(_kineto_events(400)) + "]", encoding="utf-8")
     one = _native.read_array(path, KINETO_COLUMNS)
-    many = list(_native.batches(path, KINETO_COLUMNS, threads=2, batch_bytes=3000))
-    assert len(many) > 20
+    read = list(_native.batches(path, KINETO_COLUMNS, threads=2, batch_bytes=3000))
+    many = [b.table for b in read]
+    assert len(many) > 20 and read[-1].end == path.stat().st_size
+    assert all(a.end < b.end for a, b in zip(read, read[1:]))
     assert pa.concat_tables(many).equals(one.combine_chunks()) or _as_text(pa.concat_tables(many)) == _as_text(one)
 
 
@@ -377,9 +379,9 @@ def test_giving_up_late_goes_on_with_duckdb(tmp_path, monkeypatch, late):
     real = _native.batches
 
     def counting(*a, **k):
-        for t in real(*a, **k):
-            taken.append(t.num_rows)
-            yield t
+        for b in real(*a, **k):
+            taken.append(b.table.num_rows)
+            yield b
 
     monkeypatch.setattr(_native, "batches", counting)
     fast = profinsight.load(path)

@@ -257,14 +257,15 @@ def _native_read(
     threads = int(con.execute("SELECT current_setting('threads')").fetchall()[0][0])
     name, events, taken = "native_events", 0, 0
     try:
-        for table in _native.batches(path, columns, span, threads, _native.BATCH_BYTES):
-            con.register(name, table)
+        for batch in _native.batches(path, columns, span, threads, _native.BATCH_BYTES):
+            con.register(name, batch.table)
             try:
                 events += take(con, name)
             finally:
                 con.unregister(name)
             taken += 1
-            del table
+            progress.read(path, batch.end)
+            del batch
     except _native.GaveUp as gave:
         return (events, gave.at) if taken and gave.at is not None else None
     except _oom_error() as exc:

@@ -3,9 +3,10 @@
 Why: DuckDB's JSON reader spends most of a Kineto import's parse on the event-level columns
 (0.66-0.73 s of CPU for a 100 MB trace); the scanner walks the same bytes in about a third of
 that, on several threads, and hands the columns to DuckDB as Arrow, which the same SQL then
-reads in place of the JSON pieces.  It gives each value as DuckDB's reader would (the rules are
-in ``_scan.c``), and it gives up -- :func:`read_array` returns None -- on anything it cannot give
-the same way, on damage of any kind and where the library was not built: the caller then reads
+reads in place of the JSON pieces -- 128 MB of the file at a time (:func:`batches`), so a large
+trace is never all in memory as columns.  It gives each value as DuckDB's reader would (the
+rules are in ``_scan.c``), and it gives up (:class:`GaveUp`) on anything it cannot give the same
+way, on damage of any kind and where the library was not built: the caller reads the rest of
 the file with DuckDB, so the scanner only ever changes how fast a file is read, never what is
 read.
 
@@ -21,6 +22,7 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import pyarrow as pa
@@ -109,10 +111,17 @@ def read_array(
     parts at once; None where the scanner is off, not built, or gives up on the file (see the
     module docstring)."""
     try:
-        tables = list(batches(path, columns, span, threads, batch_bytes=None))
+        read = list(batches(path, columns, span, threads, batch_bytes=None))
     except GaveUp:
         return None
-    return tables[0] if tables else None
+    return read[0].table if read else None
+
+
+class Batch(NamedTuple):
+    """A table of events, and the file offset where the bytes it was read from end."""
+
+    table: pa.Table
+    end: int
 
 
 def batches(
@@ -121,7 +130,7 @@ def batches(
     span: tuple[int, int] | None = None,
     threads: int = 1,
     batch_bytes: int | None = BATCH_BYTES,
-) -> Iterator[pa.Table]:
+) -> Iterator[Batch]:
     """The events of the array, as :func:`read_array` reads them, in tables of about
     ``batch_bytes`` of the file each (None: one table), so that a large trace is never all in
     memory as columns at once: the caller takes each before the next is read, and the file's
@@ -155,7 +164,7 @@ def batches(
                         raise GaveUp(
                             f"the scanner gave up between bytes {start:,} and {end:,}", None if start == lo else start
                         )
-                    yield table
+                    yield Batch(table, end)
                     del table  # taken: gone before the next is read
                     if end == hi:
                         return

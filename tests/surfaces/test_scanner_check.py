@@ -22,3 +22,24 @@ def test_built_off_and_absent(monkeypatch):
     monkeypatch.setattr(Path, "is_file", lambda p: False if p.name.startswith("_scan_native") else real(p))
     (d,) = scanner_checks()
     assert d.code == "trace-scanner-absent" and "C compiler" in d.fix
+
+
+def test_stale(monkeypatch):
+    """A library built from another version of ``_scan.c`` is not used, and doctor says how to
+    rebuild it."""
+    from profinsight.cli import env_checks
+    from profinsight.importers.chrome_trace import _native
+
+    if not _native.available():
+        return
+    monkeypatch.setattr(_native, "source_hash", lambda *a: "0123456789abcdef")
+    _native._lib.cache_clear()
+    try:
+        assert not _native.available()
+    finally:
+        monkeypatch.undo()
+        _native._lib.cache_clear()
+    assert _native.available()
+    monkeypatch.setattr(env_checks, "_built_from", lambda lib: "0123456789abcdef")
+    (d,) = scanner_checks()
+    assert d.code == "trace-scanner-stale" and "_native_build.py" in d.fix

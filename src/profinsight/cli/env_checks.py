@@ -70,6 +70,16 @@ def scanner_checks() -> list[dg.Diagnostic]:
                 fix="install a C compiler (gcc or clang), then reinstall profinsight",
             )
         ]
+    if _built_from(lib) != build.source_hash(folder / "_scan.c"):
+        return [
+            dg.info(
+                "trace-scanner-stale",
+                "the trace scanner was built from another version of its source (_scan.c changed since it was "
+                "compiled): it is not used, DuckDB reads every Chrome-trace JSON",
+                file=lib,
+                fix=f"python {folder / '_native_build.py'}  (or reinstall profinsight)",
+            )
+        ]
     if os.environ.get("PROFINSIGHT_NATIVE", "1") == "0":
         return [dg.info("trace-scanner-off", "PROFINSIGHT_NATIVE=0: DuckDB reads every Chrome-trace JSON", file=lib)]
     return [dg.info("trace-scanner", "the compiled trace scanner reads Chrome-trace JSON", file=lib)]
@@ -150,6 +160,18 @@ def _headers(text: str) -> dict:
 
 
 # --- JupyterLab -----------------------------------------------------------------------------
+def _built_from(lib) -> str | None:
+    """The source hash compiled into the scanner library ``lib`` (ctypes: no NumPy, no pyarrow)."""
+    import ctypes
+
+    try:
+        handle = ctypes.CDLL(str(lib))
+        handle.pi_source_hash.restype = ctypes.c_char_p
+        return handle.pi_source_hash().decode()
+    except (OSError, AttributeError, UnicodeDecodeError):
+        return None
+
+
 def jupyter_checks() -> list[dg.Diagnostic]:
     from .._version import __version__
 

@@ -27,7 +27,7 @@ from typing import NamedTuple
 import numpy as np
 import pyarrow as pa
 
-from ._native_build import HERE, LIB_NAME
+from ._native_build import HERE, LIB_NAME, source_hash
 
 MAX_COLS = 16
 #: the kinds of column the scanner reads, by the DuckDB type the reader gives them
@@ -60,7 +60,8 @@ class _Out(ctypes.Structure):
 
 @lru_cache(maxsize=1)
 def _lib():
-    """The scanner library, or None where it was not built (or does not load)."""
+    """The scanner library, or None where it was not built, does not load, or was built from
+    another version of ``_scan.c`` (a checkout whose source changed since: its rules may differ)."""
     path = HERE / LIB_NAME
     if not path.is_file():
         return None
@@ -73,11 +74,21 @@ def _lib():
         lib.pi_next_event.argtypes = [ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64]
         lib.pi_next_event.restype = ctypes.c_int64
         lib.pi_out_size.restype = ctypes.c_int64
-        if lib.pi_out_size() != ctypes.sizeof(_Out):  # a library of another layout
+        lib.pi_source_hash.restype = ctypes.c_char_p
+        if lib.pi_out_size() != ctypes.sizeof(_Out) or stale(lib):  # another layout, another source
             return None
         return lib
     except (OSError, AttributeError):
         return None
+
+
+def stale(lib) -> bool:
+    """Whether the loaded library ``lib`` was built from another ``_scan.c`` than the one beside
+    it (the hash compiled into it, :func:`._native_build.source_hash`)."""
+    try:
+        return lib.pi_source_hash().decode() != source_hash()
+    except (OSError, AttributeError, UnicodeDecodeError):
+        return True
 
 
 def available() -> bool:

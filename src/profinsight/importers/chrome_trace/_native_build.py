@@ -8,6 +8,7 @@ build says why and goes on, and the importers read every trace with DuckDB as be
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import subprocess
@@ -18,6 +19,13 @@ HERE = Path(__file__).resolve().parent
 SOURCE = HERE / "_scan.c"
 #: the library's file name beside this module
 LIB_NAME = "_scan_native.dll" if sys.platform == "win32" else "_scan_native.so"
+
+
+def source_hash(source: Path = SOURCE) -> str:
+    """What the library is built from: the first 16 hex digits of ``_scan.c``'s SHA-256, compiled
+    into it (``pi_source_hash``), so that a library built from another version of the source is
+    never used."""
+    return hashlib.sha256(Path(source).read_bytes()).hexdigest()[:16]
 
 
 def compiler() -> str | None:
@@ -40,7 +48,17 @@ def build(out_dir: Path = HERE, quiet: bool = False) -> Path | None:
         return None
     out = Path(out_dir) / LIB_NAME
     tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
-    cmd = [cc, "-O2", "-shared", "-fPIC", "-std=c99", "-o", str(tmp), str(SOURCE)]
+    cmd = [
+        cc,
+        "-O2",
+        "-shared",
+        "-fPIC",
+        "-std=c99",
+        f'-DPI_SOURCE_HASH="{source_hash()}"',
+        "-o",
+        str(tmp),
+        str(SOURCE),
+    ]
     try:
         done = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     except (OSError, subprocess.SubprocessError) as exc:

@@ -606,3 +606,11 @@ int64_t pi_next_event(const uint8_t *buf, int64_t len, int64_t from) {
 
 /* The size of pi_out, so that the caller can check its own layout of it. */
 int64_t pi_out_size(void) { return (int64_t)sizeof(pi_out); }
+
+#ifndef PI_SOURCE_HASH
+#define PI_SOURCE_HASH ""
+#endif
+
+/* What this library was built from (_native_build.source_hash), so that a library built from
+   another version of this file is never used. */
+const char *pi_source_hash(void) { return PI_SOURCE_HASH; }

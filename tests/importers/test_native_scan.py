@@ -79,6 +79,8 @@ KEPT = [
     '{"ph": "X", "name": true, "cat": false, "pid": null, "ts": null, "dur": 0, "args": null, '
     r'"other": {"any": "\u00e9 \/", "num": 1e300, "neg": -0}, "id": 12}',
     "{}",
+    # keys are matched as written, as DuckDB matches them: "PH" and "Name" are other keys
+    '{"PH": "X", "Name": "a", "NAME": 1, "ts": 5}',
     '{\n  "ph": "C",\t"name": "mem", "pid": 0, "tid": 0, "ts": 3,\n  "args": {"Allocated": 1048576}\n}',
 ]
 

@@ -493,3 +493,57 @@ def test_event_array_read_in_pieces_gives_the_same_tables(fixtures, monkeypatch)
     for name, t in whole.tables.items():
         assert pieces.tables[name].equals(t), name
     assert [d.code for d in pieces.diagnostics] == [d.code for d in whole.diagnostics]
+
+
+def test_device_rows_in_file_order_with_what_their_names_say(tmp_path):
+    """Device activity keeps the file order (``task_uid``) with its per-name values taken by the
+    name's dictionary index -- a name written twice, an NCCL kernel, a copy, and a kernel with
+    no name at all (worked out like any other name, not lost)."""
+    from profinsight.importers._common import duck
+    from profinsight.importers.kineto import _sql
+
+    events = [
+        {"ph": "X", "cat": "kernel", "name": "volta_sgemm_128x64_nn", "pid": 0, "tid": 7, "ts": 30, "dur": 2},
+        {
+            "ph": "X",
+            "cat": "gpu_memcpy",
+            "name": "Memcpy HtoD (Pageable -> Device)",
+            "pid": 0,
+            "tid": 7,
+            "ts": 10,
+            "dur": 1,
+            "args": {"bytes": 64},
+        },
+        {"ph": "X", "cat": "kernel", "pid": 0, "tid": 7, "ts": 20, "dur": 3},
+        {
+            "ph": "X",
+            "cat": "kernel",
+            "name": "ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*)",
+            "pid": 0,
+            "tid": 9,
+            "ts": 5,
+            "dur": 4,
+        },
+        {"ph": "X", "cat": "kernel", "name": "volta_sgemm_128x64_nn", "pid": 0, "tid": 7, "ts": 1, "dur": 2},
+    ]
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps({"schemaVersion": 1, "traceEvents": events}))
+    d = load_rank(kineto.sniff(path)).tables["device_tasks"].to_pylist()
+    assert [(r["task_uid"], r["kind"], r["name"]) for r in d] == [
+        (0, "kernel", "volta_sgemm_128x64_nn"),
+        (1, "memcpy", "Memcpy HtoD (Pageable -> Device)"),
+        (2, "kernel", None),
+        (3, "communication", "ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*)"),
+        (4, "kernel", "volta_sgemm_128x64_nn"),
+    ]
+    con = duck(macros=False)
+    _sql.install(con)
+    family = lambda n: con.execute("SELECT kernel_family(?)", [n]).fetchall()[0][0]  # noqa: E731
+    assert [r["type"] for r in d] == [
+        family("volta_sgemm_128x64_nn"),
+        "Memcpy HtoD",
+        family(None),
+        "allreduce",
+        family("volta_sgemm_128x64_nn"),
+    ]
+    assert d[1]["bytes"] == 64 and d[0]["bytes"] is None and d[3]["core"] == "NCCL"

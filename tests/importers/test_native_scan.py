@@ -138,6 +138,15 @@ def test_gives_up_on_invalid_json(tmp_path, event):
     assert _check(tmp_path, [KEPT[0], event]) is None
 
 
+@pytest.mark.parametrize("text", ["[]", " [ ]\n", "[{}]"])
+def test_empty_arrays(tmp_path, text):
+    path = tmp_path / "e.json"
+    path.write_text(text, encoding="utf-8")
+    got = _native.read_array(path, KINETO_COLUMNS)
+    assert got is not None and got.num_rows == text.count("{}")
+    assert _as_text(got) == _as_text(_duckdb(path, KINETO_COLUMNS))
+
+
 def test_unknown_keys_may_hold_anything_valid(tmp_path):
     """A key no column reads is only checked to be JSON: its exponents and escapes cost nothing."""
     ev = r'{"ph": "X", "x": {"a": 1e-7, "b": "\u00e9\/", "c": [1.50, -0]}, "name": "k"}'

@@ -103,40 +103,23 @@ def read_api(con) -> pa.Table:
 def read_dev(con, comm_core: str, legacy: bool = False) -> pa.Table:
     """Arrow table ``dev`` (registered in ``con``): one row per device activity, ``task_uid``
     = file order within the pass, with the collective helpers ``coll_*`` that :mod:`._comm`
-    completes from the host side.  The join with the per-name values loses the file order; it
-    is restored by sorting the Arrow result on ``rid`` (an index sort and one take: 68 k tasks,
-    29 ms of DuckDB sort -> about 10 ms)."""
-    dev = _in_file_order(
-        con.sql(f"""
-    WITH d AS ({_events.device_pass(legacy)}),
-    nm AS (  -- what a task's name says, once per distinct name
-      SELECT name, kernel_family(name) AS family,
-             regexp_matches(name, '(^|\\s)(nccl|rccl)\\w*Kernel') AS nccl,
-             nccl_kernel_type(name) AS nccl_type,
-             coalesce(nullif(regexp_extract(name, '^(Memcpy\\s+\\S+)', 1), ''), name) AS copy_type
-      FROM (SELECT DISTINCT name FROM raw WHERE ph = 'X' AND cat IN {cats(DEVICE_CATS)})),
-    k AS (
-      SELECT d.*, nm.family, nm.nccl_type, nm.copy_type, CASE cat
-          WHEN 'kernel' THEN CASE WHEN a."Collective name" IS NOT NULL OR nm.nccl
-                              THEN 'communication' ELSE 'kernel' END
-          WHEN 'gpu_memcpy' THEN 'memcpy' WHEN 'gpu_memset' THEN 'memset' ELSE 'sync' END AS kind
-      FROM d LEFT JOIN nm ON d.name IS NOT DISTINCT FROM nm.name)
-    SELECT pid,
+    completes from the host side.
+
+    What a task's name says (its kernel family, whether it is an NCCL/RCCL kernel, the collective
+    it runs, the copy's direction) is worked out once per distinct name and taken onto the rows
+    by the name's dictionary index, and the columns that depend on it by a projection of that
+    table: no join, so the rows keep the file order of the pass.  (A join with the per-name
+    values lost it, and the whole table was sorted back: at 1 GB, 1.3 s and a second copy of it,
+    the import's peak.)"""
+    d = con.sql(f"""
+    WITH d AS ({_events.device_pass(legacy)})
+    SELECT rid, pid, cat, name, start_ns, dur_ns,
       coalesce(TRY_CAST(a.device AS INTEGER), TRY_CAST(pid AS INTEGER)) AS device,
       coalesce(TRY_CAST(a.stream AS BIGINT), TRY_CAST(tid AS BIGINT)) AS stream,
-      kind, name,
-      CASE kind WHEN 'kernel' THEN family
-                WHEN 'communication' THEN coalesce(comm_type(a."Collective name"), nccl_type)
-                WHEN 'memcpy' THEN copy_type
-                WHEN 'memset' THEN 'Memset'
-                ELSE coalesce(a.cuda_sync_kind, name) END AS type,
-      CASE kind WHEN 'kernel' THEN 'GPU' WHEN 'communication' THEN '{comm_core}'
-                WHEN 'sync' THEN 'GPU' ELSE 'DMA' END AS core,
-      start_ns, dur_ns,
+      a.cuda_sync_kind AS sync_kind, comm_type(a."Collective name") AS coll_type,
       TRY_CAST(a.correlation AS BIGINT) AS connection_id,
-      CASE WHEN kind = 'communication' THEN name END AS comm_op,
       a."Process Group Name" AS "group",
-      CASE WHEN kind IN ('memcpy', 'memset') THEN TRY_CAST(a.bytes AS BIGINT) END AS bytes,
+      TRY_CAST(a.bytes AS BIGINT) AS all_bytes,
       TRY_CAST(a."External id" AS BIGINT) AS external_id,
       TRY_CAST(a.context AS BIGINT) AS context,
       a.grid AS grid, a.block AS block,
@@ -146,15 +129,93 @@ def read_dev(con, comm_core: str, legacy: bool = False) -> pa.Table:
       TRY_CAST(a."warps per SM" AS DOUBLE) AS pmu_warps_per_sm,
       TRY_CAST(a."blocks per SM" AS DOUBLE) AS pmu_blocks_per_sm,
       a."Collective name" AS coll_name, TRY_CAST(a."In msg nelems" AS BIGINT) AS coll_count,
-      a.dtype AS coll_dtype, rid
-    FROM k""").to_arrow_table(),
-        "task_uid",
-    )
+      a.dtype AS coll_dtype
+    FROM d""").to_arrow_table()
+    rid = d["rid"].to_numpy()
+    if len(rid) > 1 and not (rid[1:] > rid[:-1]).all():  # a scan keeps file order; should it not, sort
+        d = d.take(pc.sort_indices(d["rid"]))
+    d = _by_name(con, d)
+    con.register("dev_parts", d)
+    try:  # only the columns that depend on the kind are made; the others are d's own buffers
+        made = con.sql(f"""
+    SELECT kind,
+      CASE kind WHEN 'kernel' THEN family
+                WHEN 'communication' THEN coalesce(coll_type, nccl_type)
+                WHEN 'memcpy' THEN copy_type
+                WHEN 'memset' THEN 'Memset'
+                ELSE coalesce(sync_kind, name) END AS type,
+      CASE kind WHEN 'kernel' THEN 'GPU' WHEN 'communication' THEN '{comm_core}'
+                WHEN 'sync' THEN 'GPU' ELSE 'DMA' END AS core,
+      CASE WHEN kind = 'communication' THEN name END AS comm_op,
+      CASE WHEN kind IN ('memcpy', 'memset') THEN all_bytes END AS bytes,
+      rid
+    FROM (SELECT *, CASE cat
+            WHEN 'kernel' THEN CASE WHEN coll_name IS NOT NULL OR nccl THEN 'communication' ELSE 'kernel' END
+            WHEN 'gpu_memcpy' THEN 'memcpy' WHEN 'gpu_memset' THEN 'memset' ELSE 'sync' END AS kind
+          FROM dev_parts)""").to_arrow_table()
+    finally:
+        con.unregister("dev_parts")
+    # a projection keeps its rows' order; should it not here, the rows are matched by rid
+    if made.num_rows and not made["rid"].equals(d["rid"]):
+        made = made.take(pc.sort_indices(made["rid"]))
+    dev = pa.table({c: (made[c] if c in made.column_names else d[c]) for c in _DEV_COLS})
+    del d, made
+    dev = _with_rid(dev, "task_uid")
     # a handful of launch shapes repeat over every kernel: converted once per distinct value
     dev = _per_value(con, dev, "grid", "kineto_dims")
     dev = _per_value(con, dev, "block", "kineto_dims")
     con.register("dev", dev)
     return dev
+
+
+#: the device pass table's columns, in order (``task_uid`` is put first by :func:`_with_rid`)
+_DEV_COLS = (
+    "pid",
+    "device",
+    "stream",
+    "kind",
+    "name",
+    "type",
+    "core",
+    "start_ns",
+    "dur_ns",
+    "connection_id",
+    "comm_op",
+    "group",
+    "bytes",
+    "external_id",
+    "context",
+    "grid",
+    "block",
+    "registers_per_thread",
+    "shared_memory_bytes",
+    "pmu_est_occupancy_ratio",
+    "pmu_warps_per_sm",
+    "pmu_blocks_per_sm",
+    "coll_name",
+    "coll_count",
+    "coll_dtype",
+)
+
+
+def _by_name(con, d: pa.Table) -> pa.Table:
+    """``d`` with what each row's name says -- ``family``, ``nccl``, ``nccl_type``, ``copy_type`` --
+    computed once per distinct name (a null name too, as a value of its own) and taken onto the
+    rows by the name's dictionary index."""
+    enc = pc.dictionary_encode(d["name"], null_encoding="encode").combine_chunks()
+    con.register("dev_names", pa.table({"name": enc.dictionary}))
+    try:  # a projection of one scan keeps its rows' order: row i is the dictionary's value i
+        nm = con.sql("""
+            SELECT kernel_family(name) AS family,
+                   regexp_matches(name, '(^|\\s)(nccl|rccl)\\w*Kernel') AS nccl,
+                   nccl_kernel_type(name) AS nccl_type,
+                   coalesce(nullif(regexp_extract(name, '^(Memcpy\\s+\\S+)', 1), ''), name) AS copy_type
+            FROM dev_names""").to_arrow_table()
+    finally:
+        con.unregister("dev_names")
+    for col in nm.column_names:
+        d = d.append_column(col, pc.take(nm[col].combine_chunks(), enc.indices))
+    return d
 
 
 def create_gpu_pids(con) -> None:
@@ -164,13 +225,6 @@ def create_gpu_pids(con) -> None:
         SELECT DISTINCT pid FROM dev UNION
         SELECT DISTINCT pid FROM meta
         WHERE name = 'process_labels' AND starts_with(json_extract_string(args, '$.labels'), 'GPU')""")
-
-
-def _in_file_order(table: pa.Table, name: str) -> pa.Table:
-    """``table`` sorted on its ``rid`` column (the row's place in the file), that column
-    replaced by the row number ``name`` (as :func:`_with_rid` numbers a table in file order)."""
-    table = table.take(pc.sort_indices(table["rid"])).drop_columns(["rid"])
-    return _with_rid(table, name)
 
 
 def _with_rid(table: pa.Table, name: str) -> pa.Table:

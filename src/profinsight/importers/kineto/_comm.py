@@ -16,6 +16,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ._tables import DEVICE_TASK_COLS
+
 
 def create_comm(con) -> None:
     con.execute("""
@@ -37,30 +39,7 @@ COMM_OPS = """
            count * dtype_bytes(data_type) AS bytes, data_type, count
     FROM comm ORDER BY start_ns, task_uid"""
 
-_DEVICE_COLS = [
-    "task_uid",
-    "device",
-    "stream",
-    "kind",
-    "name",
-    "type",
-    "core",
-    "start_ns",
-    "dur_ns",
-    "connection_id",
-    "comm_op",
-    "group",
-    "bytes",
-    "external_id",
-    "context",
-    "grid",
-    "block",
-    "registers_per_thread",
-    "shared_memory_bytes",
-    "pmu_est_occupancy_ratio",
-    "pmu_warps_per_sm",
-    "pmu_blocks_per_sm",
-]
+_DEVICE_COLS = ["task_uid", *DEVICE_TASK_COLS]
 
 
 def device_tasks(con, dev: pa.Table) -> pa.Table:

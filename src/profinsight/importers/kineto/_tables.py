@@ -168,9 +168,8 @@ def read_dev(con, comm_core: str, legacy: bool = False) -> pa.Table:
     return dev
 
 
-#: the device pass table's columns, in order (``task_uid`` is put first by :func:`_with_rid`)
-_DEV_COLS = (
-    "pid",
+#: the columns of ``dev`` that device_tasks takes as they are (after ``task_uid``)
+DEVICE_TASK_COLS = (
     "device",
     "stream",
     "kind",
@@ -192,10 +191,9 @@ _DEV_COLS = (
     "pmu_est_occupancy_ratio",
     "pmu_warps_per_sm",
     "pmu_blocks_per_sm",
-    "coll_name",
-    "coll_count",
-    "coll_dtype",
 )
+#: the device pass table's columns, in order (``task_uid`` is put first by :func:`_with_rid`)
+_DEV_COLS = ("pid", *DEVICE_TASK_COLS, "coll_name", "coll_count", "coll_dtype")
 
 
 def _by_name(con, d: pa.Table) -> pa.Table:

@@ -72,13 +72,21 @@ def read_host(con, legacy: bool = False) -> pa.Table:
 def _per_value(con, table: pa.Table, column: str, macro: str) -> pa.Table:
     """``column`` of ``table`` through the SQL macro ``macro``, computed once per distinct value
     (shapes and dtypes repeat in every step: a few thousand values for a hundred thousand ops)."""
-    enc = pc.dictionary_encode(table[column]).combine_chunks()
+    out = _once_per_value(con, table[column], f"{macro}(x) AS v")["v"]
+    return table.set_column(table.schema.get_field_index(column), column, out)
+
+
+def _once_per_value(con, values, select: str, null_encoding: str = "mask") -> pa.Table:
+    """The SQL ``select`` (over the column ``x``) of each row of ``values``, computed once per
+    distinct value and taken onto the rows by the value's dictionary index.  ``null_encoding``:
+    ``"mask"`` leaves a null row null, ``"encode"`` computes ``select`` for null as for any value."""
+    enc = pc.dictionary_encode(values, null_encoding=null_encoding).combine_chunks()
     con.register("distinct_values", pa.table({"x": enc.dictionary}))
     try:  # a projection of one scan keeps its rows' order: value i of the dictionary is row i
-        out = con.sql(f"SELECT {macro}(x) AS v FROM distinct_values").to_arrow_table()["v"].combine_chunks()
+        out = con.sql(f"SELECT {select} FROM distinct_values").to_arrow_table()
     finally:
         con.unregister("distinct_values")
-    return table.set_column(table.schema.get_field_index(column), column, pc.take(out, enc.indices))
+    return pa.table([pc.take(c.combine_chunks(), enc.indices) for c in out.columns], names=out.column_names)
 
 
 def read_api(con) -> pa.Table:
@@ -147,17 +155,14 @@ def read_dev(con, comm_core: str, legacy: bool = False) -> pa.Table:
       CASE kind WHEN 'kernel' THEN 'GPU' WHEN 'communication' THEN '{comm_core}'
                 WHEN 'sync' THEN 'GPU' ELSE 'DMA' END AS core,
       CASE WHEN kind = 'communication' THEN name END AS comm_op,
-      CASE WHEN kind IN ('memcpy', 'memset') THEN all_bytes END AS bytes,
-      rid
+      CASE WHEN kind IN ('memcpy', 'memset') THEN all_bytes END AS bytes
     FROM (SELECT *, CASE cat
             WHEN 'kernel' THEN CASE WHEN coll_name IS NOT NULL OR nccl THEN 'communication' ELSE 'kernel' END
             WHEN 'gpu_memcpy' THEN 'memcpy' WHEN 'gpu_memset' THEN 'memset' ELSE 'sync' END AS kind
           FROM dev_parts)""").to_arrow_table()
     finally:
         con.unregister("dev_parts")
-    # a projection keeps its rows' order; should it not here, the rows are matched by rid
-    if made.num_rows and not made["rid"].equals(d["rid"]):
-        made = made.take(pc.sort_indices(made["rid"]))
+    # a projection of one scan keeps its rows' order: row i of ``made`` is row i of ``d``
     dev = pa.table({c: (made[c] if c in made.column_names else d[c]) for c in _DEV_COLS})
     del d, made
     dev = _with_rid(dev, "task_uid")
@@ -198,21 +203,18 @@ _DEV_COLS = ("pid", *DEVICE_TASK_COLS, "coll_name", "coll_count", "coll_dtype")
 
 def _by_name(con, d: pa.Table) -> pa.Table:
     """``d`` with what each row's name says -- ``family``, ``nccl``, ``nccl_type``, ``copy_type`` --
-    computed once per distinct name (a null name too, as a value of its own) and taken onto the
-    rows by the name's dictionary index."""
-    enc = pc.dictionary_encode(d["name"], null_encoding="encode").combine_chunks()
-    con.register("dev_names", pa.table({"name": enc.dictionary}))
-    try:  # a projection of one scan keeps its rows' order: row i is the dictionary's value i
-        nm = con.sql("""
-            SELECT kernel_family(name) AS family,
-                   regexp_matches(name, '(^|\\s)(nccl|rccl)\\w*Kernel') AS nccl,
-                   nccl_kernel_type(name) AS nccl_type,
-                   coalesce(nullif(regexp_extract(name, '^(Memcpy\\s+\\S+)', 1), ''), name) AS copy_type
-            FROM dev_names""").to_arrow_table()
-    finally:
-        con.unregister("dev_names")
+    computed once per distinct name (a null name too, as a value of its own)."""
+    nm = _once_per_value(
+        con,
+        d["name"],
+        """kernel_family(x) AS family,
+           regexp_matches(x, '(^|\\s)(nccl|rccl)\\w*Kernel') AS nccl,
+           nccl_kernel_type(x) AS nccl_type,
+           coalesce(nullif(regexp_extract(x, '^(Memcpy\\s+\\S+)', 1), ''), x) AS copy_type""",
+        null_encoding="encode",
+    )
     for col in nm.column_names:
-        d = d.append_column(col, pc.take(nm[col].combine_chunks(), enc.indices))
+        d = d.append_column(col, nm[col])
     return d
 
 

@@ -99,7 +99,27 @@ def test_the_innermost_op_and_the_boundaries():
     the shorter is inside the longer; a zero-length op encloses nothing; another thread's op
     never does."""
     i64 = lambda *v: np.array(v, dtype=np.int64)  # noqa: E731
-    ops = (i64(1, 1, 1, 1), i64(7, 7, 7, 8), i64(0, 0, 50, 0), i64(100, 40, 60, 1000), i64(10, 11, 12, 13))
-    points = (i64(1, 1, 1, 1, 1), i64(7, 7, 7, 7, 9), i64(0, 40, 55, 100, 5), i64(1, 2, 3, 4, 5))
+    ops = (i64(7, 7, 7, 8), i64(0, 0, 50, 0), i64(100, 40, 60, 1000), i64(10, 11, 12, 13))
+    points = (i64(7, 7, 7, 7, 9), i64(0, 40, 55, 100, 5), i64(1, 2, 3, 4, 5))
     pt, op = _links.innermost_open(ops, points)
     assert dict(zip(pt.tolist(), op.tolist())) == {1: 11, 2: 10, 3: 12}
+
+
+def test_a_nesting_deeper_than_a_16_bit_sort_key():
+    """70,000 ops nested on one thread and a few on another: the (thread, depth) key no longer
+    fits the 16-bit radix sort, and the 64-bit sort gives the same innermost ops."""
+    n = 70_000
+    i = np.arange(n, dtype=np.int64)
+    th = np.concatenate([np.zeros(n, np.int64), [1, 1]])
+    starts = np.concatenate([2 * i, [0, 10]])
+    ends = np.concatenate([4 * n - 2 * i, [100, 20]])
+    ids = np.arange(n + 2, dtype=np.int64)
+    probe = np.array([0, 1, 2 * (n - 1), 2 * (n - 1) + 1, 4 * n - 1, 4 * n], np.int64)
+    points = (
+        np.array([0, 0, 0, 0, 0, 0, 1, 1, 1], np.int64),
+        np.concatenate([probe, [5, 15, 100]]),
+        np.arange(100, 109, dtype=np.int64),
+    )
+    pt, op = _links.innermost_open((th, starts, ends, ids), points)
+    # at 2k an op starts (it is inside it), at 4n - 1 only the outermost is open, at 4n none
+    assert dict(zip(pt.tolist(), op.tolist())) == {100: 0, 101: 0, 102: n - 1, 103: n - 1, 104: 0, 106: n, 107: n + 1}

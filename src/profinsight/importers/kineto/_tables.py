@@ -76,17 +76,27 @@ def _per_value(con, table: pa.Table, column: str, macro: str) -> pa.Table:
     return table.set_column(table.schema.get_field_index(column), column, out)
 
 
-def _once_per_value(con, values, select: str, null_encoding: str = "mask") -> pa.Table:
+def _once_per_value(con, values, select: str, null_encoding: str = "mask", dictionary: bool = False) -> pa.Table:
     """The SQL ``select`` (over the column ``x``) of each row of ``values``, computed once per
     distinct value and taken onto the rows by the value's dictionary index.  ``null_encoding``:
-    ``"mask"`` leaves a null row null, ``"encode"`` computes ``select`` for null as for any value."""
+    ``"mask"`` leaves a null row null, ``"encode"`` computes ``select`` for null as for any value.
+    ``dictionary``: the string columns stay dictionary arrays (the row's index into the values),
+    for a table that only DuckDB reads before it is dropped -- taken, a column that repeats a
+    kernel's name held another copy of every name (205 MB at 1 GB, at the import's peak)."""
     enc = pc.dictionary_encode(values, null_encoding=null_encoding).combine_chunks()
     con.register("distinct_values", pa.table({"x": enc.dictionary}))
     try:  # a projection of one scan keeps its rows' order: value i of the dictionary is row i
         out = con.sql(f"SELECT {select} FROM distinct_values").to_arrow_table()
     finally:
         con.unregister("distinct_values")
-    return pa.table([pc.take(c.combine_chunks(), enc.indices) for c in out.columns], names=out.column_names)
+
+    def per_row(c: pa.ChunkedArray) -> pa.Array:
+        c = c.combine_chunks()
+        if dictionary and pa.types.is_string(c.type):
+            return pa.DictionaryArray.from_arrays(enc.indices, c)
+        return pc.take(c, enc.indices)
+
+    return pa.table([per_row(c) for c in out.columns], names=out.column_names)
 
 
 def read_api(con) -> pa.Table:
@@ -212,6 +222,7 @@ def _by_name(con, d: pa.Table) -> pa.Table:
            nccl_kernel_type(x) AS nccl_type,
            coalesce(nullif(regexp_extract(x, '^(Memcpy\\s+\\S+)', 1), ''), x) AS copy_type""",
         null_encoding="encode",
+        dictionary=True,
     )
     for col in nm.column_names:
         d = d.append_column(col, nm[col])

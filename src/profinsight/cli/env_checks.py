@@ -85,6 +85,18 @@ def scanner_checks() -> list[dg.Diagnostic]:
     return [dg.info("trace-scanner", "the compiled trace scanner reads Chrome-trace JSON", file=lib)]
 
 
+def _built_from(lib) -> str | None:
+    """The source hash compiled into the scanner library ``lib`` (ctypes: no NumPy, no pyarrow)."""
+    import ctypes
+
+    try:
+        handle = ctypes.CDLL(str(lib))
+        handle.pi_source_hash.restype = ctypes.c_char_p
+        return handle.pi_source_hash().decode()
+    except (OSError, AttributeError, UnicodeDecodeError):
+        return None
+
+
 def mcp_checks() -> list[dg.Diagnostic]:
     """Whether ``profinsight mcp`` can start: the MCP SDK (2.x) is installed (not imported)."""
     v = _version("mcp")
@@ -160,18 +172,6 @@ def _headers(text: str) -> dict:
 
 
 # --- JupyterLab -----------------------------------------------------------------------------
-def _built_from(lib) -> str | None:
-    """The source hash compiled into the scanner library ``lib`` (ctypes: no NumPy, no pyarrow)."""
-    import ctypes
-
-    try:
-        handle = ctypes.CDLL(str(lib))
-        handle.pi_source_hash.restype = ctypes.c_char_p
-        return handle.pi_source_hash().decode()
-    except (OSError, AttributeError, UnicodeDecodeError):
-        return None
-
-
 def jupyter_checks() -> list[dg.Diagnostic]:
     from .._version import __version__
 

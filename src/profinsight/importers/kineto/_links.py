@@ -42,17 +42,20 @@ def enclosing(con, points_sql: str, out: str) -> None:
         SELECT pt, pid, thread, ts_ns FROM ({points_sql})
         WHERE pid IS NOT NULL AND thread IS NOT NULL AND ts_ns IS NOT NULL""")
     try:
-        threads = """(SELECT pid, thread, (row_number() OVER (ORDER BY pid, thread))::INTEGER AS th
-                      FROM (SELECT DISTINCT pid, thread FROM enclosing_points))"""
-        pts = con.sql(f"SELECT th, ts_ns, pt FROM enclosing_points JOIN {threads} USING (pid, thread)")
+        con.execute("""
+            CREATE OR REPLACE TEMP TABLE enclosing_threads AS
+            SELECT pid, thread, (row_number() OVER (ORDER BY pid, thread))::INTEGER AS th
+            FROM (SELECT DISTINCT pid, thread FROM enclosing_points)""")
+        pts = con.sql("SELECT th, ts_ns, pt FROM enclosing_points JOIN enclosing_threads USING (pid, thread)")
         points = _int_columns(pts.to_arrow_table())
         # only threads that launched something matter
-        ops = con.sql(f"""
+        ops = con.sql("""
             SELECT th, h.start_ns, h.start_ns + h.dur_ns AS end_ns, h.op_id
-            FROM host h JOIN {threads} USING (pid, thread)
+            FROM host h JOIN enclosing_threads USING (pid, thread)
             WHERE h.category IN ('op', 'annotation') AND h.dur_ns > 0 AND h.start_ns IS NOT NULL""")
         ops = _int_columns(ops.to_arrow_table())
     finally:
+        con.execute("DROP TABLE IF EXISTS enclosing_threads")
         con.execute("DROP TABLE enclosing_points")
     pt, op_id = innermost_open(ops, points)
     del ops, points

@@ -84,6 +84,55 @@ def test_step_ranges_follow_the_vendor_rule():
     assert step_number("ProfilerStep#50") == 50 and step_number("aten::add") is None
 
 
+def _earliest_step(times, ranges):
+    """The plain definition: per time, the step of the earliest-starting range containing it."""
+    by_start = sorted(ranges, key=lambda r: r[1])
+    return [next((s for s, lo, hi in by_start if lo <= t <= hi), None) for t in times]
+
+
+def _device_steps(ranges) -> pa.Table:
+    n = len(ranges)
+    return pa.table(
+        {
+            "step": [r[0] for r in ranges],
+            "host_start_ns": [0] * n,
+            "host_end_ns": [0] * n,
+            "device_start_ns": pa.array([r[1] for r in ranges], pa.int64()),
+            "device_end_ns": pa.array([r[2] for r in ranges], pa.int64()),
+        }
+    )
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_assign_steps_ordered_ranges_match_the_definition(seed):
+    """Ranges that end in the order they start (steps one after another, touching or overlapping
+    the next) take one binary search per time; the answer is the plain definition's, gaps,
+    touching ends, times outside every range and unknown times (-1) included."""
+    import random
+
+    rng = random.Random(seed)
+    ranges, lo, hi = [], 100, 100  # every range after -1, the time of an unknown start
+    for step in range(1, 40):
+        # the next starts where this one ends, after a gap, or a little or a lot before its end
+        # (after its start); ends come in the order of the starts
+        lo = max(lo + 1, rng.choice([hi, hi, hi + 5, hi - 3, hi - 40]))
+        hi = max(hi, lo + rng.randint(0, 60))
+        ranges.append((step, lo, hi))
+    at = hi
+    rng.shuffle(ranges)
+    times = [rng.randint(-20, at + 20) for _ in range(3000)] + [-1] + [r[1] for r in ranges] + [r[2] for r in ranges]
+    got = assign_steps(pa.array(times, pa.int64()), _device_steps(ranges)).to_pylist()
+    assert got == _earliest_step(times, ranges)
+
+
+def test_assign_steps_nested_ranges_take_the_general_path():
+    """A range that ends before an earlier one does (nested) is looked up the general way."""
+    ranges = [(1, 100, 400), (2, 150, 200), (3, 300, 500), (4, 600, 700)]
+    times = [99, 100, 160, 250, 350, 450, 550, 650, 701, -1]
+    got = assign_steps(pa.array(times, pa.int64()), _device_steps(ranges)).to_pylist()
+    assert got == _earliest_step(times, ranges) == [None, 1, 1, 1, 1, 3, None, 4, None, None]
+
+
 def test_earliest_containing_range():
     """Each time gets the range that contains it (ends included) and starts first, the answer of
     ``SELECT min_by(id, lo) FROM ranges WHERE t BETWEEN lo AND hi``; nested and overlapping

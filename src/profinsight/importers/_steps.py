@@ -78,31 +78,55 @@ def assign_steps(start_ns, steps: pa.Table) -> pa.Array:
     """Step of each start time: the step whose device range (else host range) contains it;
     where ranges overlap the earlier step wins."""
     start = _np(start_ns)
+    if not steps.num_rows or not len(start):
+        return pa.nulls(len(start), pa.int64())
+    d = steps.to_pydict()
+    lo = np.array([ds if ds is not None else hs for ds, hs in zip(d["device_start_ns"], d["host_start_ns"])], np.int64)
+    hi = np.array([de if de is not None else he for de, he in zip(d["device_end_ns"], d["host_end_ns"])], np.int64)
+    step = np.array(d["step"], np.int64)
+    order = np.argsort(lo, kind="stable")
+    lo, hi, step = lo[order], hi[order], step[order]
+    if np.all(hi[1:] >= hi[:-1]):
+        return _assign_ordered(start, lo, hi, step)
+    return _assign_general(start, lo, hi, step)
+
+
+def _assign_general(start: np.ndarray, lo: np.ndarray, hi: np.ndarray, step: np.ndarray) -> pa.Array:
+    """:func:`assign_steps` for any ranges (sorted by start): the containing ranges are looked
+    for up to three before the last one starting at or before each time."""
     out = np.full(len(start), -1, dtype=np.int64)
-    if steps.num_rows and len(start):
-        d = steps.to_pydict()
-        lo = np.array(
-            [ds if ds is not None else hs for ds, hs in zip(d["device_start_ns"], d["host_start_ns"])], np.int64
-        )
-        hi = np.array([de if de is not None else he for de, he in zip(d["device_end_ns"], d["host_end_ns"])], np.int64)
-        step = np.array(d["step"], np.int64)
-        order = np.argsort(lo, kind="stable")
-        lo, hi, step = lo[order], hi[order], step[order]
-        idx = np.searchsorted(lo, start, side="right") - 1
-        for back in range(0, 4):  # ranges rarely overlap more than a step deep
-            j = idx - back
-            ok = (out == -1) & (j >= 0)
-            jj = np.clip(j, 0, len(lo) - 1)
-            hit = ok & (start >= lo[jj]) & (start <= hi[jj])
-            out[hit] = step[jj[hit]]
-        # prefer the earliest containing range, as the vendor does
-        for back in range(1, 4):
-            j = idx - back
-            ok = (out != -1) & (j >= 0)
-            jj = np.clip(j, 0, len(lo) - 1)
-            hit = ok & (start >= lo[jj]) & (start <= hi[jj])
-            out[hit] = step[jj[hit]]
+    idx = np.searchsorted(lo, start, side="right") - 1
+    for back in range(0, 4):  # ranges rarely overlap more than a step deep
+        j = idx - back
+        ok = (out == -1) & (j >= 0)
+        jj = np.clip(j, 0, len(lo) - 1)
+        hit = ok & (start >= lo[jj]) & (start <= hi[jj])
+        out[hit] = step[jj[hit]]
+    # prefer the earliest containing range, as the vendor does
+    for back in range(1, 4):
+        j = idx - back
+        ok = (out != -1) & (j >= 0)
+        jj = np.clip(j, 0, len(lo) - 1)
+        hit = ok & (start >= lo[jj]) & (start <= hi[jj])
+        out[hit] = step[jj[hit]]
     return pa.array(out, pa.int64(), mask=out == -1)
+
+
+def _assign_ordered(start: np.ndarray, lo: np.ndarray, hi: np.ndarray, step: np.ndarray) -> pa.Array:
+    """:func:`assign_steps` where the ranges, sorted by start, also end in order (steps that
+    follow one another, touching or overlapping a little: every real capture).  The first range
+    ending at or after a time is then the earliest that can contain it, and it contains it when
+    it starts at or before it: one binary search per time, and three arrays of the times' size
+    alive at once instead of seven (the 1.36 M host ops of the 1 GB Kineto trace: +39 -> +11 MB
+    over the import's memory at that point, which had become its peak).  Where more than four
+    ranges hold a time, this finds the earliest; :func:`_assign_general` looks four back."""
+    k = np.searchsorted(hi, start, side="left")
+    np.minimum(k, len(hi) - 1, out=k)
+    hit = lo[k] <= start
+    hit &= hi[k] >= start  # false only past the last range's end
+    out = step[k]
+    del k
+    return pa.array(out, pa.int64(), mask=~hit)
 
 
 def earliest_containing(t, lo, hi, ids, rank=None) -> pa.Array:

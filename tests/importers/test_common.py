@@ -106,8 +106,8 @@ def _device_steps(ranges) -> pa.Table:
 @pytest.mark.parametrize("seed", range(6))
 def test_assign_steps_ordered_ranges_match_the_definition(seed):
     """Ranges that end in the order they start (steps one after another, touching or overlapping
-    the next) take one binary search per time; the answer is the plain definition's, gaps,
-    touching ends, times outside every range and unknown times (-1) included."""
+    the next): the answer is the plain definition's, gaps, touching ends, times outside every
+    range and unknown times (-1) included."""
     import random
 
     rng = random.Random(seed)
@@ -125,8 +125,8 @@ def test_assign_steps_ordered_ranges_match_the_definition(seed):
     assert got == _earliest_step(times, ranges)
 
 
-def test_assign_steps_nested_ranges_take_the_general_path():
-    """A range that ends before an earlier one does (nested) is looked up the general way."""
+def test_assign_steps_nested_ranges_take_the_earliest():
+    """A range that ends before an earlier one does (nested): the earliest that holds a time."""
     ranges = [(1, 100, 400), (2, 150, 200), (3, 300, 500), (4, 600, 700)]
     times = [99, 100, 160, 250, 350, 450, 550, 650, 701, -1]
     got = assign_steps(pa.array(times, pa.int64()), _device_steps(ranges)).to_pylist()

@@ -139,6 +139,7 @@ import contextlib, gc, io, json, sys
 import profinsight.cli as cli
 for name in ("serve", "mcp", "info"):  # the command's own work is not what is checked here
     cli.COMMANDS[name].run = lambda args: 0
+cli.end_process = lambda code: None  # the process goes on to say what it holds
 sys.argv = ["profinsight"] + {argv!r}
 with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
     cli.main({main_argv})
@@ -171,3 +172,63 @@ def test_a_one_shot_command_collects_cycles_rarely_a_server_as_python_does():
     assert _young_threshold(["serve", "."]) == default
     assert _young_threshold(["mcp"]) == default
     assert _young_threshold(["info", "."], main_argv="['info', '.']") == default
+
+
+# A program that runs the command as its console script does (``main()`` with no argv: the
+# command's own process), with an atexit hook and an object in ``sys.modules`` whose finalizer
+# only the interpreter's teardown calls (it clears the modules).
+_ENDING = """
+import atexit, os, sys, threading, time
+from profinsight.cli import main
+
+class Teardown:
+    def __del__(self, write=os.write):  # os.write: sys.stdout may be gone by then
+        write(1, b"torn down\\n")
+
+sys.modules["profinsight_test_teardown"] = Teardown()  # dropped when the interpreter clears its modules
+atexit.register(lambda: print("atexit hook ran", flush=True))
+if {thread!r}:
+    threading.Thread(target=lambda: (time.sleep(0.3), print("thread finished", flush=True))).start()
+sys.argv = ["profinsight", *{argv!r}]
+sys.exit(main())
+"""
+
+
+def _end(argv: list[str], thread: bool = False) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-c", _ENDING.format(argv=argv, thread=thread)], capture_output=True, text=True, timeout=120
+    )
+
+
+@pytest.mark.parametrize(("argv", "code"), [(["view", "list"], 0), (["analyze", "/no/such/profile"], 2)])
+def test_a_command_ends_its_process_once_its_output_and_hooks_are_done(argv, code):
+    """The command's process ends without the interpreter's teardown (20-25 ms of a cold
+    ``analyze``), after its output is flushed and its atexit hooks ran, with its exit status."""
+    done = _end(argv)
+    assert done.returncode == code, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[-1] == "atexit hook ran"
+    assert "torn down" not in lines  # no teardown: the process ended at once
+    if code == 0:
+        assert any(line.startswith("op_summary") for line in lines)  # the output came before the end
+    else:
+        assert "no such file or folder" in done.stderr
+
+
+def test_a_command_with_another_thread_running_ends_as_python_does():
+    """Where another thread still runs, Python ends the process as usual: the thread finishes,
+    the hooks run, the interpreter tears down."""
+    done = _end(["view", "list"], thread=True)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert {"thread finished", "atexit hook ran", "torn down"} <= set(lines)
+    assert lines.index("thread finished") < lines.index("atexit hook ran")
+
+
+def test_a_program_that_calls_main_with_arguments_keeps_its_process():
+    """``main([...])`` (a notebook, a test) returns its status and the program goes on."""
+    prog = "from profinsight.cli import main; import contextlib, io\n"
+    prog += "with contextlib.redirect_stdout(io.StringIO()):\n    code = main(['view', 'list'])\n"
+    prog += "print('still here', code)"
+    done = subprocess.run([sys.executable, "-c", prog], capture_output=True, text=True, timeout=120)
+    assert done.stdout.strip() == "still here 0", done.stderr

@@ -101,7 +101,38 @@ def main(argv: list[str] | None = None) -> int:
         import gc
 
         gc.freeze()
+        end_process(code)
     return code
+
+
+def end_process(code: int) -> None:
+    """End this command's process now, with exit status ``code``, once its output is written and
+    its atexit hooks have run; return (and let Python end it) where that is not safe.
+
+    Why: the interpreter's own ending then tears down every module, the DuckDB connections and
+    pyarrow's pools one object at a time, only for the system to free the same memory: 20-25 ms
+    of a cold ``analyze`` of the 100 MB profiles after its report was printed.  What must still
+    happen happens: the hooks run (temporary folders, a coverage tool's data), the streams are
+    flushed.  Python ends the process as usual where another thread still runs (its work is
+    joined or cut as Python decides) or where a stream cannot be flushed (a closed pipe: Python
+    reports it as it always does)."""
+    import atexit
+    import threading
+
+    if threading.active_count() > 1 or not isinstance(code, int) or not 0 <= code <= 255:
+        return
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        return
+    atexit._run_exitfuncs()
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        return
+    os._exit(code)
 
 
 def quiet_blas() -> None:

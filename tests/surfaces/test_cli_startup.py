@@ -134,7 +134,7 @@ def test_a_users_blas_setting_and_a_notebooks_process_are_left_alone():
     assert _blas("['--version']")[0] is None
 
 
-_GC_PROBE = """
+_SETTINGS_PROBE = """
 import contextlib, gc, io, json, sys
 import profinsight.cli as cli
 for name in ("serve", "mcp", "info"):  # the command's own work is not what is checked here
@@ -143,35 +143,41 @@ cli.end_process = lambda code: None  # the process goes on to say what it holds
 sys.argv = ["profinsight"] + {argv!r}
 with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
     cli.main({main_argv})
-print(json.dumps(gc.get_threshold()[0]))
+print(json.dumps([gc.get_threshold()[0], sys.getswitchinterval()]))
 """
 
 
-def _young_threshold(argv: list[str], main_argv: str = "") -> int:
+def _settings(argv: list[str], main_argv: str = "") -> tuple[int, float]:
+    """(the young generation's collection threshold, the switch interval) of a process that ran
+    the command."""
     out = subprocess.run(
-        [sys.executable, "-c", _GC_PROBE.format(argv=argv, main_argv=main_argv)],
+        [sys.executable, "-c", _SETTINGS_PROBE.format(argv=argv, main_argv=main_argv)],
         capture_output=True,
         text=True,
         check=True,
         timeout=60,
     ).stdout
-    return json.loads(out.strip().splitlines()[-1])
+    threshold, interval = json.loads(out.strip().splitlines()[-1])
+    return threshold, interval
 
 
-def test_a_one_shot_command_collects_cycles_rarely_a_server_as_python_does():
+def test_a_one_shot_command_collects_cycles_rarely_and_hands_the_lock_over_quickly():
     """A one-shot command's own process collects the young generation every 200,000 objects
     (its 230-250 default collections cost a cold ``analyze`` 0.05-0.1 s and freed nothing that
-    matters); a server keeps Python's default, and so does a program that calls ``main([...])``."""
+    matters) and hands the interpreter lock over every 1 ms, not 5 (its threads' native work
+    waited for it); a server keeps Python's defaults, and so does a program that calls
+    ``main([...])``."""
     import gc
 
-    from profinsight.cli import GC_YOUNG
+    from profinsight.cli import GC_YOUNG, SWITCH_INTERVAL_S
 
-    default = gc.get_threshold()[0]
-    assert GC_YOUNG == 200_000 != default
-    assert _young_threshold(["info", "."]) == GC_YOUNG
-    assert _young_threshold(["serve", "."]) == default
-    assert _young_threshold(["mcp"]) == default
-    assert _young_threshold(["info", "."], main_argv="['info', '.']") == default
+    default = (gc.get_threshold()[0], sys.getswitchinterval())
+    assert GC_YOUNG == 200_000 != default[0]
+    assert SWITCH_INTERVAL_S == 0.001 != default[1]
+    assert _settings(["info", "."]) == (GC_YOUNG, SWITCH_INTERVAL_S)
+    assert _settings(["serve", "."]) == default
+    assert _settings(["mcp"]) == default
+    assert _settings(["info", "."], main_argv="['info', '.']") == default
 
 
 # A program that runs the command as its console script does (``main()`` with no argv: the

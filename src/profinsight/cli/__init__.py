@@ -171,6 +171,24 @@ def quiet_gc() -> None:
     gc.set_threshold(GC_YOUNG, *gc.get_threshold()[1:])
 
 
+#: a one-shot command's switch interval (s): how long a thread that wants the interpreter lock
+#: waits for the thread running Python code to hand it over (Python's default: 0.005)
+SWITCH_INTERVAL_S = 0.001
+
+
+def quick_handoff() -> None:
+    """Hand the interpreter lock between threads every :data:`SWITCH_INTERVAL_S` instead of 5 ms.
+
+    Why: a cold ``analyze`` runs several threads whose work is mostly native and lock-free (the
+    trace scanner, DuckDB, Arrow, NumPy) between short stretches of Python; a thread back from
+    such work waited up to 5 ms for another thread's Python to let the lock go, while its core
+    sat idle.  Kineto 100 MB, 10 alternating pairs: 1.68 -> 1.59 s (9 of 10 pairs faster), CPU
+    2.38 -> 2.27 s; 0.5 and 0.2 ms gave the same; the Ascend text profile, whose threads wait
+    less, the same within noise (8 pairs).  Only for a one-shot command's own process, like
+    :func:`quiet_gc`."""
+    sys.setswitchinterval(SWITCH_INTERVAL_S)
+
+
 def _main(argv: list[str] | None, own_process: bool = False) -> int:
     parser = build_parser()
     args, extra = parser.parse_known_args(argv)
@@ -183,6 +201,7 @@ def _main(argv: list[str] | None, own_process: bool = False) -> int:
         return 2
     if own_process and args.command not in LONG_RUNNING:
         quiet_gc()
+        quick_handoff()
     try:
         return int(args._run(args) or 0)
     except ProfileError as exc:

@@ -266,6 +266,34 @@ def test_parts_on_threads_read_the_same(tmp_path, monkeypatch):
     assert _as_text(one) == _as_text(_duckdb(path, KINETO_COLUMNS))
 
 
+@pytest.mark.parametrize("shape", ["grows-late", "shrinks-late", "appears-late"])
+def test_columns_whose_size_changes_along_the_array(tmp_path, monkeypatch, shape):
+    """A column is sized by how fast it grew so far (events are much alike); where the events
+    change along the array -- long args only at the end, only at the start, a key first written
+    near the end -- the guess is off and the column grows again: the values are still DuckDB's."""
+    small = [
+        f'{{"ph": "X", "name": "op{i}", "pid": 1, "tid": 2, "ts": {i}, "dur": 1, "args": {{"n": {i}}}}}'
+        for i in range(6000)
+    ]
+    big = [
+        f'{{"ph": "X", "name": "k{i}", "pid": 1, "tid": 3, "ts": {i}, "dur": 2, "args": {{"s": "{"x" * 4000}{i}"}}}}'
+        for i in range(300)
+    ]
+    if shape == "grows-late":
+        events = small + big
+    elif shape == "shrinks-late":
+        events = big + small
+    else:  # "cat" is absent from every event but the last few hundred
+        events = small + [e.replace('"ph": "X"', '"ph": "X", "cat": "kernel"') for e in big]
+    path = tmp_path / "a.json"
+    path.write_text("[" + ",\n".join(events) + "]", encoding="utf-8")
+    monkeypatch.setattr(_native, "PART_MIN_BYTES", 0)  # two parts of this small file, too
+    for threads in (1, 2):
+        got = _native.read_array(path, KINETO_COLUMNS, threads=threads)
+        assert got is not None and got.num_rows == len(events)
+        assert _as_text(got) == _as_text(_duckdb(path, KINETO_COLUMNS)), threads
+
+
 def test_a_span_of_the_file(tmp_path):
     """``span``: the array inside a ``{"traceEvents": [...]}`` object, read in place."""
     body = "[" + ", ".join(KEPT[:3]) + "]"

@@ -65,7 +65,7 @@ typedef struct {
 /* What a column (or the rows) will need by the end of the part at the rate it grew so far, an
    eighth more for the events still to come differing: a part's events are much alike, so a column
    grows once or twice to its size instead of doubling a dozen times, each time copying what it
-   held into fresh pages (a cold scan of a 100 MB trace: 61 k -> 43 k page faults, 0.19 -> 0.15 s
+   held into fresh pages (a cold scan of a 100 MB trace: 61 k -> 45 k page faults, 0.20 -> 0.17 s
    of CPU).  Never more than the part's bytes (a column never holds more: each value comes from
    bytes of its own), never less than doubling would give. */
 static int64_t expected(const scan *s, int64_t held, int64_t cap) {

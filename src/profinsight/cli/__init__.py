@@ -119,20 +119,21 @@ def end_process(code: int) -> None:
     import atexit
     import threading
 
-    if threading.active_count() > 1 or not isinstance(code, int) or not 0 <= code <= 255:
-        return
-    try:
-        sys.stdout.flush()
-        sys.stderr.flush()
-    except (OSError, ValueError):
+    if threading.active_count() > 1 or not 0 <= code <= 255 or not _flushed():
         return
     atexit._run_exitfuncs()
+    if _flushed():  # what the hooks printed
+        os._exit(code)
+
+
+def _flushed() -> bool:
+    """Whether stdout and stderr took what they held (False: a closed pipe, a closed stream)."""
     try:
         sys.stdout.flush()
         sys.stderr.flush()
     except (OSError, ValueError):
-        return
-    os._exit(code)
+        return False
+    return True
 
 
 def quiet_blas() -> None:

@@ -103,27 +103,46 @@ def hits(
 
 
 #: threads the rules run on: each rule mostly waits for the analyses it reads (DuckDB, Arrow and
-#: NumPy work without the GIL).  One more than two cores: a rule that needs an analysis another
-#: thread is computing waits for it holding no core, and the third thread runs the next rule
-#: meanwhile (Kineto 100 MB: ``stream_sync`` waited 0.27 s for ``idle_gaps`` while
-#: ``launch_stats`` queued; the rules took 0.55 -> 0.45 s, the cold ``analyze`` 2.12 -> 2.01 s;
-#: the Ascend text profile, whose rules wait less, the same within noise)
-RULE_THREADS = 3
+#: NumPy work without the GIL).  Two, one per core: the analyses the rules read are computed
+#: first (:func:`reads_ahead`), so a rule seldom waits for another thread's analysis holding a
+#: thread, and a third thread only added switches (Kineto 100 MB, the advisor phase alone:
+#: 0.40-0.44 s against 0.43-0.50 s on three threads without the reads ahead, CPU 0.65-0.74 s
+#: against 0.74-0.83 s; the eight analyses alone 0.31-0.34 s on two threads, 0.38-0.39 s on three)
+RULE_THREADS = 2
+
+#: analyses read ahead before the others, the longest first: ``idle_gaps`` is 0.2 s of the
+#: advisor's 0.55 s of analyses on a 100 MB Kineto trace (0.1 of 0.5 s on an Ascend text
+#: rank) and the others need less than it together; started after them it was the phase's
+#: end (Kineto 100 MB: 0.45-0.49 s with it third against 0.40-0.44 s with it first)
+LONGEST_FIRST = ("idle_gaps",)
+
+
+def reads_ahead(run: list, ths: dict, warm: tuple = ()) -> list[tuple[str, dict]]:
+    """The analyses the rules of ``run`` read whatever they find (:attr:`Rule.reads`), then
+    ``warm``, each once: :data:`LONGEST_FIRST` first, the others in the rules' order."""
+    seen, out = set(), []
+    for name, params in [read for rid, r in run for read in r.reads_for(ths[rid])] + [(n, dict(p)) for n, p in warm]:
+        key = (name, tuple(sorted(params.items())))
+        if key not in seen:
+            seen.add(key)
+            out.append((name, params))
+    return sorted(out, key=lambda read: read[0] not in LONGEST_FIRST)
 
 
 def _run_rules(ctx: Context, run: list, ths: dict, warm: tuple = ()) -> list:
     """Each rule's outcome, ``(hit or None, exception or None)``, in the order of ``run``.  With a
     core to spare and a profile that can give each thread its own cursor, the rules run on
-    :data:`RULE_THREADS` threads: a cold ``analyze`` of a 100 MB profile computes ~10 analyses
-    here, 0.6-0.7 s on one core.  The result is the same as one after the other: every rule is a
-    function of the profile's tables and each analysis is computed once, whichever rule asks
-    first.  An exception is kept, not raised: it is raised where the serial order would meet it
-    (:func:`_value`), unless that rule's result is not used.
+    :data:`RULE_THREADS` threads, behind the analyses they read (:func:`reads_ahead`): a cold
+    ``analyze`` of a 100 MB profile computes ~10 analyses here, 0.5-0.6 s on one core.  The
+    result is the same as one after the other: every rule is a function of the profile's tables
+    and each analysis is computed once, whichever thread asks first.  An exception is kept, not
+    raised: it is raised where the serial order would meet it (:func:`_value`), unless that
+    rule's result is not used.
 
-    ``warm`` analyses are queued behind the rules on the same threads: the last rules leave a core
-    idle while they finish, and the report computed its own analyses after them on one thread
-    (Kineto 100 MB: ``op_summary`` by type, 36-41 ms after the rules).  Their results are kept by
-    the profile like any analysis'; a failure here is left for the caller's own call to raise."""
+    ``warm`` analyses are the ones a caller reads next (the report's sections): read ahead with
+    the rules' (Kineto 100 MB: ``op_summary`` by type, 36-41 ms after the rules when the report
+    computed it itself).  Their results are kept by the profile like any analysis'; a failure
+    while reading ahead is left for the rule's or the caller's own call to raise."""
     import os
 
     def one(rid, r):
@@ -136,17 +155,17 @@ def _run_rules(ctx: Context, run: list, ths: dict, warm: tuple = ()) -> list:
     if parallel is None or len(run) < 2 or RULE_THREADS < 2 or (os.cpu_count() or 1) < 2:
         return [one(rid, r) for rid, r in run]
 
-    def warm_one(name, params):
+    def read(name, params):
         try:
-            ctx.profile.view(name, **params)
-        except Exception:  # noqa: BLE001 - the caller's own call raises it, where it is read
+            ctx.view(name, **params)
+        except Exception:  # noqa: BLE001 - the rule's or the caller's own call raises it, where it is read
             pass
 
     with parallel(RULE_THREADS) as pool:
+        reading = [pool.submit(read, name, params) for name, params in reads_ahead(run, ths, warm)]
         futures = [pool.submit(one, rid, r) for rid, r in run]
-        warming = [pool.submit(warm_one, name, dict(params)) for name, params in warm]
         out = [f.result() for f in futures]
-        for f in warming:
+        for f in reading:
             f.result()
         return out
 

@@ -39,6 +39,25 @@ class Rule:
     #: ``"tasks"`` (only the rank-steps derived from device tasks: the rule reads tasks, gaps or
     #: host tables, which ranks that carry only the vendor's per-step figures do not have)
     basis: str = "steps"
+    #: the analyses the rule reads whatever it finds, ``(name, params)``; a parameter given as
+    #: :class:`Th` takes the rule's threshold of that name.  The advisor computes them on its
+    #: threads before the rules run (:func:`~profinsight.advisor.core.reads_ahead`): a rule
+    #: thread that waits for an analysis another thread computes holds no core.  A read the rule
+    #: makes only sometimes is not listed (it would be computed for nothing);
+    #: ``tests/advisor/test_reads_ahead.py`` checks each listed read is made
+    reads: tuple = ()
+
+    def reads_for(self, th: dict) -> list[tuple[str, dict]]:
+        """:attr:`reads` with the thresholds ``th`` put in."""
+        return [(name, {k: float(th[v.name]) if isinstance(v, Th) else v for k, v in params.items()}) for name, params in self.reads]
+
+
+@dataclass(frozen=True)
+class Th:
+    """A parameter of a rule's read (:attr:`Rule.reads`) that is the rule's threshold ``name``,
+    as a float, the way the rule passes it."""
+
+    name: str
 
 
 RULES: dict[str, Rule] = {}
@@ -52,9 +71,10 @@ def rule(
     thresholds: dict | None = None,
     ascend_only: bool = False,
     basis: str = "steps",
+    reads: tuple = (),
 ):
     def deco(func):
-        RULES[id] = Rule(id, func, severity, category, dict(thresholds or {}), ascend_only, basis)
+        RULES[id] = Rule(id, func, severity, category, dict(thresholds or {}), ascend_only, basis, tuple(reads))
         return func
 
     return deco

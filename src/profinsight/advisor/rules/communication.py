@@ -18,6 +18,7 @@ from .base import Context, Hit, by_share, col_sum, num, r3, rule
     severity="high",
     category="communication",
     thresholds={"min_share_of_step": 0.10, "wait_dominant_ratio": 0.5, "high_share_of_step": 0.30},
+    reads=(("step_breakdown", {}),),
 )
 def communication_overlap(ctx: Context, th: dict):
     """Communication that compute does not hide takes a large share of the step.  States how the

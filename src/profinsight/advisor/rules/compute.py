@@ -18,6 +18,7 @@ from .base import Context, Hit, by_share, col_sum, num, r3, rule, where_in_code
     thresholds={"min_share_of_compute": 0.05},
     ascend_only=True,
     basis="tasks",
+    reads=(("format_conversions", {}),),
 )
 def format_conversion(ctx: Context, th: dict):
     """Layout-conversion kernels (TransData, TransposeD, Cast-for-format ...) take a notable share
@@ -130,6 +131,7 @@ def ai_cpu(ctx: Context, th: dict):
     severity="medium",
     category="compute",
     thresholds={"min_busy_ratio": 0.9, "min_compute_ratio": 0.7, "top_kernels_share": 0.5},
+    reads=(("utilization", {}),),
 )
 def compute_bound(ctx: Context, th: dict):
     """The device is busy computing almost all the step and a few kernels dominate: tune those

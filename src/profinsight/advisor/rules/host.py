@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from .base import Context, Hit, by_share, col_sum, num, r3, rule
+from .base import Context, Hit, Th, by_share, col_sum, num, r3, rule
 
 
 @rule(
@@ -58,6 +58,7 @@ HOST_BOUND = ("launch", "python")
     category="data_host",
     thresholds={"min_share_of_step": 0.10, "min_gap_us": 50.0, "high_share_of_step": 0.30},
     basis="tasks",
+    reads=(("idle_gaps", {"min_us": Th("min_gap_us")}),),
 )
 def idle_gaps(ctx: Context, th: dict):
     """The device sits idle in long gaps for a notable share of the step.  The
@@ -141,6 +142,7 @@ def _gap_row(r) -> dict:
     category="data_host",
     thresholds={"min_share_of_step": 0.05, "min_gap_us": 50.0},
     basis="tasks",
+    reads=(("idle_gaps", {"min_us": Th("min_gap_us")}),),
 )
 def stream_sync(ctx: Context, th: dict):
     """The device idles while the host waits for it (``aten::item``, ``.cpu()``, stream or device
@@ -172,6 +174,7 @@ def stream_sync(ctx: Context, th: dict):
     category="data_host",
     thresholds={"min_short_ratio": 0.5, "min_kernels": 100},
     basis="tasks",
+    reads=(("launch_stats", {}),),
 )
 def tiny_kernels(ctx: Context, th: dict):
     """Many kernels are shorter than the host call that launches them: the device finishes work
@@ -202,7 +205,13 @@ def tiny_kernels(ctx: Context, th: dict):
     )
 
 
-@rule("dataloader", severity="medium", category="data_host", thresholds={"min_share_of_step": 0.05})
+@rule(
+    "dataloader",
+    severity="medium",
+    category="data_host",
+    thresholds={"min_share_of_step": 0.05},
+    reads=(("dataloader", {}),),
+)
 def dataloader(ctx: Context, th: dict):
     """The training thread waits for the DataLoader while the device is idle.  Recoverable: the
     device-idle part of data loading, at most the step.  The share is of the device step, or of

@@ -16,6 +16,7 @@ from .base import Context, Hit, by_share, col_sum, r3, rule
     severity="medium",
     category="memory",
     thresholds={"capacity_bytes": None, "min_share_of_capacity": 0.9, "min_fragmentation": 1.5},
+    reads=(("memory_peaks", {"top": 1}),),
 )
 def memory_pressure(ctx: Context, th: dict):
     """Reserved memory near the device capacity (needs ``capacity_bytes``), or reserved well above

@@ -49,7 +49,10 @@ class Rule:
 
     def reads_for(self, th: dict) -> list[tuple[str, dict]]:
         """:attr:`reads` with the thresholds ``th`` put in."""
-        return [(name, {k: float(th[v.name]) if isinstance(v, Th) else v for k, v in params.items()}) for name, params in self.reads]
+        return [
+            (name, {k: float(th[v.name]) if isinstance(v, Th) else v for k, v in params.items()})
+            for name, params in self.reads
+        ]
 
 
 @dataclass(frozen=True)

@@ -488,3 +488,28 @@ def test_dispatch_is_the_plain_definition_whatever_the_steps(steps):
     want = _dispatch_reference(tables)
     assert {int(k): float(v) for k, v in df["dispatch_us"].items()} == want
     assert any(v > 0 for v in want.values())
+
+
+def test_tables_read_by_one_statement_are_gone_after_it(fixtures):
+    """``query_with`` (the gaps' event names read ids in place): the Arrow tables are read by name
+    for that statement only, on whichever thread's cursor runs it, and removed after it, also when
+    it fails.  (The SQL name is no Python variable's: DuckDB would find one of those by itself.)"""
+    import duckdb
+    import pyarrow as pa
+
+    from profinsight.analyses._sql import query_with
+
+    p = profinsight.load(fixtures / "kineto" / "gpu_alexnet.json.gz")
+    ops = p.sql("SELECT op_id FROM host_ops ORDER BY op_id LIMIT 5")["op_id"].astype("int64").tolist()
+    wanted = pa.table({"id": pa.array([*ops, ops[0], 10**12], pa.int64())})  # a repeat, one not there
+    sql = "SELECT h.op_id FROM host_ops h SEMI JOIN ids_wanted w ON h.op_id = w.id ORDER BY 1"
+    assert query_with(p, sql, {"ids_wanted": wanted})["op_id"].tolist() == ops
+    with pytest.raises(duckdb.Error):
+        p.connection().sql("SELECT * FROM ids_wanted").fetchall()
+    with pytest.raises(duckdb.Error):
+        query_with(p, "SELECT no_such_column FROM ids_wanted", {"ids_wanted": wanted})
+    with pytest.raises(duckdb.Error):
+        p.connection().sql("SELECT * FROM ids_wanted").fetchall()
+    with p.parallel(2) as pool:
+        got = list(pool.map(lambda _: query_with(p, sql, {"ids_wanted": wanted})["op_id"].tolist(), range(4)))
+    assert got == [ops] * 4

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from ..registry import Chart, Param, analysis
-from ._sql import query
+from ._sql import arrow, query, query_with, to_pandas
 from .steps import IN_STEP, breakdown, islands_sql, union_length_sql
 
 #: device task kinds that occupy the device (a gap is where none of them runs)
@@ -133,10 +134,7 @@ def idle_gaps(profile, min_us: float = 50.0, top: int | None = None) -> pd.DataF
     ``python`` (only Python frames or user ``record_function`` ranges), ``idle`` (nothing
     recorded but the ProfilerStep itself).  Longest first."""
     min_ns = max(float(min_us or 0.0), 0.0) * 1e3
-    # longest first (the order the result is shown in); only the top ones where ``top`` is given:
-    # each gap is explained on its own, so the others need not be
-    limit = f" LIMIT {int(top)}" if top else ""
-    gaps = query(
+    found = arrow(
         profile,
         f"""
     WITH t AS (
@@ -165,13 +163,24 @@ def idle_gaps(profile, min_us: float = 50.0, top: int | None = None) -> pd.DataF
            gs AS start_ns, ge AS end_ns, (ge - gs) / 1e3 AS dur_us, off / 1e3 AS offset_us, next_task,
            'r' || rank || ' s' || coalesce(CAST(step AS VARCHAR), '-') || ' +' || printf('%.3f', off / 1e6) || ' ms'
                AS label
-    FROM o ORDER BY ge - gs DESC, rank, gs{limit}""",
+    FROM o""",
     )
+    # longest first (the order the result is shown in), ordered here on three integer columns:
+    # DuckDB's ORDER BY moved the names and labels with the keys (28,841 gaps: 13 of 47 ms); the
+    # gaps of a rank are disjoint, so (length, rank, start) has no ties and the order is the
+    # same.  Only the top ones where ``top`` is given: each gap is explained on its own
+    rank = _ints(found["rank"])
+    gs, ge = _ints(found["start_ns"]), _ints(found["end_ns"])
+    order = np.lexsort((gs, rank, gs - ge))
+    if top:
+        order = order[: max(int(top), 0)]
+    gaps = to_pandas(found.take(order))
+    rank, gs, ge = rank[order], gs[order], ge[order]
     # the explanations walk the gaps in time order per rank: they get the three columns they
     # read in that order, and their answers go back to the rows by position (sorting the whole
     # frame afterwards moved its long kernel-name strings: 0.39 s of 2.4 s at 287 k gaps)
-    by_start = np.lexsort((gaps["start_ns"].to_numpy("int64"), gaps["rank"].to_numpy("int64")))
-    timed = gaps[["rank", "start_ns", "end_ns"]].iloc[by_start].reset_index(drop=True)
+    by_start = np.lexsort((gs, rank))
+    timed = pd.DataFrame({"rank": rank[by_start], "start_ns": gs[by_start], "end_ns": ge[by_start]})
 
     def placed(values) -> list:
         out = np.empty(len(gaps), dtype=object)
@@ -186,6 +195,12 @@ def idle_gaps(profile, min_us: float = 50.0, top: int | None = None) -> pd.DataF
     gaps.insert(10, "host_api", pd.array(placed(api), dtype="string"))
     gaps.insert(11, "host_api_overlap_us", pd.array(placed(api_ov), dtype="Float64"))
     return gaps
+
+
+def _ints(col) -> np.ndarray:
+    """An integer column as int64, a null (none is expected) after every value, as SQL's ``ORDER
+    BY`` puts it."""
+    return col.cast(pa.int64()).fill_null(np.iinfo(np.int64).max).to_numpy()
 
 
 #: host_activity by the priority (``prio``) of the event that explains a gap
@@ -342,24 +357,28 @@ def _event_names(profile, chosen: pd.DataFrame) -> np.ndarray:
     """Names of the chosen host events (src 0: host_ops.op_id, 1: api_calls.call_id), None where
     the event is not found; looked up by index, not per event in Python."""
     keys = pd.MultiIndex.from_arrays([chosen[c].to_numpy("int64") for c in ("rank", "src", "id")])
-    src, ids = keys.get_level_values(1), keys.get_level_values(2)
-    host = np.unique(ids[src == 0]).tolist()
-    api = np.unique(ids[src == 1]).tolist()
-    got = query(
+    src, ids = keys.get_level_values(1).to_numpy(), keys.get_level_values(2).to_numpy()
+    got = query_with(
         profile,
         """
         SELECT h.rank, 0 AS src, h.op_id AS id, h.name FROM host_ops h
-        SEMI JOIN (SELECT unnest($1::BIGINT[]) AS id) w ON h.op_id = w.id
+        SEMI JOIN gap_host_ids w ON h.op_id = w.id
         UNION ALL
         SELECT a.rank, 1, a.call_id, a.name FROM api_calls a
-        SEMI JOIN (SELECT unnest($2::BIGINT[]) AS id) w ON a.call_id = w.id""",
-        [host, api],
+        SEMI JOIN gap_api_ids w ON a.call_id = w.id""",
+        {"gap_host_ids": _ids_table(ids[src == 0]), "gap_api_ids": _ids_table(ids[src == 1])},
     )
     got = got.drop_duplicates(["rank", "src", "id"], keep="last")  # as a dict keyed by them would
     found = pd.MultiIndex.from_arrays([got[c].to_numpy("int64") for c in ("rank", "src", "id")])
     pos = found.get_indexer(keys)
     names = np.append(got["name"].to_numpy(dtype=object), None)
     return names[pos]  # -1 (not found): the None appended last
+
+
+def _ids_table(ids: np.ndarray) -> pa.Table:
+    """Distinct ids as a one-column Arrow table ``id`` (BIGINT) for a SQL join."""
+    u = np.unique(np.asarray(ids, np.int64))
+    return pa.table([pa.Array.from_buffers(pa.int64(), len(u), [None, pa.py_buffer(u)])], names=["id"])
 
 
 _LAUNCH_COLUMNS = {

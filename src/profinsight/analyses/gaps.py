@@ -377,8 +377,7 @@ def _event_names(profile, chosen: pd.DataFrame) -> np.ndarray:
 
 def _ids_table(ids: np.ndarray) -> pa.Table:
     """Distinct ids as a one-column Arrow table ``id`` (BIGINT) for a SQL join."""
-    u = np.unique(np.asarray(ids, np.int64))
-    return pa.table([pa.Array.from_buffers(pa.int64(), len(u), [None, pa.py_buffer(u)])], names=["id"])
+    return pa.table({"id": pa.array(np.unique(np.asarray(ids, np.int64)), pa.int64())})
 
 
 _LAUNCH_COLUMNS = {

@@ -180,6 +180,36 @@ def test_a_one_shot_command_collects_cycles_rarely_and_hands_the_lock_over_quick
     assert _settings(["info", "."], main_argv="['info', '.']") == default
 
 
+_MARK_PROBE = """
+import json, sys
+from profinsight import _cores, cli
+seen = []
+_mark = _cores.mark
+_cores.mark = lambda *a: (seen.append(sorted(m for m in ("pandas", "pyarrow", "duckdb") if m in sys.modules)), _mark(*a))
+cli.COMMANDS["info"].run = lambda args: print(json.dumps([seen, _cores.MARK[0] is not None])) or 0
+cli.end_process = lambda code: None
+sys.argv = ["profinsight", "info", "."]
+cli.main({main_argv})
+"""
+
+
+@pytest.mark.parametrize(("main_argv", "marked"), [("", [[]]), ("['info', '.']", [])])
+def test_a_one_shot_command_begins_the_busy_cores_window_before_its_heavy_imports(main_argv, marked):
+    """The window over which an import reads how busy the cores are begins as the command's own
+    process starts, before pandas, pyarrow or DuckDB are imported: those imports fill it, so an
+    import on a machine whose load average reads 1 or more never sleeps for it (it slept 32-63 ms
+    when the window began where the profile starts to load).  A program that calls ``main([...])``
+    marks it only where it loads a profile."""
+    out = subprocess.run(
+        [sys.executable, "-c", _MARK_PROBE.format(main_argv=main_argv)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    ).stdout
+    assert json.loads(out.strip().splitlines()[-1]) == [marked, bool(marked)]
+
+
 # A program that runs the command as its console script does (``main()`` with no argv: the
 # command's own process), with an atexit hook and an object in ``sys.modules`` whose finalizer
 # only the interpreter's teardown calls (it clears the modules).

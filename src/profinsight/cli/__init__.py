@@ -201,6 +201,9 @@ def _main(argv: list[str] | None, own_process: bool = False) -> int:
         parser.print_help()
         return 2
     if own_process and args.command not in LONG_RUNNING:
+        from .._cores import mark
+
+        mark()  # the window in which an import reads how busy the cores are: the imports fill it
         quiet_gc()
         quick_handoff()
     try:

@@ -63,7 +63,7 @@ def load_profile(args):
     the import is doing (:mod:`.loading`)."""
     from ..importers._common import mark_busy
 
-    mark_busy()  # the imports below fill the window in which the import reads how busy the cores are
+    mark_busy()  # unless the command marked it as it started: the imports below fill the window
     from rich.console import Console
 
     from ..api import load

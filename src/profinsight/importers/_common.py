@@ -22,6 +22,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .. import _cores
+
 if TYPE_CHECKING:  # DuckDB loads when an import starts, not when this module does
     import duckdb
 
@@ -216,17 +218,12 @@ def rank_threads() -> int:
 #: (when, busy cores) of the last :func:`busy_now` sample: one sample serves this process a while
 _BUSY: list = [float("-inf"), None]
 BUSY_WINDOW_S = 0.1
-BUSY_REUSE_S = 5.0
-#: where the window of the next sample began (:func:`mark_busy`): (monotonic s, all jiffies, idle
-#: jiffies, CPU s of the marking thread, that thread's id), or None
-_MARK: list = [None]
-
-
-def _jiffies() -> tuple[int, int]:
-    """(all, idle + iowait) clock ticks of every core since boot, from ``/proc/stat``."""
-    with open("/proc/stat", "rb") as f:
-        vals = [int(x) for x in f.readline().split()[1:]]
-    return sum(vals), vals[3] + (vals[4] if len(vals) > 4 else 0)
+BUSY_REUSE_S = _cores.REUSE_S
+#: where the window of the next sample began (:func:`mark_busy`, or the command line's
+#: :func:`profinsight._cores.mark` as it starts): (monotonic s, all jiffies, idle jiffies, CPU s
+#: of the marking thread, that thread's id), or None
+_MARK: list = _cores.MARK
+_jiffies = _cores.jiffies
 
 
 def mark_busy() -> None:
@@ -234,17 +231,8 @@ def mark_busy() -> None:
     import's first steps (finding the trace's array, reading its metadata) then fill the window
     that the sample would otherwise wait 0.1 s for.  What this thread itself does meanwhile is
     not counted as a busy core.  A mark this thread made within :data:`BUSY_REUSE_S` stays (the
-    command line marks as it starts to load, before its imports)."""
-    import threading
-
-    mark = _MARK[0]
-    if mark is not None and mark[4] == threading.get_ident() and time.monotonic() - mark[0] <= BUSY_REUSE_S:
-        return
-    try:
-        total, idle = _jiffies()
-    except (OSError, ValueError, IndexError):
-        return
-    _MARK[0] = (time.monotonic(), total, idle, time.thread_time(), threading.get_ident())
+    command line marks as it starts, before its imports: :mod:`profinsight._cores`)."""
+    _cores.mark(_jiffies)
 
 
 def busy_now() -> float | None:

@@ -21,8 +21,9 @@ TS = ROOT / "ts"
 
 #: bottom to top; a module may import its own layer's package and anything below it
 LAYERS: list[tuple[str, ...]] = [
-    # the version, the error family and the display slots: import nothing of profinsight
-    ("_version", "errors", "hooks"),
+    # the version, the error family, the display slots and the busy-cores window: import nothing
+    # of profinsight
+    ("_version", "errors", "hooks", "_cores"),
     # words, declarations, what an analysis returns, interval nesting: no profile code at all
     ("diagnostics", "schema", "i18n", "samples", "capabilities", "results", "nesting"),
     # the analysis table that Profile consults (filled by the modules above it)

@@ -95,6 +95,40 @@ def test_array_end_found_across_white_space(tmp_path):
             assert ex.meta == {k: v for k, v in doc.items() if k != "traceEvents"}
 
 
+def test_the_array_end_is_found_in_a_mapping_that_never_writes_the_file(tmp_path, monkeypatch):
+    """The in-place read searches the held-back tail in a private mapping of the file and writes
+    its probes there: the file's bytes stay as they were, and a file that cannot be mapped gets
+    the same answer from the tail read into memory."""
+    import mmap
+
+    monkeypatch.setattr(_object, "CHUNK", 512)
+    monkeypatch.setattr(chrome_trace._bytes, "CHUNK", 512)
+    monkeypatch.setattr(_object, "HOLD", 6000)  # tails that start past the first mapping granule
+    suffixes = [b"", b', "deviceProperties": [{"id": 0}], "traceName": "t"', b', "x": [{"a": "}]"}]']
+    mapped, real_mmap = [], mmap.mmap
+    monkeypatch.setattr(mmap, "mmap", lambda *a, **kw: mapped.append(kw.get("offset", 0)) or real_mmap(*a, **kw))
+    found = {}
+    for n in (0, 3, 400):
+        for k, suffix in enumerate(suffixes):
+            path = tmp_path / f"m{n}_{k}.json"
+            path.write_bytes(_object_trace(n, suffix))
+            before = path.read_bytes()
+            ex = chrome_trace.extract(path, tmp_path, in_place=True)
+            assert path.read_bytes() == before
+            lo, hi = ex.span
+            assert json.loads(before[lo:hi]) == json.loads(before)["traceEvents"]
+            found[path] = (ex.span, ex.meta)
+    assert len(mapped) == len(found) and max(mapped) > 0  # each file mapped, some from past its start
+
+    def refuse(*args, **kwargs):
+        raise OSError("this file system maps nothing")
+
+    monkeypatch.setattr(mmap, "mmap", refuse)
+    for path, (span, meta) in found.items():
+        ex = chrome_trace.extract(path, tmp_path, in_place=True)
+        assert (ex.span, ex.meta) == (span, meta)
+
+
 def test_gzip_and_cut_short_objects_are_still_copied(tmp_path):
     data = _object_trace(50)
     gz = tmp_path / "t.json.gz"

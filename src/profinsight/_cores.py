@@ -6,8 +6,9 @@ An import picks its DuckDB threads by how many cores other programs keep busy
 (0.15-0.2 s before a cold ``analyze`` reaches the import) then fill it, and no one waits for it.
 Begun where the profile starts to load -- after ``analyze`` had imported the advisor and the
 renderers -- it was 37-44 ms old when a Kineto import asked, and the import slept for the rest
-(32-63 ms measured) on every machine whose load average read 1 or more.  This module imports nothing of the
-package, so the command line can mark the window before anything heavy is imported.
+(32-63 ms measured) on every machine whose load average read 1 or more.  This module imports
+nothing of the package, so the command line can mark the window before anything heavy is
+imported.
 """
 
 from __future__ import annotations

@@ -206,13 +206,8 @@ def _find_end_mapped(f, size: int, tail_at: int, at_array_start: bool):
         mapped = mmap.mmap(f.fileno(), size - offset, offset=offset, access=mmap.ACCESS_COPY)
     except (OSError, ValueError):
         return None
-    try:
+    with mapped:  # _find_end_in releases its views of the mapping before it returns
         return _find_end_in(mapped, tail_at - offset, at_array_start)
-    finally:
-        try:
-            mapped.close()
-        except BufferError:  # a view of it still alive: it closes when that goes
-            pass
 
 
 def _held_back_from(pending: int, rest: int) -> int:

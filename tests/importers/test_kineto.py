@@ -495,6 +495,28 @@ def test_event_array_read_in_pieces_gives_the_same_tables(fixtures, monkeypatch)
     assert [d.code for d in pieces.diagnostics] == [d.code for d in whole.diagnostics]
 
 
+@pytest.mark.parametrize("which", ["gpu_2rank_rank0", "synthetic"])
+def test_tables_beside_the_links_are_those_made_after_them(fixtures, tmp_path, monkeypatch, which):
+    """With two cores for the rank, the facts, counters, trace slices and memory tables are made on
+    a cursor of their own while the launch links are made: the same tables, row order included,
+    and the same diagnostics as with one core, where they are made after the links (the trace's
+    memory, counters and slices on the synthetic trace, the launches on a real one)."""
+    path = _path(fixtures, which) if which != "synthetic" else _synthetic(tmp_path)
+    monkeypatch.setattr(kineto, "thread_share", lambda: 2)
+    beside = load_rank(kineto.sniff(path))
+    monkeypatch.setattr(kineto, "thread_share", lambda: 1)
+    after = load_rank(kineto.sniff(path))
+    assert sorted(beside.tables) == sorted(after.tables)
+    for name, t in after.tables.items():
+        assert beside.tables[name].equals(t), name
+    assert [d.code for d in beside.diagnostics] == [d.code for d in after.diagnostics]
+    used = {n for n, t in after.tables.items() if t.num_rows}
+    if which == "synthetic":
+        assert {"counters", "trace_slices", "memory_samples", "memory_blocks"} <= used
+    else:
+        assert {"launches", "trace_slices"} <= used
+
+
 def test_device_rows_in_file_order_with_what_their_names_say(tmp_path):
     """Device activity keeps the file order (``task_uid``) with its per-name values taken by the
     name's dictionary index -- a name written twice, an NCCL kernel, a copy, and a kernel with

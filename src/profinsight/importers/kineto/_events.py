@@ -331,15 +331,16 @@ def load_raw(
 def load_rest(con) -> None:
     """Table ``ev``: every event of ``raw`` the host, runtime and device passes do not take
     (metadata, instants, counters, other slices) with its args as JSON; ``meta`` and the name
-    maps built from it.  ``raw`` is dropped."""
+    maps built from it.  ``raw`` is dropped.  Tables of the database, not TEMP ones: the import
+    reads them from a cursor of its own beside the launch links (``kineto._beside_links``)."""
     taken = cats(DEVICE_CATS + HOST_CATS + API_CATS)
     con.execute(f"""
-        CREATE OR REPLACE TEMP TABLE ev AS
+        CREATE OR REPLACE TABLE ev AS
         SELECT * FROM raw WHERE NOT (ph = 'X' AND coalesce(cat, '') IN {taken})""")
     con.execute("DROP TABLE raw")
-    con.execute("CREATE OR REPLACE TEMP TABLE meta AS SELECT name, pid, tid, args FROM ev WHERE ph = 'M'")
+    con.execute("CREATE OR REPLACE TABLE meta AS SELECT name, pid, tid, args FROM ev WHERE ph = 'M'")
     con.execute("""
-        CREATE OR REPLACE TEMP TABLE pnames AS
+        CREATE OR REPLACE TABLE pnames AS
         SELECT pid, coalesce(
                  max(json_extract_string(args, '$.labels'))
                    FILTER (name = 'process_labels'
@@ -347,6 +348,6 @@ def load_rest(con) -> None:
                  max(json_extract_string(args, '$.name')) FILTER (name = 'process_name')) AS process
         FROM meta WHERE name IN ('process_name', 'process_labels') GROUP BY pid""")
     con.execute("""
-        CREATE OR REPLACE TEMP TABLE tnames AS
+        CREATE OR REPLACE TABLE tnames AS
         SELECT pid, tid, max(json_extract_string(args, '$.name')) AS thread
         FROM meta WHERE name = 'thread_name' GROUP BY pid, tid""")

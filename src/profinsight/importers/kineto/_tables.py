@@ -230,9 +230,10 @@ def _by_name(con, d: pa.Table) -> pa.Table:
 
 
 def create_gpu_pids(con) -> None:
-    """``gpu_pids``: processes with device activity or a GPU label (needs ``dev`` and ``meta``)."""
+    """``gpu_pids``: processes with device activity or a GPU label (needs ``dev`` and ``meta``); a
+    table of the database, which the counters read from a cursor of their own."""
     con.execute("""
-        CREATE OR REPLACE TEMP TABLE gpu_pids AS
+        CREATE OR REPLACE TABLE gpu_pids AS
         SELECT DISTINCT pid FROM dev UNION
         SELECT DISTINCT pid FROM meta
         WHERE name = 'process_labels' AND starts_with(json_extract_string(args, '$.labels'), 'GPU')""")

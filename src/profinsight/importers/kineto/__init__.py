@@ -297,15 +297,12 @@ def _build(
     # their error is the one raised
     beside = thread_share() > 1
     with cursors(con, 1 if beside else 0) as side, ThreadPoolExecutor(1) as pool:
-        if beside:
-            for name, table in (("host", host), ("api", api), ("dev", dev)):
-                side[0].register(name, table)
-            aside = pool.submit(_beside_links, side[0])
+        aside = pool.submit(_beside_links, side[0], {"host": host, "api": api, "dev": dev}) if beside else None
         _links.create_links(con)
         release_memory()  # the enclosing-op arrays (0.3 GB at 1 GB), before the output tables are made
         _comm.create_comm(con)
         launches = _arrow(con, _links.LAUNCHES)
-        f, counters, slices, memory = aside.result() if beside else _beside_links(con)
+        f, counters, slices, memory = aside.result() if aside is not None else _beside_links(con)
     tables = {
         "launches": launches,
         "counters": counters,
@@ -325,11 +322,14 @@ def _build(
     return RankData(rank, tables=tables, diagnostics=diags)
 
 
-def _beside_links(con) -> tuple:
+def _beside_links(con, passes: dict[str, pa.Table] | None = None) -> tuple:
     """What reads no launch link -- the trace's facts, ``counters``, ``trace_slices`` and the
-    memory tables -- made on cursor ``con`` while the links are made on one thread: the 100 MB
-    trace's ``_build`` 0.188 -> 0.170 s (medians of 12 alternating imports, 8 faster), the 1 GB
-    trace's peak unchanged (1.42 GB)."""
+    memory tables -- made on ``con``; on a cursor while the links are made on one thread, with the
+    pass tables ``passes`` registered on it first (a registration is the connection's own): the
+    100 MB trace's ``_build`` 0.188 -> 0.170 s (medians of 12 alternating imports, 8 faster), the
+    1 GB trace's peak unchanged (1.42 GB)."""
+    for name, table in (passes or {}).items():
+        con.register(name, table)
     f = _runinfo.facts(con)
     return f, _arrow(con, _tables.COUNTERS), _arrow(con, _tables.TRACE_SLICES), _memory(con)
 

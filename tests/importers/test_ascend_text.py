@@ -852,7 +852,6 @@ def test_counters_are_named_per_piece_exactly(tmp_path, monkeypatch, native):
     the process name (here written after the samples, in a later piece) is the track; LLC
     ``%`` is scaled to percent; ``write_band_width`` is renamed.  Read in 1 kB pieces."""
     from profinsight.importers.ascend_text import _trace
-    from profinsight.importers.chrome_trace import read_trace_json
 
     events = (
         [
@@ -904,7 +903,7 @@ def test_counters_are_named_per_piece_exactly(tmp_path, monkeypatch, native):
     con = duck()
     _sql.install(con)
     _trace.start_split(con)
-    got = read_trace_json(con, path, "ev", take=_trace.take_piece, chunk_bytes=1000)
+    got = _trace.read(con, path, chunk_bytes=1000)
     # DuckDB in 1 kB pieces, or the scanner's columns at once: the same rows below
     assert (got.chunks == 1 if native else got.chunks > 3) and got.events == len(events)
     _trace.finish_split(con)
@@ -951,7 +950,6 @@ def test_counters_keep_every_value_of_args_a_map_cannot_hold(tmp_path):
     """Counter args are named from one map per event; args a map cannot hold -- a key written
     twice, an array -- keep every value as ``json_each`` reads them."""
     from profinsight.importers.ascend_text import _trace
-    from profinsight.importers.chrome_trace import read_trace_json
 
     text = json.dumps(
         [
@@ -969,7 +967,7 @@ def test_counters_keep_every_value_of_args_a_map_cannot_hold(tmp_path):
     con = duck()
     _sql.install(con)
     _trace.start_split(con)
-    read_trace_json(con, path, "ev", take=_trace.take_piece)
+    _trace.read(con, path)
     _trace.finish_split(con)
     _trace.build_counters(con)
     # the two values of one key tie on (track, name, time, event): compared as a multiset

@@ -231,6 +231,96 @@ def test_random_values_one_by_one(tmp_path):
     assert kept >= 100
 
 
+#: the columns of the Ascend import with the entries of counter events' args (``_trace.EXTRA``)
+ENTRY_COLUMNS = {**TRACE_COLUMNS, "args_entries": _native.entries("args", ("ph", "C"))}
+_MAP = "map_entries(json_transform(args, '\"MAP(VARCHAR, VARCHAR)\"'))"
+
+
+def _entries_check(tmp_path: Path, events: list[str], name: str = "e.json"):
+    """(scanner's entries, DuckDB's MAP conversion of the same args) per event, or None where the
+    scanner gives up; every entries value the scanner gives must be the conversion's."""
+    path = tmp_path / name
+    path.write_text("[" + ",\n ".join(events) + "]", encoding="utf-8")
+    got = _native.read_array(path, ENTRY_COLUMNS)
+    if got is None:
+        return None
+    con = duckdb.connect()
+    con.register("t", got)
+    mine = [r[0] for r in con.execute("SELECT args_entries FROM t").fetchall()]
+    con.register("d", _duckdb(path, TRACE_COLUMNS))
+    theirs = [r[0] for r in con.execute(f"SELECT {_MAP} FROM d").fetchall()]
+    for a, b in zip(mine, theirs):
+        if a is not None:
+            assert a == b
+    return list(zip(mine, theirs))
+
+
+def test_entries_are_the_map_conversions(tmp_path):
+    """The key/value pairs of a counter event's args are those ``json_transform`` to a MAP gives:
+    strings decoded, numbers as DuckDB writes them back, ``true``, ``null`` as a NULL value, in
+    the object's order; read whether ``ph`` comes before args or after (the Ascend export's
+    order).  NULL -- left to the SQL's own conversion -- for other events, for a nested value and
+    for a key written twice (the conversion gives NULL for the whole object)."""
+    events = [
+        '{"name": "HBM", "ts": "1.000", "pid": 1, "tid": 0, "args": {"Read(MB/s)": 12.5, "acc_id": 0}, "ph": "C"}',
+        '{"ph": "C", "name": "QoS", "args": {"value": 1876}}',
+        r'{"ph": "C", "name": "s", "args": {"a": "x\"y\\z\n\t", "b": "中 é", "t": true, "f": false, "n": null, '
+        r'"z": 2.000, "k": 0.0, "m": -7, "g": 0.30000000000000004}}',
+        '{"ph": "C", "name": "empty", "args": {}}',
+        '{"ph": "X", "name": "slice", "args": {"value": 1}}',
+        '{"ph": "C", "name": "nested", "args": {"value": 1, "list": [1, 2]}}',
+        '{"ph": "C", "name": "twice", "args": {"value": 1, "value": 2}}',
+        '{"ph": "C", "name": "none"}',
+        '{"ph": "C", "name": "null", "args": null}',
+    ]
+    got = _entries_check(tmp_path, events)
+    assert got is not None
+    mine = [a for a, _ in got]
+    assert mine[0] == [{"key": "Read(MB/s)", "value": "12.5"}, {"key": "acc_id", "value": "0"}]
+    assert mine[1] == [{"key": "value", "value": "1876"}]
+    assert mine[2] == [
+        {"key": "a", "value": 'x"y\\z\n\t'},
+        {"key": "b", "value": "中 é"},
+        {"key": "t", "value": "true"},
+        {"key": "f", "value": "false"},
+        {"key": "n", "value": None},
+        {"key": "z", "value": "2.0"},
+        {"key": "k", "value": "0.0"},
+        {"key": "m", "value": "-7"},
+        {"key": "g", "value": "0.30000000000000004"},
+    ]
+    assert mine[3] == []
+    assert mine[4:] == [None] * 5  # not a counter; nested; a key twice; no args; null args
+    assert got[5][1] is not None and got[6][1] is None  # what the SQL's conversion gives there
+
+
+def test_random_entries_one_by_one(tmp_path):
+    """Random counter events, each alone in a file: every entries value the scanner gives is the
+    MAP conversion's, and it gives most of them (one that gave none would pass the first part)."""
+    rng = random.Random(20261207)
+    given = 0
+    for i in range(300):
+        n = rng.randrange(0, 5)
+        values = [rng.choice([_random_number(rng), _random_text(rng), "true", "false", "null"]) for _ in range(n)]
+        args = "{" + ", ".join(f'"k{j}": {v}' for j, v in enumerate(values)) + "}"
+        ev = f'{{"name": "c{i}", "args": {args}, "ph": "C", "ts": "{i}.000"}}'
+        got = _entries_check(tmp_path, [ev], name=f"e{i % 5}.json")
+        given += got is not None and got[0][0] is not None
+    assert given >= 100
+
+
+def test_entries_need_their_gate_column(tmp_path):
+    """An entries column whose WHEN names no text column of the read is refused (the scanner
+    cannot say which events have them), so the reader gives up and DuckDB reads."""
+    assert _native.supports(ENTRY_COLUMNS)
+    assert not _native.supports({"args": "JSON", "args_entries": _native.entries("args", ("ph", "C"))})
+    assert not _native.supports({"ph": "JSON", "args_entries": _native.entries("args", ("ph", "C"))})
+    assert _native.supports({"args_entries": _native.entries("args")})
+    path = tmp_path / "a.json"
+    path.write_text('[{"ph": "C", "args": {"v": 1}}]', encoding="utf-8")
+    assert _native.read_array(path, {"args": "JSON", "args_entries": _native.entries("args", ("ph", "C"))}) is None
+
+
 def test_parts_on_threads_read_the_same(tmp_path, monkeypatch):
     """An array cut into parts read on threads gives the table of one part, where cuts fall on
     events, inside strings and inside arrays of objects (``}, {`` in a name or an args list)."""

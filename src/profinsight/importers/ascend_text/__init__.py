@@ -37,7 +37,7 @@ import pyarrow as pa
 from .. import _torch_npu, progress
 from .._common import close_duck, cursors, duck, ram_bytes, rank_threads, temp_dir
 from ..base import Importer, RankData, RankSource
-from ..chrome_trace import TraceRead, damage, out_of_memory, read_trace_json
+from ..chrome_trace import TraceRead, damage, out_of_memory
 from . import _comm, _device, _files, _host, _kernels, _links, _memory, _meta, _sql, _summary, _trace
 
 VERSION = "7"  # 7: flows bound to slices that start together by what they are (CANN level, name), not reading order; 6: negative sizes, durations and memory times are damage (null, counted); 5: partial exports take steps from the vendor summary; versions from profiler_info (4: Level0 types)
@@ -210,7 +210,7 @@ def _read_trace(con, inputs: _files.Inputs) -> TraceRead | None:
                 _TRACE_FIX,
             )
         return None
-    result = read_trace_json(con, path, "ev", take=_trace.take_piece)
+    result = _trace.read(con, path)
     return result if result.damaged else None
 
 

@@ -189,6 +189,7 @@ def read_trace_json(
     ignore_errors: bool = False,
     span: tuple[int, int] | None = None,
     resync: bool = True,
+    extra: dict[str, str] | None = None,
 ) -> TraceRead:
     """Read the JSON array at ``path`` piece by piece.
 
@@ -206,18 +207,23 @@ def read_trace_json(
     span[1])`` of ``path`` (``[`` to ``]``, inside a ``{"traceEvents": [...]}`` object), read
     there without a copy.  ``resync``: damage in the middle costs only the events it hit -- the
     read goes on at the next event that parses and counts what it skipped
-    (:attr:`TraceRead.skipped_events`); without it the read stops at the damage, as at a cut."""
+    (:attr:`TraceRead.skipped_events`); without it the read stops at the damage, as at a cut.
+    ``extra`` (with ``take`` only): columns only the compiled scanner reads, name -> type (an
+    object's entries, :func:`._native.entries`); where DuckDB's reader reads the events they are
+    NULL, so that ``take`` sees the same columns either way."""
     path = Path(path)
     size = path.stat().st_size if span is None else span[1]
     resume = None
     if take is not None:
-        native = _native_read(con, path, size, take, columns or TRACE_COLUMNS, span)
+        native = _native_read(con, path, size, take, {**(columns or TRACE_COLUMNS), **(extra or {})}, span)
         if native is not None:
             events, resume_at = native
             if resume_at is None:  # the scanner read the whole array
                 progress.read_whole(path)
                 return TraceRead(events, size)
             resume = (resume_at, events)  # DuckDB reads what the scanner gave up on
+    if take is not None and extra:
+        take = _without(take, extra)
     if consume is None and take is None:
         create_empty_trace(con, table)
         take = _collect_into(table)
@@ -282,6 +288,18 @@ def out_of_memory(path: Path, size: int, exc: BaseException) -> ProfileError:
         fix="close other programs or import on a machine with more free memory (about twice the "
         "file size is enough); the file itself is not damaged",
     )
+
+
+def _without(take: Take, extra: dict[str, str]) -> Take:
+    """``take`` over a source that lacks the scanner-only columns ``extra``: given as NULL."""
+    from . import _native
+
+    nulls = ", ".join(f'NULL::{_native.sql_type(t)} AS "{name}"' for name, t in extra.items())
+
+    def taken(con, source: str) -> int:
+        return take(con, f"(SELECT *, {nulls} FROM {source})")
+
+    return taken
 
 
 def _collect_into(table: str) -> Take:

@@ -10,6 +10,11 @@ way, on damage of any kind and where the library was not built: the caller reads
 the file with DuckDB, so the scanner only ever changes how fast a file is read, never what is
 read.
 
+It also reads what DuckDB's reader cannot give as a column: the key/value pairs of an object
+(:func:`entries`), so that a caller's SQL need not parse that object's JSON again -- the Ascend
+export's counter events, whose args the import would otherwise convert to a MAP. Where DuckDB's
+reader reads the events such a column is NULL, and the caller converts the JSON itself.
+
 ``PROFINSIGHT_NATIVE=0`` turns it off (the DuckDB reader alone, to compare the two).
 """
 
@@ -18,6 +23,7 @@ from __future__ import annotations
 import ctypes
 import mmap
 import os
+import re
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
@@ -33,6 +39,11 @@ MAX_COLS = 16
 #: the kinds of column the scanner reads, by the DuckDB type the reader gives them
 KINDS = {"VARCHAR": 0, "DECIMAL(38,3)": 1, "JSON": 2}
 _DECIMAL = KINDS["DECIMAL(38,3)"]
+_ENTRIES, _ENTRY_VALUES = 3, 4
+#: the SQL type of an entries column (:func:`entries`), as ``map_entries`` of a MAP gives it
+ENTRIES_TYPE = "STRUCT(key VARCHAR, value VARCHAR)[]"
+_ENTRIES_SPEC = re.compile(r"ENTRIES\((?P<key>[^=()]+)\)(?: WHEN (?P<col>[^=()]+)=(?P<val>[^=()]+))?")
+
 ENV = "PROFINSIGHT_NATIVE"
 #: below this an array is read as one part: a thread costs more than it saves
 PART_MIN_BYTES = 8 << 20
@@ -55,6 +66,11 @@ class _Out(ctypes.Structure):
         ("stopped_at", ctypes.c_int64),
         ("cap_rows", ctypes.c_int64),
         ("cap_bytes", ctypes.c_int64 * MAX_COLS),
+        ("when_col", ctypes.c_int32 * MAX_COLS),
+        ("when_val", ctypes.c_char_p * MAX_COLS),
+        ("when_len", ctypes.c_int64 * MAX_COLS),
+        ("entries", ctypes.c_int64 * MAX_COLS),
+        ("cap_entries", ctypes.c_int64 * MAX_COLS),
     ]
 
 
@@ -100,9 +116,60 @@ def enabled() -> bool:
     return os.environ.get(ENV, "1") != "0" and available()
 
 
+def entries(key: str, when: tuple[str, str] | None = None) -> str:
+    """The type to give a column of the key/value pairs of the object at ``key`` -- as
+    ``map_entries(json_transform(<it>, '"MAP(VARCHAR, VARCHAR)"'))`` gives them -- read only
+    for events whose text column ``when[0]`` says ``when[1]`` (say, ``("ph", "C")``: the counter
+    events).  Where the conversion would give anything else (a nested value, a number it writes
+    another way, a key written twice) the column is NULL for that event, as it is for every event
+    DuckDB's reader reads: the caller converts those objects itself.  Only the scanner reads such
+    a column (see :func:`..read_trace_json`'s ``extra``)."""
+    spec = f"ENTRIES({key})"
+    return spec + (f" WHEN {when[0]}={when[1]}" if when else "")
+
+
+def sql_type(kind: str) -> str:
+    """The DuckDB type of a scanner column of type ``kind``."""
+    return ENTRIES_TYPE if _ENTRIES_SPEC.fullmatch(kind) else kind
+
+
 def supports(columns: dict[str, str]) -> bool:
-    """Whether the scanner reads columns of these types (at most 16 of them)."""
-    return 0 < len(columns) <= MAX_COLS and all(t in KINDS for t in columns.values())
+    """Whether the scanner reads columns of these types (at most 16 slots: an entries column takes
+    two), every entries column's ``WHEN`` naming a text column of them."""
+    try:
+        return 0 < len(_slots(columns)) <= MAX_COLS
+    except ValueError:
+        return False
+
+
+class _Slot(NamedTuple):
+    key: str
+    kind: int
+    when: tuple[int, str] | None = None  # entries: (slot of the text column, the value)
+
+
+def _slots(columns: dict[str, str]) -> list[_Slot]:
+    """The scanner's column slots for ``columns``; ValueError where it cannot read them."""
+    slots, at = [], {}
+    for name, t in columns.items():
+        if t in KINDS:
+            at[name] = len(slots)
+            slots.append(_Slot(name, KINDS[t]))
+            continue
+        m = _ENTRIES_SPEC.fullmatch(t)
+        if not m:
+            raise ValueError(f"no scanner column of type {t}")
+        slots.append(_Slot(m["key"], _ENTRIES, (m["col"], m["val"]) if m["col"] else None))
+        slots.append(_Slot(m["key"], _ENTRY_VALUES))
+    out = []
+    for s in slots:
+        if s.kind == _ENTRIES and s.when is not None:
+            col = at.get(s.when[0])
+            if col is None or slots[col].kind != KINDS["VARCHAR"]:
+                raise ValueError(f"WHEN names no text column: {s.when[0]}")
+            s = s._replace(when=(col, s.when[1]))
+        out.append(s)
+    return out
 
 
 class GaveUp(Exception):
@@ -243,11 +310,17 @@ class _Part:
 
     def __init__(self, lib, columns: dict[str, str]):
         self.lib, self.out, self.freed = lib, _Out(), False
-        self.kinds = [KINDS[t] for t in columns.values()]
-        self.keys = [k.encode() for k in columns]  # kept: the struct points into them
-        self.out.ncols = len(self.keys)
-        for i, (k, kind) in enumerate(zip(self.keys, self.kinds)):
-            self.out.kinds[i], self.out.keys[i], self.out.key_lens[i] = kind, k, len(k)
+        slots = _slots(columns)
+        self.kinds = [s.kind for s in slots]
+        self.keys = [s.key.encode() for s in slots]  # kept: the struct points into them
+        self.whens = [s.when[1].encode() if s.when else b"" for s in slots]  # kept, likewise
+        #: the first slot of each column, in the order of ``columns``
+        self.firsts = [i for i, s in enumerate(slots) if s.kind != _ENTRY_VALUES]
+        self.out.ncols = len(slots)
+        for i, (k, s) in enumerate(zip(self.keys, slots)):
+            self.out.kinds[i], self.out.keys[i], self.out.key_lens[i] = s.kind, k, len(k)
+            self.out.when_col[i] = s.when[0] if s.when else -1
+            self.out.when_val[i], self.out.when_len[i] = self.whens[i], len(self.whens[i])
         self.rows = 0
         self.arrays: list = []
 
@@ -255,11 +328,14 @@ class _Part:
         self.rows = self.lib.pi_scan(addr, length, ctypes.byref(self.out), int(first), int(last))
         return self.rows
 
-    def column(self, i: int) -> pa.Array:
-        o, n = self.out, self.rows
+    def column(self, j: int) -> pa.Array:
+        """The ``j``-th column of ``columns`` (an entries column is the slot pair it starts)."""
+        o, n, i = self.out, self.rows, self.firsts[j]
         valid = np.ctypeslib.as_array(ctypes.cast(o.valid[i], ctypes.POINTER(ctypes.c_uint8)), (n,)).view(bool)
         nulls = n - int(np.count_nonzero(valid))
         bitmap = pa.py_buffer(np.packbits(valid, bitorder="little")) if nulls else None
+        if self.kinds[i] == _ENTRIES:
+            return self._entries(i, n, bitmap, nulls)
         if self.kinds[i] == _DECIMAL:
             v = np.ctypeslib.as_array(ctypes.cast(o.values[i], ctypes.POINTER(ctypes.c_int64)), (n,))
             wide = np.empty((n, 2), np.int64)  # 128-bit little-endian: the value, then its sign
@@ -269,6 +345,22 @@ class _Part:
         offsets = pa.foreign_buffer(o.offsets[i], (n + 1) * 8, base=self)
         data = pa.foreign_buffer(o.data[i], o.bytes[i], base=self) if o.bytes[i] else pa.py_buffer(b"")
         return pa.Array.from_buffers(pa.large_string(), n, [bitmap, offsets, data], null_count=nulls)
+
+    def _entries(self, i: int, n: int, bitmap, nulls: int) -> pa.Array:
+        """Slots ``i`` (keys) and ``i + 1`` (values) as a list of key/value structs per row."""
+        o, m = self.out, int(self.out.entries[i])
+
+        def strings(slot: int, valid=None) -> pa.Array:
+            offsets = pa.foreign_buffer(o.offsets[slot], (m + 1) * 8, base=self)
+            data = pa.foreign_buffer(o.data[slot], o.bytes[slot], base=self) if o.bytes[slot] else pa.py_buffer(b"")
+            gone = 0 if valid is None else m - int(np.count_nonzero(valid))
+            mask = pa.py_buffer(np.packbits(valid, bitorder="little")) if gone else None
+            return pa.Array.from_buffers(pa.large_string(), m, [mask, offsets, data], null_count=gone)
+
+        ok = np.ctypeslib.as_array(ctypes.cast(o.valid[i + 1], ctypes.POINTER(ctypes.c_uint8)), (max(m, 1),))[:m]
+        pairs = pa.StructArray.from_arrays([strings(i), strings(i + 1, ok.view(bool))], names=["key", "value"])
+        starts = pa.foreign_buffer(o.values[i], (n + 1) * 8, base=self)
+        return pa.Array.from_buffers(pa.large_list(pairs.type), n, [bitmap, starts], null_count=nulls, children=[pairs])
 
     def free(self) -> None:
         if not self.freed:

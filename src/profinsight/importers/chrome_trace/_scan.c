@@ -9,7 +9,15 @@
    - KIND_TEXT (VARCHAR): a JSON string is decoded (every escape, surrogate pairs joined); a
      number, ``true`` or ``false`` is its text; ``null`` or an absent key is NULL;
    - KIND_DECIMAL3 (``DECIMAL(38,3)``): the number times 1000 as an integer, its stored value;
-   - KIND_JSON (JSON): an object as DuckDB's JSON type stores it, minified.
+   - KIND_JSON (JSON): an object as DuckDB's JSON type stores it, minified;
+   - KIND_ENTRIES (``STRUCT(key VARCHAR, value VARCHAR)[]``, two column slots: the keys, then
+     KIND_ENTRY_VALUES, the values): the key/value pairs of an object whose values are all
+     scalars, as ``map_entries(json_transform(x, '"MAP(VARCHAR, VARCHAR)"'))`` gives them --
+     read only for the events whose text column ``when_col`` says ``when_val`` (the counter
+     events of a trace), after the event's last key (``ph`` may follow ``args``).  Where that
+     conversion would give something else (a nested value, a number it re-renders, a key with an
+     escape or written twice) the row's entries are NULL, not a fallback: the caller's SQL then
+     converts that one object itself.
 
    Where DuckDB would write a value differently than the file does (a number it re-renders,
    ``1.50`` or ``1e5``; an escape it decodes inside an object, ``\u00e9``; more than three
@@ -32,11 +40,16 @@
 #define MAX_DEPTH 64
 #define MAX_COLS 16
 
-enum { KIND_TEXT = 0, KIND_DECIMAL3 = 1, KIND_JSON = 2 };
+enum { KIND_TEXT = 0, KIND_DECIMAL3 = 1, KIND_JSON = 2, KIND_ENTRIES = 3, KIND_ENTRY_VALUES = 4 };
+/* entries of one object at most (their keys are compared with each other) */
+#define MAX_ENTRIES 64
 
 /* The columns to read (set by the caller) and what a scan read into them: per column
    ``offsets`` (rows + 1) and ``data`` for text and JSON columns, ``values`` for decimal ones,
-   ``valid`` (one byte per row) for every column. */
+   ``valid`` (one byte per row) for every column.  A KIND_ENTRIES column ``e`` keeps its per-row
+   validity in ``valid[e]`` and its list offsets (rows + 1, counted in entries) in ``values[e]``;
+   per entry, the keys are ``offsets[e]`` / ``data[e]`` and the values ``offsets[e + 1]`` /
+   ``data[e + 1]`` / ``valid[e + 1]`` (``entries[e]`` of them). */
 typedef struct {
     int32_t ncols;
     int32_t kinds[MAX_COLS];
@@ -51,6 +64,11 @@ typedef struct {
     int64_t stopped_at; /* where a scan that gave up was: the start of the event it read */
     int64_t cap_rows;
     int64_t cap_bytes[MAX_COLS];
+    int32_t when_col[MAX_COLS]; /* KIND_ENTRIES: the text column that says which events have them */
+    const char *when_val[MAX_COLS];
+    int64_t when_len[MAX_COLS];
+    int64_t entries[MAX_COLS];
+    int64_t cap_entries[MAX_COLS];
 } pi_out;
 
 typedef struct {
@@ -58,6 +76,10 @@ typedef struct {
     pi_out *o;
     int no_memory;
     const uint8_t *start; /* where the part begins: how much of it was read, for the sizes below */
+    /* per column c: the KIND_ENTRIES column that reads the same key (-1: none); and whether an
+       entries column reads a key no other column does (its key is then compared on every key) */
+    int8_t entries_of[MAX_COLS];
+    int lone_entries;
 } scan;
 
 /* --- output ------------------------------------------------------------------------------ */
@@ -110,11 +132,13 @@ static int grow_rows(scan *s) {
     pi_out *o = s->o;
     int64_t cap = o->cap_rows ? expected(s, o->rows, o->cap_rows) : 1 << 14;
     for (int c = 0; c < o->ncols; c++) {
+        if (o->kinds[c] == KIND_ENTRY_VALUES) continue; /* sized by entries (grow_entries) */
         uint8_t *v = realloc(o->valid[c], (size_t)cap);
         if (!v) { s->no_memory = 1; return PI_FALLBACK; }
         o->valid[c] = v;
-        if (o->kinds[c] == KIND_DECIMAL3) {
-            int64_t *x = realloc(o->values[c], (size_t)cap * sizeof(int64_t));
+        if (o->kinds[c] == KIND_DECIMAL3 || o->kinds[c] == KIND_ENTRIES) {
+            int64_t n = o->kinds[c] == KIND_ENTRIES ? cap + 1 : cap; /* list offsets: rows + 1 */
+            int64_t *x = realloc(o->values[c], (size_t)n * sizeof(int64_t));
             if (!x) { s->no_memory = 1; return PI_FALLBACK; }
             o->values[c] = x;
         } else {
@@ -124,6 +148,23 @@ static int grow_rows(scan *s) {
         }
     }
     o->cap_rows = cap;
+    return 0;
+}
+
+/* Room for more entries of the KIND_ENTRIES column e: key and value offsets, value validity. */
+static int grow_entries(scan *s, int e) {
+    pi_out *o = s->o;
+    int64_t cap = o->cap_entries[e] ? o->cap_entries[e] * 2 : 1 << 12;
+    int64_t *k = realloc(o->offsets[e], (size_t)(cap + 1) * sizeof(int64_t));
+    if (!k) { s->no_memory = 1; return PI_FALLBACK; }
+    o->offsets[e] = k;
+    int64_t *v = realloc(o->offsets[e + 1], (size_t)(cap + 1) * sizeof(int64_t));
+    if (!v) { s->no_memory = 1; return PI_FALLBACK; }
+    o->offsets[e + 1] = v;
+    uint8_t *ok = realloc(o->valid[e + 1], (size_t)cap);
+    if (!ok) { s->no_memory = 1; return PI_FALLBACK; }
+    o->valid[e + 1] = ok;
+    o->cap_entries[e] = cap;
     return 0;
 }
 
@@ -416,7 +457,7 @@ static int value(scan *s, int c, int depth) {
 /* Which column a key names, or -1. */
 static int key_column(const pi_out *o, const uint8_t *k, int64_t len) {
     for (int c = 0; c < o->ncols; c++)
-        if (o->key_lens[c] == len && !memcmp(o->keys[c], k, (size_t)len)) return c;
+        if (o->kinds[c] < KIND_ENTRIES && o->key_lens[c] == len && !memcmp(o->keys[c], k, (size_t)len)) return c;
     return -1;
 }
 
@@ -470,15 +511,93 @@ static int text_value(scan *s, int c) {
     return PI_FALLBACK;
 }
 
+/* The entries of the object at [a, b) -- already read as valid JSON -- appended to the
+   KIND_ENTRIES column e (keys) and e + 1 (values).  0: read; 1: the object has what the MAP
+   conversion would give otherwise (a nested value, a number it re-renders, a string it cannot
+   hold, a key with an escape or written twice, more than MAX_ENTRIES): nothing is kept and the
+   row's entries are NULL; PI_FALLBACK: out of memory. */
+static int entries(scan *s, int e, const uint8_t *a, const uint8_t *b) {
+    pi_out *o = s->o;
+    scan t = *s;
+    t.p = a;
+    t.end = b;
+    int64_t first = o->entries[e], key_bytes = o->bytes[e], value_bytes = o->bytes[e + 1];
+    ws(&t);
+    if (t.p >= t.end || *t.p != '{') goto other;
+    t.p++;
+    ws(&t);
+    if (t.p < t.end && *t.p == '}') return 0; /* {}: no entries, not NULL */
+    for (;;) {
+        ws(&t);
+        if (t.p >= t.end || *t.p != '"') goto other;
+        const uint8_t *k = t.p + 1;
+        if (string(&t, -1, 1)) goto other;
+        int64_t klen = t.p - k - 1;
+        if (memchr(k, '\\', (size_t)klen)) goto other;
+        int64_t n = o->entries[e];
+        if (n - first >= MAX_ENTRIES) goto other;
+        for (int64_t i = first; i < n; i++)
+            if (o->offsets[e][i + 1] - o->offsets[e][i] == klen && !memcmp(o->data[e] + o->offsets[e][i], k, (size_t)klen))
+                goto other; /* a key twice: the conversion gives NULL */
+        if (n == o->cap_entries[e] && grow_entries(&t, e)) goto other;
+        if (put(&t, e, k, klen)) goto other;
+        ws(&t);
+        if (t.p >= t.end || *t.p != ':') goto other;
+        t.p++;
+        ws(&t);
+        if (t.p >= t.end) goto other;
+        uint8_t v = *t.p, valid = 1;
+        if (v == 'n') {
+            if (literal(&t, "null", 4)) goto other;
+            valid = 0;
+        } else if (v == '{' || v == '[') {
+            goto other;
+        } else if (text_value(&t, e + 1)) {
+            goto other;
+        }
+        o->valid[e + 1][n] = valid;
+        o->entries[e] = n + 1;
+        o->offsets[e][n + 1] = o->bytes[e];
+        o->offsets[e + 1][n + 1] = o->bytes[e + 1];
+        ws(&t);
+        if (t.p >= t.end) goto other;
+        if (*t.p == ',') { t.p++; continue; }
+        if (*t.p != '}') goto other;
+        return 0;
+    }
+other:
+    o->entries[e] = first;
+    o->bytes[e] = key_bytes;
+    o->bytes[e + 1] = value_bytes;
+    if (t.no_memory) { s->no_memory = 1; return PI_FALLBACK; }
+    return 1;
+}
+
+/* Whether row ``row`` of text column w holds exactly the len bytes of val (its offsets are set). */
+static int says(const pi_out *o, int w, int64_t row, const char *val, int64_t len) {
+    if (w < 0) return 1;
+    if (!o->valid[w][row]) return 0;
+    int64_t at = o->offsets[w][row];
+    return o->offsets[w][row + 1] - at == len && !memcmp(o->data[w] + at, val, (size_t)len);
+}
+
 /* One event object at s->p. */
 static int event(scan *s) {
     pi_out *o = s->o;
     if (o->rows == o->cap_rows && grow_rows(s)) return PI_FALLBACK;
     int64_t row = o->rows;
     uint32_t seen = 0;
+    /* where the object of each KIND_ENTRIES column's key is, read after the event's last key */
+    const uint8_t *span_a[MAX_COLS], *span_b[MAX_COLS];
+    int any_entries = 0;
     for (int c = 0; c < o->ncols; c++) {
+        if (o->kinds[c] == KIND_ENTRY_VALUES) continue; /* its validity is per entry */
         o->valid[c][row] = 0;
         if (o->kinds[c] == KIND_DECIMAL3) o->values[c][row] = 0;
+        if (o->kinds[c] == KIND_ENTRIES) {
+            any_entries = 1;
+            span_a[c] = NULL;
+        }
     }
     s->p++; /* '{' */
     ws(s);
@@ -499,6 +618,7 @@ static int event(scan *s) {
             s->p++;
             ws(s);
             if (s->p >= s->end) return PI_FALLBACK;
+            const uint8_t *at = s->p;
             if (c < 0) {
                 if (value(s, -1, 1)) return PI_FALLBACK;
             } else {
@@ -518,6 +638,18 @@ static int event(scan *s) {
                     o->valid[c][row] = 1;
                 }
             }
+            if (c >= 0 && s->entries_of[c] >= 0) {
+                int e = s->entries_of[c];
+                span_a[e] = at;
+                span_b[e] = s->p;
+            } else if (c < 0 && s->lone_entries) {
+                for (int e = 0; e < o->ncols; e++)
+                    if (o->kinds[e] == KIND_ENTRIES && o->key_lens[e] == klen && !memcmp(o->keys[e], k, (size_t)klen)) {
+                        if (span_a[e]) return PI_FALLBACK; /* a key twice */
+                        span_a[e] = at;
+                        span_b[e] = s->p;
+                    }
+            }
             ws(s);
             if (s->p >= s->end) return PI_FALLBACK;
             if (*s->p == ',') { s->p++; continue; }
@@ -527,7 +659,17 @@ static int event(scan *s) {
         }
     }
     for (int c = 0; c < o->ncols; c++)
-        if (o->kinds[c] != KIND_DECIMAL3) o->offsets[c][row + 1] = o->bytes[c];
+        if (o->kinds[c] == KIND_TEXT || o->kinds[c] == KIND_JSON) o->offsets[c][row + 1] = o->bytes[c];
+    if (any_entries)
+        for (int e = 0; e < o->ncols; e++) {
+            if (o->kinds[e] != KIND_ENTRIES) continue;
+            if (span_a[e] && says(o, o->when_col[e], row, o->when_val[e], o->when_len[e])) {
+                int r = entries(s, e, span_a[e], span_b[e]);
+                if (r == PI_FALLBACK) return PI_FALLBACK;
+                o->valid[e][row] = r == 0;
+            }
+            o->values[e][row + 1] = o->entries[e];
+        }
     o->rows++;
     return 0;
 }
@@ -538,14 +680,37 @@ static int event(scan *s) {
    that follows its last event -- where the next part starts.  Returns the number of rows, or
    PI_FALLBACK (PI_NO_MEMORY when memory ran out); either way pi_free releases what was read. */
 int64_t pi_scan(const uint8_t *buf, int64_t len, pi_out *o, int first, int last) {
-    scan s = {buf, buf + len, o, 0, buf};
+    scan s = {buf, buf + len, o, 0, buf, {0}, 0};
     if (o->ncols < 0 || o->ncols > MAX_COLS) return PI_FALLBACK;
+    for (int c = 0; c < o->ncols; c++) s.entries_of[c] = -1;
+    for (int c = 0; c < o->ncols; c++) {
+        if (o->kinds[c] != KIND_ENTRIES) continue;
+        int shared = 0;
+        for (int d = 0; d < o->ncols; d++)
+            if (o->kinds[d] < KIND_ENTRIES && o->key_lens[d] == o->key_lens[c] &&
+                !memcmp(o->keys[d], o->keys[c], (size_t)o->key_lens[c])) {
+                if (s.entries_of[d] >= 0) return PI_FALLBACK; /* two entries columns of one key */
+                s.entries_of[d] = (int8_t)c;
+                shared = 1;
+            }
+        if (!shared) s.lone_entries = 1;
+    }
     o->rows = 0;
     o->stopped_at = 0;
     if (grow_rows(&s)) return PI_NO_MEMORY;
     for (int c = 0; c < o->ncols; c++) {
+        int kind = o->kinds[c];
+        if (kind == KIND_ENTRIES && (c + 1 >= o->ncols || o->kinds[c + 1] != KIND_ENTRY_VALUES || o->when_col[c] >= o->ncols ||
+                                     (o->when_col[c] >= 0 && o->kinds[o->when_col[c]] != KIND_TEXT)))
+            return PI_FALLBACK; /* a layout the scan cannot fill */
         o->bytes[c] = 0;
-        if (o->kinds[c] != KIND_DECIMAL3) o->offsets[c][0] = 0;
+        if (kind == KIND_TEXT || kind == KIND_JSON) o->offsets[c][0] = 0;
+        if (kind == KIND_ENTRIES) {
+            o->entries[c] = 0;
+            if (!o->cap_entries[c] && grow_entries(&s, c)) return PI_NO_MEMORY;
+            o->offsets[c][0] = o->offsets[c + 1][0] = 0;
+            o->values[c][0] = 0;
+        }
     }
     int64_t r = PI_FALLBACK;
     ws(&s);
@@ -594,6 +759,8 @@ void pi_free(pi_out *o) {
         o->values[c] = NULL;
         o->valid[c] = NULL;
         o->cap_bytes[c] = 0;
+        o->entries[c] = 0;
+        o->cap_entries[c] = 0;
     }
     o->cap_rows = 0;
 }

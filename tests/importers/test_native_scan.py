@@ -309,6 +309,26 @@ def test_random_entries_one_by_one(tmp_path):
     assert given >= 100
 
 
+def test_entries_of_every_event_and_of_a_key_no_other_column_reads(tmp_path):
+    """Without ``WHEN`` every event's object has entries; read where no other column reads the key
+    (then only the entries column walks it), they are the same MAP conversion's."""
+    events = [
+        '{"ph": "X", "name": "a", "args": {"value": 1, "s": "x"}}',
+        '{"name": "b", "args": {"v": [1]}, "ph": "C"}',
+        '{"ph": "C", "name": "c", "args": {}}',
+        '{"ph": "i", "name": "d"}',
+    ]
+    path = tmp_path / "lone.json"
+    path.write_text("[" + ", ".join(events) + "]", encoding="utf-8")
+    got = _native.read_array(path, {"name": "VARCHAR", "args_entries": _native.entries("args")})
+    assert got is not None and got.column_names == ["name", "args_entries"]
+    con = duckdb.connect()
+    con.register("d", _duckdb(path, TRACE_COLUMNS))
+    theirs = [r[0] for r in con.execute(f"SELECT {_MAP} FROM d").fetchall()]
+    assert got["args_entries"].to_pylist() == [theirs[0], None, theirs[2], None]
+    assert theirs[0] == [{"key": "value", "value": "1"}, {"key": "s", "value": "x"}] and theirs[2] == []
+
+
 def test_entries_need_their_gate_column(tmp_path):
     """An entries column whose WHEN names no text column of the read is refused (the scanner
     cannot say which events have them), so the reader gives up and DuckDB reads."""

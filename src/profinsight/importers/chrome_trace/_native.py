@@ -304,6 +304,19 @@ def _cuts(lib, addr: int, length: int, threads: int) -> list[int]:
     return cuts
 
 
+def _flags(address: int, n: int) -> np.ndarray:
+    """The ``n`` validity bytes the scanner wrote at ``address``, as booleans (no copy)."""
+    if n == 0:
+        return np.zeros(0, bool)
+    return np.ctypeslib.as_array(ctypes.cast(address, ctypes.POINTER(ctypes.c_uint8)), (n,)).view(bool)
+
+
+def _mask(valid: np.ndarray) -> tuple:
+    """An Arrow validity bitmap for ``valid`` (None where nothing is null) and the null count."""
+    nulls = len(valid) - int(np.count_nonzero(valid))
+    return (pa.py_buffer(np.packbits(valid, bitorder="little")) if nulls else None), nulls
+
+
 class _Part:
     """One part's columns: read by the C scanner into memory it allocated, handed to Arrow as
     foreign buffers that keep this object -- and so that memory -- alive while any of them is."""
@@ -322,7 +335,6 @@ class _Part:
             self.out.when_col[i] = s.when[0] if s.when else -1
             self.out.when_val[i], self.out.when_len[i] = self.whens[i], len(self.whens[i])
         self.rows = 0
-        self.arrays: list = []
 
     def scan(self, addr: int, length: int, first: bool, last: bool) -> int:
         self.rows = self.lib.pi_scan(addr, length, ctypes.byref(self.out), int(first), int(last))
@@ -331,34 +343,33 @@ class _Part:
     def column(self, j: int) -> pa.Array:
         """The ``j``-th column of ``columns`` (an entries column is the slot pair it starts)."""
         o, n, i = self.out, self.rows, self.firsts[j]
-        valid = np.ctypeslib.as_array(ctypes.cast(o.valid[i], ctypes.POINTER(ctypes.c_uint8)), (n,)).view(bool)
-        nulls = n - int(np.count_nonzero(valid))
-        bitmap = pa.py_buffer(np.packbits(valid, bitorder="little")) if nulls else None
+        valid = _flags(o.valid[i], n)
         if self.kinds[i] == _ENTRIES:
-            return self._entries(i, n, bitmap, nulls)
+            return self._entries(i, n, valid)
         if self.kinds[i] == _DECIMAL:
+            bitmap, nulls = _mask(valid)
             v = np.ctypeslib.as_array(ctypes.cast(o.values[i], ctypes.POINTER(ctypes.c_int64)), (n,))
             wide = np.empty((n, 2), np.int64)  # 128-bit little-endian: the value, then its sign
             wide[:, 0] = v
             wide[:, 1] = v >> 63
             return pa.Array.from_buffers(pa.decimal128(38, 3), n, [bitmap, pa.py_buffer(wide)], null_count=nulls)
-        offsets = pa.foreign_buffer(o.offsets[i], (n + 1) * 8, base=self)
-        data = pa.foreign_buffer(o.data[i], o.bytes[i], base=self) if o.bytes[i] else pa.py_buffer(b"")
+        return self._strings(i, n, valid)
+
+    def _strings(self, slot: int, n: int, valid: np.ndarray) -> pa.Array:
+        """The ``n`` strings of ``slot`` (its offsets and bytes), null where ``valid`` is False."""
+        o = self.out
+        bitmap, nulls = _mask(valid)
+        offsets = pa.foreign_buffer(o.offsets[slot], (n + 1) * 8, base=self)
+        data = pa.foreign_buffer(o.data[slot], o.bytes[slot], base=self) if o.bytes[slot] else pa.py_buffer(b"")
         return pa.Array.from_buffers(pa.large_string(), n, [bitmap, offsets, data], null_count=nulls)
 
-    def _entries(self, i: int, n: int, bitmap, nulls: int) -> pa.Array:
+    def _entries(self, i: int, n: int, valid: np.ndarray) -> pa.Array:
         """Slots ``i`` (keys) and ``i + 1`` (values) as a list of key/value structs per row."""
         o, m = self.out, int(self.out.entries[i])
-
-        def strings(slot: int, valid=None) -> pa.Array:
-            offsets = pa.foreign_buffer(o.offsets[slot], (m + 1) * 8, base=self)
-            data = pa.foreign_buffer(o.data[slot], o.bytes[slot], base=self) if o.bytes[slot] else pa.py_buffer(b"")
-            gone = 0 if valid is None else m - int(np.count_nonzero(valid))
-            mask = pa.py_buffer(np.packbits(valid, bitorder="little")) if gone else None
-            return pa.Array.from_buffers(pa.large_string(), m, [mask, offsets, data], null_count=gone)
-
-        ok = np.ctypeslib.as_array(ctypes.cast(o.valid[i + 1], ctypes.POINTER(ctypes.c_uint8)), (max(m, 1),))[:m]
-        pairs = pa.StructArray.from_arrays([strings(i), strings(i + 1, ok.view(bool))], names=["key", "value"])
+        keys = self._strings(i, m, np.ones(m, bool))
+        values = self._strings(i + 1, m, _flags(o.valid[i + 1], m))
+        pairs = pa.StructArray.from_arrays([keys, values], names=["key", "value"])
+        bitmap, nulls = _mask(valid)
         starts = pa.foreign_buffer(o.values[i], (n + 1) * 8, base=self)
         return pa.Array.from_buffers(pa.large_list(pairs.type), n, [bitmap, starts], null_count=nulls, children=[pairs])
 

@@ -22,7 +22,8 @@ an Ascend text rank and a Kineto trace, then times, each as its own process:
 import alone (no JSON, so no orjson floor); ``analyze`` only.
 
 CPU time is user + system of the process and every child it waited for (``wait4``); peak RSS the
-larger of the process tree's polled RSS (20 ms) and ``ru_maxrss``.  Python start-up plus the
+larger of the process tree's polled RSS (20 ms, read from ``/proc`` so that the poll takes no
+measurable time from the command: :mod:`proctree`) and ``ru_maxrss``.  Python start-up plus the
 imports an ``analyze`` pays are measured on their own (``--startup``) and reported apart: they are
 included in the cold and warm walls, as a user pays them.  The load average is printed beside each
 figure (the machine is shared).  Peers that are not installed are left out of the table.
@@ -83,24 +84,19 @@ print(len(d))
 
 def measure(cmd: list[str], env: dict | None = None, cwd: str | None = None, timeout: float = 3600) -> dict:
     """Run ``cmd`` as its own process: wall, CPU (self + waited-for children), peak RSS, load."""
-    import psutil
+    from proctree import tree_rss
 
     load = os.getloadavg()[0]
     with tempfile.TemporaryFile() as out:
         t0 = time.perf_counter()
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=cwd)
-        ps = psutil.Process(proc.pid)
         peak, status, usage = 0, None, None
         while True:
             pid, st, ru = os.wait4(proc.pid, os.WNOHANG)
             if pid:
                 status, usage = st, ru
                 break
-            try:
-                tree = [ps] + ps.children(recursive=True)
-                peak = max(peak, sum(p.memory_info().rss for p in tree if p.is_running()))
-            except psutil.Error:
-                pass
+            peak = max(peak, tree_rss(proc.pid))
             if time.perf_counter() - t0 > timeout:
                 proc.kill()
             time.sleep(0.02)

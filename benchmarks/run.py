@@ -327,25 +327,12 @@ def child(mode: str, target: str, out_dir: str | None) -> dict:
 # =============================================================================================
 # parent side
 # =============================================================================================
-def _tree_rss(proc) -> int:
-    try:
-        procs = [proc] + proc.children(recursive=True)
-    except Exception:
-        return 0
-    total = 0
-    for p in procs:
-        try:
-            total += p.memory_info().rss
-        except Exception:
-            pass
-    return total
-
-
 def run_child(
     mode: str, target: Path, env_extra: dict, timeout: float, rss_limit: int, out_dir: Path | None = None
 ) -> dict:
     """Run one measurement in a fresh interpreter; poll its process tree's RSS."""
     import psutil
+    from proctree import tree_rss
 
     env = dict(os.environ)
     env.update(env_extra)
@@ -360,7 +347,7 @@ def run_child(
         ps = psutil.Process(proc.pid)
         peak, killed = 0, None
         while proc.poll() is None:
-            rss = _tree_rss(ps)
+            rss = tree_rss(proc.pid, ps)
             peak = max(peak, rss)
             if rss > rss_limit:
                 killed = f"killed: process tree RSS {rss / MB:.0f} MB > limit {rss_limit / MB:.0f} MB"

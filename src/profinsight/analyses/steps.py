@@ -86,9 +86,23 @@ def _in(values) -> str:
     return ", ".join(f"'{v}'" for v in values)
 
 
+#: the interval sets whose unions a step's breakdown needs, by the number that stands for each in
+#: SQL: the window that measures the unions sorts every interval by its set, and a small integer
+#: sorts faster than a name (the breakdown statement on the 100 MB Kineto trace 66 -> 58 ms,
+#: Ascend text 37 -> 35 ms, medians of 15 alternating runs, the same rows)
+UNION_SETS = ("compute", "comm", "busy", "cube", "vector")
+
+
+def _set(name: str) -> str:
+    return f"{UNION_SETS.index(name)}::UTINYINT"
+
+
 def _unions_sql() -> str:
     """Per (rank, step): span, bubble and the union lengths (ns) of compute, communication,
     compute ∪ communication (busy), cube kernels and vector kernels."""
+    lengths = ",\n               ".join(
+        f"coalesce(sum(len_ns) FILTER (WHERE grp = {_set(g)}), 0) AS {g}_ns" for g in UNION_SETS
+    )
     return f"""
     WITH t AS (
         SELECT rank, step, kind, core, name, type, start_ns AS s, start_ns + dur_ns AS e
@@ -96,19 +110,15 @@ def _unions_sql() -> str:
         WHERE kind IN ('kernel', 'communication') AND {IN_STEP}
           AND start_ns IS NOT NULL AND dur_ns IS NOT NULL),
     iv AS (
-        SELECT rank, step, 'compute' AS grp, s, e FROM t WHERE {COMPUTE}
-        UNION ALL SELECT rank, step, 'comm', s, e FROM t WHERE {COMMUNICATION}
-        UNION ALL SELECT rank, step, 'busy', s, e FROM t
-        UNION ALL SELECT rank, step, 'cube', s, e FROM t WHERE {COMPUTE} AND core IN ({_in(CUBE_CORES)})
-        UNION ALL SELECT rank, step, 'vector', s, e FROM t WHERE {COMPUTE} AND core IN ({_in(VECTOR_CORES)})),
+        SELECT rank, step, {_set("compute")} AS grp, s, e FROM t WHERE {COMPUTE}
+        UNION ALL SELECT rank, step, {_set("comm")}, s, e FROM t WHERE {COMMUNICATION}
+        UNION ALL SELECT rank, step, {_set("busy")}, s, e FROM t
+        UNION ALL SELECT rank, step, {_set("cube")}, s, e FROM t WHERE {COMPUTE} AND core IN ({_in(CUBE_CORES)})
+        UNION ALL SELECT rank, step, {_set("vector")}, s, e FROM t WHERE {COMPUTE} AND core IN ({_in(VECTOR_CORES)})),
     ul AS {union_length_sql("iv", ("rank", "step", "grp"))},
     u AS (
         SELECT rank, step,
-               coalesce(sum(len_ns) FILTER (WHERE grp = 'compute'), 0) AS compute_ns,
-               coalesce(sum(len_ns) FILTER (WHERE grp = 'comm'), 0) AS comm_ns,
-               coalesce(sum(len_ns) FILTER (WHERE grp = 'busy'), 0) AS busy_ns,
-               coalesce(sum(len_ns) FILTER (WHERE grp = 'cube'), 0) AS cube_ns,
-               coalesce(sum(len_ns) FILTER (WHERE grp = 'vector'), 0) AS vector_ns
+               {lengths}
         FROM ul GROUP BY rank, step),
     sp AS (
         SELECT rank, step, min(s) AS first_ns, max(e) AS last_ns,

@@ -56,7 +56,19 @@ def test_an_ended_process_has_nothing():
 
 
 def test_without_children_files_psutil_answers(monkeypatch):
-    monkeypatch.setattr(proctree, "children", lambda pid: None)
-    me = psutil.Process(os.getpid())
-    got = proctree.tree_rss(os.getpid(), me)
-    assert abs(got - me.memory_info().rss) < 8 << 20
+    child = subprocess.Popen(
+        [sys.executable, "-c", "import sys, time; b = bytearray(32 << 20); print('ok', flush=True); time.sleep(60)"],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert child.stdout.readline().strip() == "ok"
+        monkeypatch.setattr(proctree, "children", lambda pid: None)
+        ps = psutil.Process(child.pid)
+        got = proctree.tree_rss(child.pid, ps)
+        assert got >= 32 << 20
+        assert abs(got - ps.memory_info().rss) < 2 << 20  # a process without children: its own RSS
+        assert proctree.tree_rss(child.pid) == pytest.approx(got, abs=2 << 20)  # psutil made on demand
+    finally:
+        child.kill()
+        child.wait()

@@ -61,12 +61,12 @@ def tree_rss(pid: int, ps=None) -> int:
     below = children(pid)
     if below is not None:
         return rss(pid) + sum(rss(k) for k in below)
-    if ps is None:
-        import psutil
-
-        ps = psutil.Process(pid)
     total = 0
     try:
+        if ps is None:
+            import psutil
+
+            ps = psutil.Process(pid)
         procs = [ps] + ps.children(recursive=True)
     except Exception:  # noqa: BLE001 - the process ended
         return 0

@@ -45,6 +45,11 @@ _KEY = re.compile(rb'"traceEvents"\s*:\s*\[')
 #: literal ``]`` lets the scanner skip to each one (``[}\[]\s*\]`` tried every ``}`` of the
 #: events: 0.07 s against 0.02 s over a 24 MB tail)
 _CLOSE = re.compile(rb"\](?<=[}\[\s]\])")
+#: the same without ``[]``: where the array itself may close, an empty array only where the text
+#: begins with it (:data:`_EMPTY_AT_START`).  Kineto's ``"Input Dims": [[], [1]]`` put 25 k empty
+#: lists in a 100 MB trace's tail, each a candidate turned down in Python (0.067 against 0.017 s)
+_CLOSE_ARRAY = re.compile(rb"\](?<=[}\s]\])")
+_EMPTY_AT_START = re.compile(rb"\[\s*\]")
 _OBJ_END = re.compile(rb"\s*\}[\s\x00]*")
 _NEXT_KEY = re.compile(rb'\s*,\s*"')
 _WS = b" \t\r\n"
@@ -276,8 +281,9 @@ def _find_end_in(work, lo: int, at_array_start: bool):
     view = memoryview(work)
     tail = view[lo:]
     try:
-        for m in _CLOSE.finditer(tail):
-            close = m.start()
+        # positions, not matches: a match holds the view, which is released before the mapping closes
+        empty = [m.end() - 1 for m in [_EMPTY_AT_START.match(tail)] if m] if at_array_start else []
+        for close in empty + [m.start() for m in _CLOSE_ARRAY.finditer(tail)]:
             before = _closes(tail, close)
             if before is None or (tail[before] == ord("[") and not (at_array_start and before == 0)):
                 continue

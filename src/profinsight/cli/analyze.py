@@ -22,6 +22,7 @@ from .common import (
     make_console,
     output_format,
     paths,
+    read_ahead,
     warnings_line,
 )
 
@@ -37,6 +38,7 @@ def add_arguments(p) -> None:
 
 
 def run(args) -> int:
+    read_ahead(args)  # before the imports below: they leave a core idle
     from rich.markup import escape
 
     from ..advisor import guided_report

@@ -58,6 +58,27 @@ def paths(args) -> list[str]:
     return [resolve_name(p) or p for p in args.paths]
 
 
+def read_ahead(args) -> None:
+    """Where the command names one trace file, begin reading it now, on the core its module
+    imports leave idle (:func:`..importers.chrome_trace.scan_ahead`: a Kineto trace's events, which
+    the import then takes instead of reading them).  Called first thing by the commands whose
+    imports come before the load; the load frees whatever its import did not take.  Not where the
+    trace was cached (:func:`..store.root.seen`): a warm command would read it for nothing."""
+    given = getattr(args, "paths", None) or []
+    if getattr(args, "sample", False) or len(given) != 1 or not str(given[0]).endswith(".json"):
+        return
+    try:
+        from ..store.root import seen
+
+        if not Path(given[0]).is_file() or seen(given[0]):  # cached: the import will not read it
+            return
+        from ..importers import chrome_trace
+
+        chrome_trace.scan_ahead(given[0])
+    except Exception:  # noqa: BLE001 - reading ahead only ever saves time: the load reads it all
+        return
+
+
 def load_profile(args):
     """Load the run named on the command line; on a terminal with a progress line that says what
     the import is doing (:mod:`.loading`)."""
@@ -67,15 +88,19 @@ def load_profile(args):
     from rich.console import Console
 
     from ..api import load
+    from ..importers.chrome_trace import drop_ahead
 
     ps = paths(args)
     target = ps[0] if len(ps) == 1 else ps
     console = Console(stderr=True)
-    if not console.is_terminal:
-        return load(target, prefer=args.prefer)
-    from .loading import load_with_progress
+    try:
+        if not console.is_terminal:
+            return load(target, prefer=args.prefer)
+        from .loading import load_with_progress
 
-    return load_with_progress(target, console, prefer=args.prefer, lang=getattr(args, "lang", None))
+        return load_with_progress(target, console, prefer=args.prefer, lang=getattr(args, "lang", None))
+    finally:
+        drop_ahead()  # what no import took: the profile came from the cache
 
 
 def emit(text: str, args) -> None:

@@ -7,7 +7,7 @@ come first, on stderr and at the top of the page, and the exit status is then 1.
 from __future__ import annotations
 
 from . import _load_errors
-from .common import add_paths, emit, load_profile
+from .common import add_paths, emit, load_profile, read_ahead
 
 HELP = "write the guided report as one self-contained HTML file"
 FORMATS = ["html"]
@@ -22,6 +22,7 @@ def add_arguments(p) -> None:
 
 
 def run(args) -> int:
+    read_ahead(args)  # before the imports below: they leave a core idle
     from ..advisor import guided_report
     from ..render.report import render_html
 

@@ -12,8 +12,15 @@ from __future__ import annotations
 
 import importlib
 from functools import cache
+from typing import TYPE_CHECKING
 
-from .base import Importer, RankData, RankSource, Recognised
+if TYPE_CHECKING:
+    from .base import Importer, RankData, RankSource, Recognised
+
+#: the names this package gives from :mod:`.base`, loaded when first asked for: ``base`` loads
+#: pyarrow, which a command that begins reading its trace ahead of its imports
+#: (:func:`.chrome_trace.scan_ahead`) must not wait for
+_FROM_BASE = ("Importer", "RankData", "RankSource", "Recognised")
 
 #: every importer, one line each, in the order discovery asks them: where several read the same
 #: folder (the two torch_npu exports), the first wins unless ``prefer`` names another
@@ -89,6 +96,10 @@ def load_ranks(sources) -> list[RankData]:
 def __getattr__(name: str):
     if name == "FORMATS":  # the format -> module map, built on first use
         return formats()
+    if name in _FROM_BASE:
+        from . import base
+
+        return getattr(base, name)
     raise AttributeError(name)
 
 

@@ -30,7 +30,7 @@ from ..importers import RankData, RankSource, importer
 from ..importers.checks import CHECKS_VERSION
 from ..schema import SCHEMA_VERSION, TABLES
 from . import prune
-from .root import cache_root
+from .root import cache_root, mark_seen
 
 _META = "meta.json"
 
@@ -120,6 +120,7 @@ def store(source: RankSource, data: RankData) -> CachedRank | None:
             os.replace(tmp, final)
         except OSError:  # another process won the race: its entry is as good as ours
             shutil.rmtree(tmp, ignore_errors=True)
+        mark_seen(source.files)
         _sweep(final.parent)
         prune.maybe_prune()  # at most hourly: the cache keeps to PROFINSIGHT_CACHE_MAX
         return _open(final)

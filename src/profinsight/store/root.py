@@ -19,3 +19,45 @@ def cache_root() -> Path | None:
     from platformdirs import user_cache_dir
 
     return Path(user_cache_dir("profinsight"))
+
+
+#: a folder of the cache with one empty file per trace file a rank entry was written for, named
+#: by the file's identity (:func:`file_key`), so that a command asks whether its trace is cached
+#: before it has loaded the importers that make the entry's key (:func:`seen`)
+SEEN = ".seen"
+
+
+def file_key(path: str | Path) -> str | None:
+    """The identity of a file: its resolved path, size and modification time, hashed (None where
+    it cannot be read)."""
+    import hashlib
+
+    try:
+        p = Path(path).resolve()
+        st = p.stat()
+    except OSError:
+        return None
+    return hashlib.sha256(f"{p}|{st.st_size}|{st.st_mtime_ns}".encode()).hexdigest()[:32]
+
+
+def mark_seen(paths) -> None:
+    """Say that a rank entry was written for the files ``paths`` as they are now."""
+    root = cache_root()
+    if root is None:
+        return
+    try:
+        (root / SEEN).mkdir(parents=True, exist_ok=True)
+        for path in paths:
+            key = file_key(path)
+            if key:
+                (root / SEEN / key).touch()
+    except OSError:
+        pass  # only a hint: without it a warm command reads the trace ahead for nothing
+
+
+def seen(path: str | Path) -> bool:
+    """Whether a rank entry was written for the file at ``path`` as it is now (the entry may have
+    gone since: a hint, never the cache's answer)."""
+    root = cache_root()
+    key = file_key(path)
+    return root is not None and key is not None and (root / SEEN / key).is_file()

@@ -24,12 +24,15 @@ from __future__ import annotations
 from . import _damage as damage
 from ._array import (
     CHUNK_BYTES,
+    KINETO_COLUMNS,
     TRACE_COLUMNS,
     TraceRead,
     create_empty_trace,
+    drop_ahead,
     drop_trace,
     out_of_memory,
     read_trace_json,
+    scan_ahead,
 )
 from ._bytes import BOUNDARY, decompressed_chunks, form, head
 from ._object import Extract, ReadError, extract, last_event_end
@@ -38,6 +41,7 @@ from ._salvage import salvage
 __all__ = [
     "BOUNDARY",
     "CHUNK_BYTES",
+    "KINETO_COLUMNS",
     "TRACE_COLUMNS",
     "Extract",
     "ReadError",
@@ -45,6 +49,7 @@ __all__ = [
     "create_empty_trace",
     "damage",
     "decompressed_chunks",
+    "drop_ahead",
     "drop_trace",
     "extract",
     "form",
@@ -53,4 +58,5 @@ __all__ = [
     "out_of_memory",
     "read_trace_json",
     "salvage",
+    "scan_ahead",
 ]

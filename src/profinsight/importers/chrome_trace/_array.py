@@ -68,6 +68,38 @@ TRACE_COLUMNS = {
     "args": "JSON",
 }
 
+#: the columns a Kineto trace's events are read into (``kineto._events`` says why each is of its
+#: type): here, where a command can begin reading the trace before the Kineto importer and the
+#: libraries it loads are imported (:func:`scan_ahead`)
+KINETO_COLUMNS = {
+    "ph": "VARCHAR",
+    "cat": "VARCHAR",
+    "name": "VARCHAR",
+    "pid": "VARCHAR",
+    "tid": "VARCHAR",
+    "ts": "DECIMAL(38,3)",
+    "dur": "VARCHAR",
+    "args": "JSON",
+}
+
+
+def scan_ahead(path) -> bool:
+    """Begin reading the Kineto trace at ``path`` on a thread of its own while the command loads
+    its modules (:func:`._native.scan_ahead`); the import takes what it read.  Whether it began."""
+    from . import _native
+
+    return _native.scan_ahead(path, KINETO_COLUMNS)
+
+
+def drop_ahead() -> None:
+    """Free what :func:`scan_ahead` read and no import took (the profile came from the cache)."""
+    import sys
+
+    native = sys.modules.get(f"{__package__}._native")
+    if native is not None:
+        native.drop_ahead()
+
+
 #: target size of one piece of the array; small enough that a piece's raw events (about twice
 #: its bytes in DuckDB) stay well under any sensible memory cap, large enough that the per-piece
 #: statements cost nothing next to the parse
@@ -910,12 +942,15 @@ __all__ = [
     "TAKE_BATCH",
     "TAKE_CHUNK_BYTES",
     "Take",
+    "KINETO_COLUMNS",
     "TRACE_COLUMNS",
     "TraceRead",
     "create_empty_trace",
     "drop_trace",
     "out_of_memory",
     "read_trace_json",
+    "scan_ahead",
+    "drop_ahead",
 ]
 
 

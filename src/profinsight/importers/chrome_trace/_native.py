@@ -24,16 +24,18 @@ import ctypes
 import mmap
 import os
 import re
+import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 from pathlib import Path
-from typing import NamedTuple
-
-import numpy as np
-import pyarrow as pa
+from typing import TYPE_CHECKING, NamedTuple
 
 from ._native_build import HERE, LIB_NAME, source_hash
+
+if TYPE_CHECKING:  # loaded where the columns become Arrow: reading ahead (scan_ahead) needs neither
+    import numpy as np
+    import pyarrow as pa
 
 MAX_COLS = 16
 #: the kinds of column the scanner reads, by the DuckDB type the reader gives them
@@ -223,7 +225,10 @@ def batches(
         lo, hi = span if span is not None else (0, size)
         if size == 0 or not 0 <= lo < hi <= size:
             raise GaveUp("no array there")
+        ahead = _take_ahead(f, columns, lo)
         with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+            import numpy as np
+
             buf = np.frombuffer(mm, dtype=np.uint8)
             try:
                 base, start = buf.ctypes.data, lo
@@ -232,9 +237,23 @@ def batches(
                     if batch_bytes and hi - start > batch_bytes * 3 // 2:
                         at = lib.pi_next_event(base, hi, start + batch_bytes)
                         end = at if at > start else hi
+                    early = None
+                    if ahead is not None:  # the first batch: its first events may be read already
+                        if lo < ahead[0] <= end:
+                            early = (ahead[0] - lo, ahead[1])
+                        else:
+                            ahead[1].free()
+                        ahead = None
                     try:
                         table = _read(
-                            lib, base + start, end - start, columns, max(1, int(threads)), start == lo, end == hi
+                            lib,
+                            base + start,
+                            end - start,
+                            columns,
+                            max(1, int(threads)),
+                            start == lo,
+                            end == hi,
+                            early,
                         )
                     except (OSError, ValueError, MemoryError) as exc:
                         raise GaveUp(str(exc), None if start == lo else start) from None
@@ -263,9 +282,27 @@ def _forget(mm: mmap.mmap, lo: int, hi: int) -> None:
             pass
 
 
-def _read(lib, addr: int, length: int, columns: dict[str, str], threads: int, first: bool, last: bool):
+def _read(
+    lib,
+    addr: int,
+    length: int,
+    columns: dict[str, str],
+    threads: int,
+    first: bool,
+    last: bool,
+    early: tuple[int, _Part] | None = None,
+):
     """The table of bytes [addr, addr + length) in ``threads`` parts (``first``: they start at the
-    array's ``[``; ``last``: they end at its ``]``), or None."""
+    array's ``[``; ``last``: they end at its ``]``), or None.  ``early``: (n, part) where the
+    first ``n`` bytes were read already into ``part`` (:func:`scan_ahead`); the rest is one part."""
+    if early is not None:
+        at, done = early
+        cuts = [0, at] if at == length else [0, at, length]
+        parts = [done] + [_Part(lib, columns) for _ in range(len(cuts) - 2)]
+        rows = [done.rows] + [
+            parts[1].scan(addr + at, length - at, first=False, last=last) for _ in range(len(parts) - 1)
+        ]
+        return _table(lib, addr, length, columns, first, last, parts, rows)
     cuts = _cuts(lib, addr, length, threads)
     parts = [_Part(lib, columns) for _ in range(len(cuts) - 1)]
 
@@ -278,6 +315,13 @@ def _read(lib, addr: int, length: int, columns: dict[str, str], threads: int, fi
     else:
         with ThreadPoolExecutor(len(parts)) as pool:
             rows = list(pool.map(scan, range(len(parts))))
+    return _table(lib, addr, length, columns, first, last, parts, rows)
+
+
+def _table(lib, addr: int, length: int, columns: dict[str, str], first: bool, last: bool, parts: list, rows: list):
+    """The table of the scanned ``parts`` (``rows`` events each, negative where one gave up)."""
+    import pyarrow as pa
+
     if any(r < 0 for r in rows) and len(parts) > 1:
         # a cut inside an event, or damage: read once more as one part, which tells them apart
         for p in parts:
@@ -306,6 +350,8 @@ def _cuts(lib, addr: int, length: int, threads: int) -> list[int]:
 
 def _flags(address: int, n: int) -> np.ndarray:
     """The ``n`` validity bytes the scanner wrote at ``address``, as booleans (no copy)."""
+    import numpy as np
+
     if n == 0:
         return np.zeros(0, bool)
     return np.ctypeslib.as_array(ctypes.cast(address, ctypes.POINTER(ctypes.c_uint8)), (n,)).view(bool)
@@ -313,6 +359,9 @@ def _flags(address: int, n: int) -> np.ndarray:
 
 def _mask(valid: np.ndarray) -> tuple:
     """An Arrow validity bitmap for ``valid`` (None where nothing is null) and the null count."""
+    import numpy as np
+    import pyarrow as pa
+
     nulls = len(valid) - int(np.count_nonzero(valid))
     return (pa.py_buffer(np.packbits(valid, bitorder="little")) if nulls else None), nulls
 
@@ -342,6 +391,9 @@ class _Part:
 
     def column(self, j: int) -> pa.Array:
         """The ``j``-th column of ``columns`` (an entries column is the slot pair it starts)."""
+        import numpy as np
+        import pyarrow as pa
+
         o, n, i = self.out, self.rows, self.firsts[j]
         valid = _flags(o.valid[i], n)
         if self.kinds[i] == _ENTRIES:
@@ -357,6 +409,8 @@ class _Part:
 
     def _strings(self, slot: int, n: int, valid: np.ndarray) -> pa.Array:
         """The ``n`` strings of ``slot`` (its offsets and bytes), null where ``valid`` is False."""
+        import pyarrow as pa
+
         o = self.out
         bitmap, nulls = _mask(valid)
         offsets = pa.foreign_buffer(o.offsets[slot], (n + 1) * 8, base=self)
@@ -365,6 +419,9 @@ class _Part:
 
     def _entries(self, i: int, n: int, valid: np.ndarray) -> pa.Array:
         """Slots ``i`` (keys) and ``i + 1`` (values) as a list of key/value structs per row."""
+        import numpy as np
+        import pyarrow as pa
+
         o, m = self.out, int(self.out.entries[i])
         keys = self._strings(i, m, np.ones(m, bool))
         values = self._strings(i + 1, m, _flags(o.valid[i + 1], m))
@@ -383,3 +440,162 @@ class _Part:
             self.free()
         except Exception:  # noqa: BLE001 - interpreter shutdown
             pass
+
+
+# --- reading ahead ------------------------------------------------------------------------------
+#: the array's first events of a trace read ahead of a command's own imports (:func:`scan_ahead`),
+#: by the file's identity
+_AHEAD: dict[tuple, _Ahead] = {}
+_AHEAD_LOCK = threading.Lock()
+#: the bytes at the file's end a read ahead leaves to the import, which knows where the array
+#: closes: the keys after it, and the last events (the import reads them as a second part)
+AHEAD_TAIL = 4 << 20
+#: smaller arrays are not read ahead: the thread and the wait cost about what they save
+AHEAD_MIN_BYTES = 16 << 20
+#: where a Kineto trace's event array opens: the ``[`` after ``"traceEvents":`` (the import's
+#: span says where it really is; a read ahead that guessed another place is not used)
+_TRACE_EVENTS = re.compile(rb'"traceEvents"\s*:\s*\[')
+
+
+def _identity(f) -> tuple:
+    st = os.fstat(f.fileno())
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+class _Ahead:
+    """One read ahead: the events of bytes ``[lo, end)`` of a file, in :attr:`part`, once
+    :attr:`done` is set (``part`` None where it did not read them)."""
+
+    def __init__(self, ident: tuple, columns: dict[str, str], lo: int):
+        self.ident, self.columns, self.lo = ident, dict(columns), lo
+        self.pid = os.getpid()
+        self.done = threading.Event()
+        self.end: int | None = None
+        self.part: _Part | None = None
+        self.unwanted = False
+        self._lock = threading.Lock()  # the reading thread and the one that drops it
+
+    def run(self, path: Path) -> None:
+        try:
+            end, part = _scan_first(path, self.ident, self.columns, self.lo)
+        except Exception:  # noqa: BLE001 - reading ahead never fails a command: the import reads it all
+            end, part = None, None
+        with self._lock:
+            if self.unwanted and part is not None:
+                part.free()
+                part = None
+            self.end, self.part = end, part
+            self.done.set()
+
+    def release(self) -> None:
+        """Free what it read, now or (still reading) as soon as it is done."""
+        with self._lock:
+            self.unwanted = True
+            if self.part is not None:
+                self.part.free()
+                self.part = None
+
+
+def _scan_first(path: Path, ident: tuple, columns: dict[str, str], lo: int):
+    """(end, part): the events from the array's ``[`` at ``lo`` up to an event start ``end`` --
+    the first batch's end where :func:`batches` reads the file in batches, else
+    :data:`AHEAD_TAIL` before the file's end -- read by the scanner on this thread; (None, None)
+    where it could not."""
+    lib = _lib()
+    with open(path, "rb") as f:
+        if lib is None or _identity(f) != ident:
+            return None, None
+        size = ident[2]
+        # a private mapping (copy on write, never written) gives the scanner an address without
+        # NumPy, which this thread does not load
+        with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_COPY) as mm:
+            view = ctypes.c_char.from_buffer(mm)
+            try:
+                base = ctypes.addressof(view)
+                goal = lo + BATCH_BYTES if size - lo > BATCH_BYTES * 3 // 2 else size - AHEAD_TAIL
+                if goal <= lo:
+                    return None, None
+                end = lib.pi_next_event(base, size, goal)
+                if not lo < end < size:
+                    return None, None
+                part = _Part(lib, columns)
+                if part.scan(base + lo, end - lo, first=True, last=False) < 0:
+                    part.free()
+                    return None, None
+                return end, part
+            finally:
+                del view  # the mapping closes only once nothing points into it
+
+
+def scan_ahead(path: str | Path, columns: dict[str, str]) -> bool:
+    """Begin reading the events of the Chrome trace object at ``path`` (``{"traceEvents": [...``,
+    a plain file) into ``columns`` on a thread of its own, now; :func:`batches` takes what it read
+    for the same file, columns and array start.  Whether it began.
+
+    Why: a command spends its first 0.3-0.45 s importing its modules (pyarrow, DuckDB, NumPy,
+    pandas), all of it holding the interpreter lock on one core, while the other core has nothing
+    to do; the scanner holds no lock and needs none of those modules, and reading a 100 MB trace
+    is 0.27-0.37 s of its CPU.  What it reads is exactly what the import's own read of those bytes
+    would give (the same scanner, the same columns, the array split at an event as the import's
+    parts are), and where anything differs -- the file changed, the array starts elsewhere, the
+    scanner gave up -- the import reads the file itself."""
+    if not enabled() or not supports(columns):
+        return False
+    try:
+        with open(path, "rb") as f:
+            head = f.read(64 << 10)
+            ident = _identity(f)
+    except OSError:
+        return False
+    m = _TRACE_EVENTS.search(head)
+    if m is None or not head.lstrip(b" \t\r\n\xef\xbb\xbf").startswith(b"{"):
+        return False
+    lo = m.end() - 1
+    if ident[2] - lo < AHEAD_MIN_BYTES:
+        return False
+    job = _Ahead(ident, columns, lo)
+    with _AHEAD_LOCK:
+        old = _AHEAD.pop(ident, None)
+        _AHEAD[ident] = job
+    if old is not None:
+        old.release()
+    threading.Thread(target=job.run, args=(Path(path),), name="trace-read-ahead", daemon=True).start()
+    return True
+
+
+def _take_ahead(f, columns: dict[str, str], lo: int) -> tuple[int, _Part] | None:
+    """(end, part) read ahead for the open file ``f``, ``columns`` and an array at ``lo``, waited
+    for where it is still reading; None where nothing matching was read ahead in this process."""
+    if not _AHEAD:
+        return None
+    with _AHEAD_LOCK:
+        job = _AHEAD.pop(_identity(f), None)
+    if job is None or job.pid != os.getpid():
+        return None
+    if job.columns != columns or job.lo != lo:
+        job.release()
+        return None
+    job.done.wait()
+    if job.part is None:
+        return None
+    return job.end, job.part
+
+
+def drop_ahead() -> None:
+    """Free whatever was read ahead and not taken (the profile came from the cache)."""
+    with _AHEAD_LOCK:
+        jobs = list(_AHEAD.values())
+        _AHEAD.clear()
+    for job in jobs:
+        job.release()
+
+
+def _after_fork() -> None:
+    """A forked process has none of the threads reading ahead: it reads every file itself."""
+    global _AHEAD_LOCK
+    _AHEAD_LOCK = threading.Lock()
+    _AHEAD.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork)

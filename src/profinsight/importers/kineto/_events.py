@@ -43,7 +43,7 @@ from pathlib import Path
 import orjson
 
 from .._common import sql_str
-from ..chrome_trace import TraceRead, damage, read_trace_json
+from ..chrome_trace import KINETO_COLUMNS, TraceRead, damage, read_trace_json
 
 #: old (PyTorch 1.8-1.13) category names -> today's, compared lower case; today's names in any case
 #: are folded to lower case, every other category is kept as written (``Trace``, ``async``)
@@ -249,16 +249,7 @@ def host_pass(legacy: bool = False) -> str:
 
 
 #: the columns of the event array as :func:`load_raw` reads them (see the module docstring)
-COLUMNS = {
-    "ph": "VARCHAR",
-    "cat": "VARCHAR",
-    "name": "VARCHAR",
-    "pid": "VARCHAR",
-    "tid": "VARCHAR",
-    "ts": "DECIMAL(38,3)",
-    "dur": "VARCHAR",
-    "args": "JSON",
-}
+COLUMNS = KINETO_COLUMNS  # defined beside the reader, see chrome_trace.KINETO_COLUMNS
 _RAW_COLS = (
     "ph VARCHAR, cat VARCHAR, name VARCHAR, pid VARCHAR, tid VARCHAR, start_ns BIGINT, dur_ns BIGINT, "
     "args VARCHAR, loss VARCHAR, sample VARCHAR"

@@ -104,6 +104,35 @@ def test_the_cache_says_which_traces_it_holds_before_any_importer_loads(trace):
     assert not seen(trace)  # another file now, as far as the cache knows
 
 
+def test_a_torch_npu_trace_view_read_ahead_gives_the_same_tables(fixtures, monkeypatch):
+    """trace_view.json (a bare array, with the counter events' args pairs the Ascend import reads
+    beside the trace's columns) of a real rank: read ahead from its first byte, the same tables."""
+    import profinsight
+    from profinsight.schema import TABLES
+
+    monkeypatch.setenv("PROFINSIGHT_CACHE", "off")
+    rank = fixtures / "ascend_pt" / "text_level1" / "rank0_ascend_pt"
+    trace = rank / "ASCEND_PROFILER_OUTPUT" / "trace_view.json"
+    monkeypatch.setattr(_native, "AHEAD_TAIL", trace.stat().st_size // 3)
+    expected = profinsight.load(rank)
+    reads = _reads(monkeypatch)
+    assert chrome_trace.scan_ahead(trace, "ascend")
+    got = profinsight.load(rank)
+    assert len(reads) == 1 and reads[0] is not None and reads[0][1].rows > 0
+    for name in TABLES:
+        assert got.arrow(name).equals(expected.arrow(name)), name
+    assert got.row_counts() == expected.row_counts() and got.row_counts()["device_tasks"] > 0
+    assert [d.code for d in got.diagnostics] == [d.code for d in expected.diagnostics]
+
+
+def test_the_ascend_columns_read_ahead_are_the_importers(fixtures):
+    from profinsight.importers.ascend_text import _trace
+
+    assert chrome_trace.ASCEND_EXTRA == {"args_entries": _native.entries("args", ("ph", "C"))} == _trace.EXTRA
+    kineto_file = fixtures / "ascend_pt" / "text_level1" / "rank0_ascend_pt" / "ASCEND_PROFILER_OUTPUT"
+    assert not chrome_trace.scan_ahead(kineto_file / "trace_view.json")  # a bare array is no Kineto object
+
+
 def test_a_file_changed_after_the_read_ahead_is_read_again(trace, monkeypatch):
     expected = _tables(trace)
     assert chrome_trace.scan_ahead(trace)
@@ -189,3 +218,37 @@ def test_the_cli_reads_ahead_only_what_the_cache_does_not_hold(trace, tmp_path):
     time.sleep(0.01)
     warm, err = run({})
     assert "READ-AHEAD []" in err and warm == cold
+
+
+def test_which_commands_arguments_are_read_ahead(fixtures, tmp_path, monkeypatch):
+    """One Kineto file, one torch_npu text rank folder (or its ASCEND_PROFILER_OUTPUT) are read
+    ahead; two paths, a DB export's folder (read by the DB importer), --sample and anything the
+    cache holds are not."""
+    from argparse import Namespace
+
+    from profinsight.cli.common import read_ahead
+
+    began = []
+    monkeypatch.setattr(chrome_trace, "scan_ahead", lambda path, form="kineto": began.append((path, form)))
+    kineto = tmp_path / "t.json"
+    kineto.write_bytes(b'{"traceEvents": []}')
+    text = fixtures / "ascend_pt" / "text_level1" / "rank0_ascend_pt"
+    db = next((fixtures / "ascend_pt" / "db_level1").glob("*_ascend_pt"))
+    trace_view = text / "ASCEND_PROFILER_OUTPUT" / "trace_view.json"
+
+    def ahead(*paths, sample=False):
+        began.clear()
+        read_ahead(Namespace(paths=list(paths), sample=sample))
+        return began[:]
+
+    assert ahead(str(kineto)) == [(kineto, "kineto")]
+    assert ahead(str(text)) == [(trace_view, "ascend")]
+    assert ahead(str(text / "ASCEND_PROFILER_OUTPUT")) == [(trace_view, "ascend")]
+    assert ahead(str(db)) == []
+    assert ahead(str(kineto), str(text)) == []
+    assert ahead(str(kineto), sample=True) == []
+    assert ahead(str(tmp_path / "missing.json")) == []
+    from profinsight.store.root import mark_seen
+
+    mark_seen([kineto])
+    assert ahead(str(kineto)) == []

@@ -59,22 +59,31 @@ def paths(args) -> list[str]:
 
 
 def read_ahead(args) -> None:
-    """Where the command names one trace file, begin reading it now, on the core its module
-    imports leave idle (:func:`..importers.chrome_trace.scan_ahead`: a Kineto trace's events, which
-    the import then takes instead of reading them).  Called first thing by the commands whose
+    """Where the command names one trace file or one torch_npu rank folder, begin reading its trace
+    now, on the core its module imports leave idle (:func:`..importers.chrome_trace.scan_ahead`:
+    a Kineto trace's or trace_view.json's events, which the import then takes instead of reading
+    them).  Called first thing by the commands whose
     imports come before the load; the load frees whatever its import did not take.  Not where the
     trace was cached (:func:`..store.root.seen`): a warm command would read it for nothing."""
     given = getattr(args, "paths", None) or []
-    if getattr(args, "sample", False) or len(given) != 1 or not str(given[0]).endswith(".json"):
+    if getattr(args, "sample", False) or len(given) != 1:
         return
     try:
+        target, form = Path(given[0]), "kineto"
+        if target.is_dir():  # a torch_npu rank folder: its trace_view.json (importers/ascend_text)
+            out = target if target.name == "ASCEND_PROFILER_OUTPUT" else target / "ASCEND_PROFILER_OUTPUT"
+            if any(out.glob("*.db")):  # the DB export is read first, and it reads no trace_view.json
+                return
+            target, form = out / "trace_view.json", "ascend"
+        elif target.suffix != ".json":
+            return
         from ..store.root import seen
 
-        if not Path(given[0]).is_file() or seen(given[0]):  # cached: the import will not read it
+        if not target.is_file() or seen(target):  # cached: the import will not read it
             return
         from ..importers import chrome_trace
 
-        chrome_trace.scan_ahead(given[0])
+        chrome_trace.scan_ahead(target, form)
     except Exception:  # noqa: BLE001 - reading ahead only ever saves time: the load reads it all
         return
 

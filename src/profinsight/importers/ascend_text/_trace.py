@@ -28,7 +28,7 @@ file):
 
 from __future__ import annotations
 
-from ..chrome_trace import TraceRead, _native, damage, read_trace_json
+from ..chrome_trace import ASCEND_EXTRA, TraceRead, _native, damage, read_trace_json
 
 HW_PROCESSES = "('Ascend Hardware', 'Task Scheduler')"
 HCCL_PROCESSES = "('HCCL', 'Communication')"
@@ -141,7 +141,7 @@ _ALL_COLS = (
 #: the statement took on the 199 k counter events of the 100 MB trace, against 17 ms to take them
 #: from the scanner's columns); NULL where DuckDB's reader read the event, or where the
 #: conversion would give something else (a nested value): :data:`_COUNTERS` converts those itself
-EXTRA = {"args_entries": _native.entries("args", ("ph", "C"))}
+EXTRA = ASCEND_EXTRA  # {"args_entries": _native.entries("args", ("ph", "C"))}, kept beside the reader
 
 _LOSS = damage.loss_kind("start_ns", "dur_us")
 _IS_SLICE = "ph IN ('X', 'i', 'I')"

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from . import _damage as damage
 from ._array import (
+    ASCEND_EXTRA,
     CHUNK_BYTES,
     KINETO_COLUMNS,
     TRACE_COLUMNS,
@@ -39,6 +40,7 @@ from ._object import Extract, ReadError, extract, last_event_end
 from ._salvage import salvage
 
 __all__ = [
+    "ASCEND_EXTRA",
     "BOUNDARY",
     "CHUNK_BYTES",
     "KINETO_COLUMNS",

@@ -83,11 +83,20 @@ KINETO_COLUMNS = {
 }
 
 
-def scan_ahead(path) -> bool:
-    """Begin reading the Kineto trace at ``path`` on a thread of its own while the command loads
-    its modules (:func:`._native.scan_ahead`); the import takes what it read.  Whether it began."""
+#: the column the Ascend text import reads trace_view.json with beside :data:`TRACE_COLUMNS`: the
+#: key/value pairs of its counter events' args (``ascend_text._trace`` says why), read by the
+#: scanner only (:func:`._native.entries`); here for the same reason as :data:`KINETO_COLUMNS`
+ASCEND_EXTRA = {"args_entries": "ENTRIES(args) WHEN ph=C"}
+
+
+def scan_ahead(path, form: str = "kineto") -> bool:
+    """Begin reading the trace at ``path`` on a thread of its own while the command loads its
+    modules (:func:`._native.scan_ahead`); the import takes what it read.  ``form``: "kineto" (a
+    Kineto trace) or "ascend" (torch_npu's trace_view.json).  Whether it began."""
     from . import _native
 
+    if form == "ascend":
+        return _native.scan_ahead(path, {**TRACE_COLUMNS, **ASCEND_EXTRA}, "array")
     return _native.scan_ahead(path, KINETO_COLUMNS)
 
 
@@ -942,6 +951,7 @@ __all__ = [
     "TAKE_BATCH",
     "TAKE_CHUNK_BYTES",
     "Take",
+    "ASCEND_EXTRA",
     "KINETO_COLUMNS",
     "TRACE_COLUMNS",
     "TraceRead",

@@ -527,10 +527,11 @@ def _scan_first(path: Path, ident: tuple, columns: dict[str, str], lo: int):
                 del view  # the mapping closes only once nothing points into it
 
 
-def scan_ahead(path: str | Path, columns: dict[str, str]) -> bool:
-    """Begin reading the events of the Chrome trace object at ``path`` (``{"traceEvents": [...``,
-    a plain file) into ``columns`` on a thread of its own, now; :func:`batches` takes what it read
-    for the same file, columns and array start.  Whether it began.
+def scan_ahead(path: str | Path, columns: dict[str, str], form: str = "object") -> bool:
+    """Begin reading the events of the Chrome trace at ``path`` (a plain file: ``form`` "object",
+    ``{"traceEvents": [...``, as Kineto writes it, or "array", a bare ``[...]`` as torch_npu's
+    trace_view.json) into ``columns`` on a thread of its own, now; :func:`batches` takes what it
+    read for the same file, columns and array start.  Whether it began.
 
     Why: a command spends its first 0.3-0.45 s importing its modules (pyarrow, DuckDB, NumPy,
     pandas), all of it holding the interpreter lock on one core, while the other core has nothing
@@ -547,10 +548,16 @@ def scan_ahead(path: str | Path, columns: dict[str, str]) -> bool:
             ident = _identity(f)
     except OSError:
         return False
-    m = _TRACE_EVENTS.search(head)
-    if m is None or not head.lstrip(b" \t\r\n\xef\xbb\xbf").startswith(b"{"):
-        return False
-    lo = m.end() - 1
+    text = head.lstrip(b" \t\r\n\xef\xbb\xbf")
+    if form == "array":  # read from the file's start, as the import reads an array file
+        if not text.startswith(b"["):
+            return False
+        lo = 0
+    else:
+        m = _TRACE_EVENTS.search(head)
+        if m is None or not text.startswith(b"{"):
+            return False
+        lo = m.end() - 1
     if ident[2] - lo < AHEAD_MIN_BYTES:
         return False
     job = _Ahead(ident, columns, lo)

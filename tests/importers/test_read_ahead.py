@@ -212,9 +212,9 @@ def test_the_cli_reads_ahead_only_what_the_cache_does_not_hold(trace, tmp_path):
         return out.stdout, out.stderr
 
     cold, err = run({})
-    assert "READ-AHEAD [True]" in err
+    assert "READ-AHEAD [True, True]" in err  # the command asks before its imports, the load again
     plain, err = run({"PROFINSIGHT_CACHE": "off", "AHEAD_MIN": str(1 << 40)})
-    assert "READ-AHEAD [False]" in err and cold == plain
+    assert "READ-AHEAD [False, False]" in err and cold == plain
     time.sleep(0.01)
     warm, err = run({})
     assert "READ-AHEAD []" in err and warm == cold
@@ -252,3 +252,10 @@ def test_which_commands_arguments_are_read_ahead(fixtures, tmp_path, monkeypatch
 
     mark_seen([kineto])
     assert ahead(str(kineto)) == []
+
+
+def test_a_trace_is_read_ahead_once_however_often_asked(trace):
+    assert chrome_trace.scan_ahead(trace)
+    job = next(iter(_native._AHEAD.values()))
+    assert chrome_trace.scan_ahead(trace)  # the load asks again after the command did
+    assert list(_native._AHEAD.values()) == [job] and not job.unwanted

@@ -62,9 +62,10 @@ def read_ahead(args) -> None:
     """Where the command names one trace file or one torch_npu rank folder, begin reading its trace
     now, on the core its module imports leave idle (:func:`..importers.chrome_trace.scan_ahead`:
     a Kineto trace's or trace_view.json's events, which the import then takes instead of reading
-    them).  Called first thing by the commands whose
-    imports come before the load; the load frees whatever its import did not take.  Not where the
-    trace was cached (:func:`..store.root.seen`): a warm command would read it for nothing."""
+    them).  Called first thing by the commands whose imports come before the load, and by
+    :func:`load_profile` for every other (a trace is read ahead once); the load frees whatever its
+    import did not take.  Not where the trace was cached (:func:`..store.root.seen`): a warm
+    command would read it for nothing."""
     given = getattr(args, "paths", None) or []
     if getattr(args, "sample", False) or len(given) != 1:
         return
@@ -94,6 +95,7 @@ def load_profile(args):
     from ..importers._common import mark_busy
 
     mark_busy()  # unless the command marked it as it started: the imports below fill the window
+    read_ahead(args)  # every command that loads: while the imports below load (once per trace)
     from rich.console import Console
 
     from ..api import load

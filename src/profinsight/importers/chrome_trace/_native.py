@@ -562,7 +562,9 @@ def scan_ahead(path: str | Path, columns: dict[str, str], form: str = "object") 
         return False
     job = _Ahead(ident, columns, lo)
     with _AHEAD_LOCK:
-        old = _AHEAD.pop(ident, None)
+        old = _AHEAD.get(ident)
+        if old is not None and old.columns == job.columns and old.lo == lo:
+            return True  # begun already (the command asked before its imports, the load asks again)
         _AHEAD[ident] = job
     if old is not None:
         old.release()

@@ -96,12 +96,22 @@ def test_the_cache_says_which_traces_it_holds_before_any_importer_loads(trace):
     import profinsight
     from profinsight.store.root import seen
 
+    from profinsight.store import prune
+    from profinsight.store.root import SEEN, cache_root
+
     assert not seen(trace)
     profinsight.load(trace).row_counts()
     assert seen(trace)
     st = trace.stat()
     os.utime(trace, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000))
     assert not seen(trace)  # another file now, as far as the cache knows
+    profinsight.load(trace).row_counts()
+    assert seen(trace)
+    prune.prune(max_bytes=0, keep_recent_s=-1.0)  # the entry goes: the mark says so by itself
+    assert not seen(trace) and (cache_root() / SEEN).is_dir()
+    profinsight.load(trace).row_counts()
+    prune.clear()
+    assert not seen(trace) and not (cache_root() / SEEN).exists()
 
 
 def test_a_torch_npu_trace_view_read_ahead_gives_the_same_tables(fixtures, monkeypatch):
@@ -248,9 +258,13 @@ def test_which_commands_arguments_are_read_ahead(fixtures, tmp_path, monkeypatch
     assert ahead(str(kineto), str(text)) == []
     assert ahead(str(kineto), sample=True) == []
     assert ahead(str(tmp_path / "missing.json")) == []
-    from profinsight.store.root import mark_seen
+    from profinsight.store.root import cache_root, mark_seen
 
-    mark_seen([kineto])
+    entry = cache_root() / "v0" / "an-entry"
+    entry.mkdir(parents=True)
+    mark_seen([kineto], entry)
+    assert ahead(str(kineto)) == [(kineto, "kineto")]  # an entry not yet complete
+    (entry / "meta.json").write_text("{}")
     assert ahead(str(kineto)) == []
 
 

@@ -120,7 +120,7 @@ def store(source: RankSource, data: RankData) -> CachedRank | None:
             os.replace(tmp, final)
         except OSError:  # another process won the race: its entry is as good as ours
             shutil.rmtree(tmp, ignore_errors=True)
-        mark_seen(source.files)
+        mark_seen(source.files, final)
         _sweep(final.parent)
         prune.maybe_prune()  # at most hourly: the cache keeps to PROFINSIGHT_CACHE_MAX
         return _open(final)

@@ -29,7 +29,7 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .root import cache_root
+from .root import SEEN, cache_root
 
 #: the default largest size of the cache
 DEFAULT_MAX_BYTES = 20 * 2**30
@@ -222,8 +222,13 @@ def prune(
 
 
 def clear(root: Path | None = None, *, dry_run: bool = False) -> PruneResult:
-    """Removes every entry (the cache is rebuilt on the next open)."""
-    return prune(root, max_bytes=0, keep_recent_s=-1.0, dry_run=dry_run)
+    """Removes every entry (the cache is rebuilt on the next open), and the files that say which
+    traces the entries were for (:data:`.root.SEEN`)."""
+    result = prune(root, max_bytes=0, keep_recent_s=-1.0, dry_run=dry_run)
+    folder = cache_root() if root is None else Path(root)
+    if not dry_run and folder is not None:
+        shutil.rmtree(folder / SEEN, ignore_errors=True)
+    return result
 
 
 def maybe_prune(now: float | None = None) -> PruneResult | None:

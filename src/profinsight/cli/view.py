@@ -10,17 +10,7 @@ import argparse
 from .. import diagnostics as dg
 from ..errors import ProfileError
 from . import _load_errors
-from .common import (
-    add_paths,
-    dumps,
-    emit,
-    load_profile,
-    make_console,
-    output_format,
-    paths,
-    read_ahead,
-    warnings_line,
-)
+from .common import add_paths, dumps, emit, load_profile, make_console, output_format, paths, warnings_line
 
 HELP = "run one analysis (op_summary, step_breakdown, ...) and print its table"
 FORMATS = ["table", "json", "csv", "html", "md"]
@@ -88,6 +78,8 @@ def run(args) -> int:
         raise ProfileError(
             "no analysis named", fix="profinsight view --list shows them; then: profinsight view NAME PATH"
         )
+    from .common import read_ahead
+
     read_ahead(args)  # before the registry's imports: they leave a core idle
     from ..registry import get
 

@@ -94,10 +94,8 @@ def test_a_trace_read_in_batches_takes_its_first_batch_read_ahead(trace, monkeyp
 
 def test_the_cache_says_which_traces_it_holds_before_any_importer_loads(trace):
     import profinsight
-    from profinsight.store.root import seen
-
     from profinsight.store import prune
-    from profinsight.store.root import SEEN, cache_root
+    from profinsight.store.root import SEEN, cache_root, seen
 
     assert not seen(trace)
     profinsight.load(trace).row_counts()

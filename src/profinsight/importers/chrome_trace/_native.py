@@ -297,11 +297,10 @@ def _read(
     first ``n`` bytes were read already into ``part`` (:func:`scan_ahead`); the rest is one part."""
     if early is not None:
         at, done = early
-        cuts = [0, at] if at == length else [0, at, length]
-        parts = [done] + [_Part(lib, columns) for _ in range(len(cuts) - 2)]
-        rows = [done.rows] + [
-            parts[1].scan(addr + at, length - at, first=False, last=last) for _ in range(len(parts) - 1)
-        ]
+        parts, rows = [done], [done.rows]
+        if at < length:  # the bytes after it, one part
+            parts.append(_Part(lib, columns))
+            rows.append(parts[1].scan(addr + at, length - at, first=False, last=last))
         return _table(lib, addr, length, columns, first, last, parts, rows)
     cuts = _cuts(lib, addr, length, threads)
     parts = [_Part(lib, columns) for _ in range(len(cuts) - 1)]

@@ -126,8 +126,11 @@ class Profile:
 
                 con = duckdb.connect(":memory:", config={"threads": 2, "autoinstall_known_extensions": False})
                 _quiet(con)
+                # a rank this process imported and kept (store.loader's ``keep``) is read where it
+                # is: its scans cost no Parquet decoding
+                held = any(r.tables is not None for r in self._ranks)
                 for name in TABLES:
-                    files = self.parquet_files(name)
+                    files = None if held else self.parquet_files(name)
                     if files:
                         lst = ", ".join("'" + str(f).replace("'", "''") + "'" for f in files)
                         con.execute(f"CREATE VIEW {name} AS SELECT * FROM read_parquet([{lst}], union_by_name=true)")

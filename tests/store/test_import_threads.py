@@ -42,9 +42,9 @@ def test_small_ranks_import_on_threads_as_a_serial_import_would(fixtures, monkey
     threads = []
     real = loader._import_and_store
 
-    def counted(source, threads_=None):
+    def counted(source, threads_=None, **kw):
         threads.append((threading.current_thread().name, threads_))
-        return real(source, threads_)
+        return real(source, threads_, **kw)
 
     monkeypatch.setattr(loader, "_import_and_store", counted)
     side, side_progress = _load(sources, monkeypatch, tmp_path, "threads")

@@ -124,7 +124,9 @@ def test_a_rank_sent_back_is_imported_by_the_parent(fixtures, monkeypatch):
 def test_the_finder_is_set_only_where_pandas_is_not_imported(monkeypatch, present):
     """A forked worker of a process that has pandas keeps it (nothing to save, nothing to break)."""
     calls = []
-    monkeypatch.setattr(loader, "_import_and_store", lambda s, t=None: calls.append(s) or ("memory", None, None, {}))
+    monkeypatch.setattr(
+        loader, "_import_and_store", lambda s, t=None, **kw: calls.append(s) or ("memory", None, None, {})
+    )
     monkeypatch.setattr(sys, "meta_path", list(sys.meta_path))
     if not present:
         monkeypatch.delitem(sys.modules, "pandas")

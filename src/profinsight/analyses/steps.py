@@ -289,10 +289,17 @@ COMPUTE_CATEGORIES = tuple(c for c in CATEGORIES if c not in ("communication", "
 
 
 def _category_sql() -> str:
+    """``rank, step, category, n, dur_ns``: the step's tasks of each distinct kind, type, core,
+    name and formats, with their category.  Classified once per distinct task, not per task: a
+    kernel's name recurs in every step, and the category's regular expressions over it were most
+    of the statement (the 100 MB Kineto trace's 68 k tasks: 0.105 -> 0.067 s, CPU 0.19 -> 0.12 s)."""
     return f"""
-    SELECT rank, step, {category_sql()} AS category, kind, dur_ns
-    FROM device_tasks
-    WHERE kind IN ({_in(CATEGORY_KINDS)}) AND {IN_STEP} AND dur_ns IS NOT NULL"""
+    SELECT rank, step, {category_sql()} AS category, n, dur_ns FROM (
+        SELECT rank, step, kind, type, core, name, input_formats, output_formats,
+               count(*) AS n, sum(dur_ns) AS dur_ns
+        FROM device_tasks
+        WHERE kind IN ({_in(CATEGORY_KINDS)}) AND {IN_STEP} AND dur_ns IS NOT NULL
+        GROUP BY ALL)"""
 
 
 _UTIL_COLUMNS = {
@@ -369,7 +376,7 @@ def _category_totals(profile) -> pd.DataFrame:
     df = query(
         profile,
         f"""
-        SELECT rank, step, category, count(*) AS count, sum(dur_ns) AS total_ns
+        SELECT rank, step, category, CAST(sum(n) AS BIGINT) AS count, sum(dur_ns) AS total_ns
         FROM ({_category_sql()}) GROUP BY ALL ORDER BY rank, step, category""",
     )
     try:

@@ -132,12 +132,10 @@ def _import_and_store(source: RankSource, threads: int | None = None, keep: bool
     progress.stage(source.files, "caching")
     entry = cache.store(source, data)
     if entry is not None:
-        if keep and sum(t.nbytes for t in data.tables.values()) <= KEEP_MAX_BYTES:
-            release_memory()  # the import's working buffers, free but kept by the allocators
-            return ("cached", entry.folder, data, where)
-        del data  # the tables are in the cache now: what held them goes back to the system
-        release_memory()
-        return ("cached", entry.folder, None, where)
+        if not keep or sum(t.nbytes for t in data.tables.values()) > KEEP_MAX_BYTES:
+            data = None  # the tables are in the cache now: what held them goes back to the system
+        release_memory()  # and the import's working buffers, free but kept by the allocators
+        return ("cached", entry.folder, data, where)
     return ("memory", None, data, where)
 
 
